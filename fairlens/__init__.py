@@ -1,0 +1,28 @@
+"""fairlens: attacks on explanations, fairness testing and robustness certification.
+
+A Jupyter-native teaching and audit package. Each research result lives in its
+own subpackage (``fairlens.shuffle``, ``fairlens.maft``, ``fairlens.testsgd``,
+``fairlens.certify``) on top of shared ``datasets``, ``models`` and ``metrics``.
+
+Importing :mod:`fairlens` is cheap: subpackages are imported on first use, so
+no numba compilation or heavy dependency import happens at ``import fairlens``.
+"""
+from __future__ import annotations
+
+import importlib
+
+from ._version import __version__
+
+_SUBMODULES = ("datasets", "models", "metrics", "shuffle", "maft", "testsgd", "certify")
+
+__all__ = ["__version__", *_SUBMODULES]
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'fairlens' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
