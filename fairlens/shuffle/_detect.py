@@ -1,0 +1,425 @@
+"""Detection of shuffling attacks by explainers, and fairness before/after.
+
+* :func:`exact_shapley_values` -- brute-force Shapley values (Eq. 2-5) with one
+  model call per coalition; the theorem of the paper (Eq. 6) says the
+  protected feature of a :class:`ShuffledModel` gets exactly zero.
+* :func:`linear_shap_values` -- the paper's linear SHAP estimate (Eq. 10-15).
+* :func:`explain` / :func:`attributions` -- LIME, SHAP (shap's default
+  ``Explainer`` on a function), KernelSHAP and linear SHAP attributions and
+  the tidy per-feature summary used in Figures 2-4.
+* :func:`fairness_before_after` -- group fairness of ``f`` and ``f'`` at a
+  decision threshold (Figure 3 v).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ._shuffled import ShuffledModel
+
+__all__ = [
+    "EXPLAINERS",
+    "attributions",
+    "explain",
+    "exact_shapley_values",
+    "fairness_before_after",
+    "linear_shap_values",
+]
+
+EXPLAINERS = ("linear", "shap", "kernel", "lime")
+
+
+def _as_array(X):
+    if isinstance(X, pd.DataFrame):
+        return X.to_numpy(dtype=np.float64), list(map(str, X.columns))
+    A = np.asarray(X, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {A.shape}.")
+    return A, None
+
+
+def _array_model(model, columns):
+    """Model taking arrays; rebuilds a DataFrame when the user worked with one."""
+    if columns is None:
+        return lambda A: np.asarray(model(np.asarray(A, dtype=np.float64)), dtype=np.float64)
+    return lambda A: np.asarray(
+        model(pd.DataFrame(np.asarray(A, dtype=np.float64), columns=columns)), dtype=np.float64
+    )
+
+
+def _protected_indices(model, protected, names, d):
+    prot = protected
+    if prot is None and isinstance(model, ShuffledModel):
+        prot = model._protected
+    if prot is None:
+        return []
+    prot = list(prot) if isinstance(prot, (list, tuple)) else [prot]
+    out = []
+    for q in prot:
+        if isinstance(q, str):
+            if names is None or q not in names:
+                raise ValueError(
+                    f"protected feature {q!r} not found in feature names {names}; pass "
+                    f"feature_names or a DataFrame."
+                )
+            out.append(names.index(q))
+        else:
+            if not 0 <= int(q) < d:
+                raise ValueError(f"protected index {q} out of range for {d} features.")
+            out.append(int(q))
+    return out
+
+
+def exact_shapley_values(model, x, background, *, feature_names=None):
+    """Exact Shapley values of one instance by enumerating all coalitions.
+
+    The value function is Eq. (3)/(5): ``v(S) = mean_i f((x_S, X_bg[i, S̄]))``
+    where ``X_bg`` is the background data. Each coalition is evaluated with
+    ONE call to ``model`` on the ``len(background)`` rows of that coalition,
+    the setting of the paper's theorem (Eq. 6). Cost ``2^d`` model calls.
+
+    Parameters
+    ----------
+    model : callable
+        Batch scorer (e.g. a :class:`ShuffledModel`).
+    x : array-like of shape (d,)
+    background : array-like or DataFrame of shape (m, d)
+    feature_names : list of str, optional
+        When given (or when ``background`` is a DataFrame) the model is
+        called with DataFrames.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    bg, cols = _as_array(background)
+    if feature_names is not None:
+        cols = list(feature_names)
+    x = np.asarray(x, dtype=np.float64).ravel()
+    d = bg.shape[1]
+    if x.shape[0] != d:
+        raise ValueError(f"x has {x.shape[0]} features but background has {d}.")
+    if d > 16:
+        raise ValueError(f"exact enumeration needs 2^d model calls; d={d} is too large (max 16).")
+    f = _array_model(model, cols)
+    v = {}
+    for r in range(d + 1):
+        for S in itertools.combinations(range(d), r):
+            batch = bg.copy()
+            if S:
+                batch[:, list(S)] = x[list(S)]
+            v[frozenset(S)] = float(np.mean(f(batch)))
+    phi = np.zeros(d)
+    fact = math.factorial
+    for j in range(d):
+        others = [k for k in range(d) if k != j]
+        for r in range(d):
+            w = fact(r) * fact(d - r - 1) / fact(d)
+            for S in itertools.combinations(others, r):
+                s = frozenset(S)
+                phi[j] += w * (v[s | {j}] - v[s])
+    return phi
+
+
+def _fit_linear(f, bg):
+    """Least-squares coefficients of ``f`` on the background (with intercept)."""
+    y = f(bg)
+    A = np.column_stack([bg, np.ones(len(bg))])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    return coef[:-1]
+
+
+def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
+                       feature_names=None):
+    """Linear SHAP attributions of the paper, Eq. (10)-(15).
+
+    For a :class:`ShuffledModel` ``f'`` wrapping ``f``:
+    ``Phi_j = beta_j (X_j - E[X_j])`` for the scoring features (Eq. 10, 13)
+    and ``Phi_p = f'(X) - f(X)`` for the protected feature (Eq. 15), where
+    ``f'(X)`` is ONE call on the batch ``X`` of explained instances.
+
+    ``beta`` is ``coef`` when given, else a least-squares fit of the honest
+    ``f`` on ``background`` (exact for a linear ``f``; a linear surrogate
+    otherwise). ``E[X_j]`` is the background mean. With several protected
+    features ``f'(X) - f(X)`` is split equally between them (Eq. 15 only
+    identifies their joint attribution).
+
+    For a model that is not a :class:`ShuffledModel` (an auditor's black box)
+    every feature gets ``beta_j (X_j - E[X_j])`` from a least-squares fit of
+    the model on the background.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+    """
+    A, cols = _as_array(X)
+    if feature_names is not None:
+        cols = list(feature_names)
+    bg = A if background is None else _as_array(background)[0]
+    if bg.shape[1] != A.shape[1]:
+        raise ValueError(f"background has {bg.shape[1]} features but X has {A.shape[1]}.")
+    d = A.shape[1]
+    mu = bg.mean(axis=0)
+    if isinstance(model, ShuffledModel):
+        base = _array_model(model.base_scores, cols)
+        prot = _protected_indices(model, protected, cols or model.feature_names, d)
+        beta = np.asarray(coef, dtype=np.float64) if coef is not None else _fit_linear(base, bg)
+        if beta.shape != (d,):
+            raise ValueError(f"coef must have one entry per feature ({d}); got shape {beta.shape}.")
+        phi = beta * (A - mu)
+        attacked = _array_model(model, cols)(A)
+        diff = attacked - base(A)
+        for k in prot:
+            phi[:, k] = diff / len(prot)
+        return phi
+    f = _array_model(model, cols)
+    beta = np.asarray(coef, dtype=np.float64) if coef is not None else _fit_linear(f, bg)
+    return beta * (A - mu)
+
+
+def _progress(iterable, progress, total=None, desc=None):
+    if not progress:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
+            feature_names=None, protected=None, progress=False, lime_kwargs=None,
+            callback=None):
+    """Attributions of ``model`` for every row of ``X`` with one explainer.
+
+    Parameters
+    ----------
+    model : callable
+        Batch scorer, e.g. a :class:`ShuffledModel` (called on whatever
+        batches the explainer builds).
+    X : array or DataFrame of shape (n, d)
+        Instances to explain.
+    explainer : {"linear", "shap", "kernel", "lime"}
+        ``"shap"``: ``shap.Explainer(model, Independent(background))`` -- the
+        default algorithm picks exact enumeration for ``d <= 10`` and the
+        permutation explainer otherwise (``nsamples`` -> ``max_evals``);
+        ``"kernel"``: ``shap.KernelExplainer`` with ``nsamples``;
+        ``"lime"``: ``LimeTabularExplainer`` in regression mode with
+        ``num_samples=nsamples`` (coefficients of the local surrogate);
+        ``"linear"``: :func:`linear_shap_values` (Eq. 10-15).
+    background : array or DataFrame, optional
+        Background / training data (defaults to ``X``).
+    nsamples : int, optional
+        Model evaluations per explained instance (explainer default if None).
+    random_state : int
+        Seeds shap's permutation explainer, KernelSHAP (through
+        ``numpy.random.seed``, as shap offers no other hook) and LIME.
+    callback : callable, optional
+        Called as ``callback(i, n)`` after every explained instance; return
+        ``False`` to stop early (rows not explained are NaN).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+    """
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
+    A, cols = _as_array(X)
+    names = list(feature_names) if feature_names is not None else cols
+    bg = A if background is None else _as_array(background)[0]
+    n, d = A.shape
+    if explainer == "linear":
+        return linear_shap_values(model, A if cols is None else X, bg, protected=protected,
+                                  feature_names=feature_names)
+    f = _array_model(model, cols)
+    out = np.full((n, d), np.nan)
+    if explainer == "shap":
+        import shap
+
+        masker = shap.maskers.Independent(bg, max_samples=len(bg))
+        kw = {}
+        if d > 10:
+            kw["seed"] = random_state
+        ex = shap.Explainer(f, masker, **kw)
+        for i in _progress(range(n), progress, n, "SHAP"):
+            call_kw = {"silent": True}
+            if nsamples is not None and d > 10:
+                call_kw["max_evals"] = max(int(nsamples), 2 * d + 1)
+            out[i] = np.asarray(ex(A[i:i + 1], **call_kw).values)[0]
+            if callback is not None and callback(i + 1, n) is False:
+                break
+        return out
+    if explainer == "kernel":
+        import shap
+
+        ex = shap.KernelExplainer(f, bg)
+        state = np.random.get_state()
+        np.random.seed(random_state)
+        try:
+            for i in _progress(range(n), progress, n, "KernelSHAP"):
+                kw = {"silent": True}
+                if nsamples is not None:
+                    kw["nsamples"] = int(nsamples)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out[i] = np.asarray(ex.shap_values(A[i], **kw)).ravel()[:d]
+                if callback is not None and callback(i + 1, n) is False:
+                    break
+        finally:
+            np.random.set_state(state)
+        return out
+    # lime
+    from lime.lime_tabular import LimeTabularExplainer
+
+    kw = dict(mode="regression", random_state=random_state,
+              feature_names=names if names is not None else [f"x{j}" for j in range(d)])
+    kw.update(lime_kwargs or {})
+    ex = LimeTabularExplainer(bg, **kw)
+    for i in _progress(range(n), progress, n, "LIME"):
+        call_kw = {"num_features": d}
+        if nsamples is not None:
+            call_kw["num_samples"] = int(nsamples)
+        e = ex.explain_instance(A[i], f, **call_kw)
+        for j, w in e.local_exp[1]:
+            out[i, int(j)] = w
+        if callback is not None and callback(i + 1, n) is False:
+            break
+    return out
+
+
+def _summarise(name, phi, names, prot):
+    phi = phi[~np.isnan(phi).any(axis=1)]
+    n, d = phi.shape
+    absphi = np.abs(phi)
+    # rank 1 = largest |attribution|; ties broken by feature order (stable)
+    order = np.argsort(-absphi, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    rows = np.arange(n)[:, None]
+    ranks[rows, order] = np.arange(1, d + 1)[None, :]
+    recs = []
+    for j in range(d):
+        recs.append({
+            "explainer": name,
+            "feature": names[j],
+            "protected": j in prot,
+            "mean_abs": float(absphi[:, j].mean()) if n else np.nan,
+            "mean": float(phi[:, j].mean()) if n else np.nan,
+            "top1": float(np.mean(ranks[:, j] == 1)) if n else np.nan,
+            "top2": float(np.mean(ranks[:, j] == 2)) if n else np.nan,
+            "top3": float(np.mean(ranks[:, j] == 3)) if n else np.nan,
+            "n_instances": n,
+        })
+    return recs
+
+
+def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
+                 nsamples=None, random_state=0, feature_names=None, protected=None,
+                 progress=False, return_values=False, lime_kwargs=None):
+    """Per-feature attribution summary for several explainers in one tidy table.
+
+    For each explainer and feature: ``mean_abs`` (mean |attribution| over the
+    ``n`` explained instances, the dots of Figure 2), ``mean``, and the
+    fraction of instances where the feature ranks exactly 1st/2nd/3rd by
+    |attribution| (``top1``/``top2``/``top3``, Figures 3 and 4).
+
+    Parameters
+    ----------
+    model : callable
+        Usually a :class:`ShuffledModel`; its protected features are flagged.
+    X : array or DataFrame (n, d)
+        Instances to explain.
+    explainers : sequence of {"linear", "shap", "kernel", "lime"}
+    background : array or DataFrame, optional
+        Background / training data (defaults to ``X``).
+    nsamples, random_state, lime_kwargs
+        Passed to :func:`explain`.
+    protected : str/int or list, optional
+        Protected feature(s) to flag when ``model`` is not a ShuffledModel.
+    return_values : bool
+        Also return ``{explainer: (n, d) array}``.
+
+    Returns
+    -------
+    DataFrame with columns ``explainer, feature, protected, mean_abs, mean,
+    top1, top2, top3, n_instances``.
+    """
+    if isinstance(explainers, str):
+        explainers = (explainers,)
+    bad = [e for e in explainers if e not in EXPLAINERS]
+    if bad:
+        raise ValueError(f"unknown explainer(s) {bad}; choose from {EXPLAINERS}.")
+    A, cols = _as_array(X)
+    names = list(feature_names) if feature_names is not None else cols
+    if names is None and isinstance(model, ShuffledModel) and model.feature_names is not None:
+        names = model.feature_names
+    if names is None:
+        names = [f"x{j}" for j in range(A.shape[1])]
+    if len(names) != A.shape[1]:
+        raise ValueError(f"feature_names has {len(names)} entries but X has {A.shape[1]} columns.")
+    prot = _protected_indices(model, protected, names, A.shape[1])
+    if isinstance(model, ShuffledModel) and background is not None:
+        model.validate(background)
+    recs, values = [], {}
+    for name in explainers:
+        phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
+                      feature_names=feature_names, protected=protected, progress=progress,
+                      lime_kwargs=lime_kwargs)
+        values[name] = phi
+        recs.extend(_summarise(name, phi, names, prot))
+    df = pd.DataFrame.from_records(recs)
+    if return_values:
+        return df, values
+    return df
+
+
+def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None):
+    """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
+
+    ``f`` and ``f'`` are evaluated on the whole batch ``X`` in one call each;
+    a row is predicted favourable (1) when its score is ``>= threshold``
+    (``<= threshold`` when ``model.higher_is_better`` is False). The metrics
+    are :func:`fairlens.metrics.fairness_report` (demographic parity, equal
+    opportunity, equalized odds differences, disparate impact ratio, Theil
+    index).
+
+    Parameters
+    ----------
+    model : ShuffledModel
+    X : array or DataFrame
+    y_true : array-like of 0/1 (1 = favourable)
+    threshold : float
+    sensitive_features : array-like, optional
+        Defaults to the favoured-group membership of the model
+        (``"favoured"`` / ``"other"``).
+
+    Returns
+    -------
+    DataFrame with columns ``metric, before, after, change, ideal``.
+    """
+    if not isinstance(model, ShuffledModel):
+        raise TypeError("model must be a ShuffledModel (fairness of f versus f').")
+    from ..metrics import fairness_report
+
+    batch = model.attack_batch(X)
+    if sensitive_features is None:
+        sensitive_features = np.where(batch.favoured, "favoured", "other")
+    y_true = np.asarray(y_true)
+    if y_true.shape[0] != len(batch.scores_before):
+        raise ValueError(f"y_true has {y_true.shape[0]} rows but X has {len(batch.scores_before)}.")
+
+    def pred(s):
+        return (s >= threshold if model.higher_is_better else s <= threshold).astype(int)
+
+    before = fairness_report(y_true, pred(batch.scores_before), sensitive_features=sensitive_features)
+    after = fairness_report(y_true, pred(batch.scores_after), sensitive_features=sensitive_features)
+    out = pd.DataFrame({
+        "metric": before["metric"].to_numpy(),
+        "before": before["value"].to_numpy(dtype=float),
+        "after": after["value"].to_numpy(dtype=float),
+    })
+    out["change"] = out["after"] - out["before"]
+    if "ideal" in before.columns:
+        out["ideal"] = before["ideal"].to_numpy()
+    return out

@@ -1,0 +1,546 @@
+"""Shuffling attacks (Yuan & Dasgupta, "Fooling SHAP with Output Shuffling Attacks").
+
+The adversarial model ``f'`` of Algorithm 1 scores the whole batch it is
+called with using the honest scorer ``f`` (which ignores the protected
+feature), sorts the batch with the superior score on top and hands the *same
+multiset of scores* back in a different order chosen by an attack
+(Algorithms 2-4). Because the permutation depends on the batch, the value
+function ``v(S)`` of Eq. (3)/(5) is unchanged and exact Shapley values of the
+protected feature are zero (Eq. 6).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from . import _kernels
+
+__all__ = [
+    "ATTACKS",
+    "ShuffledModel",
+    "ShuffleBatch",
+    "shuffle_scores",
+    "parse_attack",
+]
+
+#: canonical attack names and accepted short forms
+ATTACKS = ("dominance", "mixing", "swapping", "none")
+_ALIASES = {
+    "dominance": "dominance", "dom": "dominance",
+    "mixing": "mixing", "mix": "mixing",
+    "swapping": "swapping", "swap": "swapping",
+    "none": "none", "identity": "none",
+}
+_MIXING_RULES = ("coin", "alg3")
+
+
+def parse_attack(attack):
+    """Parse ``"dominance"`` or a hybrid ``"dom+mix"`` into a tuple of names.
+
+    Returns a tuple of one name (plain attack) or two names (top half, bottom
+    half), each in :data:`ATTACKS`.
+    """
+    if not isinstance(attack, str):
+        raise TypeError(
+            f"attack must be a string such as 'dominance', 'mixing', 'swapping' or a "
+            f"hybrid 'dom+mix'; got {type(attack).__name__}."
+        )
+    parts = [a.strip().lower() for a in attack.split("+")]
+    if len(parts) > 2 or any(a not in _ALIASES for a in parts):
+        raise ValueError(
+            f"attack={attack!r} is not understood: use one of {ATTACKS} (or dom/mix/swap) "
+            f"or a hybrid 'top+bottom' such as 'dom+mix' or 'mix+none'."
+        )
+    return tuple(_ALIASES[a] for a in parts)
+
+
+def _check_fraction(name, value):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number in [0, 1]; got {value!r}.")
+    if not (0.0 <= float(value) <= 1.0) or not np.isfinite(value):
+        raise ValueError(f"{name} must lie in [0, 1]; got {value!r}.")
+    return float(value)
+
+
+def _check_region(region):
+    if isinstance(region, tuple) or isinstance(region, list):
+        if len(region) != 2:
+            raise ValueError(f"region must be a fraction k (top-k) or a pair (lo, hi); got {region!r}.")
+        lo = _check_fraction("region[0]", region[0])
+        hi = _check_fraction("region[1]", region[1])
+        if lo >= hi:
+            raise ValueError(f"region=(lo, hi) needs lo < hi; got {region!r}.")
+        return lo, hi
+    k = _check_fraction("region", region)
+    if k == 0.0:
+        raise ValueError("region must be > 0 (the top fraction of the batch that is attacked).")
+    return 0.0, k
+
+
+def _check_max_count(max_count):
+    if max_count is None:
+        return -1
+    if isinstance(max_count, bool) or not isinstance(max_count, Integral) or max_count < 0:
+        raise ValueError(f"max_count must be None or a non-negative integer; got {max_count!r}.")
+    return int(max_count)
+
+
+def _position(frac, n):
+    """Sorted position that a batch fraction maps to (round half up)."""
+    return int(np.floor(frac * n + 0.5))
+
+
+def _segment_order(name, fav, key, p, quantile, literal, budget, rng):
+    """Run one attack on one (sorted) segment; return (new order, n events)."""
+    n = fav.shape[0]
+    if name == "none" or n < 2:
+        return np.arange(n, dtype=np.int64), 0
+    if name == "dominance":
+        u = np.zeros(n, dtype=np.float64)
+        return _kernels.mixing_order(fav, key, u, 1.0, True, budget)
+    if name == "mixing":
+        u = rng.random(n)
+        return _kernels.mixing_order(fav, key, u, float(p), literal, budget)
+    # swapping: outer loop starts at j0 = floor(quantile * N)
+    j0 = int(np.floor(quantile * n + 1e-12))
+    if budget >= 0:
+        return _kernels.swapping_order_literal(fav, j0, budget)
+    return _kernels.swapping_order_fast(fav, j0)
+
+
+def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile=0.0,
+                   higher_is_better=True, region=1.0, split=0.5, max_count=None,
+                   mixing_rule="coin", random_state=None, return_details=False):
+    """Apply a shuffling attack to a score vector (Algorithm 1, lines 5-7).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Outputs ``y = f(X)`` of the honest scorer on one batch.
+    favoured_mask : array-like of bool, shape (n,)
+        ``True`` for rows of the favoured group ("males" in the pseudocode).
+    attack : str
+        ``"dominance"`` (Algorithm 2), ``"mixing"`` (Algorithm 3),
+        ``"swapping"`` (Algorithm 4 with the quantile outer loop), ``"none"``,
+        or a hybrid ``"top+bottom"`` (e.g. ``"dom+mix"``) that applies the
+        first attack to the top part and the second to the bottom part of the
+        (region of the) sorted batch, split at ``split``.
+    p : float in [0, 1]
+        Mixing probability: each merge step gives the best remaining score to
+        the favoured group with probability ``p``.
+    quantile : float in [0, 1]
+        Swapping start: the outer loop runs ``j = floor(quantile * N), ..., 0``
+        (quantile 0 = one pass of Algorithm 4, quantile 1 = Dominance).
+    higher_is_better : bool
+        Whether a higher score is superior (Algorithm 1, "Parameter").
+    region : float or (lo, hi)
+        Region relaxation: only sorted positions in the top ``region``
+        fraction (or the band ``[lo, hi)``) are shuffled, within themselves.
+    split : float in [0, 1]
+        Where a hybrid attack switches from the top to the bottom attack,
+        as a fraction of the region.
+    max_count : int or None
+        Count relaxation: at most ``max_count`` unfair moves per batch
+        (swaps for Swapping, merit-overriding picks for Dominance/Mixing),
+        counted from the top of the batch.
+    mixing_rule : {"coin", "alg3"}
+        What a "tail" of the Mixing coin means. ``"coin"`` (default): the
+        unfavoured head receives the score, so ``p = 0.5`` is an unbiased
+        random merge of the two groups (Yang & Stoyanovich 2017, as the
+        experiments section describes) and ``p = 1`` is Dominance.
+        ``"alg3"``: literal Algorithm 3, line 8 -- the higher original score
+        wins (favoured wins ties), so ``p = 0`` is the identity.
+    random_state : None, int or numpy Generator
+        Randomness of the Mixing coin.
+    return_details : bool
+        Also return ``(order, new, n_events)`` where ``order`` sorts the batch
+        (superior first) and item ``order[new[r]]`` receives the ``r``-th
+        best score.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The attacked scores ``y'``: a permutation of ``scores``.
+
+    Notes
+    -----
+    Ties in the score are broken by input position (stable sort), as Python's
+    stable ``sorted`` would do in a literal transcription of Algorithm 1.
+    """
+    y = np.asarray(scores, dtype=np.float64)
+    if y.ndim != 1:
+        raise ValueError(f"scores must be a 1-D array; got shape {y.shape}.")
+    fav = np.asarray(favoured_mask)
+    if fav.shape != y.shape:
+        raise ValueError(
+            f"favoured_mask must have the same shape as scores {y.shape}; got {fav.shape}."
+        )
+    names = parse_attack(attack)
+    p = _check_fraction("p", p)
+    quantile = _check_fraction("quantile", quantile)
+    split = _check_fraction("split", split)
+    lo, hi = _check_region(region)
+    budget = _check_max_count(max_count)
+    if mixing_rule not in _MIXING_RULES:
+        raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+
+    n = y.shape[0]
+    key = y if higher_is_better else -y
+    order = np.argsort(-key, kind="stable")
+    new = np.arange(n, dtype=np.int64)
+    n_events = 0
+    fav_sorted = fav.astype(bool)[order].astype(np.int8)
+    key_sorted = np.ascontiguousarray(key[order])
+    # Attack is skipped when the batch has one row or one group (paper, Sec. "Adversarial shuffling")
+    if n >= 2 and 0 < fav_sorted.sum() < n:
+        a, b = _position(lo, n), _position(hi, n)
+        if len(names) == 1:
+            segments = [(a, b, names[0])]
+        else:
+            m = a + _position(split, b - a)
+            segments = [(a, m, names[0]), (m, b, names[1])]
+        for s0, s1, name in segments:
+            if s1 - s0 < 2:
+                continue
+            local, ev = _segment_order(
+                name, fav_sorted[s0:s1], key_sorted[s0:s1], p, quantile,
+                mixing_rule == "alg3", budget, rng,
+            )
+            new[s0:s1] = local + s0
+            n_events += int(ev)
+            if budget >= 0:
+                budget = max(budget - int(ev), 0)
+    out = np.empty(n, dtype=np.float64)
+    out[order[new]] = y[order]
+    if return_details:
+        return out, (order, new, n_events)
+    return out
+
+
+@dataclass
+class ShuffleBatch:
+    """What :class:`ShuffledModel` did to one batch.
+
+    Attributes
+    ----------
+    scores_before : ndarray, shape (n,)
+        ``f(X)``, the honest scores.
+    scores_after : ndarray, shape (n,)
+        ``f'(X)``, the attacked scores (a permutation of ``scores_before``).
+    favoured : ndarray of bool, shape (n,)
+        Membership of the favoured group.
+    attacked : bool
+        ``False`` when the frequency relaxation skipped this call.
+    n_events : int
+        Unfair moves performed (swaps or merit-overriding picks).
+    """
+
+    scores_before: np.ndarray
+    scores_after: np.ndarray
+    favoured: np.ndarray
+    attacked: bool = True
+    n_events: int = 0
+    group_labels: tuple = ("favoured", "other")
+
+    def to_frame(self):
+        """One row per instance: scores before/after, change, group."""
+        lab = np.where(self.favoured, self.group_labels[0], self.group_labels[1])
+        return pd.DataFrame({
+            "score_before": self.scores_before,
+            "score_after": self.scores_after,
+            "change": self.scores_after - self.scores_before,
+            "group": lab,
+        })
+
+    def group_means(self):
+        """Mean score per group before and after the attack."""
+        df = self.to_frame()
+        return df.groupby("group")[["score_before", "score_after"]].mean()
+
+    def plot(self, ax=None, **kwargs):
+        """Per-instance score change f -> f' coloured by group (paper Fig. 1)."""
+        from .plots import plot_score_change
+
+        return plot_score_change(self, ax=ax, **kwargs)
+
+
+def _as_scorer(scorer):
+    """Adapt ``scorer`` with :func:`fairlens.models.as_scorer` when available."""
+    try:  # foundation adapter (one model protocol for the whole package)
+        from ..models import as_scorer
+    except ImportError:  # pragma: no cover - only before the foundation lands
+        as_scorer = None
+    if as_scorer is not None:
+        return as_scorer(scorer)
+    if hasattr(scorer, "predict_proba"):
+        return lambda X: np.asarray(scorer.predict_proba(X))[:, 1]
+    if callable(scorer):
+        return scorer
+    raise TypeError("scorer must be callable or have predict_proba.")
+
+
+class ShuffledModel:
+    """Adversarial wrapper ``f'`` of Algorithm 1 around an honest scorer ``f``.
+
+    Every call scores the *whole batch* with ``f``, sorts it with the superior
+    score on top (line 5), and reassigns the same multiset of scores with the
+    chosen attack (line 6). Explainers (SHAP, LIME) that call the model on
+    their own synthetic batches see exactly this batch-dependent behaviour.
+
+    Parameters
+    ----------
+    scorer : callable or classifier with ``predict_proba``
+        The honest scoring function ``f``; it should ignore the protected
+        feature(s) (Eq. 7). Called with the batch exactly as received
+        (DataFrame or array) and must return one score per row.
+    protected : str, int or list of them
+        Protected feature(s): column names for DataFrames, column indices
+        for arrays (names work for arrays when ``feature_names`` is given).
+        Several features form a conjunction group (e.g. Sex and Age).
+    favoured : value, collection, callable, or dict/tuple of these
+        Which rows form the favoured group. For one protected feature: a
+        value (equality), a list/set of values (membership) or a callable
+        ``values -> bool mask``. For several features: a dict
+        ``{feature: spec}`` or a tuple of specs in the order of
+        ``protected``; the group is the conjunction (logical AND).
+    attack : str, default "dominance"
+        ``"dominance"`` (Alg. 2), ``"mixing"`` (Alg. 3), ``"swapping"``
+        (Alg. 4 with quantile outer loop), ``"none"`` or a hybrid
+        ``"top+bottom"`` such as ``"dom+mix"`` (paper, Diabetes experiment).
+    p : float in [0, 1], default 0.8
+        Mixing probability (see ``mixing_rule``).
+    quantile : float in [0, 1], default 0.0
+        Swapping starting quantile (0 = one pass, 1 = Dominance).
+    higher_is_better : bool, default True
+        Whether a higher score is the superior outcome.
+    random_state : None, int or Generator
+        Seeds the Mixing coin and the frequency relaxation. The generator is
+        created once and advanced by every call, so two models built with the
+        same seed return the same outputs for the same sequence of batches.
+    region : float or (lo, hi), default 1.0
+        Region relaxation: only the top ``region`` fraction of every sorted
+        batch (or the band ``[lo, hi)``) is attacked (paper, German credit).
+    split : float, default 0.5
+        Split point of hybrid attacks within the region (top half / bottom half).
+    frequency : float in [0, 1], default 1.0
+        Frequency relaxation: each call is attacked with this probability
+        (decided once per batch) and returned honestly otherwise.
+    max_count : int or None
+        Count relaxation: at most this many unfair moves per batch.
+    mixing_rule : {"coin", "alg3"}, default "coin"
+        Meaning of a Mixing "tail", see :func:`shuffle_scores`.
+    feature_names : list of str, optional
+        Column names used to resolve string ``protected`` on arrays.
+    reference : DataFrame or array, optional
+        Data used to validate ``protected`` and ``favoured`` up front
+        (the favoured group must occur in it).
+    """
+
+    def __init__(self, scorer, protected, favoured, attack="dominance", p=0.8, quantile=0.0,
+                 higher_is_better=True, random_state=None, *, region=1.0, split=0.5,
+                 frequency=1.0, max_count=None, mixing_rule="coin", feature_names=None,
+                 reference=None):
+        if scorer is None or not (callable(scorer) or hasattr(scorer, "predict_proba")):
+            raise TypeError(
+                "scorer must be a callable mapping an (n, d) batch to n scores, or a "
+                "classifier with predict_proba."
+            )
+        self.scorer = scorer
+        self._f = _as_scorer(scorer)
+        self.protected = protected
+        self._protected = list(protected) if isinstance(protected, (list, tuple)) else [protected]
+        if not self._protected:
+            raise ValueError("protected must name at least one feature.")
+        for q in self._protected:
+            if isinstance(q, bool) or not isinstance(q, (str, Integral)):
+                raise TypeError(
+                    f"protected must be column names (str) or column indices (int); got {q!r}."
+                )
+        self.favoured = favoured
+        self._specs = self._normalise_favoured(favoured)
+        self.attack = attack
+        self.attack_parts = parse_attack(attack)
+        self.p = _check_fraction("p", p)
+        self.quantile = _check_fraction("quantile", quantile)
+        if not isinstance(higher_is_better, (bool, np.bool_)):
+            raise TypeError(f"higher_is_better must be True or False; got {higher_is_better!r}.")
+        self.higher_is_better = bool(higher_is_better)
+        self.region = region
+        _check_region(region)
+        self.split = _check_fraction("split", split)
+        self.frequency = _check_fraction("frequency", frequency)
+        self.max_count = max_count
+        _check_max_count(max_count)
+        if mixing_rule not in _MIXING_RULES:
+            raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
+        self.mixing_rule = mixing_rule
+        self.feature_names = None if feature_names is None else list(feature_names)
+        self.random_state = random_state
+        self._rng = np.random.default_rng(random_state)
+        self.n_calls_ = 0
+        if reference is not None:
+            self.validate(reference)
+
+    # ------------------------------------------------------------------ helpers
+    def _normalise_favoured(self, favoured):
+        k = len(self._protected)
+        if k == 1:
+            if isinstance(favoured, dict):
+                if set(favoured) != set(self._protected):
+                    raise ValueError(
+                        f"favoured dict keys {list(favoured)} must match protected {self._protected}."
+                    )
+                return [favoured[self._protected[0]]]
+            return [favoured]
+        if isinstance(favoured, dict):
+            missing = [q for q in self._protected if q not in favoured]
+            if missing:
+                raise ValueError(
+                    f"favoured is missing a rule for protected feature(s) {missing}; give a dict "
+                    f"with one value/collection/callable per protected feature."
+                )
+            return [favoured[q] for q in self._protected]
+        if isinstance(favoured, tuple) and len(favoured) == k:
+            return list(favoured)
+        raise ValueError(
+            f"With {k} protected features, favoured must be a dict {{feature: rule}} or a tuple of "
+            f"{k} rules (value, collection or callable); got {favoured!r}."
+        )
+
+    def _column(self, X, q):
+        if isinstance(X, pd.DataFrame):
+            if isinstance(q, str):
+                if q not in X.columns:
+                    raise ValueError(
+                        f"protected feature {q!r} is not a column of X; columns are {list(X.columns)}."
+                    )
+                return X[q].to_numpy()
+            if not 0 <= q < X.shape[1]:
+                raise ValueError(f"protected index {q} is out of range for X with {X.shape[1]} columns.")
+            return X.iloc[:, q].to_numpy()
+        A = np.asarray(X)
+        if A.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {A.shape}.")
+        if isinstance(q, str):
+            if self.feature_names is None or q not in self.feature_names:
+                raise ValueError(
+                    f"protected feature {q!r} cannot be found in an array: pass feature_names=[...] "
+                    f"to ShuffledModel or use a column index."
+                )
+            q = self.feature_names.index(q)
+        if not 0 <= q < A.shape[1]:
+            raise ValueError(f"protected index {q} is out of range for X with {A.shape[1]} columns.")
+        return A[:, q]
+
+    @staticmethod
+    def _match(values, spec):
+        if callable(spec):
+            m = np.asarray(spec(values), dtype=bool)
+            if m.shape != values.shape:
+                raise ValueError(
+                    f"favoured callable must return one boolean per row; got shape {m.shape}."
+                )
+            return m
+        if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)):
+            return np.isin(values, list(spec))
+        return values == spec
+
+    def favoured_mask(self, X):
+        """Boolean mask of the favoured group (conjunction over ``protected``)."""
+        mask = None
+        for q, spec in zip(self._protected, self._specs):
+            m = self._match(self._column(X, q), spec)
+            mask = m if mask is None else (mask & m)
+        return np.asarray(mask, dtype=bool)
+
+    def validate(self, X):
+        """Check that ``protected`` exists in ``X`` and both groups occur.
+
+        Raises
+        ------
+        ValueError
+            If a protected feature is missing or the favoured group (or its
+            complement) never occurs in ``X``.
+        """
+        for q, spec in zip(self._protected, self._specs):
+            col = self._column(X, q)
+            if not callable(spec):
+                vals = list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
+                present = np.isin(vals, col)
+                if not present.any():
+                    raise ValueError(
+                        f"favoured value(s) {vals} of protected feature {q!r} do not occur in X; "
+                        f"observed values include {list(pd.unique(col))[:10]}."
+                    )
+        m = self.favoured_mask(X)
+        if m.all() or not m.any():
+            raise ValueError(
+                "favoured group must contain some but not all rows of X to be attacked; "
+                f"it contains {int(m.sum())} of {m.size} rows."
+            )
+        return self
+
+    def _scores(self, X):
+        y = np.asarray(self._f(X), dtype=np.float64)
+        n = len(X)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        elif y.ndim == 2 and y.shape[1] == 2 and y.shape[0] == n:
+            y = y[:, 1]  # binary probabilities: favourable class 1
+        if y.shape != (n,):
+            raise ValueError(
+                f"scorer must return one score per row (shape ({n},)); got shape {y.shape}. "
+                f"Wrap a multi-output model so that it returns the score of interest."
+            )
+        return y
+
+    # ------------------------------------------------------------------ API
+    def attack_batch(self, X):
+        """Score one batch with ``f`` and attack it; return a :class:`ShuffleBatch`."""
+        y = self._scores(X)
+        fav = self.favoured_mask(X)
+        self.n_calls_ += 1
+        attacked = True
+        if self.frequency < 1.0:
+            attacked = bool(self._rng.random() < self.frequency)
+        if not attacked:
+            return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0)
+        out, (_, _, ev) = shuffle_scores(
+            y, fav, self.attack, p=self.p, quantile=self.quantile,
+            higher_is_better=self.higher_is_better, region=self.region, split=self.split,
+            max_count=self.max_count, mixing_rule=self.mixing_rule, random_state=self._rng,
+            return_details=True,
+        )
+        return ShuffleBatch(y, out, fav, attacked=True, n_events=ev)
+
+    def __call__(self, X):
+        """Attacked scores ``f'(X)`` for one batch, shape (n,)."""
+        return self.attack_batch(X).scores_after
+
+    def base_scores(self, X):
+        """Honest scores ``f(X)``."""
+        return self._scores(X)
+
+    def with_params(self, **changes):
+        """A new model with some parameters changed (fresh random generator)."""
+        params = dict(
+            scorer=self.scorer, protected=self.protected, favoured=self.favoured,
+            attack=self.attack, p=self.p, quantile=self.quantile,
+            higher_is_better=self.higher_is_better, random_state=self.random_state,
+            region=self.region, split=self.split, frequency=self.frequency,
+            max_count=self.max_count, mixing_rule=self.mixing_rule,
+            feature_names=self.feature_names,
+        )
+        params.update(changes)
+        return ShuffledModel(**params)
+
+    def __repr__(self):
+        return (
+            f"ShuffledModel(attack={self.attack!r}, protected={self.protected!r}, "
+            f"p={self.p}, quantile={self.quantile}, region={self.region!r}, "
+            f"frequency={self.frequency}, max_count={self.max_count})"
+        )

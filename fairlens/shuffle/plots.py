@@ -1,0 +1,144 @@
+"""matplotlib figures for shuffling attacks (used by the widget and tutorial 01)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "plot_score_change",
+    "plot_attributions",
+    "plot_attribution_sweep",
+    "plot_rank_counts",
+    "plot_fairness",
+    "plot_batch_consistency",
+]
+
+FAVOURED_COLOR = "#e6a700"  # the paper's yellow group (favoured)
+OTHER_COLOR = "#2a9d5c"  # the paper's green group
+
+
+def _ax(ax, figsize=(5, 4)):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None):
+    """Figure 1: one line per instance from ``f(x)`` (left) to ``f'(x)`` (right).
+
+    Parameters
+    ----------
+    batch : ShuffleBatch
+    ax : matplotlib Axes, optional
+    max_lines : int
+        At most this many instances are drawn (evenly spaced by index).
+    labels : (str, str), optional
+        Legend labels of the favoured and the other group.
+    """
+    ax = _ax(ax)
+    before, after, fav = batch.scores_before, batch.scores_after, batch.favoured
+    idx = np.arange(len(before))
+    if len(idx) > max_lines:
+        idx = np.linspace(0, len(before) - 1, max_lines).astype(int)
+    labels = labels or batch.group_labels
+    for group, color, lab in ((False, OTHER_COLOR, labels[1]), (True, FAVOURED_COLOR, labels[0])):
+        sel = idx[fav[idx] == group]
+        if sel.size == 0:
+            continue
+        xs = np.tile([0.0, 1.0], (sel.size, 1))
+        ys = np.column_stack([before[sel], after[sel]])
+        ax.plot(xs.T, ys.T, color=color, alpha=0.45, lw=0.8)
+        ax.plot([], [], color=color, label=f"{lab} (n={int((fav == group).sum())})")
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(["f (honest)", "f' (attacked)"])
+    ax.set_ylabel("score")
+    ax.set_xlim(-0.05, 1.05)
+    ax.legend(loc="best", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_attributions(df, ax=None, value="mean_abs", title=None):
+    """Grouped bars: ``value`` per feature for each explainer (one Figure 2 column)."""
+    ax = _ax(ax, (6, 4))
+    explainers = list(dict.fromkeys(df["explainer"]))
+    features = list(dict.fromkeys(df["feature"]))
+    width = 0.8 / max(len(explainers), 1)
+    x = np.arange(len(features))
+    for k, e in enumerate(explainers):
+        sub = df[df["explainer"] == e].set_index("feature").reindex(features)
+        ax.bar(x + k * width - 0.4 + width / 2, sub[value].to_numpy(), width, label=e)
+    prot = set(df.loc[df["protected"], "feature"])
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{f}*" if f in prot else f for f in features], rotation=30, ha="right")
+    ax.set_ylabel(f"{value.replace('_', ' ')} attribution")
+    ax.legend(fontsize=8)
+    ax.set_title(title or "attribution per feature (* = protected)")
+    return ax
+
+
+def plot_attribution_sweep(sweep, param, ax=None, explainer=None, title=None):
+    """Figure 2 row: mean |attribution| of every feature against an attack parameter.
+
+    ``sweep`` is a DataFrame as returned by :func:`attributions` with an extra
+    column ``param``; one line per feature (protected dashed).
+    """
+    ax = _ax(ax)
+    d = sweep if explainer is None else sweep[sweep["explainer"] == explainer]
+    for feat, g in d.groupby("feature", sort=False):
+        g = g.sort_values(param)
+        prot = bool(g["protected"].iloc[0])
+        ax.plot(g[param], g["mean_abs"], marker="o", ls="--" if prot else "-",
+                lw=2 if prot else 1, label=f"{feat}{' (protected)' if prot else ''}")
+    ax.set_xlabel(param)
+    ax.set_ylabel("mean |attribution|")
+    ax.set_title(title or (explainer or ""))
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_rank_counts(table, ax=None, title=None):
+    """Figure 4: fraction of instances where the protected feature ranks 1st/2nd/3rd.
+
+    ``table`` has one row per setting (index = setting label) and columns
+    ``top1, top2, top3``.
+    """
+    ax = _ax(ax, (6, 3.5))
+    t = table[["top1", "top2", "top3"]] * 100
+    t.plot.barh(stacked=True, ax=ax, color=["#c0392b", "#e67e22", "#f1c40f"])
+    ax.set_xlabel("% of explained instances")
+    ax.set_xlim(0, 100)
+    ax.invert_yaxis()
+    ax.set_title(title or "rank of the protected feature")
+    return ax
+
+
+def plot_fairness(df, ax=None, title=None):
+    """Figure 3 v: fairness metrics of ``f`` and ``f'`` side by side."""
+    ax = _ax(ax, (6, 3.5))
+    x = np.arange(len(df))
+    ax.bar(x - 0.2, df["before"], 0.4, label="f (before)", color="#7f8c8d")
+    ax.bar(x + 0.2, df["after"], 0.4, label="f' (after)", color="#c0392b")
+    ax.set_xticks(x)
+    ax.set_xticklabels(df["metric"], rotation=30, ha="right")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "group fairness before / after the attack")
+    return ax
+
+
+def plot_batch_consistency(result, ax=None, title=None):
+    """Max |score change| per query of the batch-consistency detector."""
+    ax = _ax(ax, (6, 3))
+    q = result.queries
+    colors = ["#c0392b" if v > result.tol else "#2a9d5c" for v in q["max_abs_diff"]]
+    ax.bar(np.arange(len(q)), q["max_abs_diff"], color=colors)
+    ax.set_xticks(np.arange(len(q)))
+    ax.set_xticklabels(q["kind"], rotation=30, ha="right")
+    ax.axhline(result.tol, color="k", ls=":", lw=1, label="tolerance")
+    ax.set_ylabel("max |score change|")
+    ax.set_title(title or result.summary(), fontsize=9)
+    ax.legend(fontsize=8)
+    return ax
