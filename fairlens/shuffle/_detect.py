@@ -181,6 +181,21 @@ def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
     return beta * (A - mu)
 
 
+def _categorical_columns(bg, max_levels=10):
+    """Columns LIME should treat as categorical: integer codes with few levels.
+
+    LIME perturbs continuous columns with real-valued draws, which would never
+    equal a protected code such as ``Research == 1``; categorical columns are
+    sampled from their observed codes, as the attack (and the paper) needs.
+    """
+    out = []
+    for j in range(bg.shape[1]):
+        col = bg[:, j]
+        if np.all(np.isfinite(col)) and np.all(col == np.round(col)) and len(np.unique(col)) <= max_levels:
+            out.append(j)
+    return out
+
+
 def _progress(iterable, progress, total=None, desc=None):
     if not progress:
         return iterable
@@ -208,6 +223,9 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         ``"kernel"``: ``shap.KernelExplainer`` with ``nsamples``;
         ``"lime"``: ``LimeTabularExplainer`` in regression mode with
         ``num_samples=nsamples`` (coefficients of the local surrogate);
+        integer-coded columns with at most 10 levels in the background are
+        declared categorical so that LIME's samples keep real codes
+        (override with ``lime_kwargs={"categorical_features": [...]}``);
         ``"linear"``: :func:`linear_shap_values` (Eq. 10-15).
     background : array or DataFrame, optional
         Background / training data (defaults to ``X``).
@@ -274,7 +292,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     from lime.lime_tabular import LimeTabularExplainer
 
     kw = dict(mode="regression", random_state=random_state,
-              feature_names=names if names is not None else [f"x{j}" for j in range(d)])
+              feature_names=names if names is not None else [f"x{j}" for j in range(d)],
+              categorical_features=_categorical_columns(bg))
     kw.update(lime_kwargs or {})
     ex = LimeTabularExplainer(bg, **kw)
     for i in _progress(range(n), progress, n, "LIME"):
