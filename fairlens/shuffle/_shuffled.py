@@ -269,18 +269,10 @@ class ShuffleBatch:
 
 
 def _as_scorer(scorer):
-    """Adapt ``scorer`` with :func:`fairlens.models.as_scorer` when available."""
-    try:  # foundation adapter (one model protocol for the whole package)
-        from ..models import as_scorer
-    except ImportError:  # pragma: no cover - only before the foundation lands
-        as_scorer = None
-    if as_scorer is not None:
-        return as_scorer(scorer)
-    if hasattr(scorer, "predict_proba"):
-        return lambda X: np.asarray(scorer.predict_proba(X))[:, 1]
-    if callable(scorer):
-        return scorer
-    raise TypeError("scorer must be callable or have predict_proba.")
+    """Adapt ``scorer`` once with the package-wide :func:`fairlens.models.as_scorer`."""
+    from ..models import as_scorer
+
+    return as_scorer(scorer)
 
 
 class ShuffledModel:
