@@ -173,7 +173,23 @@ class ShuffleAttackExplorer(W.VBox):
             return None
 
     def _on_change(self, change):
-        self._guard(self.update)
+        if change.get("owner") is self.controls["threshold"] and self.result:
+            self._guard(self.update_fairness)
+        else:
+            self._guard(self.update)
+
+    def update_fairness(self, draw=True):
+        """Recompute only the fairness view (threshold moves do not change the attack)."""
+        if self.y is None:
+            return None
+        t0 = time.perf_counter()
+        self.result["fairness"] = fairness_before_after(
+            self._make_model(self.result["params"]), self.X, self.y,
+            threshold=float(self.controls["threshold"].value))
+        self.result["update_ms"] = 1e3 * (time.perf_counter() - t0)
+        if draw:
+            self.draw(views=("fairness",))
+        return self.result
 
     def update(self, draw=True):
         """Recompute the attack, linear SHAP and fairness for the current parameters."""
@@ -213,8 +229,8 @@ class ShuffleAttackExplorer(W.VBox):
         frames = [df for (k, _), df in self.cache.items() if k == key]
         return pd.concat(frames, ignore_index=True) if frames else None
 
-    def draw(self):
-        """Redraw the three views from :attr:`result`."""
+    def draw(self, views=("scores", "attributions", "fairness")):
+        """Redraw the views (``scores``, ``attributions``, ``fairness``) from :attr:`result`."""
         import matplotlib.pyplot as plt
         from IPython.display import display
 
@@ -223,23 +239,27 @@ class ShuffleAttackExplorer(W.VBox):
             plt.close(fig)
 
         r = self.result
-        for out in (self.out_scores, self.out_attr, self.out_fair):
-            out.clear_output(wait=True)
-        with self.out_scores:
-            fig, ax = plt.subplots(figsize=(4, 3.5))
-            plots.plot_score_change(r["batch"], ax=ax, title="f → f' per instance")
-            show(fig)
-        with self.out_attr:
-            fig, ax = plt.subplots(figsize=(5, 3.5))
-            plots.plot_attributions(r["attributions"], ax=ax)
-            show(fig)
-        with self.out_fair:
-            if r["fairness"] is not None:
-                fig, ax = plt.subplots(figsize=(4.5, 3.5))
-                plots.plot_fairness(r["fairness"], ax=ax)
+        if "scores" in views:
+            self.out_scores.clear_output(wait=True)
+            with self.out_scores:
+                fig, ax = plt.subplots(figsize=(4, 3.5), dpi=80)
+                plots.plot_score_change(r["batch"], ax=ax, title="f → f' per instance")
                 show(fig)
-            else:
-                print("pass y=... to see fairness before/after")
+        if "attributions" in views:
+            self.out_attr.clear_output(wait=True)
+            with self.out_attr:
+                fig, ax = plt.subplots(figsize=(5, 3.5), dpi=80)
+                plots.plot_attributions(r["attributions"], ax=ax)
+                show(fig)
+        if "fairness" in views:
+            self.out_fair.clear_output(wait=True)
+            with self.out_fair:
+                if r["fairness"] is not None:
+                    fig, ax = plt.subplots(figsize=(4.5, 3.5), dpi=80)
+                    plots.plot_fairness(r["fairness"], ax=ax)
+                    show(fig)
+                else:
+                    print("pass y=... to see fairness before/after")
 
     # ---------------------------------------------------------------- explainers
     def run_explainer(self, name, block=None):

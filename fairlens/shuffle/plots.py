@@ -42,14 +42,20 @@ def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None):
     if len(idx) > max_lines:
         idx = np.linspace(0, len(before) - 1, max_lines).astype(int)
     labels = labels or batch.group_labels
+    from matplotlib.collections import LineCollection
+
     for group, color, lab in ((False, OTHER_COLOR, labels[1]), (True, FAVOURED_COLOR, labels[0])):
         sel = idx[fav[idx] == group]
         if sel.size == 0:
             continue
-        xs = np.tile([0.0, 1.0], (sel.size, 1))
-        ys = np.column_stack([before[sel], after[sel]])
-        ax.plot(xs.T, ys.T, color=color, alpha=0.45, lw=0.8)
+        segs = np.stack([np.column_stack([np.zeros(sel.size), before[sel]]),
+                         np.column_stack([np.ones(sel.size), after[sel]])], axis=1)
+        ax.add_collection(LineCollection(segs, colors=color, alpha=0.45, linewidths=0.8))
         ax.plot([], [], color=color, label=f"{lab} (n={int((fav == group).sum())})")
+    lo = min(before.min(), after.min()) if len(before) else 0.0
+    hi = max(before.max(), after.max()) if len(before) else 1.0
+    pad = 0.03 * (hi - lo if hi > lo else 1.0)
+    ax.set_ylim(lo - pad, hi + pad)
     ax.set_xticks([0, 1])
     ax.set_xticklabels(["f (honest)", "f' (attacked)"])
     ax.set_ylabel("score")
