@@ -242,3 +242,24 @@ def test_parse_attack():
         parse_attack("dom+mix+swap")
     with pytest.raises(ValueError, match="attack"):
         parse_attack("shuffle")
+
+
+def test_shuffle_scores_bad_input():
+    with pytest.raises(ValueError, match="favoured_mask"):
+        shuffle_scores([1.0, 2.0, 3.0], [True, False])
+    with pytest.raises(ValueError, match="1-D"):
+        shuffle_scores(np.zeros((2, 2)), np.zeros((2, 2), bool))
+    with pytest.raises(ValueError, match="split"):
+        shuffle_scores([1.0, 2.0], [True, False], "dom+mix", split=1.5)
+
+
+def test_import_does_not_compile_kernels():
+    import subprocess
+    import sys
+
+    code = ("import fairlens, fairlens.shuffle as s; from fairlens.shuffle import _kernels as k; "
+            "print(len(k.mixing_order.signatures) + len(k.swapping_order_fast.signatures) "
+            "+ len(k.swapping_order_literal.signatures), 'shap' in sys.modules, 'lime' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", "import sys; " + code], capture_output=True,
+                         text=True, check=True, env={**__import__("os").environ, "NUMBA_DISABLE_JIT": "0"})
+    assert out.stdout.split() == ["0", "False", "False"]

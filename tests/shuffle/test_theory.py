@@ -96,3 +96,11 @@ def test_linear_shap_for_black_box_fits_surrogate(small):
     bg, X = small
     phi = linear_shap_values(linear_f, X, bg)
     np.testing.assert_allclose(phi, BETA * (X - bg.mean(0)), atol=1e-10)
+
+
+def test_exact_shapley_bad_input(small):
+    bg, X = small
+    with pytest.raises(ValueError, match="features"):
+        exact_shapley_values(linear_f, X[0, :3], bg)
+    with pytest.raises(ValueError, match="too large"):
+        exact_shapley_values(lambda A: A.sum(1), np.zeros(17), np.zeros((3, 17)))
