@@ -151,3 +151,21 @@ def test_bad_construction(data):
         ShuffleAttackExplorer(f, X, protected=3, favoured=5)
     with pytest.raises(ValueError, match="rows"):
         ShuffleAttackExplorer(f, X, protected=3, favoured=1, y=y[:5])
+
+
+def test_dataframe_input_and_shuffled_model_argument(data):
+    import pandas as pd
+    from fairlens.shuffle import ShuffleAttackExplorer
+
+    X, y = data
+    df = pd.DataFrame(X, columns=NAMES)
+    base = ShuffledModel(lambda D: D[NAMES[:3]].to_numpy().mean(1), "research", 1)
+    w = ShuffleAttackExplorer(base, df, y=y, n_explain=3, nsamples=40, use_threads=False)
+    assert w.feature_names == NAMES and w.last_error is None
+    w.controls["attack"].value = "dominance"
+    b = w.result["batch"]
+    assert b.scores_after[b.favoured].min() > b.scores_after[~b.favoured].max()
+    w.controls["run_lime"].click()
+    assert w.last_error is None
+    lime = w.result["attributions"].query("explainer == 'lime'").set_index("feature")
+    assert lime["mean_abs"].idxmax() == "research"  # Dominance makes Research dominate LIME
