@@ -15,10 +15,13 @@ FairnessTestResult
     Result object (``instances``, ``counterparts``, ``n_global``, ``n_local``,
     ``elapsed``, ``queries``, ``to_frame()``, ``plot()``).
 discriminatory_mask, discrimination_rate, retrain_with_instances
-    Independent checks and the mitigation experiment.
+    Discrimination checks and the mitigation experiment.
+compare_gradients, cosine_similarity
+    RQ3: estimated vs true gradients, directions and probabilities.
 MAFTSession
     The ipywidgets front end (imported lazily).
 """
+from ._analysis import GradientComparison, compare_gradients, cosine_similarity
 from ._gradients import zero_order_gradient
 from ._mitigation import MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
 from ._result import FairnessTestResult
@@ -36,6 +39,9 @@ __all__ = [
     "discrimination_rate",
     "retrain_with_instances",
     "MitigationResult",
+    "compare_gradients",
+    "cosine_similarity",
+    "GradientComparison",
     "MAFTSession",
 ]
 
