@@ -54,7 +54,8 @@ def test_compare_gradients(toy, toy_mlp):
 
     c = compare_gradients(toy_mlp, toy, toy.X[:60], protected=["sex"], h=1e-6)
     assert np.nanmedian(c.gradient_cos["MAFT vs EIDIG"]) > 0.999
-    np.testing.assert_allclose(c.gradients["MAFT"], c.gradients["MAFT (non-vectored)"], rtol=1e-9, atol=1e-12)
+    # rows scored in different batches may differ by an ulp of f; divided by h=1e-6 that is ~1e-10
+    np.testing.assert_allclose(c.gradients["MAFT"], c.gradients["MAFT (non-vectored)"], rtol=1e-6, atol=1e-8)
     # loss gradient = output gradient scaled per row -> same direction up to sign
     assert np.all(np.abs(np.abs(c.gradient_cos["ADF vs EIDIG"]) - 1) < 1e-6)
     assert np.nanmean(c.direction_cos) > 0.9
