@@ -571,7 +571,12 @@ class _TwoPhaseSearch:
         return S, scorer(S)
 
     def _reference(self, scorer, source, seeds, n_local, key, rec):
-        """One seed at a time, literally as Algorithms 3 and 4 are printed."""
+        """One seed at a time, literally as Algorithms 3 and 4 are printed.
+
+        Each candidate is scored together with its similar instances in one
+        model call (the authors' code makes one call per similar instance) and
+        each gradient is one Algorithm-2 call per point (``x`` then ``x'``).
+        """
         pb = self.problem
         d = pb.d
         ui = self.update_interval
