@@ -83,8 +83,8 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
     scorer = CountingScorer(resolve_scorer(model))
     srcs = {
         "MAFT": ZeroOrderSource(scorer, h, True),
-        "EIDIG": OutputGradientSource(model, scorer),
-        "ADF": LossGradientSource(model, scorer),
+        "EIDIG": OutputGradientSource(model, scorer, pb.d),
+        "ADF": LossGradientSource(model, scorer, pb.d),
     }
     grads, times = {}, {}
     for k, s in srcs.items():

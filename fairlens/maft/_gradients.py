@@ -87,7 +87,7 @@ def zero_order_gradient(model, X, h=1.0, vectored=True):
     from ._utils import resolve_scorer
 
     h = _check_h(h)
-    scorer = model if getattr(model, "_fairlens_scorer", False) else resolve_scorer(model)
+    scorer = resolve_scorer(model)
     Xa = np.asarray(X, dtype=np.float64)
     one = Xa.ndim == 1
     Xa = np.atleast_2d(Xa)
@@ -118,19 +118,19 @@ class ZeroOrderSource:
 
 
 class _MLPSource:
-    def __init__(self, model, scorer):
-        from sklearn.neural_network import MLPClassifier
+    def __init__(self, model, scorer, n_features=None):
+        from fairlens.models import mlp_input_gradient
 
-        est = model
-        if not isinstance(est, MLPClassifier):
-            raise TypeError(
-                f"{type(self).__name__[:-6] or 'this method'} is white-box: it needs the analytic input gradient of a "
-                f"fitted sklearn MLPClassifier, got {type(model).__name__}. Use MAFT (black-box, zero-order "
-                "gradients) for other models."
-            )
-        if len(getattr(est, "classes_", [])) != 2:
-            raise ValueError("model must be a fitted binary MLPClassifier (two classes).")
-        self.model = est
+        if n_features is not None:
+            try:
+                mlp_input_gradient(model, np.zeros((1, n_features)))
+            except TypeError as exc:
+                raise TypeError(
+                    f"{self.name} is white-box: it needs the analytic input gradient of a fitted sklearn "
+                    f"MLPClassifier (optionally behind a scaler, as train_mlp returns), got "
+                    f"{type(model).__name__}. Use MAFT (black-box, zero-order gradients) for other models. ({exc})"
+                ) from None
+        self.model = model
         self.scorer = scorer
         self.rows = 0
 

@@ -709,13 +709,14 @@ class MAFT(_TwoPhaseSearch):
 class EIDIG(_TwoPhaseSearch):
     """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
     gradient of the output probability (white-box; needs a fitted sklearn
-    ``MLPClassifier``, differentiated by :func:`fairlens.models.mlp_input_gradient`)."""
+    ``MLPClassifier``, possibly behind a scaler as :func:`fairlens.models.train_mlp`
+    returns it, differentiated by :func:`fairlens.models.mlp_input_gradient`)."""
 
     method = "EIDIG"
 
     def __init__(self, model, dataset, protected=None, **kw):
         super().__init__(model, dataset, protected, **kw)
-        OutputGradientSource(model, self.scorer)  # validates the model type early
+        OutputGradientSource(model, self.scorer, self.problem.d)  # validates the model type early
 
     def _source(self, scorer):
         return OutputGradientSource(self.model, scorer)
@@ -732,7 +733,7 @@ class ADF(_TwoPhaseSearch):
         kw.setdefault("decay", 0.0)
         kw.setdefault("update_interval", 1)
         super().__init__(model, dataset, protected, **kw)
-        LossGradientSource(model, self.scorer)
+        LossGradientSource(model, self.scorer, self.problem.d)
 
     def _source(self, scorer):
         return LossGradientSource(self.model, scorer)

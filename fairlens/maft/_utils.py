@@ -138,13 +138,7 @@ class CountingScorer:
 
 def resolve_scorer(model):
     """Adapt ``model`` with :func:`fairlens.models.as_scorer` (the one model protocol)."""
-    try:
-        from fairlens.models import as_scorer
-    except ImportError:  # TEMPORARY until the foundation is merged
-        def as_scorer(m):
-            if hasattr(m, "predict_proba"):
-                return lambda X: m.predict_proba(np.asarray(X, dtype=np.float64))[:, 1]
-            return lambda X: np.asarray(m(np.asarray(X, dtype=np.float64)), dtype=np.float64).reshape(len(X), -1)[:, -1]
+    from fairlens.models import as_scorer
 
     return as_scorer(model)
 
