@@ -24,13 +24,8 @@ import numpy as np
 def _model(ds, random_state):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            from fairlens.models import train_mlp
-        except ImportError:  # foundation not merged yet: the paper's census architecture
-            from sklearn.neural_network import MLPClassifier
+        from fairlens.models import train_mlp
 
-            print("NOTE: fairlens.models unavailable, using MLPClassifier((30, 20, 15, 15, 10))")
-            return MLPClassifier((30, 20, 15, 15, 10), max_iter=30, random_state=random_state).fit(ds.X, ds.y)
         return train_mlp(ds, random_state=random_state)
 
 
@@ -48,7 +43,7 @@ def main(argv=None):
 
     from fairlens.datasets import load_dataset
     from fairlens.maft import MAFT, zero_order_gradient
-    from fairlens.maft._utils import resolve_scorer as as_scorer
+    from fairlens.models import as_scorer
 
     os.environ.setdefault("FAIRLENS_DATA_HOME", "../shared/data")
     ds = load_dataset(args.dataset, encoding="benchmark")
@@ -85,7 +80,10 @@ def main(argv=None):
               f"{lock.instances_per_second / ref.instances_per_second:.1f}x; "
               f"wall-time ratio = {ref.elapsed / lock.elapsed:.1f}x")
 
-    # ---- gradients: vectored (Alg. 2) vs non-vectored (Alg. 1)
+    # ---- gradients: vectored (Alg. 2) vs non-vectored (Alg. 1), single-threaded BLAS like the runs
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
     scorer = as_scorer(model)
     P = seeds[: args.grad_points]
     timings = {}
