@@ -1,0 +1,54 @@
+"""MAFT: black-box individual fairness testing with zero-order gradients.
+
+Reproduces Wang et al., *MAFT: Efficient Model-Agnostic Fairness Testing for Deep
+Neural Networks via Zero-Order Gradient Search* (ICSE 2024), with the white-box
+baselines EIDIG and ADF and the black-box baseline AEQUITAS driven by the same
+two-phase search engine.
+
+Public names
+------------
+MAFT, EIDIG, ADF, AEQUITAS
+    Searches: ``MAFT(model, dataset, protected=[...]).run(n_seeds, n_local)``.
+zero_order_gradient
+    Algorithms 1 (``vectored=False``) and 2 (``vectored=True``).
+FairnessTestResult
+    Result object (``instances``, ``counterparts``, ``n_global``, ``n_local``,
+    ``elapsed``, ``queries``, ``to_frame()``, ``plot()``).
+discriminatory_mask, discrimination_rate, retrain_with_instances
+    Discrimination checks and the mitigation experiment.
+compare_gradients, cosine_similarity
+    RQ3: estimated vs true gradients, directions and probabilities.
+MAFTSession
+    The ipywidgets front end (imported lazily).
+"""
+from ._analysis import GradientComparison, compare_gradients, cosine_similarity
+from ._gradients import zero_order_gradient
+from ._mitigation import MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
+from ._result import FairnessTestResult
+from ._search import ADF, AEQUITAS, EIDIG, MAFT, select_seeds
+
+__all__ = [
+    "MAFT",
+    "EIDIG",
+    "ADF",
+    "AEQUITAS",
+    "zero_order_gradient",
+    "select_seeds",
+    "FairnessTestResult",
+    "discriminatory_mask",
+    "discrimination_rate",
+    "retrain_with_instances",
+    "MitigationResult",
+    "compare_gradients",
+    "cosine_similarity",
+    "GradientComparison",
+    "MAFTSession",
+]
+
+
+def __getattr__(name):
+    if name == "MAFTSession":
+        from .widget import MAFTSession
+
+        return MAFTSession
+    raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")

@@ -1,0 +1,368 @@
+"""numba kernels of :mod:`fairlens.maft` (per-step bookkeeping of the lockstep search).
+
+Every kernel is array-in / array-out with explicit dtypes, compiled on first call
+(``cache=True``) and written so that it also runs as plain Python when
+``NUMBA_DISABLE_JIT=1``.  The heavy part of the search (the model) is *not* in
+here: the engine calls the model once per step on the rows these kernels build.
+
+Conventions
+-----------
+* ``X`` is a C-contiguous ``float64`` array ``(W, d)`` holding one walker per row.
+* ``scores`` is ``(W, C)``: column 0 is the walker itself, columns ``1..C-1`` its
+  similar instances (every *other* combination of the protected attributes'
+  values), in the order produced by :func:`similar_rows`.
+* A label is ``score > 0.5`` (the paper's ``model(x) > 0.5``).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = [
+    "similar_rows",
+    "check_discrimination",
+    "global_update",
+    "normalized_probability",
+    "local_perturb",
+    "table_insert",
+    "aequitas_update",
+    "aequitas_perturb",
+]
+
+
+@numba.njit(cache=True)
+def similar_rows(X, prot_idx, combos, out):  # pragma: no cover - exercised via engine
+    """Fill ``out[w, 0] = X[w]`` and ``out[w, 1:]`` with its similar instances.
+
+    Parameters
+    ----------
+    X : float64 (W, d)
+    prot_idx : int64 (P,)
+        Column indices of the protected attributes.
+    combos : float64 (C, P)
+        Every combination of the protected attributes' values (Cartesian product).
+    out : float64 (W, C, d)
+        Output.  For each walker the combination equal to its own protected
+        values is skipped, the remaining ``C - 1`` fill rows ``1..C-1`` in the
+        order of ``combos``.
+
+    Returns
+    -------
+    n_off_grid : int64
+        Number of walkers whose protected values matched no combination (the
+        caller validates inputs so that this is 0).
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    C = combos.shape[0]
+    P = prot_idx.shape[0]
+    n_off = 0
+    for w in range(W):
+        own = -1
+        for c in range(C):
+            match = True
+            for p in range(P):
+                if combos[c, p] != X[w, prot_idx[p]]:
+                    match = False
+                    break
+            if match:
+                own = c
+                break
+        if own < 0:
+            n_off += 1
+        for j in range(d):
+            out[w, 0, j] = X[w, j]
+        r = 1
+        for c in range(C):
+            if c == own:
+                continue
+            if r >= C:
+                break
+            for j in range(d):
+                out[w, r, j] = X[w, j]
+            for p in range(P):
+                out[w, r, prot_idx[p]] = combos[c, p]
+            r += 1
+    return n_off
+
+
+@numba.njit(cache=True)
+def check_discrimination(scores, u_pair, is_disc, pair_idx, maxdiff_idx):  # pragma: no cover
+    """Discrimination check, FindPair and max-difference partner for every walker.
+
+    Parameters
+    ----------
+    scores : float64 (W, C)
+        Model scores, column 0 = the walker, 1.. = its similar instances.
+    u_pair : float64 (W,)
+        Uniform numbers in [0, 1) used to pick a random discriminatory partner
+        (EIDIG's ``find_pair``: uniform choice among the similar instances whose
+        label differs).
+    is_disc : bool (W,)
+        Out: True if some similar instance has a different label (Definition 2.1).
+    pair_idx : int64 (W,)
+        Out: column of the randomly picked differing partner (``-1`` if none).
+    maxdiff_idx : int64 (W,)
+        Out: column maximising ``(f(x) - f(x'))**2`` (EIDIG's ``max_diff``);
+        0 (the walker itself) if every difference is exactly 0.
+    """
+    W = scores.shape[0]
+    C = scores.shape[1]
+    for w in range(W):
+        y0 = scores[w, 0] > 0.5
+        n_diff = 0
+        best = 0.0
+        best_c = 0
+        for c in range(1, C):
+            yc = scores[w, c] > 0.5
+            if yc != y0:
+                n_diff += 1
+            dist = (scores[w, 0] - scores[w, c]) ** 2
+            if dist > best:
+                best = dist
+                best_c = c
+        maxdiff_idx[w] = best_c
+        is_disc[w] = n_diff > 0
+        if n_diff == 0:
+            pair_idx[w] = -1
+        else:
+            k = int(u_pair[w] * n_diff)
+            if k >= n_diff:
+                k = n_diff - 1
+            seen = 0
+            for c in range(1, C):
+                if (scores[w, c] > 0.5) != y0:
+                    if seen == k:
+                        pair_idx[w] = c
+                        break
+                    seen += 1
+
+
+@numba.njit(cache=True)
+def global_update(X, M1, M2, g1, g2, decay, sign, free, step, lo, hi):  # pragma: no cover
+    """Algorithm 3 lines 14-21 for every walker (in place).
+
+    ``M1 = decay*M1 + g1``, ``M2 = decay*M2 + g2`` (momentum; ``decay=0`` gives
+    ADF's plain gradient); for every non-protected attribute ``a`` whose momentum
+    signs agree, ``x[a] += step * sign * sign(M1[a])`` (``sign=-1`` for
+    MAFT/EIDIG, ``+1`` for ADF's loss gradient); then clip to ``[lo, hi]``.
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    for w in range(W):
+        for j in range(d):
+            M1[w, j] = decay * M1[w, j] + g1[w, j]
+            M2[w, j] = decay * M2[w, j] + g2[w, j]
+            if not free[j]:
+                continue
+            s1 = 0.0
+            if M1[w, j] > 0.0:
+                s1 = 1.0
+            elif M1[w, j] < 0.0:
+                s1 = -1.0
+            s2 = 0.0
+            if M2[w, j] > 0.0:
+                s2 = 1.0
+            elif M2[w, j] < 0.0:
+                s2 = -1.0
+            if s1 == s2:
+                v = X[w, j] + step * sign * s1
+                if v < lo[j]:
+                    v = lo[j]
+                elif v > hi[j]:
+                    v = hi[j]
+                X[w, j] = v
+            else:
+                # clip is applied to the whole instance in the paper (line 21)
+                v = X[w, j]
+                if v < lo[j]:
+                    v = lo[j]
+                elif v > hi[j]:
+                    v = hi[j]
+                X[w, j] = v
+
+
+@numba.njit(cache=True)
+def normalized_probability(g1, g2, free, eps, out):  # pragma: no cover
+    """Attribute probabilities of Algorithm 4 line 11 (EIDIG's ``normalization``).
+
+    ``out[w, a] = (1 / (|g1[w,a]| + |g2[w,a]| + eps)) / sum`` over non-protected
+    attributes, 0 for protected ones: attributes with small gradients (little
+    effect on the output) are perturbed more often.
+    """
+    W = g1.shape[0]
+    d = g1.shape[1]
+    for w in range(W):
+        tot = 0.0
+        for j in range(d):
+            if free[j]:
+                v = 1.0 / (abs(g1[w, j]) + abs(g2[w, j]) + eps)
+                out[w, j] = v
+                tot += v
+            else:
+                out[w, j] = 0.0
+        for j in range(d):
+            out[w, j] = out[w, j] / tot
+
+
+@numba.njit(cache=True)
+def local_perturb(X, prob, u_attr, u_dir, step, lo, hi, attr_out, dir_out):  # pragma: no cover
+    """Algorithm 4 lines 15-20 for every walker (in place).
+
+    The attribute is EIDIG's ``random_pick(prob)``: the first index whose
+    cumulative probability exceeds ``u_attr`` (the last positive one if rounding
+    leaves none); the direction is ``-1`` if ``u_dir < 0.5`` else ``+1``.
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    for w in range(W):
+        acc = 0.0
+        a = -1
+        last = -1
+        for j in range(d):
+            if prob[w, j] > 0.0:
+                last = j
+            acc += prob[w, j]
+            if acc > u_attr[w]:
+                a = j
+                break
+        if a < 0:
+            a = last
+        s = -1.0
+        if u_dir[w] >= 0.5:
+            s = 1.0
+        v = X[w, a] + s * step
+        if v < lo[a]:
+            v = lo[a]
+        elif v > hi[a]:
+            v = hi[a]
+        X[w, a] = v
+        attr_out[w] = a
+        dir_out[w] = s
+
+
+@numba.njit(cache=True)
+def table_insert(table, store, n_store, rows, hashes, is_new):  # pragma: no cover
+    """Exact de-duplication with an open-addressing hash table.
+
+    Parameters
+    ----------
+    table : int64 (S,)
+        Slots holding an index into ``store`` or -1; ``S`` is a power of two
+        and the caller keeps the load factor below 1/2.
+    store : float64 (cap, d)
+        Rows seen so far (``store[:n_store]``); ``cap >= n_store + len(rows)``.
+    n_store : int
+        Number of stored rows.
+    rows : float64 (m, d)
+        Candidate rows (``-0.0`` normalised to ``0.0`` by the caller).
+    hashes : int64 (m,)
+        Hashes of ``rows`` (any function of the row values).
+    is_new : bool (m,)
+        Out: True for rows not seen before (a duplicate inside ``rows`` is new
+        only at its first occurrence).
+
+    Returns
+    -------
+    n_store : int64
+        Updated count.
+    """
+    mask = table.shape[0] - 1
+    d = rows.shape[1]
+    for i in range(rows.shape[0]):
+        slot = hashes[i] & mask
+        found = False
+        while True:
+            k = table[slot]
+            if k < 0:
+                break
+            same = True
+            for j in range(d):
+                if store[k, j] != rows[i, j]:
+                    same = False
+                    break
+            if same:
+                found = True
+                break
+            slot = (slot + 1) & mask
+        if found:
+            is_new[i] = False
+        else:
+            for j in range(d):
+                store[n_store, j] = rows[i, j]
+            table[slot] = n_store
+            n_store += 1
+            is_new[i] = True
+    return n_store
+
+
+@numba.njit(cache=True)
+def aequitas_update(param_p, dir_p, attrs, dirs, disc, change_p, change_d, step):  # pragma: no cover
+    """AEQUITAS' adaptive probabilities, updated walker after walker (in place).
+
+    For each (attribute ``a``, direction ``s``, outcome) in order: the
+    probability of stepping ``-1`` on ``a`` grows by ``change_d * step`` when
+    ``-1`` succeeded or ``+1`` failed and shrinks otherwise (clipped to [0, 1]);
+    the attribute's selection weight grows by ``change_p`` on success and
+    shrinks by it on failure (floored at 0), then the weights are renormalised.
+    """
+    d = param_p.shape[0]
+    for i in range(attrs.shape[0]):
+        a = attrs[i]
+        ok = disc[i]
+        if (ok and dirs[i] < 0) or ((not ok) and dirs[i] > 0):
+            v = dir_p[a] + change_d * step
+            dir_p[a] = v if v < 1.0 else 1.0
+        else:
+            v = dir_p[a] - change_d * step
+            dir_p[a] = v if v > 0.0 else 0.0
+        if ok:
+            param_p[a] = param_p[a] + change_p
+        else:
+            v = param_p[a] - change_p
+            param_p[a] = v if v > 0.0 else 0.0
+        tot = 0.0
+        for j in range(d):
+            tot += param_p[j]
+        for j in range(d):
+            param_p[j] = param_p[j] / tot
+
+
+@numba.njit(cache=True)
+def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, attr_out, dir_out):  # pragma: no cover
+    """AEQUITAS' local move for every walker with the *shared* probabilities.
+
+    Attribute ``a`` by inverse CDF of ``param_p`` (``u_attr``); direction ``-1``
+    with probability ``dir_p[a]`` (``u_dir``), or a fair coin (``u_edge``) when
+    ``x[a]`` sits on a bound; then step and clip.
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    for w in range(W):
+        acc = 0.0
+        a = -1
+        last = -1
+        for j in range(d):
+            if param_p[j] > 0.0:
+                last = j
+            acc += param_p[j]
+            if acc > u_attr[w]:
+                a = j
+                break
+        if a < 0:
+            a = last
+        s = 1.0
+        if u_dir[w] < dir_p[a]:
+            s = -1.0
+        if X[w, a] == lo[a] or X[w, a] == hi[a]:
+            s = -1.0
+            if u_edge[w] >= 0.5:
+                s = 1.0
+        v = X[w, a] + s * step
+        if v < lo[a]:
+            v = lo[a]
+        elif v > hi[a]:
+            v = hi[a]
+        X[w, a] = v
+        attr_out[w] = a
+        dir_out[w] = s

@@ -1,0 +1,147 @@
+"""Result object of the fairness-testing searches."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FairnessTestResult"]
+
+
+@dataclass
+class FairnessTestResult:
+    """Unique individual discriminatory instances found by one search run.
+
+    Attributes
+    ----------
+    method : str
+        ``"MAFT"``, ``"EIDIG"``, ``"ADF"`` or ``"AEQUITAS"``.
+    instances : ndarray (n, d)
+        Unique discriminatory instances (Definition 2.1), global-phase ones
+        first (in seed order), then the local-phase ones not already found
+        globally (in discovery order).  Duplicates are counted once.
+    counterparts : ndarray (n, d)
+        For each instance, the similar instance (differing only in protected
+        attributes) with a different label whose score differs most.
+    instance_scores, counterpart_scores : ndarray (n,)
+        Favourable-class probabilities of both.
+    phase : ndarray of str (n,)
+        ``"global"`` or ``"local"``.
+    n_global, n_local : int
+        Unique instances of each phase (``n_local`` excludes instances already
+        found in the global phase), ``n_global + n_local == len(instances)``.
+    elapsed : float
+        Wall time of the search in seconds (seed selection excluded).
+    queries : int
+        Rows scored by the model (forward passes; white-box gradients of
+        EIDIG/ADF count one row per gradient).
+    model_calls : int
+        Number of model invocations.
+    tries_global, tries_local : int
+        Search iterations of each phase (the papers' ``try_times``).
+    n_explored : int
+        Unique instances generated during the search (the papers' ``gen``).
+    seeds : ndarray
+        Seeds of the global phase.
+    timeline : ndarray (k, 2)
+        ``(elapsed seconds, cumulative unique instances)`` samples.
+    stopped : bool
+        True if the run was stopped before its budget was used.
+    params : dict
+        Parameters of the run.
+    """
+
+    method: str
+    instances: np.ndarray
+    counterparts: np.ndarray
+    instance_scores: np.ndarray
+    counterpart_scores: np.ndarray
+    phase: np.ndarray
+    n_global: int
+    n_local: int
+    elapsed: float
+    queries: int
+    model_calls: int
+    tries_global: int
+    tries_local: int
+    n_explored: int
+    seeds: np.ndarray
+    timeline: np.ndarray
+    stopped: bool = False
+    params: dict = field(default_factory=dict)
+    feature_names: list = field(default_factory=list)
+    dataset: object = field(default=None, repr=False)
+
+    @property
+    def n_instances(self):
+        """Number of unique discriminatory instances."""
+        return int(self.instances.shape[0])
+
+    @property
+    def instances_per_second(self):
+        """Unique instances per second of wall time."""
+        return self.n_instances / self.elapsed if self.elapsed > 0 else float("nan")
+
+    @property
+    def success_rate(self):
+        """Unique discriminatory instances / unique generated instances."""
+        return self.n_instances / self.n_explored if self.n_explored else float("nan")
+
+    def summary(self):
+        """One-row :class:`pandas.DataFrame` of the run's figures."""
+        return pd.DataFrame(
+            [
+                {
+                    "method": self.method,
+                    "instances": self.n_instances,
+                    "global": self.n_global,
+                    "local": self.n_local,
+                    "seconds": self.elapsed,
+                    "per_second": self.instances_per_second,
+                    "success_rate": self.success_rate,
+                    "queries": self.queries,
+                    "tries": self.tries_global + self.tries_local,
+                    "explored": self.n_explored,
+                    "stopped": self.stopped,
+                }
+            ]
+        )
+
+    def to_frame(self, readable=True, max_rows=None):
+        """Pairs ``(x, x')`` with both predictions, one row per instance.
+
+        Columns are a two-level index: ``("x", feature)``, ``("x'", feature)``
+        and ``("", "p(x)")``, ``("", "p(x')")``, ``("", "phase")``.  With
+        ``readable=True`` and a dataset that has ``decode``, categorical codes
+        are shown as their labels.
+        """
+        n = self.n_instances if max_rows is None else min(self.n_instances, int(max_rows))
+        X1 = self.instances[:n]
+        X2 = self.counterparts[:n]
+        names = list(self.feature_names) or [f"x{j}" for j in range(self.instances.shape[1])]
+        dec = getattr(self.dataset, "decode", None) if readable else None
+        if dec is not None and n:
+            F1 = dec(X1).reset_index(drop=True)
+            F2 = dec(X2).reset_index(drop=True)
+            F1 = F1[[c for c in names if c in F1.columns]]
+            F2 = F2[[c for c in names if c in F2.columns]]
+        else:
+            F1 = pd.DataFrame(X1, columns=names)
+            F2 = pd.DataFrame(X2, columns=names)
+        F1.columns = pd.MultiIndex.from_product([["x"], F1.columns])
+        F2.columns = pd.MultiIndex.from_product([["x'"], F2.columns])
+        extra = pd.DataFrame(
+            {
+                ("", "p(x)"): self.instance_scores[:n],
+                ("", "p(x')"): self.counterpart_scores[:n],
+                ("", "phase"): self.phase[:n],
+            }
+        )
+        return pd.concat([F1, F2, extra], axis=1)
+
+    def plot(self, ax=None, **kw):
+        """Cumulative unique instances over wall time."""
+        from .plots import plot_timeline
+
+        return plot_timeline({self.method: self}, ax=ax, **kw)

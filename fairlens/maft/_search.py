@@ -1,0 +1,889 @@
+"""The two-phase individual-discrimination search (MAFT, Algorithms 3 and 4).
+
+One engine drives four methods through their *gradient source*:
+
+=========  ==========================================  ========  ===============
+method     gradient                                    momentum  local refresh
+=========  ==========================================  ========  ===============
+MAFT       zero-order estimate (Alg. 2), black-box      0.5       every 5 successes
+EIDIG      analytic gradient of the output, white-box   0.5       every 5 successes
+ADF        analytic gradient of the loss, white-box     none      every iteration
+AEQUITAS   none: random global sampling and adaptive local search
+=========  ==========================================  ========  ===============
+
+Two engines run the *same* algorithm:
+
+* ``engine="lockstep"`` (default): all seeds (global phase) and all global
+  instances (local phase) are walked in lockstep, so that each step scores every
+  walker's rows in one model call; the bookkeeping is in numba kernels
+  (:mod:`fairlens.maft._kernels`).
+* ``engine="reference"``: a literal one-seed-at-a-time implementation in plain
+  NumPy, kept as the slow, faithful twin.
+
+Randomness of the local phase comes from a counter-based stream indexed by
+(walker, iteration, draw) (:func:`fairlens.maft._utils.stream_uniform`), so both
+engines use identical random numbers and — for a model whose row scores do not
+depend on the batch they are computed in — return identical instance sets for
+MAFT, EIDIG and ADF.  AEQUITAS shares its adaptive probabilities across walkers;
+the lockstep engine updates them after each step in walker order, the reference
+after each iteration, so those two differ by design.
+
+Choices where the paper is silent or ambiguous (documented here once):
+
+* ``similar_x`` holds every *other* combination of the protected attributes'
+  values (the integer grid ``lo..hi`` of each protected attribute), so its size
+  is ``prod(n_values) - 1``.
+* Algorithm 4 starts with ``suc_iter = update_interval`` (as printed in the
+  paper), so the attribute probabilities are first computed at iteration 0 with
+  ``FindPair``; ``Reset(probability)`` restores those first probabilities.
+  (EIDIG's code seeds them with the max-difference partner instead.)
+* Global instances are de-duplicated (in seed order) before the local phase,
+  as in the authors' code; every unique global instance gets ``n_local``
+  iterations.
+* Seeds: k-means (``n_clusters``) on the seed pool, then seed ``i`` is a random
+  member of cluster ``i mod n_clusters``; if ``n_seeds >= len(pool)`` the whole
+  pool is used (as the paper does for small datasets).
+"""
+from __future__ import annotations
+
+import itertools
+import numbers
+import time
+
+import numpy as np
+
+from . import _kernels
+from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
+from ._result import FairnessTestResult
+from ._utils import CountingScorer, RowSet, resolve_scorer, stream_uniform
+
+__all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds"]
+
+_SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
+
+
+# ----------------------------------------------------------------------------- validation
+def _check_int(name, v, minimum):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}.")
+    return int(v)
+
+
+def _check_pos(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {v!r}.")
+    return float(v)
+
+
+class _Problem:
+    """Validated description of the search space."""
+
+    def __init__(self, dataset, protected, data=None):
+        for attr in ("X", "bounds", "feature_names"):
+            if not hasattr(dataset, attr):
+                raise TypeError(
+                    f"dataset must be a fairlens Dataset (with X, bounds, feature_names), got {type(dataset).__name__}; "
+                    "load one with fairlens.datasets.load_dataset(name, encoding='benchmark')."
+                )
+        self.dataset = dataset
+        self.feature_names = list(dataset.feature_names)
+        d = len(self.feature_names)
+        B = np.asarray(dataset.bounds, dtype=np.float64)
+        if B.shape != (d, 2) or np.any(B[:, 0] > B[:, 1]):
+            raise ValueError(f"dataset.bounds must be a (d, 2) array of [min, max] rows with min <= max, got shape {B.shape}.")
+        self.lo = np.ascontiguousarray(B[:, 0])
+        self.hi = np.ascontiguousarray(B[:, 1])
+        if protected is None:
+            protected = list(getattr(dataset, "protected", []) or [])
+        if isinstance(protected, (str, numbers.Integral)):
+            protected = [protected]
+        protected = list(protected)
+        if not protected:
+            raise ValueError("protected must name at least one protected attribute, e.g. protected=['sex'].")
+        idx = []
+        for p in protected:
+            if isinstance(p, numbers.Integral) and not isinstance(p, bool):
+                if not 0 <= p < d:
+                    raise ValueError(f"protected index {p} is out of range for {d} features.")
+                idx.append(int(p))
+            elif isinstance(p, str):
+                if p not in self.feature_names:
+                    raise ValueError(
+                        f"protected attribute {p!r} is not a feature of the dataset; available: {self.feature_names}."
+                    )
+                idx.append(self.feature_names.index(p))
+            else:
+                raise TypeError(f"protected entries must be feature names or indices, got {p!r}.")
+        if len(set(idx)) != len(idx):
+            raise ValueError(f"protected lists an attribute twice: {protected}.")
+        self.prot_idx = np.asarray(idx, dtype=np.int64)
+        self.protected = [self.feature_names[i] for i in idx]
+        values = []
+        for i in idx:
+            lo, hi = self.lo[i], self.hi[i]
+            if lo != np.floor(lo) or hi != np.floor(hi):
+                raise ValueError(
+                    f"protected attribute {self.feature_names[i]!r} must be integer-coded with integer bounds "
+                    f"(got [{lo}, {hi}]); use the benchmark encoding (encoding='benchmark') or discretise it."
+                )
+            if hi <= lo:
+                raise ValueError(
+                    f"protected attribute {self.feature_names[i]!r} takes a single value ({lo}) within its bounds: "
+                    "no similar instance exists; choose an attribute with at least two values."
+                )
+            values.append(np.arange(lo, hi + 1.0))
+        self.combos = np.ascontiguousarray(np.array(list(itertools.product(*values)), dtype=np.float64))
+        self.C = self.combos.shape[0]
+        self.free = np.ones(d, dtype=np.bool_)
+        self.free[self.prot_idx] = False
+        if not self.free.any():
+            raise ValueError("every feature is protected: there is nothing to perturb.")
+        self.d = d
+        pool = dataset.X if data is None else data
+        pool = np.asarray(pool, dtype=np.float64)
+        if pool.ndim != 2 or pool.shape[1] != d or pool.shape[0] == 0:
+            raise ValueError(f"the seed pool (data=) must be a non-empty (n, {d}) array, got shape {pool.shape}.")
+        self.pool = np.ascontiguousarray(pool)
+
+    def check_rows(self, X, what="seeds"):
+        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+        if X.ndim != 2 or X.shape[1] != self.d:
+            raise ValueError(f"{what} must be an (n, {self.d}) array, got shape {X.shape}.")
+        out = (X < self.lo) | (X > self.hi)
+        if out.any():
+            r, c = np.argwhere(out)[0]
+            raise ValueError(
+                f"the bounds exclude {int(out.any(axis=1).sum())} of the {what} rows (first: row {r}, feature "
+                f"{self.feature_names[c]!r} = {X[r, c]} outside [{self.lo[c]}, {self.hi[c]}]); widen dataset.bounds "
+                "or pass data= within the bounds."
+            )
+        P = X[:, self.prot_idx]
+        on_grid = np.all(P == np.round(P), axis=1)
+        if not on_grid.all():
+            raise ValueError(f"protected attributes of the {what} must take integer values (codes).")
+        return X
+
+    def similar(self, X):
+        """(W, C, d) rows: each walker then its similar instances."""
+        W = X.shape[0]
+        out = np.empty((W, self.C, self.d), dtype=np.float64)
+        if W:
+            _kernels.similar_rows(np.ascontiguousarray(X), self.prot_idx, self.combos, out)
+        return out
+
+
+def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
+    """Seeds of Algorithm 3 line 4: k-means clusters sampled round robin.
+
+    Parameters
+    ----------
+    pool : ndarray (n, d)
+        The training data.
+    n_seeds : int
+        Number of seeds (``global_num``).  If ``n_seeds >= n``, the whole pool
+        is returned (what the paper does for small datasets).
+    n_clusters : int, default=4
+    random_state : int, RandomState or Generator
+
+    Returns
+    -------
+    ndarray (n_seeds, d)
+    """
+    from sklearn.cluster import KMeans
+
+    n_seeds = _check_int("n_seeds", n_seeds, 1)
+    pool = np.asarray(pool, dtype=np.float64)
+    if n_seeds >= pool.shape[0]:
+        return pool.copy()
+    rng = np.random.default_rng(random_state)
+    k = min(int(n_clusters), pool.shape[0])
+    labels = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1))).fit_predict(pool)
+    members = [np.flatnonzero(labels == c) for c in range(k)]
+    members = [m for m in members if m.size]
+    rows = np.empty(n_seeds, dtype=np.int64)
+    for i in range(n_seeds):
+        m = members[i % len(members)]
+        rows[i] = m[rng.integers(m.size)]
+    return pool[rows].copy()
+
+
+def _counterpart(S, sc):
+    """Differing-label similar instance with the largest score gap (per walker)."""
+    y0 = sc[:, :1] > 0.5
+    differ = (sc[:, 1:] > 0.5) != y0
+    gap = np.where(differ, np.abs(sc[:, 1:] - sc[:, :1]), -1.0)
+    j = 1 + np.argmax(gap, axis=1)
+    r = np.arange(S.shape[0])
+    return S[r, j], sc[r, j]
+
+
+class _Recorder:
+    """Unique instances (with counterparts), explored rows, timeline, progress."""
+
+    def __init__(self, d, track_explored, callback, stop, t0):
+        self.found = RowSet(d)
+        self.explored = RowSet(d) if track_explored else None
+        self.cp = []
+        self.s1 = []
+        self.s2 = []
+        self.phase = []
+        self.n_global = 0
+        self.timeline = [(0.0, 0)]
+        self.callback = callback
+        self.stop = stop
+        self.t0 = t0
+        self.stopped = False
+
+    def add(self, X, S, sc, phase):
+        if X.shape[0] == 0:
+            return 0
+        new = self.found.add(X)
+        k = int(new.sum())
+        if k:
+            cpx, cps = _counterpart(S[new], sc[new])
+            self.cp.append(cpx)
+            self.s1.append(sc[new, 0])
+            self.s2.append(cps)
+            self.phase.append(np.full(k, phase, dtype=object))
+            if phase == "global":
+                self.n_global += k
+        return k
+
+    def explore(self, X):
+        if self.explored is not None and X.shape[0]:
+            self.explored.add(X)
+
+    def tick(self, phase, step, total):
+        el = time.perf_counter() - self.t0
+        self.timeline.append((el, len(self.found)))
+        if self.callback is not None:
+            self.callback(
+                {
+                    "phase": phase,
+                    "step": step,
+                    "total": total,
+                    "n_global": self.n_global,
+                    "n_total": len(self.found),
+                    "elapsed": el,
+                }
+            )
+        if self.stop is not None and self.stop.is_set():
+            self.stopped = True
+        return self.stopped
+
+
+# ----------------------------------------------------------------------------- base
+class _TwoPhaseSearch:
+    """Shared front end: validation, seeds, engines, result assembly."""
+
+    method = "?"
+
+    def __init__(
+        self,
+        model,
+        dataset,
+        protected=None,
+        *,
+        max_iter=10,
+        global_step=1.0,
+        local_step=1.0,
+        decay=0.5,
+        update_interval=5,
+        n_clusters=4,
+        epsilon=1e-6,
+        data=None,
+    ):
+        self.model = model
+        self.problem = _Problem(dataset, protected, data)
+        self.dataset = dataset
+        self.protected = self.problem.protected
+        self.max_iter = _check_int("max_iter", max_iter, 1)
+        self.global_step = _check_pos("global_step", global_step)
+        self.local_step = _check_pos("local_step", local_step)
+        if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not 0 <= decay < 1:
+            raise ValueError(f"decay must be in [0, 1), got {decay!r}.")
+        self.decay = float(decay)
+        self.update_interval = _check_int("update_interval", update_interval, 1)
+        self.n_clusters = _check_int("n_clusters", n_clusters, 1)
+        self.epsilon = _check_pos("epsilon", epsilon)
+        self.scorer = resolve_scorer(model)
+        # one probe call: fails early (clear error) on a model without probabilities
+        probe = np.asarray(self.scorer(self.problem.pool[:2]), dtype=np.float64)
+        if probe.shape != (min(2, self.problem.pool.shape[0]),):
+            raise TypeError("model must return one favourable-class probability per row.")
+
+    # -- hooks
+    def _source(self, scorer):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def params(self):
+        return {
+            "max_iter": self.max_iter,
+            "global_step": self.global_step,
+            "local_step": self.local_step,
+            "decay": self.decay,
+            "update_interval": self.update_interval,
+            "n_clusters": self.n_clusters,
+            "epsilon": self.epsilon,
+            "protected": list(self.protected),
+        }
+
+    def seeds(self, n_seeds, random_state=0):
+        """Seeds the run would use for ``(n_seeds, random_state)``."""
+        return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
+
+    def run(
+        self,
+        n_seeds=1000,
+        n_local=1000,
+        random_state=0,
+        *,
+        engine="lockstep",
+        seeds=None,
+        callback=None,
+        stop=None,
+        track_explored=True,
+        blas_threads=1,
+    ):
+        """Run the global then the local phase.
+
+        Parameters
+        ----------
+        n_seeds : int, default=1000
+            Global-phase seeds (``global_num``); ignored if ``seeds`` is given.
+        n_local : int, default=1000
+            Local iterations per unique global instance (``local_num``); 0 skips
+            the local phase.
+        random_state : int, default=0
+            Seeds selection and the local phase's random stream.
+        engine : {"lockstep", "reference"}
+            Batched engine or the literal one-seed-at-a-time twin.
+        seeds : array (n, d), optional
+            Explicit seeds (validated against the bounds).
+        callback : callable, optional
+            Called after every step with a dict (``phase``, ``step``, ``total``,
+            ``n_global``, ``n_total``, ``elapsed``).
+        stop : threading.Event, optional
+            Checked after every step; when set, the run stops and returns what it
+            found so far (``result.stopped``).
+        track_explored : bool, default=True
+            Keep the set of generated instances (for ``success_rate``).
+        blas_threads : int or None, default=1
+            Limit the BLAS thread pool during the run (``threadpoolctl``): the
+            model batches here are small matrices, which run several times
+            faster single-threaded, especially on a busy machine.  ``None``
+            leaves the pool alone (large models may prefer that).
+
+        Returns
+        -------
+        FairnessTestResult
+        """
+        if engine not in ("lockstep", "reference"):
+            raise ValueError(f"engine must be 'lockstep' or 'reference', got {engine!r}.")
+        n_local = _check_int("n_local", n_local, 0)
+        if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+            raise TypeError(f"random_state must be an int (for the counter-based streams), got {random_state!r}.")
+        if seeds is None:
+            if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
+                raise ValueError(f"n_seeds must be an integer >= 1 (zero seeds find nothing), got {n_seeds!r}.")
+            seeds = self.seeds(n_seeds, random_state)
+        else:
+            seeds = self.problem.check_rows(seeds)
+            if seeds.shape[0] == 0:
+                raise ValueError("seeds is empty: pass at least one seed row.")
+        key = int(np.random.SeedSequence(random_state).generate_state(1, dtype=np.uint64)[0])
+        scorer = CountingScorer(self.scorer)
+        source = self._source(scorer)
+        import contextlib
+
+        if blas_threads is None:
+            limit = contextlib.nullcontext()
+        else:
+            from threadpoolctl import threadpool_limits
+
+            limit = threadpool_limits(limits=_check_int("blas_threads", blas_threads, 1), user_api="blas")
+        with limit:
+            t0 = time.perf_counter()
+            rec = _Recorder(self.problem.d, track_explored, callback, stop, t0)
+            if engine == "lockstep":
+                tg, tl = self._lockstep(scorer, source, seeds, n_local, key, rec)
+            else:
+                tg, tl = self._reference(scorer, source, seeds, n_local, key, rec)
+            elapsed = time.perf_counter() - t0
+        return self._assemble(rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state)
+
+    def _assemble(self, rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state):
+        d = self.problem.d
+        n = len(rec.found)
+        cat = lambda parts, shape: np.concatenate(parts) if parts else np.empty(shape)  # noqa: E731
+        params = self.params()
+        params.update({"engine": engine, "n_seeds": int(seeds.shape[0]), "n_local": n_local, "random_state": random_state})
+        return FairnessTestResult(
+            method=self.method,
+            instances=rec.found.rows.copy(),
+            counterparts=cat(rec.cp, (0, d)),
+            instance_scores=cat(rec.s1, (0,)),
+            counterpart_scores=cat(rec.s2, (0,)),
+            phase=cat(rec.phase, (0,)).astype(str),
+            n_global=rec.n_global,
+            n_local=n - rec.n_global,
+            elapsed=elapsed,
+            queries=int(scorer.rows + getattr(source, "rows", 0)),
+            model_calls=int(scorer.calls),
+            tries_global=int(tg),
+            tries_local=int(tl),
+            n_explored=len(rec.explored) if rec.explored is not None else 0,
+            seeds=seeds,
+            timeline=np.asarray(rec.timeline, dtype=np.float64),
+            stopped=rec.stopped,
+            params=params,
+            feature_names=self.problem.feature_names,
+            dataset=self.dataset,
+        )
+
+    # ------------------------------------------------------------------ gradient engines
+    def _global_lockstep(self, scorer, source, seeds, rec):
+        """Algorithm 3 for all seeds at once; returns global hits in seed order."""
+        pb = self.problem
+        W, d, C = seeds.shape[0], pb.d, pb.C
+        X = seeds.copy()
+        M1 = np.zeros((W, d))
+        M2 = np.zeros((W, d))
+        active = np.arange(W)
+        hitX = np.empty((W, d))
+        hitS = np.empty((W, C, d))
+        hitsc = np.empty((W, C))
+        hit = np.zeros(W, dtype=np.bool_)
+        tries = 0
+        zeros = np.zeros(W)
+        for it in range(self.max_iter):
+            if active.size == 0:
+                break
+            Xa = X[active]
+            S = pb.similar(Xa)
+            sc = scorer(S.reshape(-1, d)).reshape(-1, C)
+            tries += active.size
+            m = active.size
+            is_disc = np.empty(m, dtype=np.bool_)
+            pair = np.empty(m, dtype=np.int64)
+            mdiff = np.empty(m, dtype=np.int64)
+            _kernels.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
+            found = active[is_disc]
+            hit[found] = True
+            hitX[found] = Xa[is_disc]
+            hitS[found] = S[is_disc]
+            hitsc[found] = sc[is_disc]
+            rest = ~is_disc
+            ar = active[rest]
+            if ar.size:
+                x1 = np.ascontiguousarray(Xa[rest])
+                x2 = S[rest][np.arange(ar.size), mdiff[rest]]
+                G = source(np.concatenate([x1, x2]))
+                g1 = np.ascontiguousarray(G[: ar.size])
+                g2 = np.ascontiguousarray(G[ar.size :])
+                M1a = np.ascontiguousarray(M1[ar])
+                M2a = np.ascontiguousarray(M2[ar])
+                _kernels.global_update(
+                    x1, M1a, M2a, g1, g2, self.decay, source.direction_sign, pb.free, self.global_step, pb.lo, pb.hi
+                )
+                X[ar] = x1
+                M1[ar] = M1a
+                M2[ar] = M2a
+                rec.explore(x1)
+            active = ar
+            if rec.tick("global", it + 1, self.max_iter):
+                break
+        idx = np.flatnonzero(hit)
+        return hitX[idx], hitS[idx], hitsc[idx], tries
+
+    def _local_lockstep(self, scorer, source, gX, gS, gsc, n_local, key, rec):
+        """Algorithm 4 for all global instances at once."""
+        pb = self.problem
+        G, d, C = gX.shape[0], pb.d, pb.C
+        if G == 0 or n_local == 0:
+            return 0
+        X = gX.copy()
+        X0 = gX.copy()
+        S_cur, sc_cur = gS.copy(), gsc.copy()
+        P = np.zeros((G, d))
+        P0 = np.zeros((G, d))
+        suc = np.full(G, self.update_interval, dtype=np.int64)
+        walkers = np.arange(G)
+        is_disc = np.empty(G, dtype=np.bool_)
+        pair = np.empty(G, dtype=np.int64)
+        mdiff = np.empty(G, dtype=np.int64)
+        attr = np.empty(G, dtype=np.int64)
+        sgn = np.empty(G)
+        zeros = np.zeros(G)
+        tries = 0
+        for it in range(n_local):
+            ref = np.flatnonzero(suc >= self.update_interval)
+            if ref.size:
+                m = ref.size
+                u = stream_uniform(key, ref, it, _SLOT_PAIR)
+                _kernels.check_discrimination(
+                    np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m]
+                )
+                x1 = X[ref]
+                x2 = S_cur[ref, pair[:m]]
+                Gd = source(np.concatenate([x1, x2]))
+                Pr = np.empty((m, d))
+                _kernels.normalized_probability(
+                    np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free, self.epsilon, Pr
+                )
+                P[ref] = Pr
+                if it == 0:
+                    P0[:] = P
+                suc[ref] = 0
+            suc += 1
+            ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
+            ud = stream_uniform(key, walkers, it, _SLOT_DIR)
+            _kernels.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
+            S = pb.similar(X)
+            sc = scorer(S.reshape(-1, d)).reshape(G, C)
+            tries += G
+            rec.explore(X)
+            _kernels.check_discrimination(sc, zeros, is_disc, pair, mdiff)
+            ok = is_disc
+            rec.add(X[ok], S[ok], sc[ok], "local")
+            S_cur[ok] = S[ok]
+            sc_cur[ok] = sc[ok]
+            bad = ~ok
+            X[bad] = X0[bad]
+            P[bad] = P0[bad]
+            suc[bad] = 0
+            S_cur[bad] = gS[bad]
+            sc_cur[bad] = gsc[bad]
+            if rec.tick("local", it + 1, n_local):
+                break
+        return tries
+
+    def _lockstep(self, scorer, source, seeds, n_local, key, rec):
+        gX, gS, gsc, tg = self._global_lockstep(scorer, source, seeds, rec)
+        new = rec.found.add(gX) if gX.shape[0] else np.zeros(0, dtype=bool)
+        # record the global hits (unique, seed order) -- RowSet.add above already inserted them
+        self._record_global(rec, gX, gS, gsc, new)
+        rec.tick("global", self.max_iter, self.max_iter)
+        if rec.stopped:
+            return tg, 0
+        tl = self._local_lockstep(scorer, source, gX[new], gS[new], gsc[new], n_local, key, rec)
+        return tg, tl
+
+    @staticmethod
+    def _record_global(rec, gX, gS, gsc, new):
+        k = int(new.sum())
+        if k:
+            cpx, cps = _counterpart(gS[new], gsc[new])
+            rec.cp.append(cpx)
+            rec.s1.append(gsc[new, 0])
+            rec.s2.append(cps)
+            rec.phase.append(np.full(k, "global", dtype=object))
+            rec.n_global += k
+
+    # ------------------------------------------------------------------ literal reference
+    def _score_similar(self, scorer, x):
+        S = self.problem.similar(x[None, :])[0]
+        return S, scorer(S)
+
+    def _reference(self, scorer, source, seeds, n_local, key, rec):
+        """One seed at a time, literally as Algorithms 3 and 4 are printed.
+
+        Each candidate is scored together with its similar instances in one
+        model call (the authors' code makes one call per similar instance) and
+        each gradient is one Algorithm-2 call per point (``x`` then ``x'``).
+        """
+        pb = self.problem
+        d = pb.d
+        ui = self.update_interval
+        # ---- Algorithm 3
+        g_rows, g_S, g_sc = [], [], []
+        tries_g = 0
+        for i in range(seeds.shape[0]):
+            x = seeds[i].copy()
+            grad1 = np.zeros(d)
+            grad2 = np.zeros(d)
+            for _ in range(self.max_iter):
+                tries_g += 1
+                S, sc = self._score_similar(scorer, x)
+                y = sc[0] > 0.5
+                if np.any((sc[1:] > 0.5) != y):
+                    g_rows.append(x.copy())
+                    g_S.append(S)
+                    g_sc.append(sc)
+                    break
+                dist = (sc[0] - sc[1:]) ** 2
+                x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
+                grad1 = self.decay * grad1 + source(x[None, :])[0]
+                grad2 = self.decay * grad2 + source(x2[None, :])[0]
+                direction = np.zeros(d)
+                for a in range(d):
+                    if pb.free[a] and np.sign(grad1[a]) == np.sign(grad2[a]):
+                        direction[a] = source.direction_sign * np.sign(grad1[a])
+                x = np.minimum(pb.hi, np.maximum(pb.lo, x + self.global_step * direction))
+                rec.explore(x[None, :])
+            if rec.tick("global", i + 1, seeds.shape[0]):
+                break
+        if not g_rows:
+            return tries_g, 0
+        gX = np.array(g_rows)
+        new = rec.found.add(gX)
+        gS, gsc = np.array(g_S), np.array(g_sc)
+        self._record_global(rec, gX, gS, gsc, new)
+        if rec.stopped or n_local == 0:
+            return tries_g, 0
+        # ---- Algorithm 4
+        tries_l = 0
+        for w, x_start in enumerate(gX[new]):
+            x = x_start.copy()
+            x0 = x_start.copy()
+            prob = prob0 = None
+            suc_iter = ui
+            for it in range(n_local):
+                if suc_iter >= ui:
+                    S, sc = self._score_similar(scorer, x)
+                    differ = np.flatnonzero((sc[1:] > 0.5) != (sc[0] > 0.5)) + 1
+                    u = stream_uniform(key, [w], it, _SLOT_PAIR)[0]
+                    k = min(int(u * differ.size), differ.size - 1)
+                    x2 = S[differ[k]]
+                    grad1 = source(x[None, :])[0]
+                    grad2 = source(x2[None, :])[0]
+                    inv = np.where(pb.free, 1.0 / (np.abs(grad1) + np.abs(grad2) + self.epsilon), 0.0)
+                    prob = inv / inv.sum()
+                    if prob0 is None:
+                        prob0 = prob.copy()
+                    suc_iter = 0
+                suc_iter += 1
+                ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
+                ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
+                cum = np.cumsum(prob)
+                above = np.flatnonzero(cum > ua)
+                a = int(above[0]) if above.size else int(np.flatnonzero(prob > 0)[-1])
+                s = -1.0 if ud < 0.5 else 1.0
+                x[a] = x[a] + s * self.local_step
+                x = np.minimum(pb.hi, np.maximum(pb.lo, x))
+                tries_l += 1
+                rec.explore(x[None, :])
+                S, sc = self._score_similar(scorer, x)
+                if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
+                    rec.add(x[None, :].copy(), S[None], sc[None], "local")
+                else:
+                    x = x0.copy()
+                    prob = prob0.copy()
+                    suc_iter = 0
+            if rec.tick("local", w + 1, int(new.sum())):
+                break
+        return tries_g, tries_l
+
+
+class MAFT(_TwoPhaseSearch):
+    """Model-Agnostic Fairness Testing (Wang et al., ICSE 2024).
+
+    Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the
+    vectored zero-order gradient of the model's confidence (Algorithm 2).
+
+    Parameters
+    ----------
+    model : estimator with ``predict_proba`` or callable
+        Any binary model; only its favourable-class probability is used.
+    dataset : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and names.
+    protected : list of str or int, optional
+        Protected attributes (default ``dataset.protected``).
+    h : float, default=1.0
+        Perturbation size of the zero-order gradient (RQ1 recommends 1.0).
+    vectored : bool, default=True
+        Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per
+        attribute and point).
+    max_iter, global_step, local_step, decay, update_interval, n_clusters, epsilon
+        The paper's defaults: 10, 1.0, 1.0, 0.5, 5, 4, 1e-6.
+    data : array, optional
+        Seed pool (default ``dataset.X``).
+
+    Examples
+    --------
+    >>> res = MAFT(model, census, protected=["sex"]).run(n_seeds=100, n_local=100)  # doctest: +SKIP
+    >>> res.n_instances, res.instances_per_second  # doctest: +SKIP
+    """
+
+    method = "MAFT"
+
+    def __init__(self, model, dataset, protected=None, *, h=1.0, vectored=True, **kw):
+        self.h = _check_h(h)
+        self.vectored = bool(vectored)
+        super().__init__(model, dataset, protected, **kw)
+
+    def params(self):
+        p = super().params()
+        p.update(h=self.h, vectored=self.vectored)
+        return p
+
+    def _source(self, scorer):
+        return ZeroOrderSource(scorer, self.h, self.vectored)
+
+
+class EIDIG(_TwoPhaseSearch):
+    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
+    gradient of the output probability (white-box; needs a fitted sklearn
+    ``MLPClassifier``, possibly behind a scaler as :func:`fairlens.models.train_mlp`
+    returns it, differentiated by :func:`fairlens.models.mlp_input_gradient`)."""
+
+    method = "EIDIG"
+
+    def __init__(self, model, dataset, protected=None, **kw):
+        super().__init__(model, dataset, protected, **kw)
+        OutputGradientSource(model, self.scorer, self.problem.d)  # validates the model type early
+
+    def _source(self, scorer):
+        return OutputGradientSource(self.model, scorer)
+
+
+class ADF(_TwoPhaseSearch):
+    """ADF (Zhang et al., ICSE 2020): gradient of the loss, its sign, no momentum
+    (``decay=0``) and a fresh gradient at every local iteration
+    (``update_interval=1``); white-box like EIDIG."""
+
+    method = "ADF"
+
+    def __init__(self, model, dataset, protected=None, **kw):
+        kw.setdefault("decay", 0.0)
+        kw.setdefault("update_interval", 1)
+        super().__init__(model, dataset, protected, **kw)
+        LossGradientSource(model, self.scorer, self.problem.d)
+
+    def _source(self, scorer):
+        return LossGradientSource(self.model, scorer)
+
+
+class AEQUITAS(_TwoPhaseSearch):
+    """AEQUITAS (Udeshi et al., ASE 2018) as re-implemented by the MAFT authors.
+
+    Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the
+    input domain (not from the data); the discriminatory ones seed the local
+    phase.  Local phase: pick an attribute with adaptive weights and a direction
+    with adaptive per-attribute probabilities (both shared by all seeds and
+    reinforced by success, change size 0.001), step, keep on success, reset to
+    the seed on failure.  Protected attributes get weight 0 here (perturbing
+    them is meaningless: every value is already in the similar set).
+    """
+
+    method = "AEQUITAS"
+
+    def __init__(self, model, dataset, protected=None, *, change_size=0.001, **kw):
+        self.change_size = _check_pos("change_size", change_size)
+        super().__init__(model, dataset, protected, **kw)
+
+    def params(self):
+        p = super().params()
+        p["change_size"] = self.change_size
+        return p
+
+    def _source(self, scorer):
+        return None
+
+    def seeds(self, n_seeds, random_state=0):
+        """Uniform random points of the integer grid of the domain."""
+        n_seeds = _check_int("n_seeds", n_seeds, 1)
+        pb = self.problem
+        rng = np.random.default_rng(random_state)
+        lo = np.ceil(pb.lo)
+        hi = np.floor(pb.hi)
+        return np.ascontiguousarray(lo + np.floor(rng.random((n_seeds, pb.d)) * (hi - lo + 1.0)))
+
+    def _init_probs(self):
+        d = self.problem.d
+        pp = np.where(self.problem.free, 1.0, 0.0)
+        return pp / pp.sum(), np.full(d, 0.5)
+
+    def _global_check(self, scorer, seeds, rec):
+        pb = self.problem
+        S = pb.similar(seeds)
+        sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
+        rec.explore(seeds)
+        disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+        gX, gS, gsc = seeds[disc], S[disc], sc[disc]
+        new = rec.found.add(gX) if gX.shape[0] else np.zeros(0, dtype=bool)
+        self._record_global(rec, gX, gS, gsc, new)
+        rec.tick("global", 1, 1)
+        return gX[new], gS[new], gsc[new], seeds.shape[0]
+
+    def _lockstep(self, scorer, source, seeds, n_local, key, rec):
+        pb = self.problem
+        gX, gS, gsc, tg = self._global_check(scorer, seeds, rec)
+        G, d, C = gX.shape[0], pb.d, pb.C
+        if G == 0 or n_local == 0 or rec.stopped:
+            return tg, 0
+        pp, dp = self._init_probs()
+        X = gX.copy()
+        walkers = np.arange(G)
+        attr = np.empty(G, dtype=np.int64)
+        sgn = np.empty(G)
+        tries = 0
+        for it in range(n_local):
+            ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
+            ud = stream_uniform(key, walkers, it, _SLOT_DIR)
+            ue = stream_uniform(key, walkers, it, _SLOT_EDGE)
+            _kernels.aequitas_perturb(X, pp, dp, ua, ud, ue, self.local_step, pb.lo, pb.hi, attr, sgn)
+            S = pb.similar(X)
+            sc = scorer(S.reshape(-1, d)).reshape(G, C)
+            tries += G
+            rec.explore(X)
+            ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+            rec.add(X[ok], S[ok], sc[ok], "local")
+            X[~ok] = gX[~ok]
+            _kernels.aequitas_update(pp, dp, attr, sgn, ok, self.change_size, self.change_size, self.local_step)
+            if rec.tick("local", it + 1, n_local):
+                break
+        return tg, tries
+
+    def _reference(self, scorer, source, seeds, n_local, key, rec):
+        pb = self.problem
+        # global: one candidate at a time
+        g_rows, g_S, g_sc = [], [], []
+        for i in range(seeds.shape[0]):
+            S, sc = self._score_similar(scorer, seeds[i])
+            rec.explore(seeds[i][None, :])
+            if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
+                g_rows.append(seeds[i].copy())
+                g_S.append(S)
+                g_sc.append(sc)
+        rec.tick("global", 1, 1)
+        tg = seeds.shape[0]
+        if not g_rows:
+            return tg, 0
+        gX = np.array(g_rows)
+        new = rec.found.add(gX)
+        self._record_global(rec, gX, np.array(g_S), np.array(g_sc), new)
+        if n_local == 0 or rec.stopped:
+            return tg, 0
+        pp, dp = self._init_probs()
+        tries = 0
+        cs = self.change_size
+        for w, x_start in enumerate(gX[new]):
+            x = x_start.copy()
+            for it in range(n_local):
+                ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
+                ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
+                ue = stream_uniform(key, [w], it, _SLOT_EDGE)[0]
+                above = np.flatnonzero(np.cumsum(pp) > ua)
+                a = int(above[0]) if above.size else int(np.flatnonzero(pp > 0)[-1])
+                s = -1.0 if ud < dp[a] else 1.0
+                if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
+                    s = -1.0 if ue < 0.5 else 1.0
+                x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * self.local_step))
+                tries += 1
+                rec.explore(x[None, :])
+                S, sc = self._score_similar(scorer, x)
+                ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
+                if ok:
+                    rec.add(x[None, :].copy(), S[None], sc[None], "local")
+                else:
+                    x = x_start.copy()
+                if (ok and s < 0) or (not ok and s > 0):
+                    dp[a] = min(dp[a] + cs * self.local_step, 1.0)
+                else:
+                    dp[a] = max(dp[a] - cs * self.local_step, 0.0)
+                pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
+                pp = pp / pp.sum()
+            if rec.tick("local", w + 1, int(new.sum())):
+                break
+        return tg, tries

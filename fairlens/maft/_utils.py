@@ -1,0 +1,157 @@
+"""Small helpers of :mod:`fairlens.maft`: counted scorer, counter-based random
+numbers, exact row de-duplication, Wilson intervals."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["CountingScorer", "stream_uniform", "RowSet", "wilson_interval", "resolve_scorer"]
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def _splitmix(z):
+    z = z + _GOLD
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def stream_uniform(key, walkers, iteration, slot):
+    """Counter-based uniform numbers in [0, 1).
+
+    ``u = F(key, walker, iteration, slot)`` with a SplitMix64 mix, so that the
+    random number a walker uses at a given iteration does not depend on how
+    many other walkers run beside it.  This is what lets the lockstep engine and
+    the one-seed-at-a-time reference consume *identical* randomness.
+
+    Parameters
+    ----------
+    key : int
+        Stream key derived from ``random_state``.
+    walkers : array of int
+        Walker ids.
+    iteration : int
+        Iteration number.
+    slot : int
+        Which random draw of that iteration (pair choice, attribute, direction...).
+    """
+    w = np.asarray(walkers, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = np.full(w.shape, np.uint64(key), dtype=np.uint64)
+        z = _splitmix(z ^ (w * np.uint64(0xD1B54A32D192ED03)))
+        z = _splitmix(z ^ np.uint64((int(iteration) * 0x8CB92BA72F3D8DD7 + int(slot)) & 0xFFFFFFFFFFFFFFFF))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def _row_hashes(rows):
+    bits = np.ascontiguousarray(rows, dtype=np.float64).view(np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.full(rows.shape[0], np.uint64(0xCBF29CE484222325), dtype=np.uint64)
+        for j in range(rows.shape[1]):
+            h = (h ^ bits[:, j]) * np.uint64(0x100000001B3)
+            h = h ^ (h >> np.uint64(29))
+    return h.view(np.int64)
+
+
+class RowSet:
+    """Exact set of ``float64`` rows (open addressing, numba insertion kernel).
+
+    ``add(rows)`` returns a boolean mask of the rows that were new; rows keep
+    their insertion order in ``rows``.
+    """
+
+    def __init__(self, d, capacity=1024):
+        self.d = int(d)
+        cap = max(16, int(capacity))
+        self._store = np.empty((cap, self.d), dtype=np.float64)
+        size = 1
+        while size < 2 * cap:
+            size *= 2
+        self._table = np.full(size, -1, dtype=np.int64)
+        self.n = 0
+
+    def __len__(self):
+        return self.n
+
+    @property
+    def rows(self):
+        return self._store[: self.n]
+
+    def _grow(self, need):
+        cap = self._store.shape[0]
+        while cap < need:
+            cap *= 2
+        store = np.empty((cap, self.d), dtype=np.float64)
+        store[: self.n] = self._store[: self.n]
+        self._store = store
+        size = self._table.shape[0]
+        while size < 2 * cap:
+            size *= 2
+        old = self._store[: self.n].copy()
+        self._table = np.full(size, -1, dtype=np.int64)
+        n = self.n
+        self.n = 0
+        if n:
+            is_new = np.empty(n, dtype=np.bool_)
+            self.n = int(_kernels.table_insert(self._table, self._store, 0, old, _row_hashes(old), is_new))
+
+    def add(self, rows):
+        rows = np.ascontiguousarray(rows, dtype=np.float64).reshape(-1, self.d) + 0.0
+        m = rows.shape[0]
+        if self.n + m > self._store.shape[0]:
+            self._grow(self.n + m)
+        is_new = np.empty(m, dtype=np.bool_)
+        self.n = int(_kernels.table_insert(self._table, self._store, self.n, rows, _row_hashes(rows), is_new))
+        return is_new
+
+
+class CountingScorer:
+    """Wrap a scorer ``f(X) -> (n,)`` and count the rows and calls it sees.
+
+    Large inputs are scored in chunks of ``max_rows`` rows.
+    """
+
+    def __init__(self, scorer, max_rows=262144):
+        self.scorer = scorer
+        self.max_rows = int(max_rows)
+        self.rows = 0
+        self.calls = 0
+
+    def __call__(self, X):
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        self.rows += n
+        if n <= self.max_rows:
+            self.calls += 1
+            return np.asarray(self.scorer(X), dtype=np.float64).reshape(n)
+        out = np.empty(n, dtype=np.float64)
+        for s in range(0, n, self.max_rows):
+            self.calls += 1
+            out[s : s + self.max_rows] = np.asarray(self.scorer(X[s : s + self.max_rows]), dtype=np.float64).ravel()
+        return out
+
+
+def resolve_scorer(model):
+    """Adapt ``model`` with :func:`fairlens.models.as_scorer` (the one model protocol)."""
+    from fairlens.models import as_scorer
+
+    return as_scorer(model)
+
+
+def wilson_interval(k, n, confidence=0.95):
+    """Wilson score interval for a binomial proportion ``k / n``."""
+    from scipy.stats import norm
+
+    if n <= 0:
+        return (float("nan"), float("nan"))
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    p = k / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))

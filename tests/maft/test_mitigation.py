@@ -1,0 +1,48 @@
+import numpy as np
+import pytest
+
+from _oracle import is_discriminatory
+from fairlens.maft import MAFT, discrimination_rate, discriminatory_mask, retrain_with_instances
+
+
+def test_mask_matches_oracle(toy, toy_mlp):
+    X = toy.X[:80]
+    m = discriminatory_mask(toy_mlp, toy, X, protected=["sex", "race"])
+    expect = [is_discriminatory(toy_mlp, x, [1, 2], toy.bounds) for x in X]
+    np.testing.assert_array_equal(m, expect)
+
+
+def test_rate_and_interval(toy, toy_mlp):
+    r = discrimination_rate(toy_mlp, toy, ["sex"], n_samples=400, random_state=0)
+    assert r["low"] <= r["rate"] <= r["high"] and r["n"] == 400
+    # independent recount on the same samples
+    rng = np.random.default_rng(0)
+    X = np.floor(rng.random((400, 6)) * (toy.bounds[:, 1] - toy.bounds[:, 0] + 1)) + toy.bounds[:, 0]
+    k = sum(is_discriminatory(toy_mlp, x, [1], toy.bounds) for x in X)
+    assert r["rate"] == pytest.approx(k / 400)
+    # a model that ignores the protected attributes never discriminates
+    flat = lambda Z: 1 / (1 + np.exp(-(np.asarray(Z)[:, 3] - 4.5)))  # noqa: E731
+    assert discrimination_rate(flat, toy, ["sex", "race"], n_samples=200)["rate"] == 0.0
+
+
+def test_retraining_reduces_discrimination(toy, toy_mlp):
+    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_seeds=60, n_local=200, random_state=0)
+    assert res.n_instances > 30
+    mit = retrain_with_instances(toy_mlp, toy, res, fraction=0.2, n_samples=2000, random_state=0)
+    fr = mit.to_frame()
+    assert list(fr.model) == ["before", "baseline refit", "after"]
+    # the reported rates are those of the returned models
+    again = discrimination_rate(mit.model, toy, ["sex"], n_samples=2000, random_state=1)
+    assert again["rate"] == pytest.approx(mit.rate_after["rate"])
+    assert mit.rate_after["rate"] < mit.rate_baseline["rate"]
+    assert 0 < mit.n_added <= res.n_instances
+    assert abs(mit.accuracy_after - mit.accuracy_baseline) < 0.1
+
+
+def test_retrain_rejects_empty(toy, toy_mlp):
+    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_local=0, seeds=toy.X[:1], random_state=0)
+    if res.n_instances == 0:
+        with pytest.raises(ValueError, match="no discriminatory"):
+            retrain_with_instances(toy_mlp, toy, res)
+    with pytest.raises(ValueError, match="labelling"):
+        retrain_with_instances(toy_mlp, toy, res, labelling="vote")
