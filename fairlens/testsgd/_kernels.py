@@ -17,6 +17,8 @@ __all__ = [
     "and_popcount_chain",
     "unpack_bits",
     "sample_rows",
+    "neighbourhood_rows",
+    "lookup_labels",
 ]
 
 _M1 = np.uint64(0x5555555555555555)
@@ -189,4 +191,59 @@ def sample_rows(X, seeds_flat, seeds_start, seeds_len, group, U, free_cols, step
             if v > hi[col]:
                 v = hi[col]
             out[i, col] = v
+    return out
+
+
+@numba.njit(cache=True)
+def neighbourhood_rows(X, rows, free_cols, step, lo, hi, out):
+    """All section 4.3 perturbations of the seeds ``rows``.
+
+    ``out[(t * k + c) * 2 + s]`` is seed ``rows[t]`` with column ``free_cols[c]``
+    moved by ``-step`` (``s = 0``) or ``+step`` (``s = 1``), clipped to
+    ``[lo, hi]``; ``k = len(free_cols)`` (if ``k == 0`` the seed itself twice).
+    """
+    d = X.shape[1]
+    k = free_cols.shape[0]
+    kk = k if k > 0 else 1
+    for t in range(rows.shape[0]):
+        src = rows[t]
+        for c in range(kk):
+            for s in range(2):
+                r = (t * kk + c) * 2 + s
+                for j in range(d):
+                    out[r, j] = X[src, j]
+                if k > 0:
+                    col = free_cols[c]
+                    v = X[src, col] - step[col] if s == 0 else X[src, col] + step[col]
+                    if v < lo[col]:
+                        v = lo[col]
+                    if v > hi[col]:
+                        v = hi[col]
+                    out[r, col] = v
+    return out
+
+
+@numba.njit(cache=True)
+def lookup_labels(label_table, n_free, seeds_flat, seeds_start, seeds_len, group, U, out):
+    """Labels of the samples :func:`sample_rows` would draw, read from a table.
+
+    ``label_table[i, c, s]`` is the model's label of seed ``i`` perturbed on
+    free column ``c`` in direction ``s`` (see :func:`neighbourhood_rows`); the
+    seed/column/direction choice from ``U`` is exactly that of
+    :func:`sample_rows`, so the result equals sampling and calling the model.
+    """
+    n_rows = group.shape[0]
+    for i in range(n_rows):
+        g = group[i]
+        pick = np.int64(U[i, 0] * seeds_len[g])
+        if pick >= seeds_len[g]:
+            pick = seeds_len[g] - 1
+        src = seeds_flat[seeds_start[g] + pick]
+        c = np.int64(0)
+        if n_free > 0:
+            c = np.int64(U[i, 1] * n_free)
+            if c >= n_free:
+                c = n_free - 1
+        s = 0 if U[i, 2] < 0.5 else 1
+        out[i] = label_table[src, c, s]
     return out

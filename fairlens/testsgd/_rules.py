@@ -191,15 +191,20 @@ def _nice_edges(lo: float, hi: float, k: int) -> np.ndarray:
 
 def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
                  edges: Sequence[float] | None = None, kind: str | None = None,
-                 max_values: int = MAX_CATEGORY_VALUES) -> list:
+                 max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval") -> list:
     """All 1-feature rules of ``feature`` (Algorithm 1, lines 2-5).
 
     Categorical features: every non-empty proper subset of the values that
     occur in the domain (``categories`` of the dataset, else the observed
     values), ordered by size then code. Integer/continuous features: ``n_bins``
     equal-width bins over the domain ``bounds`` (or the given ``edges``), and
-    every range of adjacent bins except the full range.
+    every range of adjacent bins except the full range (``rule_form="interval"``,
+    the issue's reading of section 4.1), or only the one-sided ranges
+    ``x < edge`` / ``x >= edge`` (``rule_form="threshold"``, the "linear
+    inequality" form of section 3 that the paper's Crime rules use).
     """
+    if rule_form not in ("interval", "threshold"):
+        raise ValueError(f"rule_form must be 'interval' or 'threshold', got {rule_form!r}")
     j = table.index_of(feature)
     ftype = kind or table.feature_types[j]
     if ftype == "categorical" or (kind is None and feature in table.categories and edges is None):
@@ -242,6 +247,8 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
     for a in range(k):
         for c in range(a, k):
             if a == 0 and c == k - 1:
+                continue
+            if rule_form == "threshold" and a != 0 and c != k - 1:
                 continue
             out.append(Rule(feature, j, "range", edges=tuple(float(v) for v in e), bin_lo=a, bin_hi=c))
     return out
@@ -329,7 +336,7 @@ def _check_theta(theta):
 
 
 def build_rules(table: TableView, sensitive: Sequence[str], *, n_bins: int = N_BINS_DEFAULT,
-                bins=None, max_values: int = MAX_CATEGORY_VALUES) -> dict:
+                bins=None, max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval") -> dict:
     """``feature -> single rules`` for every sensitive feature (Algorithm 1 lines 1-5)."""
     if isinstance(sensitive, str):
         sensitive = [sensitive]
@@ -341,7 +348,8 @@ def build_rules(table: TableView, sensitive: Sequence[str], *, n_bins: int = N_B
     out = {}
     for f in sensitive:
         nb, edges = _resolve_bins(bins, f)
-        out[f] = single_rules(table, f, n_bins=nb or n_bins, edges=edges, max_values=max_values)
+        out[f] = single_rules(table, f, n_bins=nb or n_bins, edges=edges, max_values=max_values,
+                              rule_form=rule_form)
     return out
 
 
@@ -353,7 +361,8 @@ def _min_count(theta: float, n: int) -> int:
 
 def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
-                       max_values: int = MAX_CATEGORY_VALUES) -> FrequentRuleSets:
+                       max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
+                       max_rule_sets: int = 2_000_000) -> FrequentRuleSets:
     """Frequent rule sets of Algorithm 1, without materialising the cross product.
 
     Algorithm 1 enumerates every combination of (rule or nothing) per sensitive
@@ -380,6 +389,13 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
         ``{"age": [0, 10, ..., 100]}``.
     max_size : int, optional
         Largest number of rules in a rule set (default: all features).
+    rule_form : {"interval", "threshold"}
+        Rules of binned features: every range of adjacent bins, or one-sided
+        thresholds only (see :func:`single_rules`).
+    max_rule_sets : int
+        Safety cap: if more frequent rule sets than this exist, a ValueError
+        suggests a larger ``theta``, ``max_size`` or ``rule_form="threshold"``
+        (nothing is allocated beyond the cap).
 
     Returns
     -------
@@ -390,7 +406,8 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     t0 = time.perf_counter()
     _check_theta(theta)
     table = as_table(dataset)
-    rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values)
+    rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
+                        rule_form=rule_form)
     feats = list(rules)
     n = table.X.shape[0]
     if n == 0:
@@ -441,6 +458,11 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
         counts = _kernels.and_popcount(level_bits[-1], rule_bits, p_idx, q_idx,
                                        np.zeros((0, rule_bits.shape[1]), np.uint64))
         ok = np.flatnonzero(counts >= need)
+        total = sum(m.shape[0] for m in level_members) + ok.size
+        if total > max_rule_sets:
+            raise ValueError(
+                f"more than max_rule_sets={max_rule_sets} frequent rule sets ({total} up to {k + 1} rules); "
+                "raise theta, limit max_size (e.g. 2), use rule_form='threshold' or fewer sensitive features")
         p_ok, q_ok = p_idx[ok], q_idx[ok]
         new_bits = np.zeros((ok.size, rule_bits.shape[1]), np.uint64)
         if ok.size:
@@ -466,7 +488,8 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
 
 
 def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BINS_DEFAULT,
-                                  bins=None, max_values=MAX_CATEGORY_VALUES):
+                                  bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
+                                  rule_form="interval"):
     """Literal Algorithm 1: materialise the full cross product, keep support >= theta.
 
     Slow reference (pure NumPy boolean masks); only for small rule spaces.
@@ -474,14 +497,15 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
     """
     _check_theta(theta)
     table = as_table(dataset)
-    rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values)
+    rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
+                        rule_form=rule_form)
     n = table.X.shape[0]
     need = _min_count(float(theta), n)
     masks = {id(r): r.mask(table.X) for f in rules for r in rules[f]}
     out = {}
     for combo in itertools.product(*[[None] + rules[f] for f in rules]):
         chosen = [r for r in combo if r is not None]
-        if not chosen:
+        if not chosen or (max_size is not None and len(chosen) > max_size):
             continue
         m = np.ones(n, dtype=bool)
         for r in chosen:

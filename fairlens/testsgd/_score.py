@@ -167,6 +167,43 @@ class Sampler:
                              self.lo, self.hi, out)
         return out
 
+    @property
+    def n_neighbours(self) -> int:
+        """Number of distinct samples: seeds x free columns x 2 directions."""
+        return self.table.X.shape[0] * max(1, self.free_cols.size) * 2
+
+    def neighbourhood_labels(self, scorer, threshold: float = 0.5, batch_rows: int = 200_000):
+        """Model labels of EVERY possible sample, shape (n, max(1, k), 2) uint8.
+
+        Each sample of section 4.3 is fully determined by (seed, column,
+        direction), so scoring this finite neighbourhood once and looking the
+        labels up (:func:`_kernels.lookup_labels`) gives exactly the labels
+        sampling-then-calling the model gives. Returns the table and the number
+        of rows scored.
+        """
+        X = self.table.X
+        n, d = X.shape
+        kk = max(1, self.free_cols.size)
+        table = np.empty((n, kk, 2), dtype=np.uint8)
+        per = max(1, int(batch_rows) // (2 * kk))
+        for a in range(0, n, per):
+            rows = np.arange(a, min(n, a + per), dtype=np.int64)
+            out = np.empty((rows.size * kk * 2, d), dtype=np.float64)
+            _kernels.neighbourhood_rows(X, rows, self.free_cols, self.step, self.lo, self.hi, out)
+            lab = np.asarray(scorer(out), dtype=np.float64) >= threshold
+            table[a:a + rows.size] = lab.reshape(rows.size, kk, 2)
+        return table, n * kk * 2
+
+    def lookup(self, table, seeds_list, group, U) -> np.ndarray:
+        """Labels of the samples :meth:`sample` would draw, read from ``table``."""
+        lens = np.array([len(s) for s in seeds_list], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seeds_list])
+        out = np.empty(group.shape[0], dtype=np.int64)
+        _kernels.lookup_labels(table, np.int64(self.free_cols.size), flat, starts, lens,
+                               np.ascontiguousarray(group, np.int64), np.ascontiguousarray(U, np.float64), out)
+        return out
+
     def sample_one(self, seeds: np.ndarray, u: np.ndarray) -> np.ndarray:
         """One sample, literally as in section 4.3 (no kernel; reference path)."""
         x = self.table.X[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]].copy()
@@ -270,7 +307,8 @@ def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[
     if method != "batched":
         raise ValueError(f"method must be 'batched' or 'reference', got {method!r}")
     rng = np.random.default_rng(random_state)
-    res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng], **kw)
+    res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng],
+                             strategy="sample", **kw)
     return res[0]
 
 
@@ -279,7 +317,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
                     confidence: float = 0.95, sample_thr: int = 1000,
                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
                     random_state=None, rngs=None, batch_rows: int = 200_000, block: int = 512,
-                    progress=None, stop_flag=None):
+                    strategy: str = "auto", progress=None, stop_flag=None):
     """Batched Algorithm 2 over many rule sets.
 
     Rule sets are processed in chunks so that each model call scores about
@@ -293,6 +331,13 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     Each rule set ``j`` uses its own generator (``rngs[j]``, or child ``j`` of
     ``SeedSequence(random_state)``), so results do not depend on chunking and
     equal :func:`group_fairness_score_reference` run with that generator.
+
+    ``strategy``: "sample" draws rows (numba) and calls the model on them;
+    "table" scores the whole finite sampling neighbourhood of section 4.3
+    once (``n x k x 2`` rows: seed, perturbed column, direction) and reads
+    the labels of the drawn samples from it -- identical labels, far fewer
+    model rows when many rule sets are scored; "auto" picks "table" when the
+    neighbourhood is smaller than the rows sampling would score.
 
     Returns
     -------
@@ -315,6 +360,13 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     results: list = [None] * m
     n_scored = 0
     first = int(sample_thr) + 1
+    if strategy not in ("auto", "table", "sample"):
+        raise ValueError(f"strategy must be 'auto', 'table' or 'sample', got {strategy!r}")
+    if strategy == "auto":
+        strategy = "table" if sampler.n_neighbours < 2 * first * m else "sample"
+    label_table = None
+    if strategy == "table" and m:
+        label_table, n_scored = sampler.neighbourhood_labels(scorer, threshold, batch_rows)
     # rule sets per chunk: first block of 2*first rows each
     per_chunk = max(1, int(batch_rows) // (2 * first))
     sample_thr = int(sample_thr)
@@ -359,12 +411,15 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
                 group.append(np.full(want[j], 2 * g + 1, np.int64))
             group = np.concatenate(group)
             U = np.concatenate(U, axis=0)
-            rows = sampler.sample(seeds_list, group, U)
-            labels = np.empty(rows.shape[0], dtype=np.int64)
-            for b0 in range(0, rows.shape[0], max(1, int(batch_rows))):
-                sl = slice(b0, b0 + int(batch_rows))
-                labels[sl] = (np.asarray(scorer(rows[sl]), dtype=np.float64) >= threshold)
-            n_scored += rows.shape[0]
+            if label_table is not None:
+                labels = sampler.lookup(label_table, seeds_list, group, U)
+            else:
+                rows = sampler.sample(seeds_list, group, U)
+                labels = np.empty(rows.shape[0], dtype=np.int64)
+                for b0 in range(0, rows.shape[0], max(1, int(batch_rows))):
+                    sl = slice(b0, b0 + int(batch_rows))
+                    labels[sl] = (np.asarray(scorer(rows[sl]), dtype=np.float64) >= threshold)
+                n_scored += rows.shape[0]
             pos = 0
             still = []
             for j in active:

@@ -137,11 +137,17 @@ class TestSGD:
         ``K`` equal-width bins of continuous/integer features.
     bins : dict, optional
         Per-feature bin count or explicit edges.
+    max_size, rule_form, max_rule_sets :
+        Passed to :func:`frequent_rule_sets` (largest rule set, "interval" or
+        "threshold" rules for binned features, safety cap).
     perturbation : float or dict, optional
         ``s_pert`` override (default 1 for integer/categorical, 0.01 for continuous).
     threshold : float, default 0.5
     batch_rows : int, default 200000
         Rows per model call.
+    strategy : {"auto", "table", "sample"}
+        How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
+        all give identical numbers.
     random_state : int, optional
     """
 
@@ -151,7 +157,9 @@ class TestSGD:
                  error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                  random_state=None, *, max_samples: int = DEFAULT_MAX_SAMPLES, n_bins: int = N_BINS_DEFAULT,
                  bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 200_000,
-                 max_values: int = MAX_CATEGORY_VALUES, progress: bool = False):
+                 max_values: int = MAX_CATEGORY_VALUES, max_size: int | None = None,
+                 rule_form: str = "interval", max_rule_sets: int = 2_000_000, strategy: str = "auto",
+                 progress: bool = False):
         self.model = model
         self.dataset = dataset
         self.table = as_table(dataset)
@@ -181,6 +189,12 @@ class TestSGD:
         self.threshold = float(threshold)
         self.batch_rows = int(batch_rows)
         self.max_values = int(max_values)
+        self.max_size = max_size
+        self.rule_form = rule_form
+        self.max_rule_sets = int(max_rule_sets)
+        if strategy not in ("auto", "table", "sample"):
+            raise ValueError(f"strategy must be 'auto', 'table' or 'sample', got {strategy!r}")
+        self.strategy = strategy
         self.random_state = random_state
         self.progress = progress
         self.scorer = make_scorer(model)
@@ -189,12 +203,15 @@ class TestSGD:
     def mine(self, theta: float | None = None) -> FrequentRuleSets:
         """Phase 1: the frequent rule sets (Algorithm 1)."""
         return frequent_rule_sets(self.table, self.sensitive, self.theta if theta is None else theta,
-                                  n_bins=self.n_bins, bins=self.bins, max_values=self.max_values)
+                                  n_bins=self.n_bins, bins=self.bins, max_values=self.max_values,
+                                  max_size=self.max_size, rule_form=self.rule_form,
+                                  max_rule_sets=self.max_rule_sets)
 
     def params(self) -> dict:
         return dict(theta=self.theta, error=self.error, confidence=self.confidence,
                     sample_thr=self.sample_thr, max_samples=self.max_samples, n_bins=self.n_bins,
-                    threshold=self.threshold, random_state=self.random_state, sensitive=self.sensitive)
+                    threshold=self.threshold, random_state=self.random_state, sensitive=self.sensitive,
+                    max_size=self.max_size, rule_form=self.rule_form)
 
     def run(self, stop_flag=None, progress=None) -> TestSGDReport:
         """Mine, score every frequent rule set, rank. Returns a :class:`TestSGDReport`."""
@@ -215,7 +232,7 @@ class TestSGD:
             mask_fn=lambda idx: fr.masks(idx), error_thr=self.error, confidence=self.confidence,
             sample_thr=self.sample_thr, max_samples=self.max_samples, threshold=self.threshold,
             perturbation=self.perturbation, random_state=self.random_state, batch_rows=self.batch_rows,
-            progress=progress, stop_flag=stop_flag)
+            strategy=self.strategy, progress=progress, stop_flag=stop_flag)
         if bar is not None:
             bar.close()
         stopped = any(r is None for r in results)

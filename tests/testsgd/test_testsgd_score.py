@@ -182,7 +182,26 @@ def test_error_bound_coverage(toy, planted):
 def test_batched_independent_of_chunking(toy, planted):
     fr = frequent_rule_sets(toy, SENS, 0.1)
     sets = fr.rule_sets[:40]
-    a, na = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=500)
-    b, nb = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=10 ** 6)
+    a, na = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=500,
+                           strategy="sample")
+    b, nb = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=10 ** 6,
+                           strategy="sample")
     assert [(r.n_samples, r.rate_in, r.rate_out) for r in a] == [(r.n_samples, r.rate_in, r.rate_out) for r in b]
     assert na == nb >= 2 * sum(r.n_samples for r in a)
+
+
+def test_table_strategy_equals_sampling(toy, planted):
+    fr = frequent_rule_sets(toy, SENS, 0.1)
+    sets = fr.rule_sets[:30]
+    kw = dict(random_state=9, sample_thr=150, error_thr=0.06)
+    a, na = score_rule_sets(planted, toy, sets, SENS, strategy="sample", **kw)
+    b, nb = score_rule_sets(planted, toy, sets, SENS, strategy="table", **kw)
+    assert [(r.n_samples, r.rate_in, r.rate_out, r.margin) for r in a] == \
+        [(r.n_samples, r.rate_in, r.rate_out, r.margin) for r in b]
+    assert nb == toy.X.shape[0] * 2 * 2  # n seeds x 2 free columns x 2 directions
+    # and both equal the one-sample-at-a-time reference with the per-rule-set child stream
+    children = np.random.SeedSequence(9).spawn(len(sets))
+    for j in (0, 7, 29):
+        ref = group_fairness_score_reference(planted, toy, sets[j], SENS, random_state=np.random.default_rng(children[j]),
+                                             sample_thr=150, error_thr=0.06)
+        assert (ref.n_samples, ref.rate_in, ref.rate_out) == (a[j].n_samples, a[j].rate_in, a[j].rate_out)
