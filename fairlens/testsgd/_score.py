@@ -172,7 +172,7 @@ class Sampler:
         """Number of distinct samples: seeds x free columns x 2 directions."""
         return self.table.X.shape[0] * max(1, self.free_cols.size) * 2
 
-    def neighbourhood_labels(self, scorer, threshold: float = 0.5, batch_rows: int = 200_000):
+    def neighbourhood_labels(self, scorer, threshold: float = 0.5, batch_rows: int = 65_536):
         """Model labels of EVERY possible sample, shape (n, max(1, k), 2) uint8.
 
         Each sample of section 4.3 is fully determined by (seed, column,
@@ -316,7 +316,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
                     masks: np.ndarray | None = None, mask_fn=None, error_thr: float = 0.05,
                     confidence: float = 0.95, sample_thr: int = 1000,
                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
-                    random_state=None, rngs=None, batch_rows: int = 200_000, block: int = 512,
+                    random_state=None, rngs=None, batch_rows: int = 65_536, block: int = 512,
                     strategy: str = "auto", progress=None, stop_flag=None):
     """Batched Algorithm 2 over many rule sets.
 

@@ -143,7 +143,7 @@ class TestSGD:
     perturbation : float or dict, optional
         ``s_pert`` override (default 1 for integer/categorical, 0.01 for continuous).
     threshold : float, default 0.5
-    batch_rows : int, default 200000
+    batch_rows : int, default 65536
         Rows per model call.
     strategy : {"auto", "table", "sample"}
         How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
@@ -156,7 +156,7 @@ class TestSGD:
     def __init__(self, model, dataset, sensitive: Sequence[str] | None = None, theta: float = 0.05,
                  error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                  random_state=None, *, max_samples: int = DEFAULT_MAX_SAMPLES, n_bins: int = N_BINS_DEFAULT,
-                 bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 200_000,
+                 bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 65_536,
                  max_values: int = MAX_CATEGORY_VALUES, max_size: int | None = None,
                  rule_form: str = "interval", max_rule_sets: int = 2_000_000, strategy: str = "auto",
                  progress: bool = False):
