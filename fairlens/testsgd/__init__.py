@@ -15,6 +15,8 @@ from ._rules import (FrequentRuleSets, Rule, RuleSet, frequent_rule_sets,
 from ._score import (Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
                      score_rule_sets, z_value)
 from ._testsgd import TestSGD, TestSGDReport
+from ._themis import ThemisResult, themis_group_discrimination
+from ._mitigate import MitigationResult, generate_group_samples, mitigate
 
 __all__ = [
     "Rule",
@@ -31,6 +33,11 @@ __all__ = [
     "score_rule_sets",
     "TestSGD",
     "TestSGDReport",
+    "ThemisResult",
+    "themis_group_discrimination",
+    "MitigationResult",
+    "generate_group_samples",
+    "mitigate",
     "RuleSetBrowser",
 ]
 

@@ -367,8 +367,9 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     label_table = None
     if strategy == "table" and m:
         label_table, n_scored = sampler.neighbourhood_labels(scorer, threshold, batch_rows)
-    # rule sets per chunk: first block of 2*first rows each
-    per_chunk = max(1, int(batch_rows) // (2 * first))
+        per_chunk = 256  # no rows are materialised: chunks only bound the uniforms/masks held
+    else:
+        per_chunk = max(1, int(batch_rows) // (2 * first))
     sample_thr = int(sample_thr)
     max_samples = int(max_samples)
     for c0 in range(0, m, per_chunk):
