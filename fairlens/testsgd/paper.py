@@ -124,10 +124,7 @@ def paper_model(train, random_state=0, max_iter=None):
         train_mlp = None
     if train_mlp is not None:
         kw = {} if max_iter is None else {"max_iter": max_iter}
-        try:
-            return train_mlp(train, random_state=random_state, test_size=None, **kw)
-        except TypeError:
-            return train_mlp(train, random_state=random_state, **kw)
+        return train_mlp(train, random_state=random_state, test_size=0, **kw)
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
