@@ -124,6 +124,10 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     if fit is None:
         from sklearn.base import clone
 
+        if not hasattr(model, "get_params"):
+            raise TypeError(f"{type(model).__name__} is not a scikit-learn estimator and cannot be cloned for "
+                            "retraining; pass fit=callable(X, y) -> fitted model")
+
         def fit(X, y):
             m = clone(model)
             with warnings.catch_warnings():

@@ -108,6 +108,26 @@ class ScoreResult:
     status: str = "ok"
     support: float = float("nan")
 
+    def _group_margin(self, p):
+        if not self.n_samples or not np.isfinite(p):
+            return float("nan")
+        z = z_value(float(np.sqrt(self.confidence)))
+        return float(z * np.sqrt(p * (1 - p) / self.n_samples))
+
+    @property
+    def margin_in(self) -> float:
+        """epsilon_r = z sqrt(phi_r (1 - phi_r) / n) (Eq. 7)."""
+        return self._group_margin(self.rate_in)
+
+    @property
+    def margin_out(self) -> float:
+        """epsilon_not_r (Eq. 7)."""
+        return self._group_margin(self.rate_out)
+
+    def plot(self, ax=None):
+        from .plots import plot_rates
+        return plot_rates(self, ax=ax)
+
     @property
     def ci(self) -> tuple:
         return (max(0.0, self.score - self.margin), self.score + self.margin)

@@ -50,6 +50,7 @@ class TestSGDReport:
     dataset_name: str = "data"
     accuracy: float | None = None
     stopped: bool = False
+    tester: object = field(default=None, repr=False, compare=False)
 
     @property
     def n_rule_sets(self) -> int:
@@ -87,6 +88,19 @@ class TestSGDReport:
     def plot(self, k: int = 10, ax=None):
         from .plots import plot_top_rule_sets
         return plot_top_rule_sets(self, k=k, ax=ax)
+
+    def result_for(self, rule_set) -> ScoreResult:
+        """The result of a rule set (a RuleSet or its printed form)."""
+        key = str(rule_set)
+        for r in self.results:
+            if str(r.rule_set) == key:
+                return r
+        raise KeyError(f"rule set {key!r} is not in the report")
+
+    def browse(self, **kw):
+        """A :class:`RuleSetBrowser` over this report (needs ipywidgets)."""
+        from .widget import RuleSetBrowser
+        return RuleSetBrowser(self, **kw)
 
     def summary(self) -> pd.DataFrame:
         """One-line summary: time, number of rule sets, top score (Table 5 style)."""
@@ -243,7 +257,7 @@ class TestSGD:
             pred = (np.asarray(self.scorer(self.table.X)) >= self.threshold).astype(int)
             acc = float(np.mean(pred == self.table.y))
         return TestSGDReport(_rank(results), fr, self.params(), t2 - t0, t1 - t0, t2 - t1, int(n_rows),
-                             self.table.name, acc, stopped)
+                             self.table.name, acc, stopped, tester=self)
 
     def score(self, rule_set: RuleSet, *, error: float | None = None, method: str = "batched",
               random_state=None) -> ScoreResult:
