@@ -30,7 +30,7 @@ def pytest_approx(v):
 
 def test_themis_and_theta_plots(toy, planted):
     t = themis_group_discrimination(planted, toy, ["gender", "race"], n_samples=100, random_state=0)
-    ax = t.plot(k=3)
+    ax = t.plot(k=4)
     assert len(ax.patches) == len(t.rates)  # 8 subgroups <= 2k shown in full
     ax = plot_theta_effect(pd.DataFrame({"theta": [0.01, 0.05, 0.1], "n_rule_sets": [30, 20, 10],
                                          "top_score": [0.5, 0.4, 0.3]}))
