@@ -88,7 +88,7 @@ def plot_mitigation(result, ax=None):
 def plot_themis(result, ax=None, k=10):
     """Favourable rate of the ``k`` highest and lowest THEMIS subgroups."""
     f = result.to_frame()
-    sel = f.head(k) if len(f) <= 2 * k else f.iloc[list(range(k)) + list(range(len(f) - k, len(f)))]
+    sel = f if len(f) <= 2 * k else f.iloc[list(range(k)) + list(range(len(f) - k, len(f)))]
     ax = _ax(ax, figsize=(7, 0.3 * len(sel) + 1))
     y = np.arange(len(sel))[::-1]
     ax.barh(y, sel["rate"], color="#7570b3")
