@@ -16,6 +16,8 @@ from ._score import (Sampler, ScoreResult, group_fairness_score, group_fairness_
                      score_rule_sets, z_value)
 from ._testsgd import TestSGD, TestSGDReport
 from ._themis import ThemisResult, themis_group_discrimination
+from ._text import (IDENTITY_TERMS, TermRule, TextRuleSet, TextSampler, test_text_model,
+                    text_frequent_rule_sets, text_group_fairness_score, text_group_fairness_score_reference)
 from ._mitigate import MitigationResult, generate_group_samples, mitigate
 
 __all__ = [
@@ -38,6 +40,14 @@ __all__ = [
     "MitigationResult",
     "generate_group_samples",
     "mitigate",
+    "IDENTITY_TERMS",
+    "TermRule",
+    "TextRuleSet",
+    "TextSampler",
+    "text_frequent_rule_sets",
+    "text_group_fairness_score",
+    "text_group_fairness_score_reference",
+    "test_text_model",
     "RuleSetBrowser",
 ]
 
