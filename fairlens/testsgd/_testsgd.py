@@ -63,7 +63,16 @@ class TestSGDReport:
 
     @property
     def n_not_converged(self) -> int:
+        """Rule sets without a converged estimate (status "cap" or "no-seeds")."""
         return int(sum(1 for r in self.results if not r.converged))
+
+    def status_counts(self) -> dict:
+        """``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the bound;
+        "no-seeds" are rule sets that every row (or no row) satisfies, so one group cannot be sampled."""
+        out = {"ok": 0, "cap": 0, "no-seeds": 0}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per rule set, ranked by score."""
