@@ -1,0 +1,479 @@
+"""Group fairness score with an error bound (TestSGD section 4.2-4.3, Algorithm 2).
+
+Two implementations that consume the SAME random stream and therefore return
+identical numbers for the same seed:
+
+* :func:`group_fairness_score_reference` -- literal Algorithm 2: one sample
+  inside and one outside the group per iteration, one model call per sample.
+* :func:`score_rule_sets` -- batched: samples for many rule sets are drawn in
+  numba (:func:`_kernels.sample_rows`), scored in large model calls, and the
+  stopping rule of lines 8-13 is evaluated on cumulative counts, so the
+  stopping sample count ``num`` is exactly the one Algorithm 2 would reach.
+
+Random stream (the documented choice that makes both agree): each iteration of
+Algorithm 2 consumes six uniforms ``u`` from ``numpy.random.Generator.random``:
+``u[0:3]`` for ``Sample(D, R)`` and ``u[3:6]`` for ``Sample(D, not R)``;
+``Sample`` picks the seed ``floor(u0 * #seeds)``, the perturbed non-sensitive
+column ``floor(u1 * #columns)`` and the direction ``-1 if u2 < 0.5 else +1``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from . import _kernels
+from ._rules import RuleSet, TableView, as_table
+
+__all__ = [
+    "ScoreResult",
+    "Sampler",
+    "z_value",
+    "group_fairness_score",
+    "group_fairness_score_reference",
+    "score_rule_sets",
+    "make_scorer",
+]
+
+DEFAULT_MAX_SAMPLES = 100_000
+
+
+def z_value(confidence: float) -> float:
+    """Two-sided normal quantile for a confidence level (0.95 -> 1.96)."""
+    if not (0.0 < float(confidence) < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), e.g. 0.95; got {confidence}")
+    return float(norm.ppf(0.5 + float(confidence) / 2.0))
+
+
+def make_scorer(model):
+    """Adapt ``model`` to ``f(X) -> (n,) probability of the favourable class``.
+
+    Uses :func:`fairlens.models.as_scorer` when available.
+    """
+    try:
+        from ..models import as_scorer
+    except ImportError:  # pragma: no cover - foundation not merged yet
+        as_scorer = None
+    if as_scorer is not None:
+        return as_scorer(model)
+    if hasattr(model, "predict_proba"):  # pragma: no cover
+        return lambda X: np.asarray(model.predict_proba(X))[:, 1].astype(np.float64)
+    if callable(model):  # pragma: no cover
+        def f(X):
+            out = np.asarray(model(X), dtype=np.float64)
+            return out[:, 1] if out.ndim == 2 else out
+        return f
+    raise TypeError("model must have predict_proba or be callable")  # pragma: no cover
+
+
+@dataclass
+class ScoreResult:
+    """Outcome of Algorithm 2 for one rule set.
+
+    Attributes
+    ----------
+    rule_set : RuleSet
+    rate_in, rate_out : float
+        phi_r and phi_not_r: favourable-prediction rates inside/outside the group.
+    score : float
+        ``|rate_in - rate_out|`` (Definition 4.1).
+    margin : float
+        ``z sqrt(phi_r(1-phi_r)/n) + z sqrt(phi_nr(1-phi_nr)/n)`` (line 11).
+    n_samples : int
+        ``num``: samples drawn per group when sampling stopped.
+    converged : bool
+        ``margin <= error_thr``; False when the ``max_samples`` cap was hit.
+    confidence : float
+        ``delta_r * delta_nr = delta**2`` (Theorem 4.2).
+    status : str
+        "ok", "cap" (cap reached before the bound) or "no-seeds" (nobody in D
+        satisfies R, or everybody does, so one group cannot be sampled).
+    support : float
+        Fraction of D satisfying R.
+    """
+
+    rule_set: RuleSet
+    rate_in: float
+    rate_out: float
+    score: float
+    margin: float
+    n_samples: int
+    converged: bool
+    confidence: float
+    status: str = "ok"
+    support: float = float("nan")
+
+    def _group_margin(self, p):
+        if not self.n_samples or not np.isfinite(p):
+            return float("nan")
+        z = z_value(float(np.sqrt(self.confidence)))
+        return float(z * np.sqrt(p * (1 - p) / self.n_samples))
+
+    @property
+    def margin_in(self) -> float:
+        """epsilon_r = z sqrt(phi_r (1 - phi_r) / n) (Eq. 7)."""
+        return self._group_margin(self.rate_in)
+
+    @property
+    def margin_out(self) -> float:
+        """epsilon_not_r (Eq. 7)."""
+        return self._group_margin(self.rate_out)
+
+    def plot(self, ax=None):
+        from .plots import plot_rates
+        return plot_rates(self, ax=ax)
+
+    @property
+    def ci(self) -> tuple:
+        return (max(0.0, self.score - self.margin), self.score + self.margin)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{
+            "rule_set": str(self.rule_set), "support": self.support, "rate_in": self.rate_in,
+            "rate_out": self.rate_out, "score": self.score, "margin": self.margin,
+            "n_samples": self.n_samples, "converged": self.converged,
+            "confidence": self.confidence, "status": self.status,
+        }])
+
+
+class Sampler:
+    """Section 4.3 sampling for structured data.
+
+    A sample is a seed row of ``D`` (satisfying R, or not R) with ONE random
+    non-sensitive attribute moved by ``+-s_pert`` and clipped to the feature's
+    domain ``bounds``. ``s_pert`` is 1 for categorical/integer features and
+    0.01 for continuous ("decimal") ones (Table 2), unless overridden.
+
+    Parameters
+    ----------
+    table : TableView
+    sensitive : list of str
+        Features never perturbed (all sensitive features ``S``).
+    perturbation : float or dict, optional
+        Override ``s_pert``: one value for all, or ``feature -> value``.
+    """
+
+    def __init__(self, table: TableView, sensitive: Sequence[str], perturbation=None):
+        self.table = table
+        sens = {table.index_of(f) for f in sensitive}
+        d = table.X.shape[1]
+        self.free_cols = np.array([j for j in range(d) if j not in sens], dtype=np.int64)
+        step = np.array([0.01 if t == "continuous" else 1.0 for t in table.feature_types], dtype=np.float64)
+        if perturbation is not None:
+            if isinstance(perturbation, dict):
+                for f, v in perturbation.items():
+                    step[table.index_of(f)] = float(v)
+            else:
+                step[:] = float(perturbation)
+        self.step = step
+        self.lo = np.ascontiguousarray(table.bounds[:, 0], dtype=np.float64)
+        self.hi = np.ascontiguousarray(table.bounds[:, 1], dtype=np.float64)
+
+    def sample(self, seeds_list: Sequence[np.ndarray], group: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """Rows for ``group[i]`` (index into ``seeds_list``) from uniforms ``U`` (B, 3)."""
+        lens = np.array([len(s) for s in seeds_list], dtype=np.int64)
+        if np.any(lens == 0):
+            raise ValueError("cannot sample a group without seeds")
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seeds_list])
+        out = np.empty((group.shape[0], self.table.X.shape[1]), dtype=np.float64)
+        _kernels.sample_rows(self.table.X, flat, starts, lens, np.ascontiguousarray(group, np.int64),
+                             np.ascontiguousarray(U, np.float64), self.free_cols, self.step,
+                             self.lo, self.hi, out)
+        return out
+
+    @property
+    def n_neighbours(self) -> int:
+        """Number of distinct samples: seeds x free columns x 2 directions."""
+        return self.table.X.shape[0] * max(1, self.free_cols.size) * 2
+
+    def neighbourhood_labels(self, scorer, threshold: float = 0.5, batch_rows: int = 65_536):
+        """Model labels of EVERY possible sample, shape (n, max(1, k), 2) uint8.
+
+        Each sample of section 4.3 is fully determined by (seed, column,
+        direction), so scoring this finite neighbourhood once and looking the
+        labels up (:func:`_kernels.lookup_labels`) gives exactly the labels
+        sampling-then-calling the model gives. Returns the table and the number
+        of rows scored.
+        """
+        X = self.table.X
+        n, d = X.shape
+        kk = max(1, self.free_cols.size)
+        table = np.empty((n, kk, 2), dtype=np.uint8)
+        per = max(1, int(batch_rows) // (2 * kk))
+        for a in range(0, n, per):
+            rows = np.arange(a, min(n, a + per), dtype=np.int64)
+            out = np.empty((rows.size * kk * 2, d), dtype=np.float64)
+            _kernels.neighbourhood_rows(X, rows, self.free_cols, self.step, self.lo, self.hi, out)
+            lab = np.asarray(scorer(out), dtype=np.float64) >= threshold
+            table[a:a + rows.size] = lab.reshape(rows.size, kk, 2)
+        return table, n * kk * 2
+
+    def lookup(self, table, seeds_list, group, U) -> np.ndarray:
+        """Labels of the samples :meth:`sample` would draw, read from ``table``."""
+        lens = np.array([len(s) for s in seeds_list], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seeds_list])
+        out = np.empty(group.shape[0], dtype=np.int64)
+        _kernels.lookup_labels(table, np.int64(self.free_cols.size), flat, starts, lens,
+                               np.ascontiguousarray(group, np.int64), np.ascontiguousarray(U, np.float64), out)
+        return out
+
+    def sample_one(self, seeds: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """One sample, literally as in section 4.3 (no kernel; reference path)."""
+        x = self.table.X[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]].copy()
+        if self.free_cols.size:
+            col = self.free_cols[min(int(u[1] * self.free_cols.size), self.free_cols.size - 1)]
+            v = x[col] + (-1.0 if u[2] < 0.5 else 1.0) * self.step[col]
+            x[col] = min(max(v, self.lo[col]), self.hi[col])
+        return x
+
+
+def _check_alg2_params(error_thr, sample_thr, max_samples):
+    if not (isinstance(error_thr, (int, float, np.floating)) and float(error_thr) > 0):
+        raise ValueError(f"error (error_thr) must be > 0, e.g. 0.05; got {error_thr}")
+    if int(sample_thr) < 1:
+        raise ValueError(f"sample_thr must be >= 1, got {sample_thr}")
+    if int(max_samples) <= int(sample_thr):
+        raise ValueError(f"max_samples ({max_samples}) must exceed sample_thr ({sample_thr})")
+
+
+def _margin(c_in, c_out, n, z):
+    p = c_in / n
+    q = c_out / n
+    return z * np.sqrt(p * (1 - p) / n) + z * np.sqrt(q * (1 - q) / n)
+
+
+def _seeds(mask):
+    return np.flatnonzero(mask), np.flatnonzero(~mask)
+
+
+def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive: Sequence[str], *,
+                                   error_thr: float = 0.05, confidence: float = 0.95,
+                                   sample_thr: int = 1000, max_samples: int = DEFAULT_MAX_SAMPLES,
+                                   threshold: float = 0.5, perturbation=None,
+                                   random_state=None) -> ScoreResult:
+    """Literal Algorithm 2 (one sample per group per iteration, one model call each).
+
+    Slow on purpose: the faithful twin of :func:`score_rule_sets`. ``max_samples``
+    caps ``num`` (the paper loops forever if the bound is unreachable); when hit,
+    the result has ``converged=False, status="cap"``.
+    ``random_state`` may be an int or a ``numpy.random.Generator``.
+    """
+    _check_alg2_params(error_thr, sample_thr, max_samples)
+    table = as_table(dataset)
+    scorer = make_scorer(model)
+    z = z_value(confidence)
+    rng = np.random.default_rng(random_state)
+    sampler = Sampler(table, sensitive, perturbation)
+    mask = rule_set.mask(table.X)
+    s_in, s_out = _seeds(mask)
+    support = float(mask.mean())
+    if s_in.size == 0 or s_out.size == 0:
+        return ScoreResult(rule_set, np.nan, np.nan, np.nan, np.nan, 0, False, confidence ** 2,
+                           "no-seeds", support)
+    c_in = c_out = 0
+    num = 0
+    eps = math.inf
+    phi_r = phi_nr = np.nan
+    while eps > error_thr:                      # line 2
+        if num >= max_samples:
+            break
+        u = rng.random(6)
+        x = sampler.sample_one(s_in, u[:3])       # line 3
+        xp = sampler.sample_one(s_out, u[3:])     # line 4
+        c_in += int(scorer(x[None, :])[0] >= threshold)   # lines 5-6 (labels kept as counts)
+        c_out += int(scorer(xp[None, :])[0] >= threshold)
+        num += 1                                  # line 7
+        if num > sample_thr:                      # line 8
+            phi_r = c_in / num                    # line 9
+            phi_nr = c_out / num                  # line 10
+            eps = z * math.sqrt(phi_r * (1 - phi_r) / num) + z * math.sqrt(phi_nr * (1 - phi_nr) / num)
+    conv = eps <= error_thr
+    return ScoreResult(rule_set, float(phi_r), float(phi_nr), float(abs(phi_r - phi_nr)), float(eps),
+                       num, bool(conv), confidence ** 2, "ok" if conv else "cap", support)
+
+
+def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[str], *,
+                         error_thr: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
+                         max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,
+                         perturbation=None, random_state=None, method: str = "batched") -> ScoreResult:
+    """Group fairness score of one rule set (Algorithm 2).
+
+    ``method="batched"`` (default) or ``"reference"``; both give the same
+    result for the same ``random_state``.
+
+    Raises
+    ------
+    ValueError
+        If nobody in the data satisfies ``rule_set`` (or everybody does).
+    """
+    table = as_table(dataset)
+    mask = rule_set.mask(table.X)
+    if not mask.any():
+        raise ValueError(f"no row of the data satisfies the rule set {rule_set}; choose a rule set "
+                         "with positive support (see frequent_rule_sets)")
+    if mask.all():
+        raise ValueError(f"every row satisfies the rule set {rule_set}; the group 'not R' is empty")
+    kw = dict(error_thr=error_thr, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
+              threshold=threshold, perturbation=perturbation)
+    if method == "reference":
+        return group_fairness_score_reference(model, table, rule_set, sensitive, random_state=random_state, **kw)
+    if method != "batched":
+        raise ValueError(f"method must be 'batched' or 'reference', got {method!r}")
+    rng = np.random.default_rng(random_state)
+    res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng],
+                             strategy="sample", **kw)
+    return res[0]
+
+
+def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Sequence[str], *,
+                    masks: np.ndarray | None = None, mask_fn=None, error_thr: float = 0.05,
+                    confidence: float = 0.95, sample_thr: int = 1000,
+                    max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
+                    random_state=None, rngs=None, batch_rows: int = 65_536, block: int = 512,
+                    strategy: str = "auto", progress=None, stop_flag=None):
+    """Batched Algorithm 2 over many rule sets.
+
+    Rule sets are processed in chunks so that each model call scores about
+    ``batch_rows`` rows. For every rule set the first ``sample_thr + 1``
+    iterations are drawn at once (no stop is possible before, line 8); then
+    cumulative counts give the margin after every iteration and the first
+    ``num`` with ``margin <= error_thr`` is taken; unfinished rule sets draw
+    further blocks of ``block`` iterations from their own stream, up to
+    ``max_samples``.
+
+    Each rule set ``j`` uses its own generator (``rngs[j]``, or child ``j`` of
+    ``SeedSequence(random_state)``), so results do not depend on chunking and
+    equal :func:`group_fairness_score_reference` run with that generator.
+
+    ``strategy``: "sample" draws rows (numba) and calls the model on them;
+    "table" scores the whole finite sampling neighbourhood of section 4.3
+    once (``n x k x 2`` rows: seed, perturbed column, direction) and reads
+    the labels of the drawn samples from it -- identical labels, far fewer
+    model rows when many rule sets are scored; "auto" picks "table" when the
+    neighbourhood is smaller than the rows sampling would score.
+
+    Returns
+    -------
+    results : list of ScoreResult
+    n_rows_scored : int
+        Total rows passed to the model.
+    """
+    _check_alg2_params(error_thr, sample_thr, max_samples)
+    table = as_table(dataset)
+    scorer = make_scorer(model)
+    z = z_value(confidence)
+    sampler = Sampler(table, sensitive, perturbation)
+    m = len(rule_sets)
+    if rngs is None:
+        ss = np.random.SeedSequence(random_state if not isinstance(random_state, np.random.Generator)
+                                    else random_state.integers(2 ** 63))
+        rngs = [np.random.default_rng(s) for s in ss.spawn(m)]
+    n = table.X.shape[0]
+    d = table.X.shape[1]
+    results: list = [None] * m
+    n_scored = 0
+    first = int(sample_thr) + 1
+    if strategy not in ("auto", "table", "sample"):
+        raise ValueError(f"strategy must be 'auto', 'table' or 'sample', got {strategy!r}")
+    if strategy == "auto":
+        strategy = "table" if sampler.n_neighbours < 2 * first * m else "sample"
+    label_table = None
+    if strategy == "table" and m:
+        label_table, n_scored = sampler.neighbourhood_labels(scorer, threshold, batch_rows)
+        per_chunk = 256  # no rows are materialised: chunks only bound the uniforms/masks held
+    else:
+        per_chunk = max(1, int(batch_rows) // (2 * first))
+    sample_thr = int(sample_thr)
+    max_samples = int(max_samples)
+    for c0 in range(0, m, per_chunk):
+        if stop_flag is not None and stop_flag():
+            break
+        idx = list(range(c0, min(m, c0 + per_chunk)))
+        if masks is not None:
+            cmask = np.asarray(masks[c0:c0 + len(idx)], dtype=bool)
+        elif mask_fn is not None:
+            cmask = np.asarray(mask_fn(idx), dtype=bool)
+        else:
+            cmask = np.stack([rule_sets[j].mask(table.X) for j in idx])
+        counts_in = {j: np.zeros(0, np.int64) for j in idx}
+        counts_out = {j: np.zeros(0, np.int64) for j in idx}
+        seeds = {}
+        active = []
+        for t, j in enumerate(idx):
+            s_in, s_out = _seeds(cmask[t])
+            sup = float(cmask[t].mean())
+            if s_in.size == 0 or s_out.size == 0:
+                results[j] = ScoreResult(rule_sets[j], np.nan, np.nan, np.nan, np.nan, 0, False,
+                                         confidence ** 2, "no-seeds", sup)
+                continue
+            seeds[j] = (s_in, s_out, sup)
+            active.append(j)
+        drawn = {j: 0 for j in active}
+        while active:
+            # how many iterations each active rule set draws now
+            want = {j: (first if drawn[j] == 0 else block) for j in active}
+            want = {j: min(w, max_samples - drawn[j]) for j, w in want.items()}
+            seeds_list, group, U = [], [], []
+            for g, j in enumerate(active):
+                u = rngs[j].random((want[j], 6))
+                s_in, s_out, _ = seeds[j]
+                seeds_list += [s_in, s_out]
+                # iteration-major order is irrelevant: rows are split back per group
+                U.append(u[:, :3])
+                U.append(u[:, 3:])
+                group.append(np.full(want[j], 2 * g, np.int64))
+                group.append(np.full(want[j], 2 * g + 1, np.int64))
+            group = np.concatenate(group)
+            U = np.concatenate(U, axis=0)
+            if label_table is not None:
+                labels = sampler.lookup(label_table, seeds_list, group, U)
+            else:
+                rows = sampler.sample(seeds_list, group, U)
+                labels = np.empty(rows.shape[0], dtype=np.int64)
+                for b0 in range(0, rows.shape[0], max(1, int(batch_rows))):
+                    sl = slice(b0, b0 + int(batch_rows))
+                    labels[sl] = (np.asarray(scorer(rows[sl]), dtype=np.float64) >= threshold)
+                n_scored += rows.shape[0]
+            pos = 0
+            still = []
+            for j in active:
+                w = want[j]
+                lab_in = labels[pos:pos + w]
+                lab_out = labels[pos + w:pos + 2 * w]
+                pos += 2 * w
+                counts_in[j] = np.concatenate([counts_in[j], lab_in])
+                counts_out[j] = np.concatenate([counts_out[j], lab_out])
+                drawn[j] += w
+                ci = np.cumsum(counts_in[j])
+                co = np.cumsum(counts_out[j])
+                num = np.arange(1, drawn[j] + 1, dtype=np.float64)
+                start = sample_thr  # index of num = sample_thr + 1 (line 8: num > sample_thr)
+                lo = max(start, drawn[j] - w)
+                eps = _margin(ci[lo:], co[lo:], num[lo:], z)
+                hit = np.flatnonzero(eps <= error_thr)
+                s_in, s_out, sup = seeds[j]
+                if hit.size:
+                    k = lo + hit[0]
+                    nn = k + 1
+                    pr, pn = ci[k] / nn, co[k] / nn
+                    results[j] = ScoreResult(rule_sets[j], float(pr), float(pn), float(abs(pr - pn)),
+                                             float(eps[hit[0]]), int(nn), True, confidence ** 2, "ok", sup)
+                elif drawn[j] >= max_samples:
+                    k = drawn[j] - 1
+                    nn = k + 1
+                    pr, pn = ci[k] / nn, co[k] / nn
+                    results[j] = ScoreResult(rule_sets[j], float(pr), float(pn), float(abs(pr - pn)),
+                                             float(eps[-1]), int(nn), False, confidence ** 2, "cap", sup)
+                else:
+                    still.append(j)
+            active = still
+        if progress is not None:
+            progress(min(m, c0 + per_chunk), m)
+    return results, n_scored

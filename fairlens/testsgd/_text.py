@@ -1,0 +1,288 @@
+"""TestSGD for text classifiers: identity-term rules (Table 1, Eq. 3) and term-replacement sampling."""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._rules import FrequentRuleSets, _check_theta, _min_count
+from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
+
+__all__ = ["IDENTITY_TERMS", "TermRule", "TextRuleSet", "text_frequent_rule_sets", "TextSampler",
+           "text_group_fairness_score", "text_group_fairness_score_reference", "test_text_model"]
+
+#: Table 1 of the paper (Dixon et al. 2018): 48 identity terms in 4 categories.
+IDENTITY_TERMS = {
+    "gender": ["lesbian", "gay", "bisexual", "transgender", "trans", "queer", "lgbt", "lgbtq", "homosexual",
+               "straight", "heterosexual", "male", "female", "nonbinary"],
+    "race": ["african", "african american", "black", "white", "european", "hispanic", "latino", "latina",
+             "latinx", "mexican", "canadian", "american", "asian", "indian", "middle eastern", "chinese",
+             "japanese"],
+    "religion": ["christian", "muslim", "jewish", "buddhist", "catholic", "protestant", "sikh", "taoist",
+                 "atheist"],
+    "age": ["old", "older", "young", "younger", "teenage", "millennial", "middle aged", "elderly"],
+}
+
+_U = 8  # uniforms per group per iteration (fixed, so reference and batched share the stream)
+
+
+@dataclass(frozen=True)
+class TermRule:
+    """The text contains the identity term ``term`` of category ``category``."""
+
+    category: str
+    term: str
+
+    def __str__(self):
+        return f'"{self.term}"'
+
+    __repr__ = __str__
+
+
+@dataclass(frozen=True)
+class TextRuleSet:
+    """Identity terms of distinct categories (section 4.1, text data)."""
+
+    rules: tuple
+
+    def __post_init__(self):
+        cats = [r.category for r in self.rules]
+        if not self.rules or len(set(cats)) != len(cats):
+            raise ValueError(f"a text rule set needs 1..n terms of distinct categories, got {self.rules}")
+
+    @property
+    def categories(self):
+        return tuple(r.category for r in self.rules)
+
+    def __len__(self):
+        return len(self.rules)
+
+    def __str__(self):
+        return ", ".join(str(r) for r in self.rules)
+
+    __repr__ = __str__
+
+
+def _pattern(terms):
+    alts = sorted(terms, key=len, reverse=True)  # "african american" before "african"
+    return re.compile(r"\b(" + "|".join(re.escape(t) for t in alts) + r")\b", re.IGNORECASE)
+
+
+def _check_terms(terms, categories):
+    terms = IDENTITY_TERMS if terms is None else terms
+    cats = list(terms) if categories is None else list(categories)
+    for c in cats:
+        if c not in terms:
+            raise ValueError(f"unknown identity-term category {c!r}; choose from {list(terms)}")
+        if len(terms[c]) < 2:
+            raise ValueError(f"category {c!r} needs at least two terms for replacement sampling")
+    return {c: list(terms[c]) for c in cats}
+
+
+def _contains(docs, terms):
+    """Boolean (n_docs, n_categories): contains(d, s) of Eq. 3."""
+    pats = [_pattern(v) for v in terms.values()]
+    return np.array([[p.search(d) is not None for p in pats] for d in docs], dtype=bool).reshape(len(docs), len(pats))
+
+
+def text_frequent_rule_sets(docs: Sequence[str], categories=None, theta: float = 0.05, *, terms=None,
+                            max_size: int | None = None) -> FrequentRuleSets:
+    """Frequent text rule sets (Algorithm 1 with the support of Eq. 3).
+
+    Eq. 3 counts the documents that contain SOME term of each rule's category,
+    so a rule set's support depends only on its categories: every combination
+    of one term per category of a frequent category set is frequent.
+    """
+    t0 = time.perf_counter()
+    _check_theta(theta)
+    terms = _check_terms(terms, categories)
+    cats = list(terms)
+    n = len(docs)
+    if n == 0:
+        raise ValueError("docs is empty")
+    has = _contains(docs, terms)
+    need = _min_count(float(theta), n)
+    max_size = len(cats) if max_size is None else int(max_size)
+    sets, counts = [], []
+    n_cand = 0
+    for k in range(1, max_size + 1):
+        for combo in itertools.combinations(range(len(cats)), k):
+            n_cand += 1
+            c = int(np.all(has[:, combo], axis=1).sum())
+            if c < need:
+                continue
+            for chosen in itertools.product(*[terms[cats[i]] for i in combo]):
+                sets.append(TextRuleSet(tuple(TermRule(cats[i], t) for i, t in zip(combo, chosen))))
+                counts.append(c)
+    rules = {c: [TermRule(c, t) for t in terms[c]] for c in cats}
+    n_cross = int(np.prod([len(v) + 1 for v in terms.values()]) - 1)
+    return FrequentRuleSets(sets, np.asarray(counts, dtype=np.int64), n, float(theta), cats, rules,
+                            np.zeros((0, 0), np.uint64), n_cand, n_cross, time.perf_counter() - t0)
+
+
+class TextSampler:
+    """Section 4.3 text sampling by identity-term replacement.
+
+    ``Sample(D, R)``: a seed containing a term of every category of R; every
+    term of each such category is replaced by R's term. ``Sample(D, not R)``
+    (our choice, the paper does not spell it out): the same seeds, with one
+    rule of R (chosen at random) replaced by a DIFFERENT term of its category
+    and the other categories by a random term of theirs -- so the sample
+    violates R while keeping identity terms of the same categories. Each call
+    consumes ``8`` uniforms (seed, which rule to violate, term choices).
+    """
+
+    def __init__(self, docs, terms):
+        self.docs = list(docs)
+        self.terms = terms
+        self.cats = list(terms)
+        self.pats = {c: _pattern(v) for c, v in terms.items()}
+        self.has = _contains(self.docs, terms)
+
+    def seeds(self, rule_set: TextRuleSet):
+        idx = [self.cats.index(c) for c in rule_set.categories]
+        return np.flatnonzero(np.all(self.has[:, idx], axis=1))
+
+    def _replace(self, doc, mapping):
+        for c, t in mapping.items():
+            doc = self.pats[c].sub(t, doc)
+        return doc
+
+    def sample_in(self, rule_set, seeds, u):
+        d = self.docs[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]]
+        return self._replace(d, {r.category: r.term for r in rule_set.rules})
+
+    def sample_out(self, rule_set, seeds, u):
+        d = self.docs[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]]
+        k = len(rule_set)
+        bad = min(int(u[1] * k), k - 1)
+        mapping = {}
+        for i, r in enumerate(rule_set.rules):
+            pool = self.terms[r.category]
+            if i == bad:
+                others = [t for t in pool if t != r.term]
+                mapping[r.category] = others[min(int(u[2 + i] * len(others)), len(others) - 1)]
+            else:
+                mapping[r.category] = pool[min(int(u[2 + i] * len(pool)), len(pool) - 1)]
+        return self._replace(d, mapping)
+
+
+def _text_scorer(model):
+    if hasattr(model, "predict_proba"):
+        return lambda docs: np.asarray(model.predict_proba(list(docs)), dtype=np.float64)[:, 1]
+    if callable(model):
+        def f(docs):
+            out = np.asarray(model(list(docs)), dtype=np.float64)
+            return out[:, 1] if out.ndim == 2 else out
+        return f
+    raise TypeError("model must have predict_proba or be callable on a list of strings")
+
+
+def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error_thr=0.05,
+                                        confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
+                                        threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
+    """Literal Algorithm 2 on text (one sample per group per iteration, one model call each)."""
+    _check_alg2_params(error_thr, sample_thr, max_samples)
+    terms = _check_terms(terms, None) if sampler is None else sampler.terms
+    sampler = sampler or TextSampler(docs, terms)
+    scorer = _text_scorer(model)
+    z = z_value(confidence)
+    rng = np.random.default_rng(random_state)
+    seeds = sampler.seeds(rule_set)
+    support = seeds.size / max(1, len(sampler.docs))
+    if seeds.size == 0:
+        return ScoreResult(rule_set, np.nan, np.nan, np.nan, np.nan, 0, False, confidence ** 2, "no-seeds", support)
+    c_in = c_out = num = 0
+    eps, p, q = math.inf, np.nan, np.nan
+    while eps > error_thr and num < max_samples:
+        u = rng.random(2 * _U)
+        c_in += int(scorer([sampler.sample_in(rule_set, seeds, u[:_U])])[0] >= threshold)
+        c_out += int(scorer([sampler.sample_out(rule_set, seeds, u[_U:])])[0] >= threshold)
+        num += 1
+        if num > sample_thr:
+            p, q = c_in / num, c_out / num
+            eps = z * math.sqrt(p * (1 - p) / num) + z * math.sqrt(q * (1 - q) / num)
+    conv = eps <= error_thr
+    return ScoreResult(rule_set, float(p), float(q), float(abs(p - q)), float(eps), num, bool(conv),
+                       confidence ** 2, "ok" if conv else "cap", support)
+
+
+def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error_thr=0.05,
+                              confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
+                              random_state=None, block=512, sampler=None) -> ScoreResult:
+    """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference."""
+    _check_alg2_params(error_thr, sample_thr, max_samples)
+    terms = _check_terms(terms, None) if sampler is None else sampler.terms
+    sampler = sampler or TextSampler(docs, terms)
+    scorer = _text_scorer(model)
+    z = z_value(confidence)
+    rng = np.random.default_rng(random_state)
+    seeds = sampler.seeds(rule_set)
+    support = seeds.size / max(1, len(sampler.docs))
+    if seeds.size == 0:
+        return ScoreResult(rule_set, np.nan, np.nan, np.nan, np.nan, 0, False, confidence ** 2, "no-seeds", support)
+    lab_in, lab_out = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    drawn = 0
+    while True:
+        w = min(sample_thr + 1 if drawn == 0 else block, max_samples - drawn)
+        U = rng.random((w, 2 * _U))
+        docs_in = [sampler.sample_in(rule_set, seeds, u[:_U]) for u in U]
+        docs_out = [sampler.sample_out(rule_set, seeds, u[_U:]) for u in U]
+        lab = (scorer(docs_in + docs_out) >= threshold).astype(np.int64)
+        lab_in = np.concatenate([lab_in, lab[:w]])
+        lab_out = np.concatenate([lab_out, lab[w:]])
+        lo = max(sample_thr, drawn)
+        drawn += w
+        ci, co = np.cumsum(lab_in), np.cumsum(lab_out)
+        num = np.arange(1, drawn + 1, dtype=np.float64)
+        eps = _margin(ci[lo:], co[lo:], num[lo:], z)
+        hit = np.flatnonzero(eps <= error_thr)
+        if hit.size or drawn >= max_samples:
+            k = lo + (hit[0] if hit.size else len(eps) - 1)
+            nn = k + 1
+            p, q = ci[k] / nn, co[k] / nn
+            conv = bool(hit.size)
+            return ScoreResult(rule_set, float(p), float(q), float(abs(p - q)), float(eps[k - lo]), int(nn), conv,
+                               confidence ** 2, "ok" if conv else "cap", support)
+
+
+def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confidence=0.95, sample_thr=1000,
+                    random_state=None, *, terms=None, max_size=None, max_samples=DEFAULT_MAX_SAMPLES,
+                    threshold=0.5):
+    """TestSGD on a text classifier: frequent identity-term rule sets, scored and ranked.
+
+    Returns a :class:`TestSGDReport` (``to_frame()``, ``top(k)``). Each rule set
+    uses child ``j`` of ``SeedSequence(random_state)``.
+    """
+    from ._testsgd import TestSGDReport, _rank
+
+    t0 = time.perf_counter()
+    terms = _check_terms(terms, categories)
+    fr = text_frequent_rule_sets(docs, list(terms), theta, terms=terms, max_size=max_size)
+    t1 = time.perf_counter()
+    sampler = TextSampler(docs, terms)
+    children = np.random.SeedSequence(random_state).spawn(len(fr))
+    scorer = _text_scorer(model)
+    n_rows = [0]
+
+    def counted(batch):
+        n_rows[0] += len(batch)
+        return scorer(batch)
+
+    results = [text_group_fairness_score(counted, docs, rs, error_thr=error, confidence=confidence,
+                                         sample_thr=sample_thr, max_samples=max_samples, threshold=threshold,
+                                         random_state=np.random.default_rng(children[j]), sampler=sampler)
+               for j, rs in enumerate(fr.rule_sets)]
+    t2 = time.perf_counter()
+    params = dict(theta=float(theta), error=error, confidence=confidence, sample_thr=sample_thr,
+                  max_samples=max_samples, random_state=random_state, sensitive=list(terms))
+    return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1, n_rows[0], "text")
+
+
+test_text_model.__test__ = False

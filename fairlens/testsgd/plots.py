@@ -1,0 +1,100 @@
+"""matplotlib figures of the TestSGD slice (used by the widget and the tutorial)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["plot_top_rule_sets", "plot_rates", "plot_theta_effect", "plot_mitigation", "plot_themis"]
+
+
+def _ax(ax, figsize=(7, 4)):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def _wrap(s, width=60):
+    import textwrap
+
+    return "\n".join(textwrap.wrap(s, width)) or s
+
+
+def plot_top_rule_sets(report, k=10, ax=None):
+    """Favourable rates inside/outside the group for the ``k`` worst rule sets, with Eq. 7 error bars."""
+    res = [r for r in report.results if np.isfinite(r.score)][:k]
+    ax = _ax(ax, figsize=(8, 0.55 * max(3, len(res)) + 1))
+    y = np.arange(len(res))[::-1]
+    ax.barh(y + 0.2, [r.rate_in for r in res], height=0.4, xerr=[r.margin_in for r in res],
+            label="inside the group (R)", color="#d95f02", capsize=2)
+    ax.barh(y - 0.2, [r.rate_out for r in res], height=0.4, xerr=[r.margin_out for r in res],
+            label="outside (not R)", color="#7570b3", capsize=2)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{_wrap(str(r.rule_set), 50)}\nscore {r.score:.1%} ± {r.margin:.1%}" for r in res],
+                       fontsize=8)
+    ax.set_xlabel("favourable-prediction rate")
+    ax.set_xlim(0, 1)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(f"{report.dataset_name}: top {len(res)} of {report.n_rule_sets} rule sets")
+    return ax
+
+
+def plot_rates(result, ax=None):
+    """The two rates of one rule set with their error bars (Theorem 4.2)."""
+    ax = _ax(ax, figsize=(4.5, 3.5))
+    ax.bar([0, 1], [result.rate_in, result.rate_out], yerr=[result.margin_in, result.margin_out],
+           color=["#d95f02", "#7570b3"], capsize=6)
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(["R", "not R"])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("favourable-prediction rate")
+    ax.set_title(f"{_wrap(str(result.rule_set), 45)}\nscore {result.score:.1%} ± {result.margin:.1%} "
+                 f"(conf. {result.confidence:.4g}, n={result.n_samples})", fontsize=9)
+    return ax
+
+
+def plot_theta_effect(frame, ax=None):
+    """Number of rule sets and top score against theta (Table 6). ``frame``: theta, n_rule_sets, top_score."""
+    ax = _ax(ax, figsize=(5.5, 3.5))
+    ax.plot(frame["theta"], frame["n_rule_sets"], "o-", color="#1b9e77")
+    ax.set_xscale("log")
+    ax.set_xlabel("support threshold theta")
+    ax.set_ylabel("frequent rule sets", color="#1b9e77")
+    ax2 = ax.twinx()
+    ax2.plot(frame["theta"], frame["top_score"], "s--", color="#d95f02")
+    ax2.set_ylabel("top group fairness score", color="#d95f02")
+    ax2.set_ylim(0, 1)
+    return ax
+
+
+def plot_mitigation(result, ax=None):
+    """Score and accuracy against the number of generated samples added (Table 7)."""
+    ax = _ax(ax, figsize=(5.5, 3.5))
+    f = result.to_frame()
+    x = np.maximum(f["n_added"], 1)
+    ax.errorbar(x, f["score"], yerr=f["margin"], fmt="o-", color="#d95f02", label="group fairness score")
+    ax.plot(x, f["accuracy"], "s--", color="#1b9e77", label="test accuracy")
+    if result.best is not None:
+        b = result.steps.iloc[result.best]
+        ax.axvline(max(b["n_added"], 1), color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("generated samples added (0 plotted at 1)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title(_wrap(str(result.rule_set), 60), fontsize=9)
+    return ax
+
+
+def plot_themis(result, ax=None, k=10):
+    """Favourable rate of the ``k`` highest and lowest THEMIS subgroups."""
+    f = result.to_frame()
+    sel = f if len(f) <= 2 * k else f.iloc[list(range(k)) + list(range(len(f) - k, len(f)))]
+    ax = _ax(ax, figsize=(7, 0.3 * len(sel) + 1))
+    y = np.arange(len(sel))[::-1]
+    ax.barh(y, sel["rate"], color="#7570b3")
+    ax.set_yticks(y)
+    ax.set_yticklabels(sel["subgroup"], fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("favourable rate on random inputs")
+    ax.set_title(f"THEMIS: max - min = {result.score:.1%} over {result.n_subgroups} subgroups")
+    return ax

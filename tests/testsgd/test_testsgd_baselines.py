@@ -1,0 +1,96 @@
+"""THEMIS baseline and rule-set-guided mitigation."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from fairlens.testsgd import (RuleSet, generate_group_samples, mitigate, single_rules,
+                              themis_group_discrimination)
+from fairlens.testsgd._rules import as_table
+
+SENS = ["gender", "race", "age"]
+
+
+class OnlySensitive:
+    def predict_proba(self, X):
+        p = ((X[:, 0] == 1) & (X[:, 2] >= 40)).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+class OnlyEducation:
+    def predict_proba(self, X):
+        p = (X[:, 3] >= 8).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def test_themis_finds_extreme_subgroups(toy):
+    r = themis_group_discrimination(OnlySensitive(), toy, SENS, n_samples=200, random_state=0)
+    assert r.score == 1.0
+    assert r.max_group.startswith("gender=male") and ("age>=" in r.max_group or "<=age<" in r.max_group)
+    top = r.to_frame()
+    assert set(top.loc[top.rate == 1.0, "subgroup"].str.startswith("gender=male")) == {True}
+    # 2 genders x 4 races x 10 age bins overlapping the domain [10, 110]
+    assert r.n_subgroups == 2 * 4 * 10 == len(r.rates)
+
+
+def test_themis_uniform_domain_sampling(toy):
+    # education is uniform on {0..9}: P(edu >= 8) = 0.2 in every subgroup
+    r = themis_group_discrimination(OnlyEducation(), toy, SENS, n_samples=2000, random_state=1)
+    assert np.all(np.abs(r.rates["rate"] - 0.2) < 4 * np.sqrt(0.2 * 0.8 / 2000))
+    assert r.score < 0.08
+
+
+def test_themis_limits(toy):
+    with pytest.raises(ValueError, match="max_subgroups"):
+        themis_group_discrimination(OnlySensitive(), toy, SENS, max_subgroups=10)
+    a = themis_group_discrimination(OnlySensitive(), toy, ["gender"], n_samples=50, random_state=3)
+    b = themis_group_discrimination(OnlySensitive(), toy, ["gender"], n_samples=50, random_state=3)
+    assert a.rates.equals(b.rates)
+
+
+def _split(toy):
+    idx = np.random.default_rng(0).permutation(toy.X.shape[0])
+    mk = lambda ix: SimpleNamespace(**{**vars(toy), "X": toy.X[ix], "y": toy.y[ix]})
+    return mk(idx[:2000]), mk(idx[2000:])
+
+
+def _rs(toy, *texts):
+    t = as_table(toy)
+    rules = []
+    for f, txt in texts:
+        rules.append([r for r in single_rules(t, f) if str(r) == txt][0])
+    return RuleSet(tuple(rules))
+
+
+def test_generated_samples_satisfy_rule_and_label(toy):
+    rs = _rs(toy, ("gender", "gender=male"), ("age", "age>=40"))
+    m = LogisticRegression(max_iter=500).fit(toy.X, toy.y)
+    X = generate_group_samples(m, toy, rs, SENS, 300, 0, random_state=0)
+    assert X.shape == (300, 5)
+    assert rs.mask(X).all()
+    assert (m.predict_proba(X)[:, 1] < 0.5).all()
+
+
+def test_mitigation_moves_the_group_rate(toy):
+    train, test = _split(toy)
+    # biased labels: inside the group, education alone decides, which the model learns
+    model = LogisticRegression(max_iter=1000).fit(train.X, train.y)
+    rs = _rs(toy, ("gender", "gender=female"), ("race", "race=White"))
+    res = mitigate(model, train, test, rs, SENS, amounts=[50, 400, 1500], sample_thr=300, random_state=0)
+    before = res.before
+    assert res.target_label == (1 if before["rate_in"] < before["rate_out"] else 0)
+    steps = res.to_frame()
+    assert list(steps.n_added) == [0, 50, 400, 1500]
+    # adding many samples labelled target pushes the in-group rate toward the target label
+    moved = steps.rate_in.iloc[-1] - before["rate_in"]
+    assert (moved > 0.05) if res.target_label == 1 else (moved < -0.05)
+    assert steps.score.iloc[-1] < before["score"]
+    # best = lowest score within the accuracy budget
+    ok = res.steps[res.steps.accuracy >= before["accuracy"] - res.max_accuracy_drop]
+    if len(ok):
+        assert res.best == int(ok.score.idxmin())
+    else:
+        assert res.best is None
+    with pytest.raises(ValueError, match="amounts"):
+        mitigate(model, train, test, rs, SENS, amounts=[0])

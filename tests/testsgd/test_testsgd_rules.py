@@ -1,0 +1,129 @@
+"""Rules, rule sets and Algorithm 1, cross-checked against brute force."""
+import itertools
+
+import numpy as np
+import pytest
+
+from fairlens.testsgd import (Rule, RuleSet, frequent_rule_sets, frequent_rule_sets_bruteforce,
+                              single_rules)
+from fairlens.testsgd import _kernels
+from fairlens.testsgd._rules import as_table
+
+
+def test_single_rule_counts_and_printing(toy):
+    t = as_table(toy)
+    g = single_rules(t, "gender")
+    assert [str(r) for r in g] == ["gender=female", "gender=male"]
+    race = single_rules(t, "race")
+    assert len(race) == 2 ** 4 - 2  # non-empty proper subsets
+    assert "race in {White, Asian-Pac-Islander}" in [str(r) for r in race]
+    age = single_rules(t, "age")  # 10 equal-width bins over [10, 110]
+    assert len(age) == 10 * 11 // 2 - 1
+    names = [str(r) for r in age]
+    assert "40<=age<80" in names and "age<20" in names and "age>=100" in names
+    assert "age<110" not in names  # the full range is not a rule
+
+
+def test_rule_masks_match_printed_condition(toy):
+    t = as_table(toy)
+    age = toy.X[:, 2]
+    for r in single_rules(t, "age"):
+        lo, hi = r.low, r.high
+        expect = (age >= lo) & (age < hi)
+        np.testing.assert_array_equal(r.mask(toy.X), expect, err_msg=str(r))
+    race = toy.X[:, 1]
+    for r in single_rules(t, "race"):
+        np.testing.assert_array_equal(r.mask(toy.X), np.isin(race, r.values))
+
+
+def test_decimal_edges_are_exact():
+    from types import SimpleNamespace
+    X = np.array([[0.3], [0.29], [0.8], [0.0], [1.0]])
+    ds = SimpleNamespace(X=X, feature_names=["p"], feature_types=["continuous"],
+                         bounds=np.array([[0.0, 1.0]]))
+    rules = {str(r): r for r in single_rules(as_table(ds), "p")}
+    # 0.3 belongs to 0.3<=p<0.4 (no 0.30000000000000004 edge)
+    np.testing.assert_array_equal(rules["0.3<=p<0.4"].mask(X), [True, False, False, False, False])
+    np.testing.assert_array_equal(rules["p>=0.8"].mask(X), [False, False, True, False, True])
+
+
+def test_ruleset_printing_and_validation(toy):
+    t = as_table(toy)
+    g = single_rules(t, "gender")[1]
+    a = [r for r in single_rules(t, "age") if str(r) == "40<=age<80"][0]
+    rc = [r for r in single_rules(t, "race") if str(r) == "race in {White, Asian-Pac-Islander}"][0]
+    rs = RuleSet((g, a, rc))
+    assert str(rs) == "gender=male, 40<=age<80, race in {White, Asian-Pac-Islander}"
+    expect = (toy.X[:, 0] == 1) & (toy.X[:, 2] >= 40) & (toy.X[:, 2] < 80) & np.isin(toy.X[:, 1], [0, 2])
+    np.testing.assert_array_equal(rs.mask(toy.X), expect)
+    with pytest.raises(ValueError, match="one rule per feature"):
+        RuleSet((g, single_rules(t, "gender")[0]))
+
+
+@pytest.mark.parametrize("theta", [0.01, 0.05, 0.2, 0.5])
+def test_frequent_equals_bruteforce(toy, theta):
+    sens = ["gender", "race", "age"]
+    fr = frequent_rule_sets(toy, sens, theta)
+    bf = frequent_rule_sets_bruteforce(toy, sens, theta)
+    mine = {str(r): int(c) for r, c in zip(fr.rule_sets, fr.counts)}
+    assert mine == bf
+    assert len(mine) == len(fr.rule_sets)  # no duplicates
+    # counts are the true support counts, and bitsets are the true masks
+    for i in range(0, len(fr), max(1, len(fr) // 25)):
+        m = fr.rule_sets[i].mask(toy.X)
+        assert m.sum() == fr.counts[i]
+        np.testing.assert_array_equal(fr.masks([i])[0], m)
+    assert np.all(fr.support >= theta - 1e-12)
+
+
+def test_frequent_with_explicit_bins_and_decimal_feature(toy):
+    sens = ["gender", "age", "hours"]
+    bins = {"age": [0, 20, 40, 60, 80, 120], "hours": 4}
+    fr = frequent_rule_sets(toy, sens, 0.03, bins=bins)
+    bf = frequent_rule_sets_bruteforce(toy, sens, 0.03, bins=bins)
+    assert {str(r): int(c) for r, c in zip(fr.rule_sets, fr.counts)} == bf
+
+
+def test_pruning_counts_fewer_candidates_than_cross_product(toy):
+    fr = frequent_rule_sets(toy, ["gender", "race", "age"], 0.2)
+    assert fr.n_cross_product == 3 * 15 * 55 - 1
+    assert fr.n_candidates < fr.n_cross_product / 2
+    assert len(fr) <= fr.n_candidates
+
+
+def test_theta_monotone(toy):
+    sizes = [len(frequent_rule_sets(toy, ["gender", "race", "age"], th)) for th in (0.02, 0.05, 0.1, 0.3)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+
+
+def test_bad_inputs(toy):
+    with pytest.raises(ValueError, match="not a column"):
+        frequent_rule_sets(toy, ["gender", "religion"], 0.05)
+    for bad in (0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="theta"):
+            frequent_rule_sets(toy, ["gender"], bad)
+    with pytest.raises(TypeError):
+        frequent_rule_sets(toy, ["gender"], "5%")
+    with pytest.raises(TypeError, match="Dataset"):
+        frequent_rule_sets(object(), ["gender"], 0.05)
+    from types import SimpleNamespace
+    all_cat = SimpleNamespace(X=toy.X, feature_names=toy.feature_names,
+                              feature_types=["categorical"] * 5, bounds=toy.bounds)
+    with pytest.raises(ValueError, match="max_values"):
+        frequent_rule_sets(all_cat, ["education"], 0.05, max_values=3)
+
+
+def test_bitset_kernels_against_numpy():
+    rng = np.random.default_rng(1)
+    for n in (1, 63, 64, 65, 200):
+        masks = (rng.random((7, n)) < 0.5).astype(np.uint8)
+        masks[0, :] = 1  # includes the sign bit of each word
+        bits = _kernels.pack_masks(masks)
+        assert bits.shape == (7, (n + 63) // 64)
+        np.testing.assert_array_equal(_kernels.unpack_bits(bits, n), masks)
+        pairs = np.array(list(itertools.product(range(7), range(7))), dtype=np.int64)
+        out = np.zeros((len(pairs), bits.shape[1]), np.uint64)
+        counts = _kernels.and_popcount(bits, bits, pairs[:, 0].copy(), pairs[:, 1].copy(), out)
+        expect = (masks[pairs[:, 0]] & masks[pairs[:, 1]]).sum(axis=1)
+        np.testing.assert_array_equal(counts, expect)
+        np.testing.assert_array_equal(_kernels.unpack_bits(out, n), masks[pairs[:, 0]] & masks[pairs[:, 1]])
