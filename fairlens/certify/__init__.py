@@ -1,0 +1,44 @@
+"""Certifying tree ensembles against attackers that change ``b`` features.
+
+Implements section 4 of *Certifying machine learning models against evasion
+attacks by program analysis* style work on L0 attacks for tree ensembles
+(``shared/papers/tree_ensemble_l0_certification.txt``): Feature Partitioned
+Forests, brute force with witnesses, the ``S_f^+``/``S_f^-`` partial set cover
+view, the FLB and ELB lower bounds, the cascade and the multi-class extension.
+
+Importing this package compiles nothing; the numba kernels in ``_kernels``
+compile on first call. The widget :class:`CoverVisualizer` is imported lazily
+so that the core does not import ipywidgets.
+"""
+from ._certify import (
+    METHODS,
+    STATUSES,
+    CertificationResult,
+    InstanceCovers,
+    certify,
+    instance_covers,
+)
+from ._flatten import FlatForest, flatten_forest, relevant_values
+from ._fpf import FeaturePartitionedForest
+
+__all__ = [
+    "FeaturePartitionedForest",
+    "certify",
+    "CertificationResult",
+    "instance_covers",
+    "InstanceCovers",
+    "FlatForest",
+    "flatten_forest",
+    "relevant_values",
+    "METHODS",
+    "STATUSES",
+    "CoverVisualizer",
+]
+
+
+def __getattr__(name):
+    if name == "CoverVisualizer":
+        from ._widget import CoverVisualizer
+
+        return CoverVisualizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
