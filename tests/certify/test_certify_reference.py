@@ -1,0 +1,123 @@
+"""Cross-checks of FLB, ELB, brute force and the cascade against literal references."""
+import numpy as np
+import pytest
+
+from fairlens.certify import certify, flatten_forest, instance_covers
+from fairlens.certify._reference import (
+    reference_brute,
+    reference_deltas,
+    reference_elb,
+    reference_flb,
+    reference_sets,
+    reference_tree_votes,
+    reference_vote,
+    sklearn_trees,
+)
+
+from ._helpers import toy_forest
+
+CASES = [(seed, b, kind) for seed in range(4) for b in (1, 2) for kind in ("rf", "et")]
+
+
+def _sk_vote(model, X):
+    _, _, classes, tie = sklearn_trees(model)
+    return reference_vote(reference_tree_votes(model, X), len(classes), tie)
+
+
+@pytest.mark.parametrize("seed,b,kind", CASES)
+def test_brute_force_matches_literal_enumeration(seed, b, kind):
+    model, X, y = toy_forest(seed, n_trees=5 + 2 * (seed % 2), depth=3, kind=kind)
+    res = certify(model, X, y, budget=b, method="brute")
+    correct, attackable = reference_brute(model, X, y, b)
+    np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+    np.testing.assert_array_equal(res.status == "attackable", attackable)
+    assert res.accuracy == pytest.approx(np.mean(correct & ~attackable))
+    # every witness flips sklearn's own trees' majority vote and changes <= b features
+    for i, xw in res.witnesses.items():
+        assert np.count_nonzero(xw != X[i]) <= b
+        assert _sk_vote(model, xw.reshape(1, -1))[0] != y[i]
+    assert set(res.witnesses) == set(np.flatnonzero(attackable))
+
+
+@pytest.mark.parametrize("seed,b,kind", CASES)
+def test_flb_elb_match_literal_covers(seed, b, kind):
+    model, X, y = toy_forest(seed, n_trees=5 + 2 * (seed % 2), depth=3, kind=kind)
+    flb = certify(model, X, y, budget=b, method="flb")
+    elb = certify(model, X, y, budget=b, method="elb")
+    for i in range(len(y)):
+        if flb.status[i] == "misclassified":
+            assert elb.status[i] == "misclassified"
+            continue
+        assert (flb.status[i] == "not_certified") == reference_flb(model, X[i], y[i], b, 2)
+        assert (elb.status[i] == "not_certified") == reference_elb(model, X[i], y[i], b, 2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_accuracy_ordering_and_per_instance_soundness(seed):
+    rng = np.random.default_rng(seed)
+    b = int(rng.integers(1, 4))
+    model, X, y = toy_forest(seed, n_trees=int(rng.integers(3, 12)), depth=int(rng.integers(2, 5)),
+                             kind="rf" if seed % 2 else "et")
+    cas = certify(model, X, y, budget=b, method="cascade")
+    flb = certify(model, X, y, budget=b, method="flb")
+    elb = certify(model, X, y, budget=b, method="elb")
+    brute = certify(model, X, y, budget=b, method="brute")
+    unpruned = certify(model, X, y, budget=b, method="brute", prune=False)
+    assert flb.accuracy <= elb.accuracy <= brute.accuracy
+    assert cas.accuracy == brute.accuracy == unpruned.accuracy
+    assert cas.accuracy_flb == flb.accuracy and cas.accuracy_elb == elb.accuracy
+    # Proposition 2 per instance: attackable => ELB finds a cover => FLB sum reaches delta
+    att = brute.status == "attackable"
+    assert np.all(elb.status[att] == "not_certified")
+    assert np.all(flb.status[elb.status == "not_certified"] == "not_certified")
+    np.testing.assert_array_equal(unpruned.status, brute.status)
+    # the cascade settles each instance at the first stage able to
+    assert np.all(np.isin(cas.status[flb.status == "certified_flb"], ["certified_flb"]))
+    assert cas.stage_counts["certified_flb"] + cas.stage_counts["certified_elb"] == np.sum(elb.status == "certified_elb")
+    assert cas.n_brute == np.sum(elb.status == "not_certified")
+
+
+def test_cover_sets_match_decision_path():
+    model, X, y = toy_forest(7, n_trees=9, depth=4)
+    for i in range(10):
+        ic = instance_covers(model, X[i], y[i], budget=2)
+        ref = reference_sets(model, X[i])
+        for f in range(X.shape[1]):
+            for bit, sign in ((1, "+"), (2, "-")):
+                ours = set(np.flatnonzero(ic.membership[:, f] & bit))
+                assert ours == ref.get((f, sign), set())
+        votes = reference_tree_votes(model, X[i:i + 1])[0]
+        np.testing.assert_array_equal(ic.votes, votes)
+        if ic.correct:  # delta is only defined for correctly classified instances
+            assert ic.delta == reference_deltas(votes, int(y[i]), 2)
+            # binary, odd number of trees: the paper's delta = ceil(|T|/2) - |C_bar|
+            assert ic.delta[1 - y[i]] == int(np.ceil(9 / 2)) - int(ic.wrong.sum())
+
+
+def test_elb_cover_is_a_valid_cover():
+    model, X, y = toy_forest(2, n_trees=11, depth=4)
+    res = certify(model, X, y, budget=2, method="elb")
+    assert res.covers
+    for i, cover in res.covers.items():
+        assert len(cover) <= 2 and len({f for f, _ in cover}) == len(cover)
+        ref = reference_sets(model, X[i])
+        votes = reference_tree_votes(model, X[i:i + 1])[0]
+        union = set().union(*(ref.get((f, s), set()) for f, s in cover))
+        union = {t for t in union if votes[t] == y[i]}
+        assert len(union) >= res.delta[i]
+
+
+def test_witness_on_breast_cancer_flips_real_forest():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=15, max_depth=5, random_state=0).fit(Xb[:400], yb[:400])
+    res = certify(rf, Xb[400:], yb[400:], budget=1)
+    assert res.stage_counts["attackable"] > 0
+    ff = flatten_forest(rf)
+    for i, xw in res.witnesses.items():
+        trees = np.column_stack([e.predict(xw.reshape(1, -1)) for e in rf.estimators_]).astype(int)
+        assert reference_vote(trees, 2)[0] != yb[400 + i]
+        assert ff.predict(xw.reshape(1, -1))[0] != yb[400 + i]
+        assert np.count_nonzero(xw != Xb[400 + i]) == 1
