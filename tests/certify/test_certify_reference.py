@@ -14,7 +14,7 @@ from fairlens.certify._reference import (
     sklearn_trees,
 )
 
-from ._helpers import toy_forest
+from ._helpers import bc_full_forest, toy_forest
 
 CASES = [(seed, b, kind) for seed in range(4) for b in (1, 2) for kind in ("rf", "et")]
 
@@ -52,29 +52,72 @@ def test_flb_elb_match_literal_covers(seed, b, kind):
         assert (elb.status[i] == "not_certified") == reference_elb(model, X[i], y[i], b, 2)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_accuracy_ordering_and_per_instance_soundness(seed):
+def _random_forest_case(seed):
     rng = np.random.default_rng(seed)
     b = int(rng.integers(1, 4))
-    model, X, y = toy_forest(seed, n_trees=int(rng.integers(3, 12)), depth=int(rng.integers(2, 5)),
-                             kind="rf" if seed % 2 else "et")
+    if seed % 2:
+        model, X, y = toy_forest(seed, n_trees=int(rng.integers(3, 12)), depth=int(rng.integers(2, 5)),
+                                 kind="rf" if seed % 4 == 1 else "et")
+    else:
+        model, X, y = bc_full_forest(seed, n_trees=int(rng.choice([15, 21, 31])), depth=int(rng.integers(2, 4)),
+                                     kind="rf" if seed % 4 == 0 else "et")
+    return model, X, y, b
+
+
+_SEEN = {}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_accuracy_ordering_and_per_instance_soundness(seed):
+    model, X, y, b = _random_forest_case(seed)
     cas = certify(model, X, y, budget=b, method="cascade")
     flb = certify(model, X, y, budget=b, method="flb")
     elb = certify(model, X, y, budget=b, method="elb")
     brute = certify(model, X, y, budget=b, method="brute")
-    unpruned = certify(model, X, y, budget=b, method="brute", prune=False)
     assert flb.accuracy <= elb.accuracy <= brute.accuracy
-    assert cas.accuracy == brute.accuracy == unpruned.accuracy
+    assert cas.accuracy == brute.accuracy
     assert cas.accuracy_flb == flb.accuracy and cas.accuracy_elb == elb.accuracy
     # Proposition 2 per instance: attackable => ELB finds a cover => FLB sum reaches delta
     att = brute.status == "attackable"
     assert np.all(elb.status[att] == "not_certified")
     assert np.all(flb.status[elb.status == "not_certified"] == "not_certified")
-    np.testing.assert_array_equal(unpruned.status, brute.status)
-    # the cascade settles each instance at the first stage able to
-    assert np.all(np.isin(cas.status[flb.status == "certified_flb"], ["certified_flb"]))
-    assert cas.stage_counts["certified_flb"] + cas.stage_counts["certified_elb"] == np.sum(elb.status == "certified_elb")
+    # the cascade settles each instance at the first stage able to, and agrees with brute force
+    np.testing.assert_array_equal(cas.status == "certified_flb", flb.status == "certified_flb")
+    np.testing.assert_array_equal(np.isin(cas.status, ["certified_flb", "certified_elb"]),
+                                  elb.status == "certified_elb")
+    np.testing.assert_array_equal(cas.status == "attackable", att)
     assert cas.n_brute == np.sum(elb.status == "not_certified")
+    for k, v in cas.stage_counts.items():
+        _SEEN[k] = _SEEN.get(k, 0) + v
+
+
+def test_property_cases_were_not_vacuous():
+    if len(_SEEN) == 0:
+        pytest.skip("run together with test_accuracy_ordering_and_per_instance_soundness")
+    for k in ("misclassified", "certified_flb", "certified_elb", "robust_brute", "attackable"):
+        assert _SEEN.get(k, 0) > 0, k
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_unpruned_brute_force_agrees(seed):
+    model, X, y = toy_forest(seed, n_trees=7, depth=3)
+    for b in (1, 2):
+        a = certify(model, X, y, budget=b, method="brute")
+        u = certify(model, X, y, budget=b, method="brute", prune=False)
+        np.testing.assert_array_equal(a.status, u.status)
+        assert u.n_evaluations >= a.n_evaluations
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_elb_tighter_than_flb_and_matches_reference(b):
+    model, X, y = bc_full_forest(0, n_trees=21, depth=3)
+    flb = certify(model, X, y, budget=b, method="flb")
+    elb = certify(model, X, y, budget=b, method="elb")
+    assert elb.accuracy > flb.accuracy  # ELB certifies instances FLB cannot
+    rows = np.flatnonzero(flb.status == "not_certified")
+    for i in rows:
+        assert reference_flb(model, X[i], y[i], b, 2)
+        assert (elb.status[i] == "not_certified") == reference_elb(model, X[i], y[i], b, 2)
 
 
 def test_cover_sets_match_decision_path():
@@ -121,3 +164,18 @@ def test_witness_on_breast_cancer_flips_real_forest():
         assert reference_vote(trees, 2)[0] != yb[400 + i]
         assert ff.predict(xw.reshape(1, -1))[0] != yb[400 + i]
         assert np.count_nonzero(xw != Xb[400 + i]) == 1
+
+
+def test_brute_force_matches_literal_enumeration_on_real_features():
+    # 21 shallow trees on 8 breast cancer features: at b = 2 ELB, brute-force-robust
+    # and attackable instances all occur
+    from ._helpers import bc_forest
+
+    model, X, y = bc_forest(8)
+    res = certify(model, X, y, budget=2, method="cascade")
+    assert res.stage_counts["robust_brute"] > 0 and res.stage_counts["certified_elb"] > 0
+    correct, attackable = reference_brute(model, X, y, 2)
+    np.testing.assert_array_equal(res.status == "attackable", attackable)
+    np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+    for i, xw in res.witnesses.items():
+        assert _sk_vote(model, xw.reshape(1, -1))[0] != y[i]
