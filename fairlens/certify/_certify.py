@@ -324,6 +324,8 @@ def instance_covers(forest, x, y, budget=1, tie_class=None):
     ff = flatten_forest(forest, tie_class=tie_class)
     budget = _check_budget(budget, ff.n_features)
     x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"x must be one instance, a 1-D array of {ff.n_features} values; got shape {x.shape}.")
     _, Xr = check_X(x.reshape(1, -1), ff.n_features, name="x")
     yi = int(ff.encode_y(np.atleast_1d(y))[0])
     xr = Xr[0]
