@@ -66,7 +66,7 @@ def test_bad_X_and_y(data):
         certify(rf, X, y, method="exact")
     with pytest.raises(ValueError, match="2-D"):
         certify(rf, X[0], y[:1])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="1-D"):
         instance_covers(rf, X[:2], y[0])
 
 
