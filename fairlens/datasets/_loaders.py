@@ -1,0 +1,703 @@
+"""Loaders for the datasets used by the four papers.
+
+Every loader returns a :class:`~fairlens.datasets.Dataset`. Categorical codes are the
+position of the label in sorted order unless a loader says otherwise; ``y = 1`` is always
+the favourable / positive outcome named in ``label_names``.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from ._base import Dataset
+from ._fetch import fetch_bytes
+
+__all__ = [
+    "load_admission",
+    "load_diabetes_risk",
+    "load_german_credit",
+    "load_adult",
+    "load_bank_marketing",
+    "load_compas",
+    "load_law_school",
+    "load_crime",
+    "load_breast_cancer",
+    "load_wine",
+    "load_dataset",
+    "list_datasets",
+]
+
+_ENCODINGS = ("raw", "benchmark")
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_encoding(encoding):
+    if encoding not in _ENCODINGS:
+        raise ValueError(f"encoding must be one of {_ENCODINGS}; got {encoding!r}")
+
+
+def _quartile_codes(values: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Bin at the quartiles into codes 1..4 (code = 1 + number of quartiles below the value).
+
+    Coinciding quartiles leave some codes empty (e.g. bank's ``pdays`` only takes 1 and 4),
+    which is what the EIDIG/MAFT benchmark tables show.
+    """
+    edges = np.percentile(values, [25, 50, 75])
+    codes = np.searchsorted(edges, values, side="left") + 1
+    lo = [-np.inf, *edges]
+    hi = [*edges, np.inf]
+    labels = {k + 1: f"({lo[k]:g}, {hi[k]:g}]" for k in range(4)}
+    return codes.astype(np.int64), labels
+
+
+def _interval_codes(values: np.ndarray, bins) -> tuple[np.ndarray, dict]:
+    """Right-closed bins ``(b0, b1], (b1, b2], ...`` -> codes 1, 2, ... (EIDIG census)."""
+    bins = np.asarray(bins, dtype=float)
+    if values.min() <= bins[0] or values.max() > bins[-1]:
+        raise ValueError(f"values outside the bins {bins.tolist()}")
+    codes = np.searchsorted(bins, values, side="left")
+    labels = {k: f"({bins[k - 1]:g}, {bins[k]:g}]" for k in range(1, len(bins))}
+    return codes.astype(np.int64), labels
+
+
+def _assemble(
+    name, readable: pd.DataFrame, target: str, y, *, label_names, protected, types,
+    description, citation, encoding="raw", codes=None, category_order=None,
+):
+    """Build a Dataset from readable feature columns.
+
+    ``types`` maps each feature to "categorical" / "integer" / "continuous". Categorical
+    features get codes from their sorted labels (or ``category_order[feature]``) unless
+    ``codes[feature] = (code_array, {code: label})`` gives them explicitly (binned features).
+    """
+    codes = dict(codes or {})
+    category_order = category_order or {}
+    feature_names = list(types)
+    X = np.empty((len(readable), len(feature_names)), dtype=np.float64)
+    categories: dict = {}
+    for j, feat in enumerate(feature_names):
+        if feat in codes:
+            arr, mapping = codes[feat]
+            X[:, j] = arr
+            categories[feat] = dict(mapping)
+        elif types[feat] == "categorical":
+            col = readable[feat].astype(str)
+            order = category_order.get(feat, sorted(col.unique()))
+            mapping = {i: lab for i, lab in enumerate(order)}
+            inverse = {lab: i for i, lab in mapping.items()}
+            X[:, j] = col.map(inverse).to_numpy(dtype=np.float64)
+            categories[feat] = mapping
+            readable[feat] = col
+        else:
+            X[:, j] = pd.to_numeric(readable[feat]).to_numpy(dtype=np.float64)
+    if np.isnan(X).any():
+        bad = [feature_names[j] for j in np.flatnonzero(np.isnan(X).any(axis=0))]
+        raise ValueError(f"{name}: could not encode columns {bad}")
+    bounds = np.column_stack([X.min(axis=0), X.max(axis=0)])
+    for j, feat in enumerate(feature_names):
+        # the domain of a categorical feature is all of its codes; binned features keep the
+        # observed code range, as the benchmarks' feature tables do
+        if feat in categories and feat not in codes:
+            keys = list(categories[feat])
+            bounds[j] = [min(keys), max(keys)]
+    frame = readable[feature_names].reset_index(drop=True).copy()
+    frame[target] = readable[target].to_numpy() if target in readable else np.asarray(y)
+    return Dataset(
+        name=name, frame=frame, X=X, y=np.asarray(y, dtype=np.int64),
+        feature_names=feature_names, target=target, label_names=label_names,
+        protected=list(protected), bounds=bounds,
+        feature_types=[types[f] for f in feature_names], categories=categories,
+        description=description.strip(), citation=citation.strip(), encoding=encoding,
+    )
+
+
+def _read_csv(key, data_home, download, **kw) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(fetch_bytes(key, data_home, download=download)), **kw)
+
+
+# ------------------------------------------------------------------------ admission
+_ADMISSION_CITE = """
+Acharya, M. S., Armaan, A., & Antony, A. S. (2019). A comparison of regression models for
+prediction of graduate admissions. ICCIDS 2019, IEEE. Data: Kaggle "Graduate Admission 2".
+"""
+
+
+def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=True) -> Dataset:
+    """Graduate Admission 2 (Acharya et al. 2019): 500 applicants (``version="1"``: 400).
+
+    Features GRE Score, TOEFL Score, University Rating, SOP, LOR, CGPA (numeric) and
+    Research (``no``/``yes``, code 0/1). The target ``Chance of Admit`` is continuous; ``y = 1``
+    when it is at least ``threshold`` (default 0.72, near the median of version 1.1). The
+    shuffling-attack paper uses the 500-row version 1.1 with Research as protected feature.
+    Version 1 (the first 400 rows of the same table) is bundled with fairlens; version 1.1
+    is read from ``data_home`` or downloaded.
+    """
+    files = {"1.1": "Admission_Predict_Ver1.1.csv", "1": "Admission_Predict.csv"}
+    if str(version) not in files:
+        raise ValueError(f"version must be '1.1' (500 rows) or '1' (400 rows); got {version!r}")
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1]; got {threshold!r}")
+    raw = _read_csv(files[str(version)], data_home, download)
+    raw.columns = [c.strip() for c in raw.columns]
+    raw = raw.drop(columns=["Serial No."])
+    raw["Research"] = raw["Research"].map({0: "no", 1: "yes"})
+    types = {
+        "GRE Score": "integer", "TOEFL Score": "integer", "University Rating": "integer",
+        "SOP": "continuous", "LOR": "continuous", "CGPA": "continuous", "Research": "categorical",
+    }
+    y = (raw["Chance of Admit"] >= threshold).astype(int)
+    return _assemble(
+        "admission", raw, "Chance of Admit", y,
+        label_names={0: f"chance of admit < {threshold}", 1: f"chance of admit >= {threshold}"},
+        protected=["Research"], types=types,
+        category_order={"Research": ["no", "yes"]},
+        description=f"""
+Graduate Admission 2, version {version}: {len(raw)} applicants to graduate school with test
+scores, university rating, statement/recommendation strength, CGPA and research experience.
+y = 1 when the self-reported chance of admission is >= {threshold}.""",
+        citation=_ADMISSION_CITE,
+    )
+
+
+# ------------------------------------------------------------------- diabetes risk
+def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
+    """UCI Early Stage Diabetes Risk Prediction (id 529): 520 patients, 16 features.
+
+    Age (integer), Gender (Female/Male) and 14 Yes/No symptoms (codes No=0, Yes=1).
+    ``y = 1`` for a *Positive* diagnosis (the outcome the shuffling paper's model scores).
+    Protected: Gender and Age.
+    """
+    raw = _read_csv("diabetes_data_upload.csv", data_home, download)
+    symptoms = [c for c in raw.columns if c not in ("Age", "Gender", "class")]
+    types = {"Age": "integer", "Gender": "categorical", **{c: "categorical" for c in symptoms}}
+    y = (raw["class"] == "Positive").astype(int)
+    return _assemble(
+        "diabetes_risk", raw, "class", y,
+        label_names={0: "Negative", 1: "Positive"}, protected=["Gender", "Age"], types=types,
+        category_order={c: ["No", "Yes"] for c in symptoms},
+        description="""
+Early stage diabetes risk: questionnaire answers of 520 patients of Sylhet Diabetes Hospital
+(Bangladesh): age, gender and 14 symptoms; class Positive/Negative.""",
+        citation="""
+Islam, M. M. F., Ferdousi, R., Rahman, S., & Bushra, H. Y. (2020). Likelihood prediction of
+diabetes at early stage using data mining techniques. Computer Vision and Machine Intelligence
+in Medical Image Analysis, 113-125. Springer. UCI Machine Learning Repository, id 529.""",
+    )
+
+
+# ------------------------------------------------------------------- german credit
+_GERMAN_COLUMNS = [
+    "checking_status", "duration", "credit_history", "purpose", "credit_amount", "savings",
+    "employment", "installment_rate", "personal_status_sex", "other_debtors", "residence_since",
+    "property", "age", "other_installment_plans", "housing", "existing_credits", "job",
+    "num_dependents", "telephone", "foreign_worker", "class",
+]
+_GERMAN_CODES = {
+    "checking_status": {"A11": "< 0 DM", "A12": "0 <= ... < 200 DM", "A13": ">= 200 DM",
+                        "A14": "no checking account"},
+    "credit_history": {"A30": "no credits / all paid duly", "A31": "all paid duly at this bank",
+                       "A32": "existing paid duly till now", "A33": "delay in the past",
+                       "A34": "critical account"},
+    "purpose": {"A40": "car (new)", "A41": "car (used)", "A42": "furniture/equipment",
+                "A43": "radio/television", "A44": "domestic appliances", "A45": "repairs",
+                "A46": "education", "A47": "vacation", "A48": "retraining", "A49": "business",
+                "A410": "others"},
+    "savings": {"A61": "< 100 DM", "A62": "100 <= ... < 500 DM", "A63": "500 <= ... < 1000 DM",
+                "A64": ">= 1000 DM", "A65": "unknown / no savings"},
+    "employment": {"A71": "unemployed", "A72": "< 1 year", "A73": "1 <= ... < 4 years",
+                   "A74": "4 <= ... < 7 years", "A75": ">= 7 years"},
+    "other_debtors": {"A101": "none", "A102": "co-applicant", "A103": "guarantor"},
+    "property": {"A121": "real estate", "A122": "building society savings / life insurance",
+                 "A123": "car or other", "A124": "unknown / no property"},
+    "other_installment_plans": {"A141": "bank", "A142": "stores", "A143": "none"},
+    "housing": {"A151": "rent", "A152": "own", "A153": "for free"},
+    "job": {"A171": "unemployed / unskilled non-resident", "A172": "unskilled resident",
+            "A173": "skilled employee", "A174": "management / self-employed"},
+    "telephone": {"A191": "none", "A192": "yes"},
+    "foreign_worker": {"A201": "yes", "A202": "no"},
+}
+_PERSONAL = {  # attribute 9 of the UCI file: personal status and sex
+    "A91": ("male", "divorced/separated"), "A92": ("female", "divorced/separated/married"),
+    "A93": ("male", "single"), "A94": ("male", "married/widowed"), "A95": ("female", "single"),
+}
+# Columns of the Statlog numeric German credit (as used by EIDIG/ADF/MAFT), derived from
+# german.data. Credit history codes are re-ordered and the amount is in hundreds of DM
+# (rounded half to even); the test suite checks this against the published numeric file.
+_GERMAN_NUMERIC = [
+    ("BalanceCheque", "checking_status"), ("Loan_NurnMonth", None), ("CreditHistory", None),
+    ("CreditAmt", None), ("SavingsBalance", "savings"), ("Mths_employ", "employment"),
+    ("PersonStatusSex", None), ("PresentResidence", None), ("Property", "property"),
+    ("AgeInYears", None), ("OtherInstPlans", "other_installment_plans"),
+    ("NumCreditsThisBank", None), ("NumPplLiablMaint", None), ("Telephone", "telephone"),
+    ("ForeignWorker", "foreign_worker"),
+]
+_GERMAN_CITE = """
+Hofmann, H. (1994). Statlog (German Credit Data). UCI Machine Learning Repository.
+https://doi.org/10.24432/C5NC77"""
+
+
+def _german_raw_table(data_home, download) -> pd.DataFrame:
+    text = fetch_bytes("german.data", data_home, download=download)
+    return pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=_GERMAN_COLUMNS,
+                       dtype=str)
+
+
+def german_numeric_table(data_home=None, *, download=True) -> pd.DataFrame:
+    """The 24-column numeric German credit table of the EIDIG/ADF/MAFT benchmarks.
+
+    Derived from the UCI ``german.data`` (installment rate is left out, as in the Statlog
+    numeric version); first column ``CREDITRATING`` is -1 for good and 1 for bad credit.
+    """
+    g = _german_raw_table(data_home, download)
+
+    def suffix(col, prefix):
+        return g[col].str[len(prefix):].astype(int)
+
+    history = g["credit_history"].map({"A30": 2, "A31": 0, "A32": 1, "A33": 3, "A34": 4})
+    out = pd.DataFrame({
+        "CREDITRATING": np.where(g["class"] == "1", -1, 1),
+        "BalanceCheque": suffix("checking_status", "A1"),
+        "Loan_NurnMonth": g["duration"].astype(int),
+        "CreditHistory": history,
+        "CreditAmt": np.round(g["credit_amount"].astype(int) / 100).astype(int),
+        "SavingsBalance": suffix("savings", "A6"),
+        "Mths_employ": suffix("employment", "A7"),
+        "PersonStatusSex": suffix("personal_status_sex", "A9"),
+        "PresentResidence": g["residence_since"].astype(int),
+        "Property": suffix("property", "A12"),
+        "AgeInYears": g["age"].astype(int),
+        "OtherInstPlans": suffix("other_installment_plans", "A14"),
+        "NumCreditsThisBank": g["existing_credits"].astype(int),
+        "NumPplLiablMaint": g["num_dependents"].astype(int),
+        "Telephone": suffix("telephone", "A19"),
+        "ForeignWorker": suffix("foreign_worker", "A20"),
+        "Purpose_CarNew": (g["purpose"] == "A40").astype(int),
+        "Purpose_CarOld": (g["purpose"] == "A41").astype(int),
+        "otherdebtor_noneVsGuar": (g["other_debtors"] == "A101").astype(int),
+        "otherdebt_coapplVsGuar": (g["other_debtors"] == "A102").astype(int),
+        "house_rentVsFree": (g["housing"] == "A151").astype(int),
+        "house_ownsVsFree": (g["housing"] == "A152").astype(int),
+        "job_unemployedVsMgt": (g["job"] == "A171").astype(int),
+        "jobs_unskilledVsMgt": (g["job"] == "A172").astype(int),
+        "job_skilledVsMgt": (g["job"] == "A173").astype(int),
+    })
+    return out
+
+
+def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Dataset:
+    """Statlog German Credit: 1,000 loan applicants; ``y = 1`` for good credit (70%).
+
+    ``encoding="raw"``: the 20 UCI attributes with readable labels, attribute 9 split into
+    ``sex`` and ``personal_status``; numeric attributes as values. Protected: ``sex``, ``age``.
+
+    ``encoding="benchmark"``: the 24 numeric columns of the EIDIG/ADF/MAFT benchmarks
+    (:func:`german_numeric_table`) with duration, credit amount and age binned at their
+    quartiles into codes 1..4. Protected: ``PersonStatusSex`` (index 6, the benchmarks'
+    "gender", 4 values) and ``AgeInYears`` (index 9).
+    """
+    _check_encoding(encoding)
+    label_names = {0: "bad credit", 1: "good credit"}
+    if encoding == "benchmark":
+        num = german_numeric_table(data_home, download=download)
+        y = (num["CREDITRATING"] == -1).astype(int).to_numpy()
+        feats = [c for c in num.columns if c != "CREDITRATING"]
+        readable = num[feats].copy()
+        codes = {}
+        for col in ("Loan_NurnMonth", "CreditAmt", "AgeInYears"):
+            codes[col] = _quartile_codes(num[col].to_numpy(dtype=float))
+            readable[col] = [codes[col][1][c] for c in codes[col][0]]
+        readable["credit"] = np.where(y == 1, "good", "bad")
+        types = {f: "integer" for f in feats}
+        return _assemble(
+            "german_credit", readable, "credit", y, label_names=label_names,
+            protected=["PersonStatusSex", "AgeInYears"], types=types, codes=codes,
+            encoding="benchmark",
+            description="""
+German credit in the numeric benchmark encoding of EIDIG/ADF/MAFT: 24 integer features
+(Statlog numeric version derived from german.data; duration, credit amount in 100 DM and age
+binned at quartiles into 1..4). Protected: PersonStatusSex (gender, index 6), AgeInYears
+(index 9).""",
+            citation=_GERMAN_CITE,
+        )
+    g = _german_raw_table(data_home, download)
+    readable = pd.DataFrame({c: g[c].map(m) for c, m in _GERMAN_CODES.items()})
+    readable["sex"] = g["personal_status_sex"].map(lambda c: _PERSONAL[c][0])
+    readable["personal_status"] = g["personal_status_sex"].map(lambda c: _PERSONAL[c][1])
+    numeric = ["duration", "credit_amount", "installment_rate", "residence_since", "age",
+               "existing_credits", "num_dependents"]
+    for c in numeric:
+        readable[c] = g[c].astype(int)
+    readable["class"] = np.where(g["class"] == "1", "good", "bad")
+    order = ["checking_status", "duration", "credit_history", "purpose", "credit_amount",
+             "savings", "employment", "installment_rate", "sex", "personal_status",
+             "other_debtors", "residence_since", "property", "age", "other_installment_plans",
+             "housing", "existing_credits", "job", "num_dependents", "telephone",
+             "foreign_worker"]
+    types = {c: ("integer" if c in numeric else "categorical") for c in order}
+    category_order = {c: list(m.values()) for c, m in _GERMAN_CODES.items()}
+    y = (g["class"] == "1").astype(int).to_numpy()
+    return _assemble(
+        "german_credit", readable, "class", y, label_names=label_names,
+        protected=["sex", "age"], types=types, category_order=category_order,
+        description="""
+Statlog German Credit: 1,000 applicants, 20 attributes (checking account, duration, history,
+purpose, amount, savings, employment, installment rate in % of disposable income, sex and
+personal status, ..., age). Categorical codes follow the UCI attribute order (A11 -> 0, ...).
+y = 1 for good credit.""",
+        citation=_GERMAN_CITE,
+    )
+
+
+# --------------------------------------------------------------------------- adult
+_ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+    "hours-per-week", "native-country", "income",
+]
+_ADULT_FEATURES = [
+    "age", "workclass", "education-num", "marital-status", "occupation", "relationship",
+    "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+]
+_ADULT_CATEGORICAL = ["workclass", "marital-status", "occupation", "relationship", "race",
+                      "sex", "native-country"]
+_ADULT_CITE = """
+Becker, B. & Kohavi, R. (1996). Adult. UCI Machine Learning Repository.
+https://doi.org/10.24432/C5XW20"""
+
+
+def _adult_table(key, data_home, download) -> pd.DataFrame:
+    text = fetch_bytes(key, data_home, download=download).decode("utf-8")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("|")]
+    df = pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=_ADULT_COLUMNS,
+                     sep=r",\s*", engine="python")
+    df["income"] = df["income"].str.rstrip(".")
+    return df
+
+
+def load_adult(data_home=None, *, encoding="raw", subset="train", download=True) -> Dataset:
+    """UCI Adult / Census Income; ``y = 1`` for income ``>50K``.
+
+    Twelve features (``fnlwgt`` and the text ``education`` are left out; ``education-num``
+    carries the same information), in the order of the EIDIG/ADF/MAFT "census" benchmark:
+    age (0), workclass, education-num, marital-status, occupation, relationship, race (6),
+    sex (7), capital-gain, capital-loss, hours-per-week, native-country.
+
+    Parameters
+    ----------
+    encoding : {"raw", "benchmark"}
+        ``"raw"`` keeps numbers as they are and every row (a missing ``?`` is its own
+        category). ``"benchmark"`` drops rows with a missing value and bins age at
+        [15, 25, 45, 65, 120], capital gain/loss at [-1, 0, 99998, 100000] and hours at
+        [0, 25, 40, 60, 168] into codes 1.. (right-closed), as in the census benchmark.
+    subset : {"train", "test", "all"}
+        ``adult.data`` (32,561 rows), ``adult.test`` (16,281) or both.
+    """
+    _check_encoding(encoding)
+    keys = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
+    if subset not in keys:
+        raise ValueError(f"subset must be one of {list(keys)}; got {subset!r}")
+    df = pd.concat([_adult_table(k, data_home, download) for k in keys[subset]],
+                   ignore_index=True)
+    y = (df["income"] == ">50K").astype(int).to_numpy()
+    label_names = {0: "income <=50K", 1: "income >50K"}
+    types = {f: ("categorical" if f in _ADULT_CATEGORICAL else "integer")
+             for f in _ADULT_FEATURES}
+    if encoding == "raw":
+        return _assemble(
+            "adult", df, "income", y, label_names=label_names,
+            protected=["age", "race", "sex"], types=types,
+            description=f"""
+UCI Adult (census income, 1994 CPS), subset={subset!r}: {len(df)} people, 12 features,
+missing values kept as the category '?'. y = 1 for income >50K.""",
+            citation=_ADULT_CITE,
+        )
+    # the domain of each categorical feature is every known label of the file (e.g.
+    # workclass keeps 'Never-worked', whose rows all miss occupation and are dropped)
+    category_order = {c: sorted(set(df[c]) - {"?"}) for c in _ADULT_CATEGORICAL}
+    keep = ~(df[_ADULT_FEATURES] == "?").any(axis=1)
+    df = df[keep].reset_index(drop=True)
+    y = y[keep.to_numpy()]
+    codes = {
+        "age": _interval_codes(df["age"].to_numpy(float), [15, 25, 45, 65, 120]),
+        "capital-gain": _interval_codes(df["capital-gain"].to_numpy(float),
+                                        [-1, 0, 99998, 100000]),
+        "capital-loss": _interval_codes(df["capital-loss"].to_numpy(float),
+                                        [-1, 0, 99998, 100000]),
+        "hours-per-week": _interval_codes(df["hours-per-week"].to_numpy(float),
+                                          [0, 25, 40, 60, 168]),
+    }
+    for col, (arr, labels) in codes.items():
+        df[col] = [labels[c] for c in arr]
+    return _assemble(
+        "adult", df, "income", y, label_names=label_names,
+        protected=["age", "race", "sex"], types=types, codes=codes, encoding="benchmark",
+        category_order=category_order,
+        description=f"""
+UCI Adult in the census benchmark encoding of EIDIG/ADF/MAFT, subset={subset!r}: rows with a
+missing value dropped ({len(df)} left); age, capital gain/loss and hours binned; categorical
+features as sorted-label codes. Protected: age (0), race (6), sex (7).""",
+        citation=_ADULT_CITE,
+    )
+
+
+# -------------------------------------------------------------------- bank marketing
+_BANK_CATEGORICAL = ["job", "marital", "education", "default", "housing", "loan", "contact",
+                     "poutcome"]
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def load_bank_marketing(data_home=None, *, encoding="raw", download=True) -> Dataset:
+    """UCI Bank Marketing (``bank-full.csv``, 45,211 calls); ``y = 1`` if the client subscribed.
+
+    ``encoding="raw"``: 16 features, categorical ones coded by sorted label (``unknown`` is a
+    category), ``month`` as 1..12. ``encoding="benchmark"``: as in the EIDIG/MAFT bank
+    benchmark, ``unknown`` is replaced by the column's most frequent known value and the
+    numeric columns (age, balance, day, month, duration, campaign, pdays, previous) are binned
+    at their quartiles into codes 1..4. Protected: ``age``.
+    """
+    _check_encoding(encoding)
+    df = _read_csv("bank-full.csv", data_home, download, sep=";")
+    y = (df["y"] == "yes").astype(int).to_numpy()
+    df["month"] = df["month"].map({m: i + 1 for i, m in enumerate(_MONTHS)})
+    features = [c for c in df.columns if c != "y"]
+    types = {f: ("categorical" if f in _BANK_CATEGORICAL else "integer") for f in features}
+    cite = """
+Moro, S., Cortez, P., & Rita, P. (2014). A data-driven approach to predict the success of bank
+telemarketing. Decision Support Systems, 62, 22-31. UCI Machine Learning Repository."""
+    label_names = {0: "did not subscribe", 1: "subscribed a term deposit"}
+    if encoding == "raw":
+        return _assemble(
+            "bank_marketing", df, "y", y, label_names=label_names, protected=["age"],
+            types=types, description="""
+UCI Bank Marketing (bank-full): 45,211 phone calls of a Portuguese bank's campaigns; client,
+contact and campaign attributes. y = 1 when the client subscribed a term deposit.""",
+            citation=cite,
+        )
+    for c in _BANK_CATEGORICAL:
+        known = df.loc[df[c] != "unknown", c]
+        df[c] = df[c].replace("unknown", known.mode().iloc[0])
+    codes = {}
+    for c in ("age", "balance", "day", "month", "duration", "campaign", "pdays", "previous"):
+        codes[c] = _quartile_codes(df[c].to_numpy(dtype=float))
+        df[c] = [codes[c][1][k] for k in codes[c][0]]
+    types = {f: ("categorical" if f in _BANK_CATEGORICAL else "integer") for f in features}
+    return _assemble(
+        "bank_marketing", df, "y", y, label_names=label_names, protected=["age"],
+        types=types, codes=codes, encoding="benchmark", description="""
+UCI Bank Marketing in the benchmark encoding of EIDIG/MAFT: 'unknown' replaced by the most
+frequent known value, numeric columns binned at quartiles (codes 1..4). Protected: age (0).""",
+        citation=cite,
+    )
+
+
+# -------------------------------------------------------------------------- compas
+def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Dataset:
+    """ProPublica COMPAS two-year recidivism, filtered as in ProPublica's analysis (6,172 rows).
+
+    Features: sex, age, race, juvenile felony/misdemeanour/other counts, priors count and
+    charge degree (F/M). Protected: sex, race, age.
+
+    Parameters
+    ----------
+    target : {"two_year_recid", "score"}
+        ``"two_year_recid"``: ``y = 1`` when the person did **not** reoffend within two years.
+        ``"score"``: ``y = 1`` when COMPAS rated the risk *Low* (``score_text``), 0 for
+        Medium/High -- the "high risk score" task of the TestSGD paper.
+    """
+    if target not in ("two_year_recid", "score"):
+        raise ValueError(f"target must be 'two_year_recid' or 'score'; got {target!r}")
+    df = _read_csv("compas-scores-two-years.csv", data_home, download)
+    keep = (
+        df["days_b_screening_arrest"].between(-30, 30)
+        & (df["is_recid"] != -1)
+        & (df["c_charge_degree"] != "O")
+        & (df["score_text"] != "N/A")
+        & df["score_text"].notna()
+    )
+    df = df[keep].reset_index(drop=True)
+    features = ["sex", "age", "race", "juv_fel_count", "juv_misd_count", "juv_other_count",
+                "priors_count", "c_charge_degree"]
+    types = {f: ("categorical" if f in ("sex", "race", "c_charge_degree") else "integer")
+             for f in features}
+    if target == "two_year_recid":
+        y = (df["two_year_recid"] == 0).astype(int).to_numpy()
+        readable_target = np.where(y == 1, "no recidivism", "recidivism")
+        label_names = {0: "reoffended within two years", 1: "did not reoffend"}
+    else:
+        y = (df["score_text"] == "Low").astype(int).to_numpy()
+        readable_target = df["score_text"].to_numpy()
+        label_names = {0: "Medium/High COMPAS risk", 1: "Low COMPAS risk"}
+    df = df[features].copy()
+    df["target"] = readable_target
+    return _assemble(
+        "compas", df, "target", y, label_names=label_names, protected=["sex", "race", "age"],
+        types=types, description=f"""
+ProPublica COMPAS (Broward County, 2013-2014): defendants screened with COMPAS, filtered as in
+ProPublica's analysis (screening within 30 days of arrest, known recidivism, no ordinary
+traffic offences): {len(df)} rows. Target: {target}.""",
+        citation="""
+Angwin, J., Larson, J., Mattu, S., & Kirchner, L. (2016). Machine Bias. ProPublica.
+https://github.com/propublica/compas-analysis""",
+    )
+
+
+# --------------------------------------------------------------------- law school
+# LSAC codebook order of the one-hot race1..race8 columns (race7 = White holds 75% of rows).
+_LAW_RACES = ["Amerindian", "Asian", "Black", "Mexican", "Other", "Puertorican", "White",
+              "Hispanic"]
+
+
+def load_law_school(data_home=None, *, download=True) -> Dataset:
+    """LSAC bar-passage subsample used by GerryFair and TestSGD (1,823 students).
+
+    Features lsat, ugpa, zfygpa, zgpa, fulltime, fam_inc, age, cluster, gender and race
+    (decoded from the one-hot ``race1..race8`` with the LSAC codebook order; ``gender`` 0 is
+    labelled male, 1 female, inferred from the 55/45 split of the LSAC cohort). ``y = 1`` when
+    the student passed the bar on the first try (``bar1``). Protected: race, gender.
+    """
+    df = _read_csv("lawschool.csv", data_home, download)
+    race_cols = [f"race{i}" for i in range(1, 9)]
+    onehot = df[race_cols].to_numpy()
+    if not np.all(onehot.sum(axis=1) == 1):
+        raise ValueError("lawschool.csv: race1..race8 are not one-hot")
+    df["race"] = np.array(_LAW_RACES)[onehot.argmax(axis=1)]
+    df["gender"] = df["gender"].map({0: "male", 1: "female"})
+    features = ["lsat", "ugpa", "zfygpa", "zgpa", "fulltime", "fam_inc", "age", "cluster",
+                "gender", "race"]
+    types = {f: "continuous" for f in ("ugpa", "zfygpa", "zgpa", "lsat")}
+    types.update({f: "integer" for f in ("fulltime", "fam_inc", "age", "cluster")})
+    types.update({"gender": "categorical", "race": "categorical"})
+    types = {f: types[f] for f in features}
+    y = df["bar1"].astype(int).to_numpy()
+    df["bar1"] = np.where(y == 1, "passed", "failed")
+    return _assemble(
+        "law_school", df, "bar1", y, label_names={0: "failed the bar", 1: "passed the bar"},
+        protected=["race", "gender"], types=types,
+        description="""
+LSAC National Longitudinal Bar Passage Study, the 1,823-row subsample distributed with
+GerryFair: LSAT, undergraduate and first-year GPAs, family income, age, cluster, gender, race.
+y = 1 when the student passed the bar exam.""",
+        citation="""
+Wightman, L. F. (1998). LSAC National Longitudinal Bar Passage Study. Law School Admission
+Council. Subsample from Kearns, Neel, Roth & Wu (2018), GerryFair.""",
+    )
+
+
+# ---------------------------------------------------------------------------- crime
+CRIME_SENSITIVE = ["racepctblack", "racePctWhite", "racePctAsian", "racePctHisp",
+                   "agePct12t21", "agePct12t29", "agePct16t24", "agePct65up",
+                   "MalePctDivorce", "FemalePctDiv"]
+
+
+def load_crime(data_home=None, *, download=True) -> Dataset:
+    """UCI Communities and Crime (normalised, 1,994 communities, 122 features).
+
+    ``y = 1`` when ``ViolentCrimesPerPop`` is at or below its 70th percentile (not an
+    especially violent community; GerryFair's binarisation). ``protected`` holds the ten
+    gender/race/age percentage columns TestSGD uses; ``race_related`` in the description
+    lists GerryFair's wider mask (``communities_protected.csv``).
+    """
+    df = _read_csv("communities.csv", data_home, download)
+    df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")]).fillna(0)
+    mask = _read_csv("communities_protected.csv", data_home, download)
+    race_related = [c for c in mask.columns if int(mask[c].iloc[0]) == 1]
+    target = "ViolentCrimesPerPop"
+    features = [c for c in df.columns if c != target]
+    q = np.percentile(df[target], 70)
+    y = (df[target] <= q).astype(int).to_numpy()
+    types = {f: "continuous" for f in features}
+    return _assemble(
+        "crime", df, target, y,
+        label_names={0: "violent crime rate above the 70th percentile",
+                     1: "violent crime rate at or below the 70th percentile"},
+        protected=CRIME_SENSITIVE, types=types, description=f"""
+UCI Communities and Crime, normalised to [0, 1] (GerryFair copy): 1,994 US communities, 122
+socio-economic features. y = 1 when violent crimes per population <= 70th percentile
+({q:.2f}). Race-related columns (GerryFair mask): {', '.join(race_related)}.""",
+        citation="""
+Redmond, M. (2009). Communities and Crime. UCI Machine Learning Repository.
+https://doi.org/10.24432/C53W3X""",
+    )
+
+
+# ------------------------------------------------------------------ sklearn bundled
+def _from_sklearn(name, bunch, positive, label_names, description, citation):
+    X = np.asarray(bunch.data, dtype=np.float64)
+    names = [str(n) for n in bunch.feature_names]
+    y = (np.asarray(bunch.target) == positive).astype(np.int64)
+    frame = pd.DataFrame(X, columns=names)
+    frame["target"] = [str(bunch.target_names[t]) for t in bunch.target]
+    return Dataset(
+        name=name, frame=frame, X=X, y=y, feature_names=names, target="target",
+        label_names=label_names, protected=[],
+        bounds=np.column_stack([X.min(axis=0), X.max(axis=0)]),
+        feature_types=["continuous"] * len(names), description=description,
+        citation=citation,
+    )
+
+
+def load_breast_cancer(data_home=None, **_ignored) -> Dataset:
+    """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign."""
+    from sklearn.datasets import load_breast_cancer as _load
+
+    return _from_sklearn(
+        "breast_cancer", _load(), positive=1, label_names={0: "malignant", 1: "benign"},
+        description="Wisconsin diagnostic breast cancer (scikit-learn copy): 569 tumours, "
+                    "30 real-valued features. No protected attributes.",
+        citation="Street, W. N., Wolberg, W. H., & Mangasarian, O. L. (1993). Nuclear feature "
+                 "extraction for breast tumor diagnosis. UCI Machine Learning Repository.",
+    )
+
+
+def load_wine(data_home=None, *, positive_class=0, **_ignored) -> Dataset:
+    """scikit-learn's wine data (178 x 13), binarised: ``y = 1`` for ``positive_class``.
+
+    The multi-class labels stay readable in ``frame["target"]``.
+    """
+    from sklearn.datasets import load_wine as _load
+
+    bunch = _load()
+    if positive_class not in (0, 1, 2):
+        raise ValueError(f"positive_class must be 0, 1 or 2; got {positive_class!r}")
+    cls = str(bunch.target_names[positive_class])
+    return _from_sklearn(
+        "wine", bunch, positive=positive_class, label_names={0: f"not {cls}", 1: cls},
+        description="Wine recognition (scikit-learn copy): 178 wines from three cultivars, "
+                    f"13 chemical features; y = 1 for {cls}. No protected attributes.",
+        citation="Aeberhard, S. & Forina, M. (1991). Wine. UCI Machine Learning Repository.",
+    )
+
+
+# ------------------------------------------------------------------------ registry
+_LOADERS = {
+    "admission": load_admission,
+    "diabetes_risk": load_diabetes_risk,
+    "german_credit": load_german_credit,
+    "adult": load_adult,
+    "bank_marketing": load_bank_marketing,
+    "compas": load_compas,
+    "law_school": load_law_school,
+    "crime": load_crime,
+    "breast_cancer": load_breast_cancer,
+    "wine": load_wine,
+}
+_ALIASES = {"census": "adult", "german": "german_credit", "bank": "bank_marketing",
+            "credit": "german_credit", "diabetes": "diabetes_risk", "lawschool": "law_school"}
+
+
+def list_datasets() -> list:
+    """Names accepted by :func:`load_dataset`."""
+    return sorted(_LOADERS)
+
+
+def load_dataset(name: str, **kwargs) -> Dataset:
+    """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...)."""
+    key = _ALIASES.get(name, name)
+    if key not in _LOADERS:
+        raise ValueError(
+            f"unknown dataset {name!r}; choose one of {list_datasets()} "
+            f"(aliases: {sorted(_ALIASES)})"
+        )
+    return _LOADERS[key](**kwargs)
