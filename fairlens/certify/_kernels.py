@@ -414,6 +414,111 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n
 
 
 @numba.njit(cache=True)
+def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+                     ppos, rlo, rhi, values, yi, rank, stack, maxc):
+    """Sound test used by the branch and bound of the brute force.
+
+    Attacked feature ``f`` (``ppos[f] = q >= 0``) may take any relevant value
+    with index in ``[rlo[q], rhi[q]]``; the others keep ``x``. Each affected
+    tree is traversed along every branch some allowed value reaches, giving the
+    classes it may vote. The attack is possible only if some class ``c`` can
+    gather at least as many votes as ``yi`` surely keeps (ties by ``rank``).
+    When every range is a single value this is the exact forest vote.
+    """
+    n_classes = fixed_counts.shape[0]
+    maxc[:] = fixed_counts
+    miny = fixed_counts[yi]
+    for a in range(n_aff):
+        t = aff[a]
+        mask = 0
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            f = feature[node]
+            if f < 0:
+                mask |= 1 << leaf_class[node]
+                continue
+            q = ppos[f]
+            if q < 0:
+                if x[f] <= threshold[node]:
+                    stack[sp] = left[node]
+                else:
+                    stack[sp] = right[node]
+                sp += 1
+            else:
+                if values[rlo[q]] <= threshold[node]:
+                    stack[sp] = left[node]
+                    sp += 1
+                if values[rhi[q]] > threshold[node]:
+                    stack[sp] = right[node]
+                    sp += 1
+        for c in range(n_classes):
+            if (mask >> c) & 1:
+                maxc[c] += 1
+        if mask == (1 << yi):
+            miny += 1
+    for c in range(n_classes):
+        if c != yi:
+            if maxc[c] > miny or (maxc[c] == miny and rank[c] < rank[yi]):
+                return True
+    return False
+
+
+@numba.njit(cache=True)
+def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
+                feature, threshold, left, right, leaf_class, roots, yi, rank, ppos, cur, lo, hi,
+                rlo, rhi, stack, maxc):
+    """Branch and bound over the relevant values of one sign pattern.
+
+    Assigns the attacked features one after the other; before going deeper
+    :func:`_attack_possible` checks, with the unassigned features free over
+    their whole range, whether any completion can succeed. Exact: a leaf of
+    the search is a full assignment, where the test is the forest vote.
+    Returns ``(found, n_nodes)``; on success ``cur`` holds the value indices.
+    """
+    for q in range(k):
+        f = item_f[pick[q]]
+        ppos[f] = q
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1] - 1
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f] - 1
+        rlo[q] = lo[q]
+        rhi[q] = hi[q]
+    nodes = 1
+    found = False
+    if _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+                        ppos, rlo, rhi, values, yi, rank, stack, maxc):
+        q = 0
+        cur[0] = lo[0] - 1
+        while q >= 0:
+            cur[q] += 1
+            if cur[q] > hi[q]:
+                rlo[q] = lo[q]
+                rhi[q] = hi[q]
+                q -= 1
+                continue
+            rlo[q] = cur[q]
+            rhi[q] = cur[q]
+            nodes += 1
+            if not _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff,
+                                    fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
+                continue
+            if q == k - 1:
+                found = True
+                break
+            q += 1
+            cur[q] = lo[q] - 1
+    for q in range(k):
+        ppos[item_f[pick[q]]] = -1
+    return found, nodes
+
+
+@numba.njit(cache=True)
 def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
                  values_ptr, values, X, y, rows, budget, prune):
     """Exact attack search (section 4.1) for the instances ``rows``.
@@ -426,14 +531,18 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     feature only changes trees whose path tests it in the direction of the
     change, so each combination re-evaluates only those trees.
 
-    With ``prune=True`` a sign pattern is skipped when Proposition 2 rules it
-    out: the trees it can change cover fewer than ``delta_c`` trees not voting
-    ``c`` for every ``c`` (the same necessary condition as ELB, applied to the
-    pattern). Pruning never changes the answer, only the work.
+    With ``prune=False`` this is the literal enumeration: every combination
+    of values of every pattern is voted on. With ``prune=True`` (same answer,
+    far less work) a sign pattern is skipped when Proposition 2 rules it out
+    (the trees it can change cover fewer than ``delta_c`` trees not voting
+    ``c``, for every ``c``: ELB's condition applied to the pattern), and the
+    values of a pattern are searched by branch and bound
+    (:func:`_bb_pattern`): a partial assignment is abandoned as soon as no
+    completion can give any class enough votes.
 
     Returns ``correct, attackable, wit_f, wit_v, n_evals``: for an attackable
     instance the attacked features and their new values (-1 / nan padded),
-    and the number of forest evaluations done per instance.
+    and the number of (full or partial) forest evaluations per instance.
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -448,6 +557,11 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     hi = np.empty(budget, np.int64)
     newcounts = np.empty(n_classes, np.int64)
     region = np.zeros(d, np.int64)
+    ppos = np.full(d, -1, np.int64)
+    rlo = np.empty(budget, np.int64)
+    rhi = np.empty(budget, np.int64)
+    stack = np.empty(feature.shape[0] + 1, np.int64)
+    fixed = np.empty(n_classes, np.int64)
     for ii in range(n):
         i = rows[ii]
         x = X[i]
@@ -570,30 +684,44 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     if cnt[t] > 0:
                         aff[n_aff] = t
                         n_aff += 1
-                size = 1
-                for q in range(depth + 1):
-                    f = item_f[pick[q]]
-                    if item_s[pick[q]] == 0:
-                        size *= values_ptr[f + 1] - values_ptr[f] - region[f] - 1
-                    else:
-                        size *= region[f]
-                if _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, xp,
-                                aff, n_aff, feature, threshold, left, right, leaf_class, roots,
-                                votes, counts, yi, rank, cur, lo, hi, newcounts):
-                    found = True
+                if prune:
+                    fixed[:] = counts
+                    for a in range(n_aff):
+                        fixed[votes[aff[a]]] -= 1
+                    ok_bb, nodes = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
+                                               aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
+                                               roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts)
+                    n_evals[ii] += nodes
+                    if ok_bb:
+                        found = True
+                        for q in range(depth + 1):
+                            wit_f[ii, q] = item_f[pick[q]]
+                            wit_v[ii, q] = values[cur[q]]
+                        break
+                else:
+                    size = 1
                     for q in range(depth + 1):
-                        wit_f[ii, q] = item_f[pick[q]]
-                        wit_v[ii, q] = values[cur[q]]
-                    # count the evaluations up to and including the successful one
-                    done = 0
+                        f = item_f[pick[q]]
+                        if item_s[pick[q]] == 0:
+                            size *= values_ptr[f + 1] - values_ptr[f] - region[f] - 1
+                        else:
+                            size *= region[f]
+                    if _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, xp,
+                                    aff, n_aff, feature, threshold, left, right, leaf_class, roots,
+                                    votes, counts, yi, rank, cur, lo, hi, newcounts):
+                        found = True
+                        for q in range(depth + 1):
+                            wit_f[ii, q] = item_f[pick[q]]
+                            wit_v[ii, q] = values[cur[q]]
+                        done = 0
+                        for q in range(depth + 1):
+                            done = done * (hi[q] - lo[q]) + (cur[q] - lo[q])
+                        n_evals[ii] += done + 1
+                        break
+                    n_evals[ii] += size
                     for q in range(depth + 1):
-                        done = done * (hi[q] - lo[q]) + (cur[q] - lo[q])
-                    n_evals[ii] += done + 1
-                    break
-                n_evals[ii] += size
-                for q in range(depth + 1):
-                    f = item_f[pick[q]]
-                    xp[f] = x[f]
+                        f = item_f[pick[q]]
+                        xp[f] = x[f]
             if depth + 1 < budget:
                 depth += 1
                 pick[depth] = pick[depth - 1]
