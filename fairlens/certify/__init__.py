@@ -15,6 +15,7 @@ from ._certify import (
     STATUSES,
     CertificationResult,
     InstanceCovers,
+    accuracy_under_attack,
     certify,
     instance_covers,
 )
@@ -24,6 +25,7 @@ from ._fpf import FeaturePartitionedForest
 __all__ = [
     "FeaturePartitionedForest",
     "certify",
+    "accuracy_under_attack",
     "CertificationResult",
     "instance_covers",
     "InstanceCovers",
