@@ -1,0 +1,234 @@
+"""Group fairness metrics for binary predictions, shared by every slice.
+
+All metrics follow fairlearn's signature ``f(y_true, y_pred, *, sensitive_features)``;
+``sensitive_features`` may be one column (array, list, Series) or several (2-D array or
+DataFrame), in which case each distinct combination of values is a group (intersectional
+groups, as in fairlearn). Predictions and labels are binary: 1 is the favourable outcome.
+
+Differences are ``max - min`` over groups (fairlearn's ``method="between_groups"``);
+the ratio is ``min / max``. A rate that is undefined for a group (e.g. a true positive
+rate in a group without positive labels) leaves that group out of that metric with a
+:class:`UserWarning` naming it.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "group_rates",
+    "demographic_parity_difference",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "disparate_impact_ratio",
+    "theil_index",
+    "generalized_entropy_index",
+    "fairness_report",
+]
+
+
+def _binary(values, name) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {np.shape(values)}")
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    try:
+        num = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must hold binary 0/1 values; got values such as {arr[:3].tolist()}. "
+            "Threshold scores first (e.g. (scores >= 0.5).astype(int))."
+        ) from None
+    bad = ~np.isin(num, (0.0, 1.0))
+    if bad.any():
+        raise ValueError(
+            f"{name} must hold binary 0/1 values; found {np.unique(num[bad])[:5].tolist()}. "
+            "Threshold scores first (e.g. (scores >= 0.5).astype(int))."
+        )
+    return num.astype(np.int64)
+
+
+def _groups(sensitive_features, n) -> tuple[np.ndarray, list]:
+    """Integer group id per row and the readable group labels."""
+    if sensitive_features is None:
+        raise ValueError("sensitive_features is required (one value per row, or a 2-D table)")
+    if isinstance(sensitive_features, pd.Series):
+        sf = sensitive_features.to_frame()
+    elif isinstance(sensitive_features, pd.DataFrame):
+        sf = sensitive_features
+    else:
+        arr = np.asarray(sensitive_features, dtype=object)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2:
+            raise ValueError("sensitive_features must be 1-D or 2-D")
+        sf = pd.DataFrame(arr)
+    if len(sf) != n:
+        raise ValueError(
+            f"sensitive_features has {len(sf)} rows but y_true/y_pred have {n}; pass one "
+            "sensitive value (or row of values) per prediction"
+        )
+    if sf.isna().any().any():
+        raise ValueError("sensitive_features contains missing values; fill or drop them first")
+    keys = list(sf.itertuples(index=False, name=None))
+    labels = sorted(set(keys), key=lambda k: tuple(map(str, k)))
+    index = {k: i for i, k in enumerate(labels)}
+    ids = np.fromiter((index[k] for k in keys), dtype=np.int64, count=n)
+    readable = [k[0] if len(k) == 1 else k for k in labels]
+    return ids, readable
+
+
+def _prepare(y_true, y_pred, sensitive_features):
+    yp = _binary(y_pred, "y_pred")
+    yt = _binary(y_true, "y_true") if y_true is not None else None
+    if yt is not None and yt.shape != yp.shape:
+        raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
+    ids, labels = _groups(sensitive_features, yp.size)
+    return yt, yp, ids, labels
+
+
+def _rate(num_mask, den_mask, ids, n_groups):
+    num = np.bincount(ids, weights=num_mask.astype(float), minlength=n_groups)
+    den = np.bincount(ids, weights=den_mask.astype(float), minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan), den
+
+
+def group_rates(y_true, y_pred, *, sensitive_features) -> pd.DataFrame:
+    """Per-group count, selection rate, true and false positive rates, and base rate."""
+    yt, yp, ids, labels = _prepare(y_true, y_pred, sensitive_features)
+    k = len(labels)
+    sel, count = _rate(yp == 1, np.ones_like(yp, bool), ids, k)
+    out = {"count": count.astype(int), "selection_rate": sel}
+    if yt is not None:
+        out["base_rate"] = _rate(yt == 1, np.ones_like(yt, bool), ids, k)[0]
+        out["true_positive_rate"] = _rate((yp == 1) & (yt == 1), yt == 1, ids, k)[0]
+        out["false_positive_rate"] = _rate((yp == 1) & (yt == 0), yt == 0, ids, k)[0]
+    index = pd.Index([str(g) for g in labels], name="group") if any(
+        isinstance(g, tuple) for g in labels) else pd.Index(labels, name="group")
+    return pd.DataFrame(out, index=index)
+
+
+def _spread(rates, labels, what):
+    ok = ~np.isnan(rates)
+    if not ok.all():
+        missing = [labels[i] for i in np.flatnonzero(~ok)]
+        warnings.warn(
+            f"{what} is undefined for groups {missing} (no rows to compute it on); "
+            "they are left out of the comparison", UserWarning, stacklevel=3,
+        )
+    if ok.sum() == 0:
+        return np.nan, np.nan
+    return float(rates[ok].max()), float(rates[ok].min())
+
+
+def demographic_parity_difference(y_true, y_pred, *, sensitive_features) -> float:
+    """Largest difference in selection rate P(y_pred = 1 | group) between groups."""
+    rates = group_rates(None, y_pred, sensitive_features=sensitive_features)
+    hi, lo = _spread(rates["selection_rate"].to_numpy(), list(rates.index), "selection rate")
+    return hi - lo
+
+
+def disparate_impact_ratio(y_true, y_pred, *, sensitive_features) -> float:
+    """Smallest over largest selection rate (1 = parity; the "80% rule" flags < 0.8).
+
+    Returns ``nan`` when no group is ever selected (0/0).
+    """
+    rates = group_rates(None, y_pred, sensitive_features=sensitive_features)
+    hi, lo = _spread(rates["selection_rate"].to_numpy(), list(rates.index), "selection rate")
+    return lo / hi if hi > 0 else float("nan")
+
+
+def equal_opportunity_difference(y_true, y_pred, *, sensitive_features) -> float:
+    """Largest difference in true positive rate P(y_pred = 1 | y = 1, group) between groups."""
+    rates = group_rates(y_true, y_pred, sensitive_features=sensitive_features)
+    hi, lo = _spread(rates["true_positive_rate"].to_numpy(), list(rates.index),
+                     "true positive rate")
+    return hi - lo
+
+
+def equalized_odds_difference(y_true, y_pred, *, sensitive_features) -> float:
+    """The larger of the true-positive-rate and false-positive-rate differences."""
+    rates = group_rates(y_true, y_pred, sensitive_features=sensitive_features)
+    labels = list(rates.index)
+    hi, lo = _spread(rates["true_positive_rate"].to_numpy(), labels, "true positive rate")
+    hi2, lo2 = _spread(rates["false_positive_rate"].to_numpy(), labels, "false positive rate")
+    return max(hi - lo, hi2 - lo2)
+
+
+def _benefits(y_true, y_pred):
+    return (y_pred - y_true + 1).astype(np.float64)
+
+
+def _entropy(values, weights, mu, alpha):
+    """Weighted generalised entropy of ``values`` around the mean ``mu``."""
+    r = values / mu
+    if alpha == 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(r > 0, r * np.log(np.where(r > 0, r, 1.0)), 0.0)
+    elif alpha == 0:
+        if np.any(r == 0):
+            return float("inf")
+        terms = -np.log(r)
+    else:
+        terms = (r ** alpha - 1) / (alpha * (alpha - 1))
+    return float(np.sum(weights * terms) / np.sum(weights))
+
+
+def generalized_entropy_index(y_true, y_pred, *, alpha=2.0) -> float:
+    """Individual-level generalised entropy of the benefits ``b_i = y_pred_i - y_true_i + 1``.
+
+    Speicher et al. (2018), Eq. (2); ``alpha=1`` is the Theil index.
+    """
+    yt, yp = _binary(y_true, "y_true"), _binary(y_pred, "y_pred")
+    if yt.shape != yp.shape:
+        raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
+    b = _benefits(yt, yp)
+    mu = b.mean()
+    if mu == 0:
+        return 0.0
+    return _entropy(b, np.ones_like(b), mu, alpha)
+
+
+def theil_index(y_true, y_pred, *, sensitive_features, alpha=1.0) -> float:
+    """Between-group Theil index (generalised entropy, Speicher et al. 2018).
+
+    The individual benefit is ``b_i = y_pred_i - y_true_i + 1`` (2 for a false positive,
+    0 for a false negative, 1 otherwise). The between-group component replaces every
+    benefit by its group's mean ``mu_g`` and measures the inequality left:
+    ``GE_beta(alpha) = (1/n) sum_g n_g f_alpha(mu_g / mu)`` with ``f_1(t) = t ln t``
+    (the Theil index; other ``alpha`` give the generalised entropy family). It is 0 when all
+    groups receive the same mean benefit and grows with the gap.
+    """
+    yt, yp, ids, labels = _prepare(y_true, y_pred, sensitive_features)
+    if yt is None:
+        raise ValueError("theil_index needs y_true")
+    b = _benefits(yt, yp)
+    mu = b.mean()
+    if mu == 0:
+        return 0.0
+    k = len(labels)
+    n_g = np.bincount(ids, minlength=k).astype(float)
+    mu_g = np.bincount(ids, weights=b, minlength=k) / np.maximum(n_g, 1)
+    present = n_g > 0
+    return _entropy(mu_g[present], n_g[present], mu, alpha)
+
+
+def fairness_report(y_true, y_pred, *, sensitive_features) -> pd.DataFrame:
+    """All five metrics in one tidy table (``metric``, ``value``, ``ideal``)."""
+    kw = {"sensitive_features": sensitive_features}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        rows = [
+            ("demographic_parity_difference", demographic_parity_difference(y_true, y_pred, **kw), 0.0),
+            ("equal_opportunity_difference", equal_opportunity_difference(y_true, y_pred, **kw), 0.0),
+            ("equalized_odds_difference", equalized_odds_difference(y_true, y_pred, **kw), 0.0),
+            ("disparate_impact_ratio", disparate_impact_ratio(y_true, y_pred, **kw), 1.0),
+            ("theil_index", theil_index(y_true, y_pred, **kw), 0.0),
+        ]
+    return pd.DataFrame(rows, columns=["metric", "value", "ideal"])
