@@ -179,3 +179,20 @@ def test_brute_force_matches_literal_enumeration_on_real_features():
     np.testing.assert_array_equal(res.status == "misclassified", ~correct)
     for i, xw in res.witnesses.items():
         assert _sk_vote(model, xw.reshape(1, -1))[0] != y[i]
+
+
+@pytest.mark.parametrize("n_trees", [4, 6, 8])
+def test_even_forests_ties_follow_the_vote_rule(n_trees):
+    # with an even number of trees ties happen; brute force, FLB and ELB must use the
+    # same rule as the vote (ties to the first class by default)
+    model, X, y = toy_forest(11 + n_trees, n_trees=n_trees, depth=3)
+    votes = reference_tree_votes(model, X)
+    assert np.any(votes.sum(axis=1) * 2 == n_trees)  # ties occur on this data
+    for b in (1, 2):
+        res = certify(model, X, y, budget=b, method="cascade")
+        correct, att = reference_brute(model, X, y, b)
+        np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+        np.testing.assert_array_equal(res.status == "attackable", att)
+        for i in np.flatnonzero(correct):
+            flb_open = res.status[i] != "certified_flb"
+            assert flb_open == reference_flb(model, X[i], y[i], b, 2)
