@@ -1,0 +1,58 @@
+"""Certifying tree ensembles against attackers that change ``b`` features.
+
+Implements section 4 of the paper on L0-bounded attacks against tree ensembles
+(``shared/papers/tree_ensemble_l0_certification.txt``): Feature Partitioned
+Forests, brute force with witnesses, the ``S_f^+``/``S_f^-`` partial set cover
+view, the FLB and ELB lower bounds, the cascade and the multi-class extension.
+
+What is certified is the majority vote of the trees' hard predictions (the
+paper's model), not scikit-learn's probability average.
+
+Example
+-------
+>>> from sklearn.datasets import load_breast_cancer
+>>> from fairlens.certify import FeaturePartitionedForest, certify
+>>> X, y = load_breast_cancer(return_X_y=True)
+>>> fpf = FeaturePartitionedForest(budget=1, rounds=10, random_state=0).fit(X[:455], y[:455])
+>>> res = certify(fpf, X[455:], y[455:], budget=1)          # cascade FLB -> ELB -> brute force
+>>> res.accuracy_flb <= res.accuracy_elb <= res.accuracy_exact
+True
+
+Importing this package compiles nothing; the numba kernels in ``_kernels``
+compile on first call. The widget :class:`CoverVisualizer` is imported lazily
+so that the core does not import ipywidgets.
+"""
+from ._certify import (
+    METHODS,
+    STATUSES,
+    CertificationResult,
+    InstanceCovers,
+    accuracy_under_attack,
+    certify,
+    instance_covers,
+)
+from ._flatten import FlatForest, flatten_forest, relevant_values
+from ._fpf import FeaturePartitionedForest
+
+__all__ = [
+    "FeaturePartitionedForest",
+    "certify",
+    "accuracy_under_attack",
+    "CertificationResult",
+    "instance_covers",
+    "InstanceCovers",
+    "FlatForest",
+    "flatten_forest",
+    "relevant_values",
+    "METHODS",
+    "STATUSES",
+    "CoverVisualizer",
+]
+
+
+def __getattr__(name):
+    if name == "CoverVisualizer":
+        from ._widget import CoverVisualizer
+
+        return CoverVisualizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

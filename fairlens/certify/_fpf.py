@@ -1,0 +1,188 @@
+"""Feature Partitioned Forest (FPF), the paper's robust-by-construction forest."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+
+
+__all__ = ["FeaturePartitionedForest"]
+
+
+class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
+    """Binary forest whose feature partitioning makes it provably robust.
+
+    For each of ``rounds`` rounds the features are shuffled and split into
+    ``2 * budget + 1`` disjoint groups, and one small tree is trained on each
+    group (all training rows, only that group's columns). A round is kept only
+    when the majority vote of its ``2b + 1`` trees beats the majority-class
+    rate on the training data; otherwise it is redrawn (at most
+    ``max_attempts`` draws in total).
+
+    Guarantee (paper, section 4.2): an attacker changing at most ``b`` features
+    touches at most ``b`` trees per round, hence at most ``r * b`` of the
+    ``r (2b + 1)`` trees, so every instance on which fewer than ``ceil(r / 2)``
+    trees are wrong before the attack is robust. :meth:`guaranteed_robust`
+    evaluates this condition.
+
+    Prediction is the majority vote of the trees' hard predictions (labels
+    +-1 in the paper); ties, possible for an even number of rounds, go to the
+    training majority class.
+
+    Parameters
+    ----------
+    budget : int, default=1
+        Number ``b`` of features the attacker may change.
+    rounds : int, default=10
+        Number ``r`` of rounds (the forest has ``r * (2b + 1)`` trees).
+    max_leaf_nodes : int, default=8
+        Size of each tree.
+    max_depth : int, optional
+        Depth limit of each tree.
+    max_attempts : int, optional
+        Maximum number of rounds drawn (default ``20 * rounds``).
+    random_state : int, RandomState or None
+        Seeds the feature shuffles and the trees.
+
+    Attributes
+    ----------
+    estimators_ : list of DecisionTreeClassifier (trained on class indices 0/1)
+    estimators_features_ : list of int arrays, the feature group of each tree
+    rounds_ : list of lists of tree indices, one per kept round
+    classes_ : the two labels
+    majority_class_index_ : index of the training majority class (tie winner)
+    n_attempts_ : number of rounds drawn
+    """
+
+    def __init__(self, budget=1, rounds=10, max_leaf_nodes=8, max_depth=None, max_attempts=None,
+                 random_state=None):
+        self.budget = budget
+        self.rounds = rounds
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.max_attempts = max_attempts
+        self.random_state = random_state
+
+    def _validate_params(self, n_features):
+        b = self.budget
+        if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1:
+            raise ValueError(f"budget must be a positive integer; got {b!r}.")
+        r = self.rounds
+        if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 1:
+            raise ValueError(f"rounds must be a positive integer; got {r!r}.")
+        if 2 * b + 1 > n_features:
+            raise ValueError(
+                f"budget={b} needs 2*budget+1={2 * b + 1} feature groups but X has only {n_features} "
+                f"features; use budget <= {(n_features - 1) // 2}."
+            )
+
+    def fit(self, X, y):
+        """Fit ``rounds`` partitioned rounds of trees; returns ``self``."""
+        X, y = check_X_y(X, y, dtype=np.float64)
+        n, d = X.shape
+        self._validate_params(d)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.size != 2:
+            raise ValueError(
+                f"FeaturePartitionedForest is a binary classifier; y has {classes.size} classes. "
+                "Binarise the target (e.g. one class against the rest)."
+            )
+        self.classes_ = classes
+        self.n_features_in_ = d
+        counts = np.bincount(y_idx, minlength=2)
+        self.majority_class_index_ = int(np.argmax(counts))
+        base_rate = counts.max() / n
+        rng = check_random_state(self.random_state)
+        n_groups = 2 * self.budget + 1
+        max_attempts = self.max_attempts if self.max_attempts is not None else 20 * self.rounds
+        self.estimators_, self.estimators_features_, self.rounds_ = [], [], []
+        attempts = 0
+        while len(self.rounds_) < self.rounds and attempts < max_attempts:
+            attempts += 1
+            groups = np.array_split(rng.permutation(d), n_groups)
+            trees, votes = [], np.zeros(n, dtype=np.int64)
+            for g in groups:
+                g = np.sort(g)
+                tree = DecisionTreeClassifier(max_leaf_nodes=self.max_leaf_nodes, max_depth=self.max_depth,
+                                              random_state=rng.randint(np.iinfo(np.int32).max))
+                tree.fit(X[:, g], y_idx)
+                trees.append((tree, g))
+                votes += tree.predict(X[:, g]).astype(np.int64)
+            pred = self._vote_from_positive(votes, n_groups)
+            if np.mean(pred == y_idx) > base_rate:
+                start = len(self.estimators_)
+                for tree, g in trees:
+                    self.estimators_.append(tree)
+                    self.estimators_features_.append(g)
+                self.rounds_.append(list(range(start, start + n_groups)))
+        self.n_attempts_ = attempts
+        if not self.rounds_:
+            raise ValueError(
+                f"no round of {n_groups} trees beat the majority-class rate in {attempts} attempts; "
+                "use a smaller budget, larger trees (max_leaf_nodes) or more informative features."
+            )
+        if len(self.rounds_) < self.rounds:
+            warnings.warn(
+                f"only {len(self.rounds_)} of {self.rounds} rounds beat the majority-class rate in "
+                f"{attempts} attempts; the forest has {len(self.estimators_)} trees.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _vote_from_positive(self, n_positive, n_trees):
+        pos = 2 * n_positive > n_trees
+        tie = 2 * n_positive == n_trees
+        out = pos.astype(np.int64)
+        out[tie] = self.majority_class_index_
+        return out
+
+    def _check(self, X):
+        check_is_fitted(self, "estimators_")
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the forest was fitted on {self.n_features_in_}; "
+                "pass the same columns used to fit it."
+            )
+        return X
+
+    def predict_trees(self, X):
+        """Class index (0/1) predicted by every tree, shape (n_samples, n_trees)."""
+        X = self._check(X)
+        return np.column_stack(
+            [t.predict(X[:, g]).astype(np.int64) for t, g in zip(self.estimators_, self.estimators_features_)]
+        )
+
+    def predict_proba(self, X):
+        """Share of trees voting for each class (not calibrated probabilities)."""
+        votes = self.predict_trees(X)
+        p1 = votes.mean(axis=1)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X):
+        """Majority vote of the trees; ties go to the training majority class."""
+        votes = self.predict_trees(X)
+        return self.classes_[self._vote_from_positive(votes.sum(axis=1), votes.shape[1])]
+
+    @property
+    def n_rounds_(self):
+        check_is_fitted(self, "estimators_")
+        return len(self.rounds_)
+
+    def guaranteed_robust(self, X, y):
+        """Instances the partitioning alone proves robust (section 4.2).
+
+        True where fewer than ``ceil(r / 2)`` trees are wrong before the
+        attack; such an instance stays correctly classified under any attack
+        on at most ``budget`` features.
+        """
+        idx = np.searchsorted(self.classes_, np.asarray(y))
+        wrong = (self.predict_trees(X) != idx[:, None]).sum(axis=1)
+        r = self.n_rounds_
+        return wrong < (r + 1) // 2
+

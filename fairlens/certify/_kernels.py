@@ -1,0 +1,730 @@
+"""numba kernels of :mod:`fairlens.certify` (and nothing else).
+
+All kernels work on a *flattened* forest (see :mod:`fairlens.certify._flatten`):
+
+``feature`` (int64, -1 on leaves), ``threshold`` (float64), ``left``/``right``
+(int64 global node indices), ``leaf_class`` (int64 class index of a leaf),
+``roots`` (int64, root node of every tree), ``rank`` (int64, tie-break priority
+of every class: among classes with the same number of votes the one with the
+smallest rank wins), and per-feature sorted *relevant values*
+``values_ptr``/``values`` (CSR; float64 numbers that are exactly representable
+in float32, see :func:`fairlens.certify._flatten.relevant_values`).
+
+Inputs ``X`` must already be rounded to float32 and widened back to float64, so
+that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
+
+Every kernel is ``@numba.njit(cache=True)`` and also valid plain Python, so the
+test-suite passes with ``NUMBA_DISABLE_JIT=1``. Nothing is compiled at import.
+
+Set indexing: for feature ``f`` the set ``S_f^+`` (paper, section 4.2: trees
+whose traversal path tests ``x_f <= v`` with a *true* outcome, so that the
+attacker must *increase* ``x_f``) has index ``2 f`` and ``S_f^-`` (false
+outcome, attacker must *decrease*) has index ``2 f + 1``.
+"""
+import numba
+import numpy as np
+
+__all__ = [
+    "predict_trees",
+    "vote",
+    "instance_sets",
+    "flb_kernel",
+    "elb_kernel",
+    "brute_kernel",
+]
+
+
+@numba.njit(cache=True)
+def _leaf(feature, threshold, left, right, root, x):
+    node = root
+    while feature[node] >= 0:
+        if x[feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+@numba.njit(cache=True)
+def predict_trees(feature, threshold, left, right, leaf_class, roots, X):
+    """Class index predicted by every tree for every row: (n, n_trees) int64."""
+    n = X.shape[0]
+    n_trees = roots.shape[0]
+    out = np.empty((n, n_trees), np.int64)
+    for i in range(n):
+        x = X[i]
+        for t in range(n_trees):
+            out[i, t] = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+    return out
+
+
+@numba.njit(cache=True)
+def _winner(counts, rank):
+    best = 0
+    for k in range(1, counts.shape[0]):
+        if counts[k] > counts[best] or (counts[k] == counts[best] and rank[k] < rank[best]):
+            best = k
+    return best
+
+
+@numba.njit(cache=True)
+def vote(tree_votes, n_classes, rank):
+    """Majority (plurality) vote of hard tree predictions, ties by ``rank``."""
+    n = tree_votes.shape[0]
+    out = np.empty(n, np.int64)
+    counts = np.zeros(n_classes, np.int64)
+    for i in range(n):
+        counts[:] = 0
+        for t in range(tree_votes.shape[1]):
+            counts[tree_votes[i, t]] += 1
+        out[i] = _winner(counts, rank)
+    return out
+
+
+@numba.njit(cache=True)
+def instance_sets(feature, threshold, left, right, roots, x, n_features):
+    """S_f^+ / S_f^- of one instance over *all* trees, as CSR (ptr, trees).
+
+    Set ``k`` (``2 f`` for ``S_f^+``, ``2 f + 1`` for ``S_f^-``) holds the
+    trees ``trees[ptr[k]:ptr[k + 1]]`` (increasing, without repetition).
+    """
+    n_trees = roots.shape[0]
+    n_sets = 2 * n_features
+    counts = np.zeros(n_sets + 1, np.int64)
+    last = np.full(n_sets, -1, np.int64)
+    for t in range(n_trees):
+        node = roots[t]
+        while feature[node] >= 0:
+            f = feature[node]
+            if x[f] <= threshold[node]:
+                k = 2 * f
+                nxt = left[node]
+            else:
+                k = 2 * f + 1
+                nxt = right[node]
+            if last[k] != t:
+                last[k] = t
+                counts[k + 1] += 1
+            node = nxt
+    ptr = np.cumsum(counts)
+    trees = np.empty(ptr[n_sets], np.int64)
+    fill = ptr[:n_sets].copy()
+    last[:] = -1
+    for t in range(n_trees):
+        node = roots[t]
+        while feature[node] >= 0:
+            f = feature[node]
+            if x[f] <= threshold[node]:
+                k = 2 * f
+                nxt = left[node]
+            else:
+                k = 2 * f + 1
+                nxt = right[node]
+            if last[k] != t:
+                last[k] = t
+                trees[fill[k]] = t
+                fill[k] += 1
+            node = nxt
+    return ptr, trees
+
+
+@numba.njit(cache=True)
+def _prepare(feature, threshold, left, right, leaf_class, roots, n_classes, rank, x, yi):
+    """Tree votes, class counts, whether correct, and delta per target class.
+
+    ``delta[c]`` (section 4.2 / 4.6) is the number of trees among those *not*
+    voting ``c`` that an attack must change so that ``c`` beats ``yi``:
+    ``ceil((|C_y| - |C_c| + s) / 2)`` with ``s = 1`` when ``yi`` wins a tie
+    against ``c`` (else 0). In the binary case with an odd number of trees this
+    is the paper's ``ceil(|T| / 2) - |C_bar|``. ``delta[yi] = -1``.
+    """
+    n_trees = roots.shape[0]
+    votes = np.empty(n_trees, np.int64)
+    counts = np.zeros(n_classes, np.int64)
+    for t in range(n_trees):
+        c = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+        votes[t] = c
+        counts[c] += 1
+    correct = _winner(counts, rank) == yi
+    delta = np.full(n_classes, -1, np.int64)
+    for c in range(n_classes):
+        if c != yi:
+            s = 1 if rank[yi] < rank[c] else 0
+            delta[c] = (counts[yi] - counts[c] + s + 1) // 2
+    return votes, counts, correct, delta
+
+
+@numba.njit(cache=True)
+def _sizes_in_universe(ptr, trees, votes, c, n_sets):
+    """|S_k ∩ U_c| for every set k, where U_c = trees not voting class c."""
+    sizes = np.zeros(n_sets, np.int64)
+    for k in range(n_sets):
+        cnt = 0
+        for q in range(ptr[k], ptr[k + 1]):
+            if votes[trees[q]] != c:
+                cnt += 1
+        sizes[k] = cnt
+    return sizes
+
+
+@numba.njit(cache=True)
+def _feature_max(sizes, n_features):
+    m = np.empty(n_features, np.int64)
+    for f in range(n_features):
+        a = sizes[2 * f]
+        b = sizes[2 * f + 1]
+        m[f] = a if a >= b else b
+    return m
+
+
+@numba.njit(cache=True)
+def _top_sum(m, budget):
+    s = np.sort(m)
+    total = 0
+    n = s.shape[0]
+    for q in range(min(budget, n)):
+        total += s[n - 1 - q]
+    return total
+
+
+@numba.njit(cache=True)
+def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+    """Fast lower bound (section 4.3) for the instances ``rows``.
+
+    For every target class ``c != y`` (one class in the binary case, section
+    4.6 otherwise) the FLB sum is the sum of the ``budget`` largest
+    ``max(|S_f^+|, |S_f^-|)`` (sets restricted to the trees not voting ``c``).
+    The instance is *possibly attackable* when, for some ``c``, the sum reaches
+    ``delta_c``; otherwise FLB certifies it.
+
+    Returns ``correct, attackable, flb_sum, delta, target`` for the class ``c``
+    with the largest ``sum - delta`` (the one closest to being attackable).
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    flb_sum = np.zeros(n, np.int64)
+    delta_out = np.full(n, -1, np.int64)
+    target = np.full(n, -1, np.int64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+                                            n_classes, rank, x, y[i])
+        if not ok:
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        best = -(1 << 62)
+        for c in range(n_classes):
+            if c == y[i]:
+                continue
+            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
+            s = _top_sum(_feature_max(sizes, d), budget)
+            if s - delta[c] > best:
+                best = s - delta[c]
+                flb_sum[ii] = s
+                delta_out[ii] = delta[c]
+                target[ii] = c
+            if s >= delta[c]:
+                attackable[ii] = True
+    return correct, attackable, flb_sum, delta_out, target
+
+
+@numba.njit(cache=True)
+def _cover_search(ptr, trees, votes, c, sizes, n_features, budget, delta, n_trees, pick_f, pick_s):
+    """Exhaustive search (section 4.4) for at most ``budget`` sets, never both
+    ``S_f^+`` and ``S_f^-``, covering at least ``delta`` trees not voting ``c``.
+
+    Depth-first over features sorted by ``max(|S_f^+|, |S_f^-|)``; a branch is
+    cut when the covered count plus the sizes of the next largest feature sets
+    cannot reach ``delta`` (the FLB argument applied to the remaining picks), so
+    the answer is that of the full enumeration. Writes the cover found into
+    ``pick_f``/``pick_s`` (-1 padded) and returns ``(found, covered)``.
+    """
+    m = _feature_max(sizes, n_features)
+    order = np.argsort(-m, kind="mergesort")
+    nc = 0
+    for j in range(n_features):
+        if m[order[j]] > 0:
+            nc += 1
+    pick_f[:] = -1
+    pick_s[:] = -1
+    if nc == 0:
+        return False, 0
+    item_f = np.empty(2 * nc, np.int64)
+    item_s = np.empty(2 * nc, np.int64)
+    item_j = np.empty(2 * nc, np.int64)
+    ni = 0
+    for j in range(nc):
+        f = order[j]
+        for s in range(2):
+            if sizes[2 * f + s] > 0:
+                item_f[ni] = f
+                item_s[ni] = s
+                item_j[ni] = j
+                ni += 1
+    prefix = np.zeros(nc + 1, np.int64)
+    for j in range(nc):
+        prefix[j + 1] = prefix[j] + m[order[j]]
+    cnt = np.zeros(n_trees, np.int64)
+    covered = 0
+    pick = np.full(budget, -1, np.int64)
+    added = np.zeros(budget, np.bool_)
+    depth = 0
+    while depth >= 0:
+        if added[depth]:
+            k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+            for q in range(ptr[k], ptr[k + 1]):
+                t = trees[q]
+                if votes[t] != c:
+                    cnt[t] -= 1
+                    if cnt[t] == 0:
+                        covered -= 1
+            added[depth] = False
+        nxt = pick[depth] + 1
+        if depth > 0:
+            jprev = item_j[pick[depth - 1]]
+            while nxt < ni and item_j[nxt] == jprev:
+                nxt += 1
+        if nxt >= ni:
+            depth -= 1
+            continue
+        jn = item_j[nxt]
+        hi = min(jn + budget - depth, nc)
+        if covered + prefix[hi] - prefix[jn] < delta:
+            depth -= 1
+            continue
+        pick[depth] = nxt
+        k = 2 * item_f[nxt] + item_s[nxt]
+        for q in range(ptr[k], ptr[k + 1]):
+            t = trees[q]
+            if votes[t] != c:
+                if cnt[t] == 0:
+                    covered += 1
+                cnt[t] += 1
+        added[depth] = True
+        if covered >= delta:
+            for q in range(depth + 1):
+                pick_f[q] = item_f[pick[q]]
+                pick_s[q] = item_s[pick[q]]
+            return True, covered
+        if depth + 1 < budget:
+            depth += 1
+            pick[depth] = pick[depth - 1]
+            added[depth] = False
+    return False, 0
+
+
+@numba.njit(cache=True)
+def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+    """Exhaustive lower bound (section 4.4; per target class, section 4.6).
+
+    Returns ``correct, attackable, cover_f, cover_s, target, covered, delta``:
+    for a possibly attackable instance the first cover found (features and
+    signs, 0 = ``S_f^+``, 1 = ``S_f^-``), the class ``c`` it serves, the
+    number of trees it covers and ``delta_c``.
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    n_trees = roots.shape[0]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    cover_f = np.full((n, budget), -1, np.int64)
+    cover_s = np.full((n, budget), -1, np.int64)
+    target = np.full(n, -1, np.int64)
+    covered_out = np.zeros(n, np.int64)
+    delta_out = np.full(n, -1, np.int64)
+    pf = np.empty(budget, np.int64)
+    ps = np.empty(budget, np.int64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+                                            n_classes, rank, x, y[i])
+        if not ok:
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        for c in range(n_classes):
+            if c == y[i]:
+                continue
+            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
+            found, cov = _cover_search(ptr, trees, votes, c, sizes, d, budget, delta[c], n_trees, pf, ps)
+            if delta_out[ii] < 0:
+                delta_out[ii] = delta[c]
+            if found:
+                attackable[ii] = True
+                cover_f[ii, :] = pf
+                cover_s[ii, :] = ps
+                target[ii] = c
+                covered_out[ii] = cov
+                delta_out[ii] = delta[c]
+                break
+    return correct, attackable, cover_f, cover_s, target, covered_out, delta_out
+
+
+@numba.njit(cache=True)
+def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n_aff,
+                 feature, threshold, left, right, leaf_class, roots, votes, counts, yi, rank,
+                 cur, lo, hi, newcounts):
+    """Enumerate every relevant value combination of one sign pattern.
+
+    Feature ``item_f[pick[q]]`` takes, in turn, every relevant value strictly
+    above (sign 0) or strictly below (sign 1) the interval holding ``x``. Only
+    the trees ``aff[:n_aff]`` (those whose path tests an attacked feature in the
+    attacked direction) can change their vote. Returns True at the first value
+    combination the vote does not classify as ``yi``; ``cur`` then holds the
+    value indices. ``xp`` is restored before returning False.
+    """
+    for q in range(k):
+        f = item_f[pick[q]]
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1]
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f]
+        cur[q] = lo[q]
+        xp[f] = values[lo[q]]
+    while True:
+        newcounts[:] = counts
+        for a in range(n_aff):
+            t = aff[a]
+            c2 = leaf_class[_leaf(feature, threshold, left, right, roots[t], xp)]
+            if c2 != votes[t]:
+                newcounts[votes[t]] -= 1
+                newcounts[c2] += 1
+        if _winner(newcounts, rank) != yi:
+            return True
+        q = k - 1
+        while q >= 0:
+            f = item_f[pick[q]]
+            cur[q] += 1
+            if cur[q] < hi[q]:
+                xp[f] = values[cur[q]]
+                break
+            cur[q] = lo[q]
+            xp[f] = values[lo[q]]
+            q -= 1
+        if q < 0:
+            break
+    return False
+
+
+@numba.njit(cache=True)
+def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+                     ppos, rlo, rhi, values, yi, rank, stack, maxc):
+    """Sound test used by the branch and bound of the brute force.
+
+    Attacked feature ``f`` (``ppos[f] = q >= 0``) may take any relevant value
+    with index in ``[rlo[q], rhi[q]]``; the others keep ``x``. Each affected
+    tree is traversed along every branch some allowed value reaches, giving the
+    classes it may vote. The attack is possible only if some class ``c`` can
+    gather at least as many votes as ``yi`` surely keeps (ties by ``rank``).
+    When every range is a single value this is the exact forest vote.
+    """
+    n_classes = fixed_counts.shape[0]
+    maxc[:] = fixed_counts
+    miny = fixed_counts[yi]
+    for a in range(n_aff):
+        t = aff[a]
+        mask = 0
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            f = feature[node]
+            if f < 0:
+                mask |= 1 << leaf_class[node]
+                continue
+            q = ppos[f]
+            if q < 0:
+                if x[f] <= threshold[node]:
+                    stack[sp] = left[node]
+                else:
+                    stack[sp] = right[node]
+                sp += 1
+            else:
+                if values[rlo[q]] <= threshold[node]:
+                    stack[sp] = left[node]
+                    sp += 1
+                if values[rhi[q]] > threshold[node]:
+                    stack[sp] = right[node]
+                    sp += 1
+        for c in range(n_classes):
+            if (mask >> c) & 1:
+                maxc[c] += 1
+        if mask == (1 << yi):
+            miny += 1
+    for c in range(n_classes):
+        if c != yi:
+            if maxc[c] > miny or (maxc[c] == miny and rank[c] < rank[yi]):
+                return True
+    return False
+
+
+@numba.njit(cache=True)
+def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
+                feature, threshold, left, right, leaf_class, roots, yi, rank, ppos, cur, lo, hi,
+                rlo, rhi, stack, maxc):
+    """Branch and bound over the relevant values of one sign pattern.
+
+    Assigns the attacked features one after the other; before going deeper
+    :func:`_attack_possible` checks, with the unassigned features free over
+    their whole range, whether any completion can succeed. Exact: a leaf of
+    the search is a full assignment, where the test is the forest vote.
+    Returns ``(found, n_nodes)``; on success ``cur`` holds the value indices.
+    """
+    for q in range(k):
+        f = item_f[pick[q]]
+        ppos[f] = q
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1] - 1
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f] - 1
+        rlo[q] = lo[q]
+        rhi[q] = hi[q]
+    nodes = 1
+    found = False
+    if _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+                        ppos, rlo, rhi, values, yi, rank, stack, maxc):
+        q = 0
+        cur[0] = lo[0] - 1
+        while q >= 0:
+            cur[q] += 1
+            if cur[q] > hi[q]:
+                rlo[q] = lo[q]
+                rhi[q] = hi[q]
+                q -= 1
+                continue
+            rlo[q] = cur[q]
+            rhi[q] = cur[q]
+            nodes += 1
+            if not _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff,
+                                    fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
+                continue
+            if q == k - 1:
+                found = True
+                break
+            q += 1
+            cur[q] = lo[q] - 1
+    for q in range(k):
+        ppos[item_f[pick[q]]] = -1
+    return found, nodes
+
+
+@numba.njit(cache=True)
+def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
+                 values_ptr, values, X, y, rows, budget, prune):
+    """Exact attack search (section 4.1) for the instances ``rows``.
+
+    Enumerates every set of at most ``budget`` attacked features and, for each,
+    every combination of relevant values (one representative per interval of
+    the thresholds ``V_f``, the last one standing for ``+inf``) that moves each
+    attacked feature out of its current interval; attacks keeping a feature in
+    its interval are the attacks on a smaller feature set, enumerated too. A
+    feature only changes trees whose path tests it in the direction of the
+    change, so each combination re-evaluates only those trees.
+
+    With ``prune=False`` this is the literal enumeration: every combination
+    of values of every pattern is voted on. With ``prune=True`` (same answer,
+    far less work) a sign pattern is skipped when Proposition 2 rules it out
+    (the trees it can change cover fewer than ``delta_c`` trees not voting
+    ``c``, for every ``c``: ELB's condition applied to the pattern), and the
+    values of a pattern are searched by branch and bound
+    (:func:`_bb_pattern`): a partial assignment is abandoned as soon as no
+    completion can give any class enough votes.
+
+    Returns ``correct, attackable, wit_f, wit_v, n_evals``: for an attackable
+    instance the attacked features and their new values (-1 / nan padded),
+    and the number of (full or partial) forest evaluations per instance.
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    n_trees = roots.shape[0]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    wit_f = np.full((n, budget), -1, np.int64)
+    wit_v = np.full((n, budget), np.nan, np.float64)
+    n_evals = np.zeros(n, np.int64)
+    cur = np.empty(budget, np.int64)
+    lo = np.empty(budget, np.int64)
+    hi = np.empty(budget, np.int64)
+    newcounts = np.empty(n_classes, np.int64)
+    region = np.zeros(d, np.int64)
+    ppos = np.full(d, -1, np.int64)
+    rlo = np.empty(budget, np.int64)
+    rhi = np.empty(budget, np.int64)
+    stack = np.empty(feature.shape[0] + 1, np.int64)
+    fixed = np.empty(n_classes, np.int64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+                                            n_classes, rank, x, y[i])
+        if not ok:
+            continue
+        correct[ii] = True
+        yi = y[i]
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        # interval of x_f among the relevant values of f
+        for f in range(d):
+            a = values_ptr[f]
+            b = values_ptr[f + 1]
+            if b == a:
+                region[f] = 0
+                continue
+            r = 0
+            while a + r < b - 1 and values[a + r] < x[f]:
+                r += 1
+            region[f] = r
+        # sort key: largest set size over target classes
+        m = np.zeros(d, np.int64)
+        for c in range(n_classes):
+            if c == yi:
+                continue
+            mc = _feature_max(_sizes_in_universe(ptr, trees, votes, c, 2 * d), d)
+            for f in range(d):
+                if mc[f] > m[f]:
+                    m[f] = mc[f]
+        order = np.argsort(-m, kind="mergesort")
+        item_f = np.empty(2 * d, np.int64)
+        item_s = np.empty(2 * d, np.int64)
+        item_j = np.empty(2 * d, np.int64)
+        ni = 0
+        nc = 0
+        for j in range(d):
+            f = order[j]
+            nv = values_ptr[f + 1] - values_ptr[f]
+            if nv == 0:
+                continue
+            has = False
+            if region[f] + 1 < nv:  # values above
+                item_f[ni] = f
+                item_s[ni] = 0
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if region[f] > 0:  # values below
+                item_f[ni] = f
+                item_s[ni] = 1
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if has:
+                order[nc] = f  # compacted order of usable features
+                nc += 1
+        if ni == 0:
+            continue
+        prefix = np.zeros(nc + 1, np.int64)
+        for j in range(nc):
+            prefix[j + 1] = prefix[j] + m[order[j]]
+        cnt = np.zeros(n_trees, np.int64)
+        covered = np.zeros(n_classes, np.int64)
+        aff = np.empty(n_trees, np.int64)
+        xp = x.copy()
+        pick = np.full(budget, -1, np.int64)
+        added = np.zeros(budget, np.bool_)
+        depth = 0
+        found = False
+        while depth >= 0:
+            if added[depth]:
+                k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+                for q in range(ptr[k], ptr[k + 1]):
+                    t = trees[q]
+                    cnt[t] -= 1
+                    if cnt[t] == 0:
+                        for c in range(n_classes):
+                            if votes[t] != c:
+                                covered[c] -= 1
+                added[depth] = False
+            nxt = pick[depth] + 1
+            if depth > 0:
+                jprev = item_j[pick[depth - 1]]
+                while nxt < ni and item_j[nxt] == jprev:
+                    nxt += 1
+            if nxt >= ni:
+                depth -= 1
+                continue
+            if prune:
+                jn = item_j[nxt]
+                hi_j = min(jn + budget - depth, nc)
+                bound = prefix[hi_j] - prefix[jn]
+                hope = False
+                for c in range(n_classes):
+                    if c != yi and covered[c] + bound >= delta[c]:
+                        hope = True
+                if not hope:
+                    depth -= 1
+                    continue
+            pick[depth] = nxt
+            k = 2 * item_f[nxt] + item_s[nxt]
+            for q in range(ptr[k], ptr[k + 1]):
+                t = trees[q]
+                if cnt[t] == 0:
+                    for c in range(n_classes):
+                        if votes[t] != c:
+                            covered[c] += 1
+                cnt[t] += 1
+            added[depth] = True
+            feasible = True
+            if prune:
+                feasible = False
+                for c in range(n_classes):
+                    if c != yi and covered[c] >= delta[c]:
+                        feasible = True
+            if feasible:
+                n_aff = 0
+                for t in range(n_trees):
+                    if cnt[t] > 0:
+                        aff[n_aff] = t
+                        n_aff += 1
+                if prune:
+                    fixed[:] = counts
+                    for a in range(n_aff):
+                        fixed[votes[aff[a]]] -= 1
+                    ok_bb, nodes = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
+                                               aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
+                                               roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts)
+                    n_evals[ii] += nodes
+                    if ok_bb:
+                        found = True
+                        for q in range(depth + 1):
+                            wit_f[ii, q] = item_f[pick[q]]
+                            wit_v[ii, q] = values[cur[q]]
+                        break
+                else:
+                    size = 1
+                    for q in range(depth + 1):
+                        f = item_f[pick[q]]
+                        if item_s[pick[q]] == 0:
+                            size *= values_ptr[f + 1] - values_ptr[f] - region[f] - 1
+                        else:
+                            size *= region[f]
+                    if _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, xp,
+                                    aff, n_aff, feature, threshold, left, right, leaf_class, roots,
+                                    votes, counts, yi, rank, cur, lo, hi, newcounts):
+                        found = True
+                        for q in range(depth + 1):
+                            wit_f[ii, q] = item_f[pick[q]]
+                            wit_v[ii, q] = values[cur[q]]
+                        done = 0
+                        for q in range(depth + 1):
+                            done = done * (hi[q] - lo[q]) + (cur[q] - lo[q])
+                        n_evals[ii] += done + 1
+                        break
+                    n_evals[ii] += size
+                    for q in range(depth + 1):
+                        f = item_f[pick[q]]
+                        xp[f] = x[f]
+            if depth + 1 < budget:
+                depth += 1
+                pick[depth] = pick[depth - 1]
+                added[depth] = False
+        attackable[ii] = found
+    return correct, attackable, wit_f, wit_v, n_evals
