@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _toy import SmoothModel, make_toy  # noqa: E402
+from _maft_toy import SmoothModel, make_toy  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _oracle import check_result
+from _maft_oracle import check_result
 
 
 def _data_home():
