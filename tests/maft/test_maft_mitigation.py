@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from _maft_oracle import is_discriminatory
+from ._maft_oracle import is_discriminatory
 from fairlens.maft import MAFT, discrimination_rate, discriminatory_mask, retrain_with_instances
 
 
