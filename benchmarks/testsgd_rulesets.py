@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import time
 import tracemalloc
 
@@ -79,7 +80,8 @@ def bench(name, n_ref=3, random_state=0, reduced=False):
         model_rows=rep.n_model_rows, peak_mb=peak / 1e6, ref_s_per_rule_set=per_ref,
         ref_extrapolated_s=ref_total, ratio=ref_total / rep.elapsed if rep.elapsed > 0 else np.nan,
         sample_strategy_s_per_rule_set=per_sample, identical_to_reference=bool(same), n_checked=len(pick),
-        not_converged=rep.n_not_converged, accuracy=acc, paper_accuracy=paper_acc,
+        not_converged=rep.status_counts()["cap"], no_seeds=rep.status_counts()["no-seeds"],
+        max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3, accuracy=acc, paper_accuracy=paper_acc,
         top=str(top.rule_set) if top else None, top_score=top.score if top else np.nan,
         paper_top=PAPER_TABLE4[name][0][0], paper_top_score=PAPER_TABLE4[name][0][1],
     )
@@ -106,6 +108,7 @@ def main(argv=None):
               f"extrapolated, ratio {r['ratio']:.0f}x; identical on {r['n_checked']} checked: "
               f"{r['identical_to_reference']}; batched-sampling path {r['sample_strategy_s_per_rule_set']*1e3:.1f} "
               f"ms/rule set", flush=True)
+        print(f"    flagged: {r['not_converged']} hit the cap, {r['no_seeds']} without not-R seeds")
         print(f"    top: {r['top']}  {r['top_score']:.3f}   (paper: {r['paper_top']}  {r['paper_top_score']:.3f}); "
               f"accuracy {r['accuracy']:.3f} (paper {r['paper_accuracy']:.3f})", flush=True)
     df = pd.DataFrame(rows)

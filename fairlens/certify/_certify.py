@@ -137,7 +137,7 @@ class CertificationResult:
         return plot_status_counts(self, ax=ax)
 
 
-def _run(kernel, ff, *args):
+def _run(kernel, *args):
     t0 = time.perf_counter()
     out = kernel(*args)
     return out, time.perf_counter() - t0
@@ -164,8 +164,10 @@ def certify(forest, X, y, budget=1, method="cascade", prune=True, tie_class=None
         For more than two classes every method applies the per-class check of
         section 4.6.
     prune : bool, default=True
-        Brute force skips sign patterns that Proposition 2 rules out (exact
-        either way; ``False`` is the literal enumeration, much slower).
+        Brute force skips sign patterns that Proposition 2 rules out and
+        searches the relevant values by branch and bound; ``False`` is the
+        literal enumeration of every value combination (same answer, much
+        slower; kept as a baseline).
     tie_class : label, optional
         Class winning vote ties (see :func:`flatten_forest`).
     progress : bool
@@ -186,6 +188,8 @@ def certify(forest, X, y, budget=1, method="cascade", prune=True, tie_class=None
     if yi.shape[0] != X64.shape[0]:
         raise ValueError(f"X has {X64.shape[0]} rows but y has {yi.shape[0]} labels; they must match.")
     n = X64.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows; pass at least one instance to certify.")
     base = (*ff.arrays(), ff.n_classes, ff.rank)
     status = np.full(n, "", dtype=object)
     delta = np.full(n, -1, dtype=np.int64)
@@ -204,8 +208,7 @@ def certify(forest, X, y, budget=1, method="cascade", prune=True, tie_class=None
     todo = rows_all[correct]
 
     if method in ("flb", "cascade"):
-        (ok, att, fsum, dlt, _), timings["flb"] = _run(_kernels.flb_kernel, ff, *base, Xr, yi, todo, budget)
-        assert ok.all()
+        (ok, att, fsum, dlt, _), timings["flb"] = _run(_kernels.flb_kernel, *base, Xr, yi, todo, budget)
         flb_sum[todo] = fsum
         delta[todo] = dlt
         status[todo[~att]] = "certified_flb"
@@ -214,7 +217,7 @@ def certify(forest, X, y, budget=1, method="cascade", prune=True, tie_class=None
         todo = todo[att]
 
     if method in ("elb", "cascade"):
-        (ok, att, cf, cs, tgt, cov, dlt), timings["elb"] = _run(_kernels.elb_kernel, ff, *base, Xr, yi, todo, budget)
+        (ok, att, cf, cs, tgt, cov, dlt), timings["elb"] = _run(_kernels.elb_kernel, *base, Xr, yi, todo, budget)
         if method == "elb":
             delta[todo] = dlt
         status[todo[~att]] = "certified_elb"
@@ -249,14 +252,14 @@ def certify(forest, X, y, budget=1, method="cascade", prune=True, tie_class=None
         timings["brute"] = time.perf_counter() - t0
         if method == "brute":
             # delta for reporting (binary: the paper's ceil(|T|/2) - |C_bar|)
-            _, _, fsum, dlt, _ = _kernels.flb_kernel(*base, Xr, yi, rows_all[correct], budget)
+            _, _, _, dlt, _ = _kernels.flb_kernel(*base, Xr, yi, rows_all[correct], budget)
             delta[correct] = dlt
 
     counts = {s: int(np.sum(status == s)) for s in STATUSES}
-    acc_clean = float(np.mean(correct)) if n else float("nan")
+    acc_clean = float(np.mean(correct))
 
     def acc(stats):
-        return float(np.isin(status, stats).sum() / n) if n else float("nan")
+        return float(np.isin(status, stats).sum() / n)
 
     a_flb = a_elb = a_exact = None
     if method == "flb":

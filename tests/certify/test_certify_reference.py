@@ -196,3 +196,21 @@ def test_even_forests_ties_follow_the_vote_rule(n_trees):
         for i in np.flatnonzero(correct):
             flb_open = res.status[i] != "certified_flb"
             assert flb_open == reference_flb(model, X[i], y[i], b, 2)
+
+
+def test_witness_flips_decision_tree_predict():
+    # for a single tree the certified vote is the tree's own predict
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    labels = np.where(y == 1, "benign", "malignant")
+    dt = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X[:400], labels[:400])
+    res = certify(dt, X[400:], labels[400:], budget=1)
+    assert len(res.witnesses) > 0
+    for i, xw in res.witnesses.items():
+        assert dt.predict(xw.reshape(1, -1))[0] != labels[400 + i]
+    # one tree: delta = 1 and every path tests some feature, so the bounds never certify
+    assert res.stage_counts["certified_flb"] + res.stage_counts["certified_elb"] == 0
+    correct, att = reference_brute(dt, X[400:], labels[400:], 1)
+    np.testing.assert_array_equal(res.status == "attackable", att)

@@ -103,3 +103,16 @@ def test_bad_parameters(bc):
     fpf = FeaturePartitionedForest(rounds=2, random_state=0).fit(Xtr, ytr)
     with pytest.raises(ValueError, match="features"):
         fpf.predict(Xtr[:, :5])
+
+
+def test_sklearn_estimator_protocol(bc):
+    from sklearn.base import clone
+
+    Xtr, ytr, Xte, yte = bc
+    fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0)
+    assert fpf.get_params()["rounds"] == 3
+    a = clone(fpf).fit(Xtr, ytr)
+    assert a is not fpf and not hasattr(fpf, "estimators_")
+    assert 0.8 < a.score(Xte, yte) <= 1.0
+    proba = a.predict_proba(Xte)
+    assert proba.shape == (len(Xte), 2) and np.allclose(proba.sum(1), 1)

@@ -92,3 +92,25 @@ def test_widget_summary_and_errors(setup):
         CoverVisualizer(rf, X, y, budget=5, max_budget=3)
     with pytest.raises(ValueError, match="columns"):
         CoverVisualizer(rf, X[:, :3], y)
+
+
+def test_widget_multiclass_and_fpf():
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    from fairlens.certify import CoverVisualizer, FeaturePartitionedForest
+
+    X, y = load_wine(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=9, max_depth=3, random_state=0).fit(X[::2], y[::2])
+    w = CoverVisualizer(rf, X[1::2], y[1::2], budget=1, max_budget=2)
+    for _ in range(5):
+        w.controls["next"].click()
+        assert w.last_error is None
+    w.controls["budget"].value = 2
+    assert w.last_error is None
+    np.testing.assert_array_equal(w.result.status, certify(rf, X[1::2], y[1::2], budget=2).status)
+    fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0).fit(X[::2], (y[::2] == 0).astype(int))
+    w2 = CoverVisualizer(fpf, X[1::2], (y[1::2] == 0).astype(int), budget=1)
+    w2.controls["status"].value = "certified_flb"
+    assert w2.last_error is None and w2.result.status[w2.index] == "certified_flb"
+    assert "FLB certifies" in w2.info.value

@@ -1,12 +1,6 @@
-import sys
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _toy import SmoothModel, make_toy  # noqa: E402
+from ._maft_toy import SmoothModel, make_toy
 
 
 @pytest.fixture(scope="session")

@@ -104,3 +104,13 @@ def test_non_sklearn_model_error_is_shown(toy, planted):
     b = RuleSetBrowser(rep, test=toy)
     b.controls["mitigate"].click()
     assert "fit=" in b.status.value and b.mitigation is None
+
+
+def test_import_compiles_nothing():
+    import subprocess
+    import sys
+
+    code = ("import fairlens.testsgd as t; from fairlens.testsgd import _kernels as k; "
+            "print(sum(len(getattr(k, n).signatures) for n in k.__all__))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "0"

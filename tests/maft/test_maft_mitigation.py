@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from _oracle import is_discriminatory
+from ._maft_oracle import is_discriminatory
 from fairlens.maft import MAFT, discrimination_rate, discriminatory_mask, retrain_with_instances
 
 
@@ -46,3 +46,27 @@ def test_retrain_rejects_empty(toy, toy_mlp):
             retrain_with_instances(toy_mlp, toy, res)
     with pytest.raises(ValueError, match="labelling"):
         retrain_with_instances(toy_mlp, toy, res, labelling="vote")
+
+
+def test_soft_vote_labels_whole_similar_sets(toy, toy_mlp, monkeypatch):
+    """The rows added to the refit are complete similar sets with one label each."""
+    from sklearn.neural_network import MLPClassifier
+
+    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_seeds=40, n_local=50, random_state=0)
+    seen = {}
+    orig_fit = MLPClassifier.fit
+
+    def spy(self, X, y):
+        seen.setdefault("calls", []).append((np.asarray(X).copy(), np.asarray(y).copy()))
+        return orig_fit(self, X, y)
+
+    monkeypatch.setattr(MLPClassifier, "fit", spy)
+    mit = retrain_with_instances(toy_mlp, toy, res, protected=["sex"], fraction=0.05, n_samples=200)
+    (Xb, yb), (Xn, yn) = seen["calls"]
+    k = mit.n_rows_added
+    assert k == 2 * mit.n_added and len(Xn) == len(Xb) + k
+    Xa, ya = Xn[-k:], yn[-k:]
+    np.testing.assert_array_equal(Xa[0::2][:, [0, 2, 3, 4, 5]], Xa[1::2][:, [0, 2, 3, 4, 5]])
+    assert np.all(Xa[0::2, 1] != Xa[1::2, 1]) and np.all(ya[0::2] == ya[1::2])
+    p = toy_mlp.predict_proba(Xa)[:, 1].reshape(-1, 2).mean(axis=1)
+    np.testing.assert_array_equal(ya[0::2], (p > 0.5).astype(int))

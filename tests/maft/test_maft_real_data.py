@@ -1,33 +1,15 @@
 """MAFT and the baselines on the census benchmark (skipped without the data mirror)."""
-import os
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-from _oracle import check_result
-
-
-def _data_home():
-    here = Path(__file__).resolve()
-    cands = [os.environ.get("FAIRLENS_DATA_HOME"), "/work/shared/data"]
-    cands += [p / "shared" / "data" for p in here.parents]
-    for cand in cands:
-        if cand and (Path(cand) / "adult" / "adult.data").exists():
-            return str(Path(cand).resolve())
-    return None
+from ._maft_oracle import check_result
 
 
 @pytest.fixture(scope="module")
-def census():
-    home = _data_home()
-    if home is None:
-        pytest.skip("census mirror not found: set FAIRLENS_DATA_HOME to the shared data folder")
-    os.environ["FAIRLENS_DATA_HOME"] = home
+def census(data_home):
     from fairlens.datasets import load_adult
     from fairlens.models import train_mlp
 
-    ds = load_adult(encoding="benchmark")
+    ds = load_adult(encoding="benchmark", data_home=data_home)
     return ds, train_mlp(ds, random_state=0)
 
 

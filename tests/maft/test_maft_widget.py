@@ -3,7 +3,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from _oracle import check_result  # noqa: E402
+from ._maft_oracle import check_result  # noqa: E402
 from fairlens.maft import MAFT, MAFTSession  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from _toy import ToyDataset
+from ._maft_toy import ToyDataset
 from fairlens.maft import MAFT
 
 

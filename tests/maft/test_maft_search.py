@@ -3,7 +3,7 @@ import threading
 import numpy as np
 import pytest
 
-from _oracle import check_result
+from ._maft_oracle import check_result
 from fairlens.maft import AEQUITAS, MAFT, select_seeds
 
 PROT = [1, 2]
@@ -54,7 +54,7 @@ def test_same_seed_same_result_and_seed_changes_it(toy, smooth):
 def test_global_phase_matches_brute_force_walk(toy, smooth):
     """n_local=0: every global instance is a seed walked by Alg. 3; a seed that is
     already discriminatory is returned unchanged (found at iteration 0)."""
-    from _oracle import is_discriminatory
+    from ._maft_oracle import is_discriminatory
 
     s = MAFT(smooth, toy, max_iter=1)
     seeds = toy.X[:60]
