@@ -312,11 +312,12 @@ def _summarise(name, phi, names, prot):
     phi = phi[~np.isnan(phi).any(axis=1)]
     n, d = phi.shape
     absphi = np.abs(phi)
-    # rank 1 = largest |attribution|; ties broken by feature order (stable)
-    order = np.argsort(-absphi, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    rows = np.arange(n)[:, None]
-    ranks[rows, order] = np.arange(1, d + 1)[None, :]
+    # competition ranking: rank = 1 + number of features with a strictly larger |attribution|
+    # (ties share the better rank); features with zero attribution (<= 1e-9 x the row's
+    # largest) are not ranked at all, so an ignored feature never "ranks 3rd" by tie-breaking
+    ranks = 1 + (absphi[:, None, :] > absphi[:, :, None]).sum(axis=2)
+    rowmax = absphi.max(axis=1, keepdims=True) if d else np.zeros((n, 1))
+    ranks = np.where(absphi > 1e-9 * rowmax, ranks, 0)
     recs = []
     for j in range(d):
         recs.append({
@@ -341,7 +342,9 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     For each explainer and feature: ``mean_abs`` (mean |attribution| over the
     ``n`` explained instances, the dots of Figure 2), ``mean``, and the
     fraction of instances where the feature ranks exactly 1st/2nd/3rd by
-    |attribution| (``top1``/``top2``/``top3``, Figures 3 and 4).
+    |attribution| (``top1``/``top2``/``top3``, Figures 3 and 4). Ranks are
+    competition ranks (tied features share the better rank) and a feature
+    with zero attribution in an instance is not ranked in it.
 
     Parameters
     ----------
