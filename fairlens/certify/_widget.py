@@ -16,6 +16,11 @@ from ._flatten import check_X, flatten_forest
 __all__ = ["CoverVisualizer"]
 
 
+def _plain(value):
+    """A label as people write it (``1``, ``'yes'``), not as numpy reprs it (``np.int64(1)``)."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
 class CoverVisualizer:
     """Explore, instance by instance, why a forest is (not) robust to b-feature attacks.
 
@@ -176,14 +181,14 @@ class CoverVisualizer:
         status = res.status[i]
         cover = res.covers.get(i)
         target = None
-        lines = [f"<b>instance {i}</b>: label {self.y[i]!r}, status <b>{status}</b> at b = {b}; "
+        lines = [f"<b>instance {i}</b>: label {_plain(self.y[i])}, status <b>{status}</b> at b = {b}; "
                  f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack."]
         if ic.correct:
             # the class closest to being reachable (largest FLB sum - delta), as in flb_kernel
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             lines.append(f"delta = {ic.delta[target]} trees to change (target class "
-                         f"{self.forest.classes_[target]!r}); FLB sum = {ic.flb[target][0]}: {verdict}.")
+                         f"{_plain(self.forest.classes_[target])}); FLB sum = {ic.flb[target][0]}: {verdict}.")
         if cover:
             txt = ", ".join(f"S{s}[{html.escape(self.feature_names[f])}]" for f, s in cover)
             lines.append(f"ELB cover found: {txt} (necessary condition only; brute force decides).")
