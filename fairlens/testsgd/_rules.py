@@ -305,6 +305,11 @@ class FrequentRuleSets:
         b = self.bits if idx is None else self.bits[np.asarray(idx, dtype=np.int64)]
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
 
+    def plot(self, ax=None):
+        """Support of the frequent rule sets, by number of rules."""
+        from .plots import plot_supports
+        return plot_supports(self, ax=ax)
+
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({
             "rule_set": [str(r) for r in self.rule_sets],
