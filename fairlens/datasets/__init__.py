@@ -8,6 +8,7 @@ from ._base import Dataset
 from ._fetch import DatasetIntegrityError, DatasetNotFoundError, get_cache_dir
 from ._loaders import (
     CRIME_SENSITIVE,
+    from_frame,
     german_numeric_table,
     list_datasets,
     load_admission,
@@ -28,6 +29,7 @@ __all__ = [
     "DatasetIntegrityError",
     "DatasetNotFoundError",
     "CRIME_SENSITIVE",
+    "from_frame",
     "get_cache_dir",
     "german_numeric_table",
     "list_datasets",

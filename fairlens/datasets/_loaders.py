@@ -27,6 +27,7 @@ __all__ = [
     "load_wine",
     "load_dataset",
     "list_datasets",
+    "from_frame",
 ]
 
 _ENCODINGS = ("raw", "benchmark")
@@ -665,6 +666,84 @@ def load_wine(data_home=None, *, positive_class=0, **_ignored) -> Dataset:
         description="Wine recognition (scikit-learn copy): 178 wines from three cultivars, "
                     f"13 chemical features; y = 1 for {cls}. No protected attributes.",
         citation="Aeberhard, S. & Forina, M. (1991). Wine. UCI Machine Learning Repository.",
+    )
+
+
+# -------------------------------------------------------------------- your own data
+def from_frame(
+    frame: pd.DataFrame, target: str, *, protected, favourable=None, features=None,
+    categorical=None, name="custom", description="", citation="",
+) -> Dataset:
+    """Wrap your own table as a :class:`Dataset` (for auditing your model on your data).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per individual, with readable values.
+    target : str
+        The label column. ``y = 1`` where it equals ``favourable``; if ``favourable`` is
+        None the column must already hold 0/1 (or booleans).
+    protected : list of str
+        Sensitive attributes (columns of ``frame``).
+    features : list of str, optional
+        Feature columns, in order; default: every column but ``target``.
+    categorical : list of str, optional
+        Columns to treat as categorical. Default: columns of object, string, category or
+        boolean dtype. Others are "integer" (integer dtype) or "continuous".
+
+    Missing values are refused (fill or drop them first): nothing is imputed silently.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError("frame must be a pandas DataFrame")
+    if target not in frame.columns:
+        raise ValueError(f"target {target!r} is not a column; columns: {list(frame.columns)}")
+    features = list(features) if features is not None else [c for c in frame.columns
+                                                            if c != target]
+    missing = [c for c in [*features, *protected] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"columns {missing} are not in the frame; columns: {list(frame.columns)}")
+    if target in features:
+        raise ValueError(f"target {target!r} must not be one of the features")
+    unknown = [p for p in protected if p not in features]
+    if unknown:
+        raise ValueError(f"protected attributes {unknown} must be among the features")
+    nan_cols = [c for c in [*features, target] if frame[c].isna().any()]
+    if nan_cols:
+        raise ValueError(f"columns {nan_cols} have missing values; fill or drop them first")
+    labels = frame[target]
+    if favourable is None:
+        values = set(pd.unique(labels))
+        if not values <= {0, 1, True, False}:
+            raise ValueError(
+                f"target {target!r} has values {sorted(map(str, values))[:6]}; pass "
+                "favourable=<the value that is the favourable outcome> to binarise it"
+            )
+        y = labels.astype(int).to_numpy()
+    else:
+        if not (labels == favourable).any():
+            raise ValueError(f"favourable={favourable!r} does not occur in column {target!r}")
+        y = (labels == favourable).astype(int).to_numpy()
+    if np.unique(y).size != 2:
+        raise ValueError(f"target {target!r} must have both outcomes; it has only {np.unique(y)}")
+    if categorical is None:
+        categorical = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])
+                       or pd.api.types.is_bool_dtype(frame[c])]
+    types = {}
+    for c in features:
+        if c in categorical:
+            types[c] = "categorical"
+        elif pd.api.types.is_integer_dtype(frame[c]):
+            types[c] = "integer"
+        else:
+            types[c] = "continuous"
+    readable = frame[[*features, target]].copy().reset_index(drop=True)
+    return _assemble(
+        name, readable, target, y,
+        label_names={0: f"{target} != {favourable!r}" if favourable is not None else "0",
+                     1: f"{target} == {favourable!r}" if favourable is not None else "1"},
+        protected=list(protected), types=types, description=description or
+        f"User data: {len(frame)} rows, {len(features)} features, target {target!r}.",
+        citation=citation,
     )
 
 

@@ -103,3 +103,39 @@ def test_encode_rejects_unknown_category(require_data):
     frame.loc[0, "race"] = "Martian"
     with pytest.raises(ValueError, match="column 'race' has values \\['Martian'\\]"):
         ds.encode(frame)
+
+
+# ------------------------------------------------------------------------- from_frame
+def _people():
+    import pandas as pd
+
+    return pd.DataFrame({
+        "age": [25, 40, 33, 51, 62, 19],
+        "sex": ["f", "m", "m", "f", "m", "f"],
+        "income": [1.5, 2.0, 3.1, 2.2, 4.0, 0.9],
+        "outcome": ["yes", "no", "yes", "yes", "no", "no"],
+    })
+
+
+def test_from_frame_roundtrip():
+    import numpy as np
+
+    ds = D.from_frame(_people(), "outcome", protected=["sex"], favourable="yes")
+    assert ds.feature_types == ["integer", "categorical", "continuous"]
+    assert ds.categories["sex"] == {0: "f", 1: "m"}
+    np.testing.assert_array_equal(ds.y, [1, 0, 1, 1, 0, 0])
+    np.testing.assert_array_equal(ds.encode(ds.frame), ds.X)
+    assert ds.protected_indices == [1]
+
+
+def test_from_frame_errors():
+    df = _people()
+    with pytest.raises(ValueError, match="pass favourable="):
+        D.from_frame(df, "outcome", protected=["sex"])
+    with pytest.raises(ValueError, match="favourable='maybe' does not occur"):
+        D.from_frame(df, "outcome", protected=["sex"], favourable="maybe")
+    with pytest.raises(ValueError, match=r"columns \['gender'\] are not in the frame"):
+        D.from_frame(df, "outcome", protected=["gender"], favourable="yes")
+    df.loc[2, "income"] = None
+    with pytest.raises(ValueError, match=r"columns \['income'\] have missing values"):
+        D.from_frame(df, "outcome", protected=["sex"], favourable="yes")
