@@ -11,7 +11,7 @@ import pandas as pd
 from ._rules import (FrequentRuleSets, RuleSet, as_table, frequent_rule_sets, N_BINS_DEFAULT,
                      MAX_CATEGORY_VALUES, _check_theta)
 from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, group_fairness_score, score_rule_sets,
-                     z_value, make_scorer)
+                     z_value)
 
 __all__ = ["TestSGD", "TestSGDReport"]
 
