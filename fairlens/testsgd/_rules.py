@@ -505,7 +505,6 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
     rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
                         rule_form=rule_form)
     n = table.X.shape[0]
-    need = _min_count(float(theta), n)
     masks = {id(r): r.mask(table.X) for f in rules for r in rules[f]}
     out = {}
     for combo in itertools.product(*[[None] + rules[f] for f in rules]):
@@ -516,6 +515,6 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
         for r in chosen:
             m &= masks[id(r)]
         c = int(m.sum())
-        if c >= need:
+        if c / n >= theta - 1e-12:  # Eq. 2 literally (independent of _min_count)
             out[str(RuleSet(tuple(chosen)))] = c
     return out
