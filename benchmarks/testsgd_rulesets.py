@@ -103,7 +103,8 @@ def main(argv=None):
         rows.append(r)
         print(f"[{r['dataset']}] {r['n_rule_sets']} frequent rule sets (paper {r['paper_n_rule_sets']}); "
               f"TestSGD {r['total_s']:.2f} s (mining {r['mining_s']:.2f} s, scoring {r['scoring_s']:.2f} s; "
-              f"paper {r['paper_s']:.0f} s), {r['model_rows']:,} model rows, peak {r['peak_mb']:.0f} MB; "
+              f"paper {r['paper_s']:.0f} s), {r['model_rows']:,} model rows, traced peak {r['peak_mb']:.0f} MB "
+              f"(process max RSS so far {r['max_rss_mb']:.0f} MB); "
               f"faithful Alg. 2 {r['ref_s_per_rule_set']:.3f} s/rule set -> {r['ref_extrapolated_s']:.0f} s "
               f"extrapolated, ratio {r['ratio']:.0f}x; identical on {r['n_checked']} checked: "
               f"{r['identical_to_reference']}; batched-sampling path {r['sample_strategy_s_per_rule_set']*1e3:.1f} "

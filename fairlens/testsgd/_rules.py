@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -305,6 +305,11 @@ class FrequentRuleSets:
         b = self.bits if idx is None else self.bits[np.asarray(idx, dtype=np.int64)]
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
 
+    def plot(self, ax=None):
+        """Support of the frequent rule sets, by number of rules."""
+        from .plots import plot_supports
+        return plot_supports(self, ax=ax)
+
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({
             "rule_set": [str(r) for r in self.rule_sets],
@@ -500,7 +505,6 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
     rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
                         rule_form=rule_form)
     n = table.X.shape[0]
-    need = _min_count(float(theta), n)
     masks = {id(r): r.mask(table.X) for f in rules for r in rules[f]}
     out = {}
     for combo in itertools.product(*[[None] + rules[f] for f in rules]):
@@ -511,6 +515,6 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
         for r in chosen:
             m &= masks[id(r)]
         c = int(m.sum())
-        if c >= need:
+        if c / n >= theta - 1e-12:  # Eq. 2 literally (independent of _min_count)
             out[str(RuleSet(tuple(chosen)))] = c
     return out

@@ -19,8 +19,7 @@ column ``floor(u1 * #columns)`` and the direction ``-1 if u2 < 0.5 else +1``.
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np

@@ -11,7 +11,7 @@ import pandas as pd
 from ._rules import (FrequentRuleSets, RuleSet, as_table, frequent_rule_sets, N_BINS_DEFAULT,
                      MAX_CATEGORY_VALUES, _check_theta)
 from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, group_fairness_score, score_rule_sets,
-                     z_value, make_scorer)
+                     z_value)
 
 __all__ = ["TestSGD", "TestSGDReport"]
 
@@ -168,6 +168,9 @@ class TestSGD:
     threshold : float, default 0.5
     batch_rows : int, default 65536
         Rows per model call.
+    favourable_class : int, default 1
+        The label ``l`` whose rate is compared (fairlens' ``y = 1`` is the good
+        outcome; pass 0 to count e.g. "reoffends" on COMPAS as the paper does).
     strategy : {"auto", "table", "sample"}
         How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
         all give identical numbers.
@@ -182,7 +185,7 @@ class TestSGD:
                  bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 65_536,
                  max_values: int = MAX_CATEGORY_VALUES, max_size: int | None = None,
                  rule_form: str = "interval", max_rule_sets: int = 2_000_000, strategy: str = "auto",
-                 progress: bool = False):
+                 favourable_class: int = 1, progress: bool = False):
         self.model = model
         self.dataset = dataset
         self.table = as_table(dataset)
@@ -220,7 +223,9 @@ class TestSGD:
         self.strategy = strategy
         self.random_state = random_state
         self.progress = progress
-        self.scorer = make_scorer(model)
+        self.favourable_class = favourable_class
+        from ..models import as_scorer
+        self.scorer = as_scorer(model, favourable_class=favourable_class)
 
     # ------------------------------------------------------------------
     def mine(self, theta: float | None = None) -> FrequentRuleSets:
@@ -251,7 +256,7 @@ class TestSGD:
                 bar.refresh()
 
         results, n_rows = score_rule_sets(
-            self.model, self.table, fr.rule_sets, self.sensitive,
+            self.scorer, self.table, fr.rule_sets, self.sensitive,
             mask_fn=lambda idx: fr.masks(idx), error_thr=self.error, confidence=self.confidence,
             sample_thr=self.sample_thr, max_samples=self.max_samples, threshold=self.threshold,
             perturbation=self.perturbation, random_state=self.random_state, batch_rows=self.batch_rows,
@@ -263,8 +268,8 @@ class TestSGD:
         t2 = time.perf_counter()
         acc = None
         if self.table.y is not None and len(self.table.y) == self.table.X.shape[0]:
-            pred = (np.asarray(self.scorer(self.table.X)) >= self.threshold).astype(int)
-            acc = float(np.mean(pred == self.table.y))
+            fav = np.asarray(self.scorer(self.table.X)) >= self.threshold
+            acc = float(np.mean(fav == (self.table.y == self.favourable_class)))
         return TestSGDReport(_rank(results), fr, self.params(), t2 - t0, t1 - t0, t2 - t1, int(n_rows),
                              self.table.name, acc, stopped, tester=self)
 
@@ -272,7 +277,7 @@ class TestSGD:
               random_state=None) -> ScoreResult:
         """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``)."""
         return group_fairness_score(
-            self.model, self.table, rule_set, self.sensitive, error_thr=self.error if error is None else error,
+            self.scorer, self.table, rule_set, self.sensitive, error_thr=self.error if error is None else error,
             confidence=self.confidence, sample_thr=self.sample_thr, max_samples=self.max_samples,
             threshold=self.threshold, perturbation=self.perturbation,
             random_state=self.random_state if random_state is None else random_state, method=method)

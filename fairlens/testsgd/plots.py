@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_top_rule_sets", "plot_rates", "plot_theta_effect", "plot_mitigation", "plot_themis"]
+__all__ = ["plot_supports", "plot_top_rule_sets", "plot_rates", "plot_theta_effect", "plot_mitigation", "plot_themis"]
 
 
 def _ax(ax, figsize=(7, 4)):
@@ -97,4 +97,19 @@ def plot_themis(result, ax=None, k=10):
     ax.set_xlim(0, 1)
     ax.set_xlabel("favourable rate on random inputs")
     ax.set_title(f"THEMIS: max - min = {result.score:.1%} over {result.n_subgroups} subgroups")
+    return ax
+
+
+def plot_supports(frequent, ax=None):
+    """Distribution of the support of frequent rule sets, one box per rule-set size."""
+    ax = _ax(ax, figsize=(5.5, 3.5))
+    sizes = np.array([len(r) for r in frequent.rule_sets])
+    ks = sorted(set(sizes.tolist()))
+    sup = frequent.support
+    ax.boxplot([sup[sizes == k] for k in ks])
+    ax.set_xticks(range(1, len(ks) + 1),
+                  [f"{k} rule{'s' if k > 1 else ''}\n(n={int((sizes == k).sum())})" for k in ks])
+    ax.axhline(frequent.theta, color="grey", ls=":", lw=1)
+    ax.set_ylabel("support")
+    ax.set_title(f"{len(frequent)} frequent rule sets (theta = {frequent.theta:g})")
     return ax

@@ -32,6 +32,10 @@ class RuleSetBrowser(widgets.VBox):
         Held-out labelled data for the mitigation's accuracy.
     max_rows : int
         Rows shown in the table and the selector.
+    background : bool, default False
+        Run the mitigation in a background thread so that the kernel stays
+        responsive and the ``stop`` button takes effect between retraining
+        steps (``.wait()`` joins it). Synchronous by default.
 
     Attributes
     ----------
@@ -44,7 +48,7 @@ class RuleSetBrowser(widgets.VBox):
     mitigation : MitigationResult or None
     """
 
-    def __init__(self, report, test=None, max_rows: int = 25, mitigation_amounts=None):
+    def __init__(self, report, test=None, max_rows: int = 25, mitigation_amounts=None, background: bool = False):
         self.report = report
         self.tester = getattr(report, "tester", None)
         self.test = test
@@ -55,6 +59,8 @@ class RuleSetBrowser(widgets.VBox):
         self.mitigation = None
         self._cache = {}
         self._stop = False
+        self.background = bool(background)
+        self._thread = None
         theta0 = float(report.params.get("theta", 0.05))
         c = {
             "sort_by": widgets.Dropdown(options=_SORTABLE, value="score", description="sort by"),
@@ -230,8 +236,27 @@ class RuleSetBrowser(widgets.VBox):
                 raise ValueError("the report has no tester; run it with TestSGD(...).run()")
             if self.test is None:
                 raise ValueError("mitigation needs held-out labelled data: RuleSetBrowser(report, test=test)")
+            if self._thread is not None and self._thread.is_alive():
+                raise RuntimeError("a mitigation is already running; press stop or wait")
             self._stop = False
             self.progress.value = 0
+            if self.background:
+                import threading
+
+                self._thread = threading.Thread(target=self._run_mitigation, daemon=True)
+                self._thread.start()
+            else:
+                self._run_mitigation()
+        except Exception as exc:
+            self._show_error(exc)
+
+    def wait(self, timeout=None):
+        """Join a background mitigation (no-op when none is running)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run_mitigation(self):
+        try:
             t = self.tester
 
             def prog(done, total):
@@ -242,18 +267,23 @@ class RuleSetBrowser(widgets.VBox):
                 error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
                 threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
                 progress=prog, stop_flag=lambda: self._stop)
-            import matplotlib.pyplot as plt
-            from IPython.display import display
+            from matplotlib.figure import Figure
 
-            with self.detail_out:
-                self.detail_out.clear_output(wait=True)
-                fig, ax = plt.subplots(figsize=(5.5, 3.5))
-                self.mitigation.plot(ax=ax)
-                plt.show()
-                plt.close(fig)
-                display(self.mitigation.to_frame())
+            # append_display_data works from a background thread (the Output context manager does not)
+            fig = Figure(figsize=(5.5, 3.5))
+            self.mitigation.plot(ax=fig.add_subplot())
+            import io
+
+            from IPython.display import Image
+
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", bbox_inches="tight", dpi=90)
+            self.detail_out.outputs = ()
+            self.detail_out.append_display_data(Image(data=buf.getvalue(), format="png"))
+            self.detail_out.append_display_data(self.mitigation.to_frame())
             b = self.mitigation.after
-            self.status.value = ("mitigation: no amount kept the accuracy" if b is None else
+            stopped = " (stopped)" if self._stop else ""
+            self.status.value = stopped + ("mitigation: no amount kept the accuracy" if b is None else
                                  f"mitigation: best {int(b['n_added'])} samples, score "
                                  f"{self.mitigation.before['score']:.1%} -> {b['score']:.1%}")
         except Exception as exc:

@@ -36,3 +36,14 @@ def test_themis_and_theta_plots(toy, planted):
                                          "top_score": [0.5, 0.4, 0.3]}))
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), [30, 20, 10])
     plt.close("all")
+
+
+def test_support_plot(toy):
+    from fairlens.testsgd import frequent_rule_sets
+
+    fr = frequent_rule_sets(toy, ["gender", "race"], 0.05)
+    ax = fr.plot()
+    sizes = sorted({len(r) for r in fr.rule_sets})
+    assert len(ax.get_xticklabels()) == len(sizes)
+    assert ax.lines[-1].get_ydata()[0] == 0.05
+    plt.close("all")

@@ -1,5 +1,4 @@
 """TestSGD on the mirrored real datasets (skipped without the mirror)."""
-import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 

@@ -111,3 +111,15 @@ def test_theta_larger_gives_subset(toy, planted):
     a = frequent_rule_sets(toy, SENS, 0.05)
     b = frequent_rule_sets(toy, SENS, 0.2)
     assert {str(r) for r in b.rule_sets} <= {str(r) for r in a.rule_sets}
+
+
+def test_favourable_class_flips_rates_not_scores(toy, planted):
+    a = TestSGD(planted, toy, SENS, theta=0.2, sample_thr=100, random_state=2).run()
+    b = TestSGD(planted, toy, SENS, theta=0.2, sample_thr=100, random_state=2, favourable_class=0).run()
+    fa, fb = a.to_frame().set_index("rule_set"), b.to_frame().set_index("rule_set")
+    fb = fb.loc[fa.index]
+    ok = fa.converged & fb.converged & (fa.n_samples == fb.n_samples)
+    assert ok.sum() > 5
+    np.testing.assert_allclose(fa.rate_in[ok], 1 - fb.rate_in[ok])
+    np.testing.assert_allclose(fa.score[ok], fb.score[ok])
+    assert a.accuracy == pytest.approx(b.accuracy)
