@@ -354,8 +354,9 @@ class _TwoPhaseSearch:
         n_local : int, default=1000
             Local iterations per unique global instance (``local_num``); 0 skips
             the local phase.
-        random_state : int, default=0
-            Seeds selection and the local phase's random stream.
+        random_state : int or None, default=0
+            Seeds selection and the local phase's random stream (``None``: a
+            fresh random key, recorded in ``result.params``).
         engine : {"lockstep", "reference"}
             Batched engine or the literal one-seed-at-a-time twin.
         seeds : array (n, d), optional
@@ -381,8 +382,12 @@ class _TwoPhaseSearch:
         if engine not in ("lockstep", "reference"):
             raise ValueError(f"engine must be 'lockstep' or 'reference', got {engine!r}.")
         n_local = _check_int("n_local", n_local, 0)
+        if random_state is None:
+            random_state = int(np.random.default_rng().integers(2**31 - 1))
         if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-            raise TypeError(f"random_state must be an int (for the counter-based streams), got {random_state!r}.")
+            raise TypeError(
+                f"random_state must be an int or None (it keys counter-based random streams), got {random_state!r}."
+            )
         if seeds is None:
             if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
                 raise ValueError(f"n_seeds must be an integer >= 1 (zero seeds find nothing), got {n_seeds!r}.")

@@ -119,3 +119,14 @@ def test_result_frame_and_summary(toy, smooth):
     assert 0 < res.success_rate <= 1
     assert res.queries > 0 and res.elapsed > 0
     assert res.timeline[-1, 1] == res.n_instances
+
+
+def test_fair_model_finds_nothing(toy):
+    """A model that ignores the protected attributes has no discriminatory instance."""
+    fair = lambda Z: 1 / (1 + np.exp(-(np.asarray(Z)[:, 3] - 4.5 + 0.3 * np.asarray(Z)[:, 4])))  # noqa: E731
+    for cls in (MAFT, AEQUITAS):
+        res = cls(fair, toy).run(n_seeds=30, n_local=20, random_state=0)
+        assert res.n_instances == 0 and res.n_global == 0 and res.tries_local == 0
+        assert res.instances.shape == (0, 6) and res.counterparts.shape == (0, 6)
+        assert len(res.to_frame()) == 0
+        assert res.summary().loc[0, "instances"] == 0
