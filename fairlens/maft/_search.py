@@ -57,7 +57,7 @@ from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSourc
 from ._result import FairnessTestResult
 from ._utils import CountingScorer, RowSet, resolve_scorer, stream_uniform
 
-__all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds"]
+__all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
 _SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
 
@@ -207,6 +207,33 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     return pool[rows].copy()
 
 
+def warmup():
+    """Compile (or load from the numba cache) every kernel on tiny inputs, so
+    that the first timed search does not pay for it."""
+    X = np.zeros((2, 3))
+    out = np.empty((2, 2, 3))
+    _kernels.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), out)
+    sc = np.array([[0.2, 0.7], [0.4, 0.45]])
+    b = np.empty(2, dtype=np.bool_)
+    i1 = np.empty(2, dtype=np.int64)
+    i2 = np.empty(2, dtype=np.int64)
+    _kernels.check_discrimination(sc, np.zeros(2), b, i1, i2)
+    free = np.array([False, True, True])
+    lo, hi = np.zeros(3), np.ones(3)
+    G = np.ones((2, 3))
+    _kernels.global_update(X, np.zeros((2, 3)), np.zeros((2, 3)), G, G, 0.5, -1.0, free, 1.0, lo, hi)
+    P = np.empty((2, 3))
+    _kernels.normalized_probability(G, G, free, 1e-6, P)
+    a = np.empty(2, dtype=np.int64)
+    s = np.empty(2)
+    u = np.full(2, 0.3)
+    _kernels.local_perturb(X, P, u, u, 1.0, lo, hi, a, s)
+    pp, dp = np.array([0.0, 0.5, 0.5]), np.full(3, 0.5)
+    _kernels.aequitas_perturb(X, pp, dp, u, u, u, 1.0, lo, hi, a, s)
+    _kernels.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
+    RowSet(3).add(X)
+
+
 def _counterpart(S, sc):
     """Differing-label similar instance with the largest score gap (per walker)."""
     y0 = sc[:, :1] > 0.5
@@ -329,8 +356,16 @@ class _TwoPhaseSearch:
         }
 
     def seeds(self, n_seeds, random_state=0):
-        """Seeds the run would use for ``(n_seeds, random_state)``."""
-        return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
+        """Seeds the run would use for ``(n_seeds, random_state)`` (cached per pair)."""
+        if not isinstance(random_state, numbers.Integral):
+            return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
+        cache = self.__dict__.setdefault("_seed_cache", {})
+        key = (int(n_seeds), int(random_state))
+        if key not in cache:
+            cache[key] = self.problem.check_rows(
+                select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state)
+            )
+        return cache[key].copy()
 
     def run(
         self,
@@ -354,8 +389,9 @@ class _TwoPhaseSearch:
         n_local : int, default=1000
             Local iterations per unique global instance (``local_num``); 0 skips
             the local phase.
-        random_state : int, default=0
-            Seeds selection and the local phase's random stream.
+        random_state : int or None, default=0
+            Seeds selection and the local phase's random stream (``None``: a
+            fresh random key, recorded in ``result.params``).
         engine : {"lockstep", "reference"}
             Batched engine or the literal one-seed-at-a-time twin.
         seeds : array (n, d), optional
@@ -381,8 +417,12 @@ class _TwoPhaseSearch:
         if engine not in ("lockstep", "reference"):
             raise ValueError(f"engine must be 'lockstep' or 'reference', got {engine!r}.")
         n_local = _check_int("n_local", n_local, 0)
+        if random_state is None:
+            random_state = int(np.random.default_rng().integers(2**31 - 1))
         if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-            raise TypeError(f"random_state must be an int (for the counter-based streams), got {random_state!r}.")
+            raise TypeError(
+                f"random_state must be an int or None (it keys counter-based random streams), got {random_state!r}."
+            )
         if seeds is None:
             if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
                 raise ValueError(f"n_seeds must be an integer >= 1 (zero seeds find nothing), got {n_seeds!r}.")

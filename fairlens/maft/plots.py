@@ -47,8 +47,11 @@ def plot_comparison(frame, ax=None, value="instances", by="method", hue="dataset
         piv = frame.pivot_table(index=hue, columns=by, values=value, aggfunc="mean")
     else:
         piv = frame.set_index(by)[[value]].T
-    piv.plot.bar(ax=ax, rot=0)
+    piv.plot.bar(ax=ax, rot=25)
+    for t in ax.get_xticklabels():
+        t.set_ha("right")
     ax.set_ylabel(value)
+    ax.set_xlabel("")
     return ax
 
 

@@ -190,6 +190,10 @@ class MAFTSession(W.VBox):
     def _work(self, methods):
         c = self.controls
         try:
+            from ._search import warmup
+
+            c["status"].value = "preparing (numba kernels)..."
+            warmup()
             for m in methods:
                 key = self._key(m)
                 if key in self._cache and not self._cache[key].stopped:

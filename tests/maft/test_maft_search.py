@@ -119,3 +119,33 @@ def test_result_frame_and_summary(toy, smooth):
     assert 0 < res.success_rate <= 1
     assert res.queries > 0 and res.elapsed > 0
     assert res.timeline[-1, 1] == res.n_instances
+
+
+def test_fair_model_finds_nothing(toy):
+    """A model that ignores the protected attributes has no discriminatory instance."""
+    fair = lambda Z: 1 / (1 + np.exp(-(np.asarray(Z)[:, 3] - 4.5 + 0.3 * np.asarray(Z)[:, 4])))  # noqa: E731
+    for cls in (MAFT, AEQUITAS):
+        res = cls(fair, toy).run(n_seeds=30, n_local=20, random_state=0)
+        assert res.n_instances == 0 and res.n_global == 0 and res.tries_local == 0
+        assert res.instances.shape == (0, 6) and res.counterparts.shape == (0, 6)
+        assert len(res.to_frame()) == 0
+        assert res.summary().loc[0, "instances"] == 0
+
+
+def test_global_walk_hand_example():
+    """f = s(2*sex + a - b - 3), seed (sex=0, a=1, b=2); worked by hand:
+    iter 0: f(x)=s(-4), f(x')=s(-2): same label; both (flipped) gradients say a up, b down
+    iter 1: x=(0,2,1): f=s(-2), f(x')=s(0)=0.5 -> label 0 (not > 0.5): same label
+    iter 2: x=(0,3,0): f=s(0)=0.5 -> 0, f(x')=s(2) -> 1: discriminatory."""
+    from ._maft_toy import ToyDataset
+
+    X = np.array([[0, 1, 2], [1, 5, 0], [0, 0, 5]], dtype=float)
+    ds = ToyDataset(X, np.array([0, 1, 0]), np.array([[0, 1], [0, 5], [0, 5]], dtype=float), ["sex", "a", "b"], ["sex"])
+    f = lambda Z: 1 / (1 + np.exp(-(2 * Z[:, 0] + Z[:, 1] - Z[:, 2] - 3)))  # noqa: E731
+    for engine in ("lockstep", "reference"):
+        r = MAFT(f, ds, max_iter=3).run(n_local=0, seeds=X[:1], engine=engine)
+        np.testing.assert_array_equal(r.instances, [[0, 3, 0]])
+        np.testing.assert_array_equal(r.counterparts, [[1, 3, 0]])
+        assert r.tries_global == 3 and r.n_explored == 2
+        r2 = MAFT(f, ds, max_iter=2).run(n_local=0, seeds=X[:1], engine=engine)
+        assert r2.n_instances == 0 and r2.tries_global == 2

@@ -64,3 +64,13 @@ def test_white_box_needs_mlp(toy, smooth):
 def test_not_a_dataset(smooth):
     with pytest.raises(TypeError, match="Dataset"):
         MAFT(smooth, np.zeros((3, 3)))
+
+
+def test_random_state_types(toy, smooth):
+    s = MAFT(smooth, toy)
+    with pytest.raises(TypeError, match="random_state"):
+        s.run(n_seeds=3, n_local=1, random_state=np.random.default_rng(0))
+    r = s.run(n_seeds=3, n_local=1, random_state=None)
+    assert isinstance(r.params["random_state"], int)
+    r2 = s.run(n_seeds=3, n_local=1, random_state=r.params["random_state"])
+    np.testing.assert_array_equal(r.instances, r2.instances)
