@@ -46,6 +46,7 @@ Choices where the paper is silent or ambiguous (documented here once):
 """
 from __future__ import annotations
 
+import abc
 import itertools
 import numbers
 import time
@@ -300,7 +301,7 @@ class _Recorder:
 
 
 # ----------------------------------------------------------------------------- base
-class _TwoPhaseSearch:
+class _TwoPhaseSearch(abc.ABC):
     """Shared front end: validation, seeds, engines, result assembly."""
 
     method = "?"
@@ -340,8 +341,9 @@ class _TwoPhaseSearch:
             raise TypeError("model must return one favourable-class probability per row.")
 
     # -- hooks
-    def _source(self, scorer):  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _source(self, scorer):
+        """The gradient source of the method (zero-order, output or loss gradient)."""
 
     def params(self):
         return {
