@@ -340,9 +340,6 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None) ->
     A section that fails is reported (with its traceback) in the summary and the HTML, and
     the others still run; ``report.ok`` tells whether all succeeded.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False) if matplotlib.get_backend() == "" else None
     from tqdm.auto import tqdm
 
     keys = [k for k, _, _ in _SECTIONS]
