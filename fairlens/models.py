@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MLP_HIDDEN_LAYERS", "train_mlp", "Scorer", "as_scorer", "mlp_input_gradient"]
+__all__ = ["MLP_HIDDEN_LAYERS", "INPUT_KINDS", "train_mlp", "Scorer", "as_scorer",
+           "mlp_input_gradient"]
 
 #: Hidden layer sizes of the reference networks (five hidden layers + one output unit).
 #: census, german and bank as in the EIDIG/ADF/MAFT benchmarks; the other datasets use the
@@ -128,65 +129,190 @@ def train_mlp(
     return model
 
 
+#: How a scorer hands rows to the model (decided once, in :func:`as_scorer`).
+INPUT_KINDS = {
+    "readable": "an estimator/pipeline fitted on the readable frame: rows are decoded "
+                "(codes -> category labels) into a DataFrame with the model's columns",
+    "encoded_frame": "an estimator fitted on a DataFrame of the encoded columns: rows are "
+                     "passed as a DataFrame with the model's column names and order",
+    "encoded": "an estimator fitted on the encoded array X: rows are passed as an array",
+    "callable": "a callable on the encoded array X",
+}
+
+
 class Scorer:
     """Batch scorer ``f(X) -> (n,)`` float64: probability of the favourable class.
 
+    The one model protocol of fairlens.  A scorer always takes rows in the **encoded
+    space** of its dataset (``dataset.X``, columns ``feature_names``) -- as an array in
+    that column order, or as a DataFrame aligned by column name -- and hands them to the
+    model in the form the model was fitted on (``input_kind``, see :data:`INPUT_KINDS`).
+
     Counts what it scores: ``n_calls`` (model calls) and ``n_rows`` (rows scored, the
-    "queries" of black-box testing). ``reset_counts()`` zeroes both.
+    "queries" of black-box testing). ``reset_counts()`` zeroes both.  ``output_dtype``
+    records the dtype of the model's raw output (float32 networks have float32 precision).
+
+    Build it with :func:`as_scorer`.
     """
 
-    def __init__(self, model, favourable_class=1, n_features=None):
+    def __init__(self, model, favourable_class=1, n_features=None, *, dataset=None,
+                 feature_names=None, input="auto", output="auto"):
+        from ._validation import check_choice
+
+        check_choice("input", input, ("auto", "readable", "encoded"))
+        check_choice("output", output, ("auto", "proba", "logit", "raw"))
         self.model = model
-        self.favourable_class = favourable_class
-        self.n_features = n_features
+        self.dataset = dataset
+        self.output = output
         self.n_calls = 0
         self.n_rows = 0
+        self.output_dtype = None
         self._column = None
+        if feature_names is None and dataset is not None:
+            feature_names = list(dataset.feature_names)
+        model_names = getattr(model, "feature_names_in_", None)
+        if model_names is not None:
+            model_names = [str(c) for c in model_names]
+        if feature_names is None and model_names is not None:
+            feature_names = list(model_names)
+        self.feature_names = None if feature_names is None else [str(c) for c in feature_names]
+        if n_features is None:
+            n_features = (len(self.feature_names) if self.feature_names is not None
+                          else getattr(model, "n_features_in_", None))
+        self.n_features = None if n_features is None else int(n_features)
+        self.model_feature_names = model_names
+
         if hasattr(model, "predict_proba"):
-            classes = getattr(model, "classes_", None)
-            if classes is not None:
-                classes = list(np.asarray(classes).tolist())
-                if len(classes) != 2:
-                    raise ValueError(
-                        f"model has {len(classes)} classes {classes}; fairlens scores binary "
-                        "classifiers (favourable vs. not)"
-                    )
-                if favourable_class not in classes:
-                    raise ValueError(
-                        f"favourable_class={favourable_class!r} is not one of the model's "
-                        f"classes {classes}"
-                    )
-                self._column = classes.index(favourable_class)
             self._fn = model.predict_proba
             self._kind = "proba"
+            favourable_class = self._resolve_favourable(model, favourable_class, dataset)
         elif callable(model):
             self._fn = model
             self._kind = "callable"
         else:
             raise TypeError(
-                f"{type(model).__name__} has no predict_proba and is not callable. Pass a "
-                "classifier with predict_proba (e.g. SVC(probability=True)) or a function "
-                "mapping an (n, d) array to n scores."
+                f"model: {type(model).__name__} has no predict_proba and is not callable. Pass "
+                "a fitted classifier with predict_proba (e.g. SVC(probability=True)), a "
+                "pipeline ending in one, or a function mapping an (n, d) array to n scores."
             )
+        self.favourable_class = favourable_class
+
+        # ---- input kind, decided once
+        if model_names is not None and self.feature_names is not None:
+            missing = [c for c in model_names if c not in self.feature_names]
+            extra = [c for c in self.feature_names if c not in model_names]
+            if missing or extra:
+                parts = []
+                if missing:
+                    parts.append(f"the model needs columns {missing} that the data lacks")
+                if extra:
+                    parts.append(f"the data has columns {extra} the model was not fitted on")
+                raise ValueError(
+                    "model and data disagree on the feature columns: " + "; ".join(parts)
+                    + ". Pass the dataset the model was fitted on (for a model that ignores "
+                    "some columns, wrap it in a callable that drops them)."
+                )
+        if self._kind == "callable":
+            kind = "callable"
+        elif model_names is None:
+            kind = "encoded"
+            if input == "readable":
+                raise ValueError(
+                    "input='readable' needs a model fitted on a DataFrame (with "
+                    "feature_names_in_); this model was fitted on an array"
+                )
+        elif input == "encoded" or dataset is None or not getattr(dataset, "categories", None):
+            kind = "encoded_frame"
+        elif input == "readable":
+            kind = "readable"
+        else:
+            kind = self._probe_input_kind()
+        self.input_kind = kind
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _resolve_favourable(model, favourable_class, dataset):
+        classes = getattr(model, "classes_", None)
+        if classes is None:
+            return favourable_class
+        classes = list(np.asarray(classes).tolist())
+        if len(classes) != 2:
+            raise ValueError(
+                f"model has {len(classes)} classes {classes}; fairlens scores binary "
+                "classifiers (favourable vs. not)"
+            )
+        if favourable_class not in classes and dataset is not None:
+            label = getattr(dataset, "label_names", {}).get(1)
+            frame = getattr(dataset, "frame", None)
+            target = getattr(dataset, "target", None)
+            if frame is not None and target in getattr(frame, "columns", ()):
+                fav = _first_values(frame[target].to_numpy()[np.asarray(dataset.y) == 1])
+                if len(fav) == 1 and fav[0] in classes:
+                    label = fav[0]
+            if label in classes:
+                favourable_class = label
+        if favourable_class not in classes:
+            raise ValueError(
+                f"favourable_class={favourable_class!r} is not one of the model's classes "
+                f"{classes}; pass favourable_class=<the class that is the favourable outcome>"
+            )
+        return favourable_class
+
+    def _probe_input_kind(self):
+        """Readable first (a readable-frame pipeline with ``handle_unknown='ignore'`` would
+        accept codes silently; a numeric model refuses category labels loudly)."""
+        X = np.asarray(self.dataset.X[: min(8, self.dataset.n_samples)], dtype=np.float64)
+        errors = {}
+        for kind in ("readable", "encoded_frame"):
+            try:
+                out = self._raw(X, kind)
+                self._to_scores(out, X.shape[0], check_range=False)
+                return kind
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors[kind] = f"{type(exc).__name__}: {exc}"
+        raise ValueError(
+            "could not call the model on this dataset's rows, neither as the readable frame "
+            f"({errors['readable']}) nor as the encoded columns ({errors['encoded_frame']}). "
+            "Check that the model was fitted on this dataset's columns."
+        )
+
+    def describe(self) -> str:
+        """One line saying what the model is and how it is called (for result objects)."""
+        return f"{type(self.model).__name__}: {INPUT_KINDS[self.input_kind]}"
 
     def reset_counts(self):
         self.n_calls = 0
         self.n_rows = 0
 
-    def __call__(self, X) -> np.ndarray:
-        if not hasattr(X, "iloc"):
-            X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
-        if self.n_features is not None and X.shape[1] != self.n_features:
-            raise ValueError(f"X has {X.shape[1]} features; the model expects {self.n_features}")
-        n = X.shape[0]
-        out = np.asarray(self._fn(X), dtype=np.float64)
-        self.n_calls += 1
-        self.n_rows += n
+    # ------------------------------------------------------------------ calls
+    def check_X(self, X, name="X") -> np.ndarray:
+        """Encoded rows as a C-contiguous float64 array in ``feature_names`` order.
+
+        A DataFrame is aligned by column name (a missing or extra column is an error; a
+        readable frame with category labels is encoded through the dataset)."""
+        return _as_encoded(X, self.feature_names, self.n_features, self.dataset, name)
+
+    def _raw(self, X, kind):
+        if kind in ("callable", "encoded"):
+            return self._fn(X)
+        if kind == "readable":
+            frame = self.dataset.decode(X)
+        else:
+            import pandas as pd
+
+            frame = pd.DataFrame(X, columns=self.feature_names)
+        return self._fn(frame[self.model_feature_names])
+
+    def _to_scores(self, out, n, check_range=True):
+        out = np.asarray(out)
+        if out.dtype.kind not in "fiub":
+            raise TypeError(
+                f"the model returned {out.dtype} values; a scorer must return numbers")
+        self.output_dtype = out.dtype
+        out = out.astype(np.float64, copy=False)
         if out.ndim == 2 and out.shape == (n, 2):
-            out = out[:, self._column if self._column is not None else
-                      int(self.favourable_class == 1)]
+            col = self._column_index()
+            out = out[:, col]
         elif out.ndim == 2 and out.shape == (n, 1):
             out = out[:, 0]
         if out.shape != (n,):
@@ -196,21 +322,137 @@ class Scorer:
             )
         if not np.all(np.isfinite(out)):
             raise ValueError("the model returned non-finite scores (nan or inf)")
+        if self.output == "logit":
+            out = 1.0 / (1.0 + np.exp(-out))
+        elif check_range and self.output != "raw" and out.size and (out.min() < 0.0 or out.max() > 1.0):
+            raise ValueError(
+                f"the model returned scores in [{out.min():.4g}, {out.max():.4g}], outside "
+                "[0, 1]: fairlens thresholds probabilities of the favourable class. If these "
+                "are logits or decision values pass output='logit' (the sigmoid is applied), "
+                "else return probabilities."
+            )
         return out
 
+    def _column_index(self):
+        if self._column is None:
+            classes = getattr(self.model, "classes_", None)
+            if classes is not None:
+                self._column = list(np.asarray(classes).tolist()).index(self.favourable_class)
+            else:
+                self._column = int(self.favourable_class == 1)
+        return self._column
 
-def as_scorer(model, favourable_class=1, *, n_features=None) -> Scorer:
-    """Adapt ``model`` into a :class:`Scorer` (idempotent on a Scorer).
+    def __call__(self, X) -> np.ndarray:
+        X = self.check_X(X)
+        n = X.shape[0]
+        if n == 0:
+            return np.empty(0, dtype=np.float64)
+        out = self._to_scores(self._raw(X, self.input_kind), n)
+        self.n_calls += 1
+        self.n_rows += n
+        return out
 
-    ``model`` may be a fitted binary classifier with ``predict_proba`` (its column for
-    ``favourable_class`` is used) or a callable returning ``(n,)`` scores or ``(n, 2)``
-    probabilities (column ``favourable_class``).
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_fn", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._fn = self.model.predict_proba if self._kind == "proba" else self.model
+
+
+def _first_values(values):
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+            if len(out) > 1:
+                break
+    return out
+
+
+def _as_encoded(X, feature_names, n_features, dataset, name="X"):
+    """Shared input check: DataFrames aligned by name, arrays checked for shape/finiteness."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        cols = [str(c) for c in X.columns]
+        if feature_names is not None:
+            missing = [c for c in feature_names if c not in cols]
+            extra = [c for c in cols if c not in feature_names]
+            if missing or extra:
+                raise ValueError(
+                    f"{name}: DataFrame columns do not match the features "
+                    + (f"(missing {missing}) " if missing else "")
+                    + (f"(unexpected {extra}) " if extra else "")
+                    + f"; expected the columns {list(feature_names)}"
+                )
+            if len(set(cols)) != len(cols):
+                raise ValueError(f"{name}: DataFrame has duplicated column names")
+            X = X.set_axis(cols, axis=1)[list(feature_names)]
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        numeric = all(is_numeric_dtype(dt) or is_bool_dtype(dt) for dt in X.dtypes)
+        if not numeric:
+            if dataset is None:
+                bad = [c for c, dt in zip(X.columns, X.dtypes) if not is_numeric_dtype(dt)]
+                raise TypeError(
+                    f"{name}: columns {bad} are not numeric; pass encoded rows, or a dataset "
+                    "to encode readable rows"
+                )
+            X = dataset.encode(X)
+        X = X.to_numpy(dtype=np.float64) if hasattr(X, "to_numpy") else X
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric 2-D array or a DataFrame") from None
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {X.shape}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features; the model expects {n_features}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or inf; fairlens does not impute (fill or drop them)")
+    return np.ascontiguousarray(X)
+
+
+def as_scorer(model, dataset=None, *, favourable_class=1, n_features=None, feature_names=None,
+              input="auto", output="auto") -> Scorer:
+    """Adapt ``model`` into a :class:`Scorer` (idempotent on a Scorer): the one model protocol.
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        (a) a fitted binary classifier or pipeline with ``predict_proba`` fitted on the
+        dataset's **readable frame** (``dataset.frame[dataset.feature_names]``: category
+        labels, real values); (b) one fitted on the **encoded** ``dataset.X`` (an array,
+        or a DataFrame of the encoded columns); (c) a **callable** mapping an ``(n, d)``
+        encoded array to ``(n,)`` scores or ``(n, 2)`` probabilities.  Which one it is,
+        is decided here, once, from ``feature_names_in_``: a model without it takes arrays;
+        one with it takes a DataFrame with its own column order, readable (decoded) when it
+        accepts the category labels, else encoded.  ``scorer.input_kind`` and
+        ``scorer.describe()`` state the decision.
+    dataset : Dataset, optional
+        The data the model is audited on; needed for readable-frame models and to align
+        DataFrames by column name.
+    favourable_class : default 1
+        The model class whose probability is the score.  With a dataset, a model fitted
+        on the readable target labels is matched through the dataset's favourable label.
+    n_features, feature_names : optional
+        The encoded columns (default: the dataset's, else the model's).
+    input : {"auto", "readable", "encoded"}
+        Override the decision for a DataFrame-fitted model.
+    output : {"auto", "proba", "logit", "raw"}
+        A callable must return probabilities in [0, 1] ("auto"/"proba"; scores outside
+        are refused, since the methods threshold probabilities); "logit" applies the
+        sigmoid to its (n,) output; "raw" passes scores through unchecked, for methods
+        whose threshold the caller sets to the score's own scale.
     """
     if isinstance(model, Scorer):
+        if dataset is not None and model.dataset is None and model.feature_names is None:
+            model.feature_names = list(dataset.feature_names)
+            model.dataset = dataset
         return model
-    if n_features is None:
-        n_features = getattr(model, "n_features_in_", None)
-    return Scorer(model, favourable_class=favourable_class, n_features=n_features)
+    return Scorer(model, favourable_class=favourable_class, n_features=n_features,
+                  dataset=dataset, feature_names=feature_names, input=input, output=output)
 
 
 _ACTIVATIONS = {

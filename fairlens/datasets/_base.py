@@ -137,11 +137,7 @@ class Dataset:
         for j, name in enumerate(self.feature_names):
             col = X[:, j]
             if name in self.categories:
-                mapping = self.categories[name]
-                out[name] = [
-                    mapping.get(int(v), f"<code {v:g}>") if float(v).is_integer()
-                    else f"<code {v:g}>" for v in col
-                ]
+                out[name] = _decode_codes(col, self.categories[name])
             elif self.feature_types[j] == "integer" and np.all(np.mod(col, 1) == 0):
                 out[name] = col.astype(np.int64)
             else:
@@ -194,3 +190,18 @@ class Dataset:
             stratify=self.y if stratify else None,
         )
         return self.subset(train), self.subset(test)
+
+
+def _decode_codes(col: np.ndarray, mapping: dict) -> np.ndarray:
+    """Vectorised ``code -> label`` (labels keep their own type); unknown codes, including
+    non-integral ones, become the string ``"<code k>"``."""
+    labels = pd.Series(col).map({float(k): v for k, v in mapping.items()})
+    bad = labels.isna().to_numpy()
+    if bad.any():
+        labels = labels.astype(object)
+        labels[bad] = [f"<code {v:g}>" for v in col[bad]]
+    values = labels.to_numpy()
+    kinds = {type(v) for v in mapping.values()}
+    if not bad.any() and len(kinds) == 1 and issubclass(next(iter(kinds)), (int, np.integer)):
+        return values.astype(np.int64)
+    return values.astype(object)

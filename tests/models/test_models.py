@@ -72,6 +72,7 @@ def test_scorer_from_classifier_counts_queries():
 
 def test_scorer_from_callables():
     X, _ = _toy()
+    X = 1.0 / (1.0 + np.exp(-X))  # probabilities
     np.testing.assert_allclose(M.as_scorer(lambda A: A[:, 0])(X[:5]), X[:5, 0])
     two = M.as_scorer(lambda A: np.column_stack([1 - A[:, 0], A[:, 0]]))
     np.testing.assert_allclose(two(X[:5]), X[:5, 0])

@@ -1,0 +1,229 @@
+"""Parameter validation at the public boundary (one place, one message style).
+
+Every public entry point of fairlens validates its parameters once, up front, with these
+helpers, so that a bad value is refused with a ``ValueError``/``TypeError`` that names the
+argument, the value received and what is valid -- never a silently wrong answer or an
+error from deep inside a numba kernel.  Modelled on scikit-learn's
+``sklearn.utils._param_validation`` and fairlearn's message constants, but dependency-free
+and cheap to import.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+
+import numpy as np
+
+__all__ = [
+    "check_int",
+    "check_real",
+    "check_probability",
+    "check_bool",
+    "check_choice",
+    "check_random_state",
+    "check_seed_int",
+    "check_stop",
+    "check_no_kwargs",
+    "check_memory",
+    "check_str_list",
+    "MEMORY_LIMIT_BYTES",
+]
+
+#: Largest single allocation fairlens makes without being asked to chunk (2 GiB).  Sizes
+#: that grow combinatorially are estimated against this before anything is allocated.
+MEMORY_LIMIT_BYTES = 2 * 1024**3
+
+
+def _fmt(value) -> str:
+    r = repr(value)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def check_int(name, value, *, min=None, max=None, allow_none=False):
+    """``value`` as a Python ``int`` in ``[min, max]``; bools and floats are refused."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        # accept integral floats such as 5.0? scikit-learn does not; neither do we
+        raise TypeError(
+            f"{name} must be an integer{_range_text(min, max)}; got {_fmt(value)} "
+            f"({type(value).__name__})."
+        )
+    value = int(value)
+    if (min is not None and value < min) or (max is not None and value > max):
+        raise ValueError(f"{name} must be an integer{_range_text(min, max)}; got {value}.")
+    return value
+
+
+def check_real(name, value, *, min=None, max=None, include_min=True, include_max=True,
+               allow_none=False):
+    """``value`` as a finite Python ``float`` in the given (closed or open) interval."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a real number{_interval_text(min, max, include_min, include_max)}; "
+            f"got {_fmt(value)} ({type(value).__name__})."
+        )
+    value = float(value)
+    bad = not math.isfinite(value)
+    if min is not None:
+        bad |= value < min if include_min else value <= min
+    if max is not None:
+        bad |= value > max if include_max else value >= max
+    if bad:
+        raise ValueError(
+            f"{name} must be a finite number{_interval_text(min, max, include_min, include_max)}; "
+            f"got {value!r}."
+        )
+    return value
+
+
+def check_probability(name, value, *, include_0=True, include_1=True, allow_none=False):
+    """A probability (or confidence, share, threshold) in [0, 1] (ends as asked)."""
+    return check_real(name, value, min=0.0, max=1.0, include_min=include_0,
+                      include_max=include_1, allow_none=allow_none)
+
+
+def check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {_fmt(value)}.")
+    return bool(value)
+
+
+def check_choice(name, value, choices):
+    """``value`` must be one of ``choices`` (strings compared exactly)."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}; got {_fmt(value)}.")
+    return value
+
+
+def check_random_state(value, name="random_state"):
+    """scikit-learn's ``check_random_state`` semantics, with a message naming ``name``.
+
+    ``None`` -> numpy's global RandomState singleton, an int in [0, 2**32 - 1] -> a new
+    seeded ``RandomState``, a ``RandomState`` -> itself.  A ``numpy.random.Generator`` is
+    accepted too (returned as is).  Anything else is a ``TypeError``/``ValueError``.
+    """
+    if value is None:
+        return np.random.mtrand._rand
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy RandomState/Generator; "
+            f"got {_fmt(value)} ({type(value).__name__})."
+        )
+    if not 0 <= int(value) <= 2**32 - 1:
+        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(value)}.")
+    return np.random.RandomState(int(value))
+
+
+def check_seed_int(value, name="random_state", *, allow_none=True):
+    """An integer seed for counter-based streams (``None`` -> a fresh seed when allowed).
+
+    Accepts what :func:`check_random_state` accepts for ints; a ``RandomState`` or
+    ``Generator`` is turned into an int by drawing from it (documented, reproducible).
+    """
+    if value is None:
+        if not allow_none:
+            raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
+        return int(np.random.default_rng().integers(2**31 - 1))
+    if isinstance(value, np.random.RandomState):
+        return int(value.randint(0, 2**31 - 1))
+    if isinstance(value, np.random.Generator):
+        return int(value.integers(0, 2**31 - 1))
+    check_random_state(value, name)
+    return int(value)
+
+
+def check_stop(stop, name="stop"):
+    """The one stop convention: ``None``, a ``threading.Event``-like object with
+    ``is_set()``, or a zero-argument callable returning true to stop.
+
+    Returns a zero-argument callable (``lambda: False`` for ``None``).
+    """
+    if stop is None:
+        return lambda: False
+    if hasattr(stop, "is_set") and callable(stop.is_set):
+        return stop.is_set
+    if callable(stop):
+        return lambda: bool(stop())
+    raise TypeError(
+        f"{name} must be None, a threading.Event or a callable returning True to stop; got "
+        f"{_fmt(stop)} ({type(stop).__name__})."
+    )
+
+
+def check_no_kwargs(func_name, kwargs):
+    """Unknown keyword arguments are an error (never silently swallowed)."""
+    if kwargs:
+        names = ", ".join(sorted(kwargs))
+        raise TypeError(f"{func_name}() got unexpected keyword argument(s): {names}.")
+
+
+def check_memory(nbytes, what, remedy, limit=None):
+    """Refuse an allocation of ``nbytes`` above ``limit`` (default :data:`MEMORY_LIMIT_BYTES`).
+
+    Raises ``ValueError`` naming the estimate, what would be allocated and the remedy, so
+    a combinatorial size never reaches ``MemoryError``, an abort or the OOM killer.
+    """
+    limit = MEMORY_LIMIT_BYTES if limit is None else limit
+    nbytes = float(nbytes)
+    if nbytes > limit:
+        raise ValueError(
+            f"{what} would need about {_human_bytes(nbytes)} of memory (limit "
+            f"{_human_bytes(limit)}); {remedy}"
+        )
+    return int(nbytes)
+
+
+def check_str_list(name, value, *, allow_empty=False):
+    """A list of strings; a bare string is refused (it would be iterated by character)."""
+    if isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a list of strings, not a single string; pass [{value!r}]."
+        )
+    try:
+        out = list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of strings; got {_fmt(value)}.") from None
+    bad = [v for v in out if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"{name} must contain only strings; got {_fmt(bad[0])}.")
+    if not out and not allow_empty:
+        raise ValueError(f"{name} must not be empty.")
+    return out
+
+
+def _human_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024.0
+    return f"{n} B"  # pragma: no cover
+
+
+def _range_text(min, max):
+    if min is not None and max is not None:
+        return f" in [{min}, {max}]"
+    if min is not None:
+        return f" >= {min}"
+    if max is not None:
+        return f" <= {max}"
+    return ""
+
+
+def _interval_text(min, max, include_min, include_max):
+    if min is None and max is None:
+        return ""
+    lo = ("[" if include_min else "(") + (f"{min:g}" if min is not None else "-inf")
+    hi = (f"{max:g}" if max is not None else "inf") + ("]" if include_max else ")")
+    return f" in {lo}, {hi}"
+
+
+# a shared Event type check for the docs
+EventType = type(threading.Event())
