@@ -323,7 +323,9 @@ class Scorer:
         if not np.all(np.isfinite(out)):
             raise ValueError("the model returned non-finite scores (nan or inf)")
         if self.output == "logit":
-            out = 1.0 / (1.0 + np.exp(-out))
+            from scipy.special import expit
+
+            out = expit(out)
         elif check_range and self.output != "raw" and out.size and (out.min() < 0.0 or out.max() > 1.0):
             raise ValueError(
                 f"the model returned scores in [{out.min():.4g}, {out.max():.4g}], outside "
