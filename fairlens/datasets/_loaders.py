@@ -7,11 +7,12 @@ the favourable / positive outcome named in ``label_names``.
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_no_kwargs, check_str_list
+from .._validation import check_bool, check_choice, check_int, check_real, check_str_list
 from ._base import Dataset
 from ._fetch import fetch_bytes
 
@@ -171,14 +172,25 @@ def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=Tr
     Research (``no``/``yes``, code 0/1). The target ``Chance of Admit`` is continuous; ``y = 1``
     when it is at least ``threshold`` (default 0.72, near the median of version 1.1). The
     shuffling-attack paper uses the 500-row version 1.1 with Research as protected feature.
-    Version 1 (the first 400 rows of the same table) is bundled with fairlens; version 1.1
-    is read from ``data_home`` or downloaded.
+    Both versions are bundled with fairlens (CC0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``graduate_admission/<file>`` (default ``$FAIRLENS_DATA_HOME``, then
+        the bundled copy).
+    version : {"1.1", "1"}
+        ``"1.1"``: 500 applicants; ``"1"``: the first 400 of them.
+    threshold : float in (0, 1]
+        ``y = 1`` when ``Chance of Admit >= threshold``.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
     files = {"1.1": "Admission_Predict_Ver1.1.csv", "1": "Admission_Predict.csv"}
-    if str(version) not in files:
+    if isinstance(version, (bool, np.bool_)) or str(version) not in files:
         raise ValueError(f"version must be '1.1' (500 rows) or '1' (400 rows); got {version!r}")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1]; got {threshold!r}")
+    threshold = check_real("threshold", threshold, min=0.0, max=1.0, include_min=False)
+    download = check_bool("download", download)
     raw = _read_csv(files[str(version)], data_home, download)
     raw.columns = [c.strip() for c in raw.columns]
     raw = raw.drop(columns=["Serial No."])
@@ -207,8 +219,17 @@ def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
 
     Age (integer), Gender (Female/Male) and 14 Yes/No symptoms (codes No=0, Yes=1).
     ``y = 1`` for a *Positive* diagnosis (the outcome the shuffling paper's model scores).
-    Protected: Gender and Age.
+    Protected: Gender and Age. Bundled with fairlens (CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``diabetes_early_stage/diabetes_data_upload.csv`` (default
+        ``$FAIRLENS_DATA_HOME``, then the bundled copy).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
+    download = check_bool("download", download)
     raw = _read_csv("diabetes_data_upload.csv", data_home, download)
     symptoms = [c for c in raw.columns if c not in ("Age", "Gender", "class")]
     types = {"Age": "integer", "Gender": "categorical", **{c: "categorical" for c in symptoms}}
@@ -674,8 +695,8 @@ def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Da
         ``"score"``: ``y = 1`` when COMPAS rated the risk *Low* (``score_text``), 0 for
         Medium/High -- the "high risk score" task of the TestSGD paper.
     """
-    if target not in ("two_year_recid", "score"):
-        raise ValueError(f"target must be 'two_year_recid' or 'score'; got {target!r}")
+    check_choice("target", target, ("two_year_recid", "score"))
+    download = check_bool("download", download)
     df = _read_csv("compas-scores-two-years.csv", data_home, download)
     keep = (
         df["days_b_screening_arrest"].between(-30, 30)
@@ -724,7 +745,13 @@ def load_law_school(data_home=None, *, download=True) -> Dataset:
     (decoded from the one-hot ``race1..race8`` with the LSAC codebook order; ``gender`` 0 is
     labelled male, 1 female, inferred from the 55/45 split of the LSAC cohort). ``y = 1`` when
     the student passed the bar on the first try (``bar1``). Protected: race, gender.
+
+    **Not bundled**: the LSAC data carries no licence that allows redistribution, so it is
+    read from ``data_home`` / ``$FAIRLENS_DATA_HOME`` or downloaded (GerryFair's copy) into
+    the cache on first use; offline and absent, this raises
+    :class:`~fairlens.datasets.DatasetNotFoundError` saying so.
     """
+    download = check_bool("download", download)
     df = _read_csv("lawschool.csv", data_home, download)
     race_cols = [f"race{i}" for i in range(1, 9)]
     onehot = df[race_cols].to_numpy()
@@ -765,8 +792,10 @@ def load_crime(data_home=None, *, download=True) -> Dataset:
     ``y = 1`` when ``ViolentCrimesPerPop`` is at or below its 70th percentile (not an
     especially violent community; GerryFair's binarisation). ``protected`` holds the ten
     gender/race/age percentage columns TestSGD uses; ``race_related`` in the description
-    lists GerryFair's wider mask (``communities_protected.csv``).
+    lists GerryFair's wider mask (``communities_protected.csv``). Both files are bundled
+    with fairlens (CC BY 4.0), so this works offline.
     """
+    download = check_bool("download", download)
     df = _read_csv("communities.csv", data_home, download)
     df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")]).fillna(0)
     mask = _read_csv("communities_protected.csv", data_home, download)
@@ -806,10 +835,21 @@ def _from_sklearn(name, bunch, positive, label_names, description, citation):
     )
 
 
-def load_breast_cancer(data_home=None, **_ignored) -> Dataset:
-    """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign."""
+def _check_sklearn_data_home(data_home):
+    if data_home is not None and not isinstance(data_home, (str, os.PathLike)):
+        raise TypeError(f"data_home must be a path or None; got {type(data_home).__name__}")
+
+
+def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
+    """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign.
+
+    ``data_home`` and ``download`` are accepted for a uniform loader signature and not used
+    (the data ships with scikit-learn). Unknown keywords are a ``TypeError``.
+    """
     from sklearn.datasets import load_breast_cancer as _load
 
+    _check_sklearn_data_home(data_home)
+    check_bool("download", download)
     return _from_sklearn(
         "breast_cancer", _load(), positive=1, label_names={0: "malignant", 1: "benign"},
         description="Wisconsin diagnostic breast cancer (scikit-learn copy): 569 tumours, "
@@ -819,16 +859,24 @@ def load_breast_cancer(data_home=None, **_ignored) -> Dataset:
     )
 
 
-def load_wine(data_home=None, *, positive_class=0, **_ignored) -> Dataset:
+def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
     """scikit-learn's wine data (178 x 13), binarised: ``y = 1`` for ``positive_class``.
 
-    The multi-class labels stay readable in ``frame["target"]``.
+    Parameters
+    ----------
+    positive_class : {0, 1, 2}
+        The cultivar that is ``y = 1``. The multi-class labels stay readable in
+        ``frame["target"]``.
+    data_home, download
+        Accepted for a uniform loader signature and not used (the data ships with
+        scikit-learn). Unknown keywords are a ``TypeError``.
     """
     from sklearn.datasets import load_wine as _load
 
+    _check_sklearn_data_home(data_home)
+    check_bool("download", download)
+    positive_class = check_int("positive_class", positive_class, min=0, max=2)
     bunch = _load()
-    if positive_class not in (0, 1, 2):
-        raise ValueError(f"positive_class must be 0, 1 or 2; got {positive_class!r}")
     cls = str(bunch.target_names[positive_class])
     return _from_sklearn(
         "wine", bunch, positive=positive_class, label_names={0: f"not {cls}", 1: cls},
@@ -859,15 +907,54 @@ def from_frame(
     categorical : list of str, optional
         Columns to treat as categorical. Default: columns of object, string, category or
         boolean dtype. Others are "integer" (integer dtype) or "continuous".
+    name, description, citation : str
+        Stored on the dataset.
+
+    Notes
+    -----
+    How categorical columns are coded (``dataset.categories`` holds each table):
+
+    * **integer values keep their codes**: code = the value itself (0, 1, 2, 10, 11 stay
+      0, 1, 2, 10, 11) and the label is the original value, so a model trained on your own
+      integer codes is queried with exactly those codes; a real-valued column whose values
+      are all whole numbers is treated the same way (labels stay floats);
+    * booleans: ``False`` = 0, ``True`` = 1 (labels stay booleans);
+    * other real numbers: codes 0, 1, ... in increasing numeric order;
+    * text (and mixed) values: codes 0, 1, ... in sorted order of the text.
+
+    ``dataset.frame`` keeps your values and dtypes for these columns, and
+    ``dataset.decode(X)`` returns them in the same dtype, so a pipeline fitted on
+    ``dataset.frame[dataset.feature_names]`` is the pipeline you fitted on your own frame.
+    The domain (``bounds``) of a categorical feature is ``[smallest code, largest code]``;
+    with sparse integer codes a search may reach codes in between that are no category
+    (``decode`` shows them as ``"<code k>"``).
 
     Missing values are refused (fill or drop them first): nothing is imputed silently.
     """
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError("frame must be a pandas DataFrame")
+        raise TypeError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
+    if not isinstance(target, str) and target not in frame.columns:
+        raise TypeError(f"target must be a column name (str); got {target!r}")
     if target not in frame.columns:
         raise ValueError(f"target {target!r} is not a column; columns: {list(frame.columns)}")
-    features = list(features) if features is not None else [c for c in frame.columns
-                                                            if c != target]
+    protected = check_str_list("protected", protected, allow_empty=True)
+    if features is not None:
+        features = check_str_list("features", features)
+    else:
+        features = [c for c in frame.columns if c != target]
+    if categorical is not None:
+        categorical = check_str_list("categorical", categorical, allow_empty=True)
+        extra = [c for c in categorical if c not in features]
+        if extra:
+            raise ValueError(f"categorical columns {extra} are not among the features "
+                             f"{features}")
+    for arg, value in (("name", name), ("description", description), ("citation", citation)):
+        if not isinstance(value, str):
+            raise TypeError(f"{arg} must be a str; got {type(value).__name__}")
+    if len(frame) == 0:
+        raise ValueError("frame has no rows")
+    if len(set(features)) != len(features):
+        raise ValueError(f"features has duplicated names: {features}")
     missing = [c for c in [*features, *protected] if c not in frame.columns]
     if missing:
         raise ValueError(f"columns {missing} are not in the frame; columns: {list(frame.columns)}")
@@ -939,7 +1026,12 @@ def list_datasets() -> list:
 
 
 def load_dataset(name: str, **kwargs) -> Dataset:
-    """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...)."""
+    """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
+
+    Keyword arguments go to the loader; one it does not take is a ``TypeError``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a dataset name (str); got {name!r}")
     key = _ALIASES.get(name, name)
     if key not in _LOADERS:
         raise ValueError(
