@@ -1,4 +1,8 @@
-"""Command line: ``fairlens tour [--quick] [--out PATH]``."""
+"""Command line: ``fairlens --version``, ``fairlens tour [--quick] [--out PATH]``.
+
+Arguments are checked before any analysis runs; a bad one is a one-line error and exit
+code 2, as argparse does for a bad option.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,17 +10,22 @@ import sys
 
 
 def main(argv=None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="fairlens",
         description="fairlens: attacks on explanations, fairness testing and robustness "
                     "certification.",
     )
+    parser.add_argument("--version", action="version", version=f"fairlens {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
     tour = sub.add_parser("tour", help="run the four analyses on bundled data and write an "
                                        "HTML report")
     tour.add_argument("--quick", action="store_true", help="about a minute instead of a few")
     tour.add_argument("--out", default="fairlens-tour.html",
-                      help="where to write the HTML report (default: %(default)s)")
+                      help="where to write the HTML report; its folder must exist "
+                           "(default: %(default)s)")
     tour.add_argument("--seed", type=int, default=0, help="random_state of every step")
     tour.add_argument("--only", nargs="+", choices=["shuffle", "maft", "testsgd", "certify"],
                       help="run only these analyses")
@@ -25,13 +34,18 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "version":
-        from . import __version__
-
         print(__version__)
         return 0
     if args.command != "tour":
         parser.print_help()
         return 2
+
+    from .tour import check_report_path
+
+    try:  # before any analysis runs
+        args.out = str(check_report_path(args.out, name="--out"))
+    except (TypeError, ValueError) as exc:
+        tour.exit(2, f"{tour.prog}: error: {exc}\n")  # one line, argparse's exit code 2
 
     import matplotlib
 

@@ -113,10 +113,42 @@ class TourReport:
         return "\n".join(parts)
 
     def save(self, path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the HTML report to ``path`` (its folder must exist; never created)."""
+        path = check_report_path(path)
         path.write_text(self.to_html(), encoding="utf-8")
         return path
+
+
+def check_report_path(path, name="out") -> Path:
+    """Validate where a report will be written, before any work is done.
+
+    The folder must exist (it is never created silently), ``path`` must not be a folder,
+    no part of it may be an existing file, and the folder must be writable. Returns the
+    path; raises ``ValueError`` (``TypeError`` for a non-path) with a one-line message.
+    """
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise TypeError(f"{name} must be a file path (str or os.PathLike); got {path!r}")
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ValueError(f"{name}: {str(path)!r} is a directory; give a file name, e.g. "
+                         f"{str(path / 'fairlens-tour.html')!r}")
+    parent = path.parent
+    ancestor = parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise ValueError(f"{name}: {str(path)!r} is under {str(ancestor)!r}, which is a file, "
+                         "not a folder")
+    if not parent.is_dir():
+        raise ValueError(f"{name}: the folder {str(parent)!r} does not exist; create it "
+                         "first or choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: the folder {str(parent)!r} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{name}: {str(path)!r} exists and is not writable")
+    return path
 
 
 def _png(fig) -> str:
@@ -329,7 +361,8 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None) ->
     quick : bool
         About a minute in all (smaller budgets, no SHAP) instead of a few minutes.
     out : path-like, optional
-        Where to write the self-contained HTML report.
+        Where to write the self-contained HTML report. Checked before any analysis runs:
+        its folder must exist and it must not be a directory (``ValueError`` otherwise).
     random_state : int
         Seed of every random step.
     progress : bool
@@ -342,6 +375,8 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None) ->
     """
     from tqdm.auto import tqdm
 
+    if out is not None:
+        out = check_report_path(out)
     keys = [k for k, _, _ in _SECTIONS]
     if only is not None:
         unknown = sorted(set(only) - set(keys))

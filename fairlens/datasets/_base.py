@@ -136,10 +136,11 @@ class Dataset:
         out = {}
         for j, name in enumerate(self.feature_names):
             col = X[:, j]
+            dtype = self._frame_dtype(name)
             if name in self.categories:
-                out[name] = _decode_codes(col, self.categories[name])
+                out[name] = _decode_codes(col, self.categories[name], dtype)
             elif self.feature_types[j] == "integer" and np.all(np.mod(col, 1) == 0):
-                out[name] = col.astype(np.int64)
+                out[name] = _as_int_dtype(col, dtype)
             else:
                 out[name] = col
         return pd.DataFrame(out, columns=self.feature_names)
@@ -154,18 +155,16 @@ class Dataset:
         X = np.empty((len(frame), self.n_features), dtype=np.float64)
         for j, name in enumerate(self.feature_names):
             if name in self.categories:
-                inverse = {label: code for code, label in self.categories[name].items()}
-                values = frame[name].astype(str)
-                bad = sorted(set(values) - set(inverse))
-                if bad:
-                    raise ValueError(
-                        f"column {name!r} has values {bad[:5]} that are not categories of "
-                        f"this dataset; known: {list(inverse)}"
-                    )
-                X[:, j] = values.map(inverse).to_numpy(dtype=np.float64)
+                X[:, j] = _encode_labels(frame[name], self.categories[name], name)
             else:
                 X[:, j] = pd.to_numeric(frame[name]).to_numpy(dtype=np.float64)
         return X
+
+    def _frame_dtype(self, name):
+        frame = self.frame
+        if isinstance(frame, pd.DataFrame) and name in frame.columns:
+            return frame[name].dtype
+        return None
 
     # ----------------------------------------------------------------- subsets
     def subset(self, idx) -> "Dataset":
@@ -192,16 +191,85 @@ class Dataset:
         return self.subset(train), self.subset(test)
 
 
-def _decode_codes(col: np.ndarray, mapping: dict) -> np.ndarray:
+def _numeric_labels(mapping: dict) -> bool:
+    """Whether every label of a category table is a number (int, float or bool)."""
+    return bool(mapping) and all(
+        isinstance(v, (bool, np.bool_, int, np.integer, float, np.floating))
+        for v in mapping.values()
+    )
+
+
+def _as_int_dtype(col: np.ndarray, dtype) -> np.ndarray:
+    """Integral floats as the frame's integer dtype when the values fit, else int64."""
+    if dtype is not None and pd.api.types.is_integer_dtype(dtype) and not isinstance(
+        dtype, pd.api.extensions.ExtensionDtype
+    ):
+        info = np.iinfo(dtype)
+        if col.size == 0 or (col.min() >= info.min and col.max() <= info.max):
+            return col.astype(dtype)
+    return col.astype(np.int64)
+
+
+def _decode_codes(col: np.ndarray, mapping: dict, dtype=None) -> np.ndarray:
     """Vectorised ``code -> label`` (labels keep their own type); unknown codes, including
-    non-integral ones, become the string ``"<code k>"``."""
+    non-integral ones, become the string ``"<code k>"``.
+
+    Numeric labels (a user's integer, boolean or real category values) come back in the
+    dtype of the dataset's frame column, so a pipeline fitted on ``dataset.frame`` sees
+    exactly the values and dtype it was fitted on.
+    """
     labels = pd.Series(col).map({float(k): v for k, v in mapping.items()})
     bad = labels.isna().to_numpy()
     if bad.any():
         labels = labels.astype(object)
         labels[bad] = [f"<code {v:g}>" for v in col[bad]]
+        return labels.to_numpy().astype(object)
     values = labels.to_numpy()
     kinds = {type(v) for v in mapping.values()}
-    if not bad.any() and len(kinds) == 1 and issubclass(next(iter(kinds)), (int, np.integer)):
-        return values.astype(np.int64)
+    if _numeric_labels(mapping):
+        if dtype is not None and (pd.api.types.is_bool_dtype(dtype)
+                                  or pd.api.types.is_numeric_dtype(dtype)):
+            try:
+                return pd.Series(values).astype(dtype).to_numpy()
+            except (TypeError, ValueError):
+                pass
+        if all(issubclass(k, (bool, np.bool_)) for k in kinds):
+            return values.astype(bool)
+        if all(issubclass(k, (int, np.integer)) and not issubclass(k, (bool, np.bool_))
+               for k in kinds):
+            return values.astype(np.int64)
+        return values.astype(np.float64)
     return values.astype(object)
+
+
+def _encode_labels(column: pd.Series, mapping: dict, name: str) -> np.ndarray:
+    """Vectorised ``label -> code`` for one categorical column (inverse of ``decode``).
+
+    Numeric labels (integer, boolean or real category values of a user's frame) are
+    matched by value (``1``, ``1.0`` and ``True`` are the same value); text labels by their
+    string form.
+    """
+    if _numeric_labels(mapping):
+        inverse = {float(v): float(k) for k, v in mapping.items()}
+        values = column
+        if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+            values = pd.to_numeric(values, errors="coerce")
+        keys = pd.Series(values, copy=False).astype(float)
+        codes = keys.map(inverse)
+        bad_mask = codes.isna().to_numpy()
+        if bad_mask.any():
+            bad = sorted({str(v) for v in column[bad_mask]})
+            raise ValueError(
+                f"column {name!r} has values {bad[:5]} that are not categories of this "
+                f"dataset; known: {list(mapping.values())}"
+            )
+        return codes.to_numpy(dtype=np.float64)
+    inverse = {str(label): code for code, label in mapping.items()}
+    values = column.astype(str)
+    bad = sorted(set(values) - set(inverse))
+    if bad:
+        raise ValueError(
+            f"column {name!r} has values {bad[:5]} that are not categories of "
+            f"this dataset; known: {list(inverse)}"
+        )
+    return values.map(inverse).to_numpy(dtype=np.float64)

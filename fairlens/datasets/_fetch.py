@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import io
 import os
 import tempfile
 import urllib.error
 import urllib.request
+import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -62,7 +65,12 @@ class RemoteFile:
         Accepted digests of the file's bytes (the canonical file first; a second entry
         records a known byte-variant, e.g. the copy shipped by another package).
     bundled : str or None
-        Name of the gzip file bundled in ``fairlens/datasets/data`` (see SOURCES.md).
+        Name of the gzip file bundled in ``fairlens/datasets/data`` (see SOURCES.md); the
+        sha256 check applies to its decompressed bytes.
+    member : str or None
+        For a zip ``url``: the member that is this file.
+    not_bundled : str or None
+        Why the file is not bundled (said in the error when it cannot be had).
     """
 
     folder: str
@@ -71,6 +79,7 @@ class RemoteFile:
     sha256: tuple
     bundled: str | None = None
     member: str | None = None
+    not_bundled: str | None = None
 
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
@@ -113,6 +122,7 @@ FILES: dict[str, RemoteFile] = {
         "https://raw.githubusercontent.com/rushilg13/Linear-Regression-Model-on-Admission-"
         "Dataset/cbb251aef8c669401315e8e7b22916da5bd9d0e3/Admission_Predict_Ver1.1.csv",
         ("97638dd677d8f7ecbc208bd0c46de5250f4657ec04f36c37ac7be5e2ac09c8da",),
+        bundled="Admission_Predict_Ver1.1.csv.gz",
     ),
     "Admission_Predict.csv": RemoteFile(
         "graduate_admission", "Admission_Predict.csv",
@@ -125,23 +135,28 @@ FILES: dict[str, RemoteFile] = {
         "diabetes_early_stage", "diabetes_data_upload.csv",
         f"{_UCI}/00529/diabetes_data_upload.csv",
         ("f41dc9d35e930d00626d25c79b99a9be5917791551b2af1bad165599cdec1d2d",),
+        bundled="diabetes_data_upload.csv.gz",
     ),
     "bank-full.csv": RemoteFile(
         "bank", "bank-full.csv", f"{_UCI}/00222/bank.zip",
         ("d1513ec63b385506f7cfce9f2c5caa9fe99e7ba4e8c3fa264b3aaf0f849ed32d",),
-        member="bank-full.csv",
+        bundled="bank-full.csv.gz", member="bank-full.csv",
     ),
     "lawschool.csv": RemoteFile(
         "law_school", "lawschool.csv", f"{_GERRYFAIR}/lawschool.csv",
         ("7bc6ada636067f0613cbdc2e42db766684ca8fe32189006d315d84fbd8e1ef1a",),
+        not_bundled="the LSAC bar-passage data has no licence that allows redistribution, "
+                    "so fairlens does not bundle it",
     ),
     "communities.csv": RemoteFile(
         "crime", "communities.csv", f"{_GERRYFAIR}/communities.csv",
         ("babba5f97ea1e25f88b5b244af3a855f23fe04a474d826b3159b5f321bf31c62",),
+        bundled="communities.csv.gz",
     ),
     "communities_protected.csv": RemoteFile(
         "crime", "communities_protected.csv", f"{_GERRYFAIR}/communities_protected.csv",
         ("7f9693a393d7b23208585ab7f877f194186491624e762832bdfe1ef887449a08",),
+        bundled="communities_protected.csv.gz",
     ),
 }
 
@@ -168,18 +183,94 @@ def _verified(data: bytes, spec: RemoteFile, origin: str) -> bytes:
     return data
 
 
+def _looks_like_html(data: bytes) -> bool:
+    head = data[:512].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")) or b"<html" in head
+
+
 def _download(spec: RemoteFile, timeout: float) -> bytes:
-    with urllib.request.urlopen(spec.url, timeout=timeout) as response:  # noqa: S310
-        payload = response.read()
+    """Download ``spec.url`` (and extract ``spec.member``); every failure is a
+    :class:`DatasetNotFoundError` (unreachable) or :class:`DatasetIntegrityError` (wrong,
+    truncated or unreadable bytes), both naming the URL."""
+    where = f"'{spec.folder}/{spec.filename}'"
+    remedy = (f"Put the file at <data_home>/{spec.folder}/{spec.filename} and pass "
+              f"data_home= or set {DATA_HOME_ENV}.")
+    try:
+        with urllib.request.urlopen(spec.url, timeout=timeout) as response:  # noqa: S310
+            expected = None
+            headers = getattr(response, "headers", None)
+            if headers is not None and headers.get("Content-Length"):
+                try:
+                    expected = int(headers.get("Content-Length"))
+                except ValueError:
+                    expected = None
+            payload = response.read()
+    except http.client.IncompleteRead as exc:
+        raise DatasetIntegrityError(
+            f"the download of {where} from {spec.url} was cut short ({len(exc.partial)} bytes "
+            f"received{'' if exc.expected is None else f', {exc.expected} more expected'}). "
+            f"Try again, or: {remedy}"
+        ) from exc
+    except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException,
+            ValueError) as exc:
+        raise DatasetNotFoundError(
+            f"dataset file {where} is not available offline{_why_not_bundled(spec)} and "
+            f"downloading it from {spec.url} failed ({type(exc).__name__}: {exc}). {remedy}"
+        ) from exc
+    if expected is not None and len(payload) < expected:
+        raise DatasetIntegrityError(
+            f"the download of {where} from {spec.url} was cut short ({len(payload)} of "
+            f"{expected} bytes). Try again, or: {remedy}"
+        )
+    if _looks_like_html(payload):
+        raise DatasetIntegrityError(
+            f"{spec.url} returned an HTML page instead of {where} (a login, error or moved "
+            f"page?). {remedy}"
+        )
     if spec.member is not None:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            names = {Path(n).name: n for n in archive.namelist()}
-            if spec.member not in names:
-                raise DatasetIntegrityError(
-                    f"the archive at {spec.url} has no member {spec.member!r}"
-                )
-            payload = archive.read(names[spec.member])
+        try:
+            with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+                names = {Path(n).name: n for n in archive.namelist()}
+                if spec.member not in names:
+                    raise DatasetIntegrityError(
+                        f"the archive downloaded from {spec.url} has no member "
+                        f"{spec.member!r} (members: {sorted(names)[:10]}). {remedy}"
+                    )
+                payload = archive.read(names[spec.member])
+        except DatasetIntegrityError:
+            raise
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
+                zlib.error, RuntimeError, NotImplementedError) as exc:
+            raise DatasetIntegrityError(
+                f"the archive downloaded from {spec.url} is not a readable zip file "
+                f"({type(exc).__name__}: {exc}); it is truncated or not the dataset. {remedy}"
+            ) from exc
     return payload
+
+
+def _data_home(data_home):
+    """The data home to search, or None. A given folder that does not exist is an error
+    (never a silent fall-through to the bundled copy or a download)."""
+    if data_home is not None:
+        if not isinstance(data_home, (str, os.PathLike)):
+            raise TypeError(
+                f"data_home must be a path (str or os.PathLike) or None; got "
+                f"{type(data_home).__name__}"
+            )
+        home, source = Path(data_home).expanduser(), f"data_home={str(data_home)!r}"
+    else:
+        env = os.environ.get(DATA_HOME_ENV, "")
+        if not env.strip():
+            return None
+        home, source = Path(env).expanduser(), f"{DATA_HOME_ENV}={env!r}"
+    if not home.is_dir():
+        what = "does not exist" if not home.exists() else "is not a folder"
+        raise ValueError(
+            f"{source}: the folder {str(home)!r} {what}. Point it at the folder that holds "
+            f"the dataset folders (e.g. '<data_home>/adult/adult.data'), or unset it / pass "
+            f"data_home=None to use the bundled or cached copies."
+        )
+    return home
 
 
 def fetch_bytes(
@@ -204,21 +295,25 @@ def fetch_bytes(
     except KeyError:
         raise ValueError(f"unknown dataset file {key!r}; known files: {sorted(FILES)}") from None
 
-    home = data_home if data_home is not None else os.environ.get(DATA_HOME_ENV)
-    if home:
-        path = Path(home).expanduser() / spec.folder / spec.filename
+    home = _data_home(data_home)
+    if home is not None:
+        path = home / spec.folder / spec.filename
         if path.is_file():
             return _verified(path.read_bytes(), spec, f"file {path}")
-        if data_home is not None and not Path(home).expanduser().is_dir():
-            raise ValueError(
-                f"data_home={str(data_home)!r} is not a folder; pass the folder that holds "
-                f"'{spec.folder}/{spec.filename}', or None to use the bundled/cached copy."
-            )
 
     if spec.bundled is not None:
         ref = resources.files("fairlens.datasets").joinpath("data", spec.bundled)
         if ref.is_file():
-            return _verified(gzip.decompress(ref.read_bytes()), spec, f"bundled copy {spec.bundled}")
+            try:
+                data = gzip.decompress(ref.read_bytes())
+            except (OSError, EOFError, zlib.error) as exc:
+                raise DatasetIntegrityError(
+                    f"bundled copy {spec.bundled} of {spec.folder}/{spec.filename} is not a "
+                    f"readable gzip file ({type(exc).__name__}: {exc}); the installation is "
+                    f"damaged: reinstall fairlens, or point data_home / {DATA_HOME_ENV} at "
+                    "an intact copy."
+                ) from exc
+            return _verified(data, spec, f"bundled copy {spec.bundled}")
 
     cached = get_cache_dir() / spec.folder / spec.filename
     if cached.is_file():
@@ -228,21 +323,23 @@ def fetch_bytes(
     if not download:
         raise DatasetNotFoundError(
             f"dataset file {where} was not found in data_home / ${DATA_HOME_ENV} "
-            f"({home or 'unset'}), is not bundled and is not cached, and download=False. "
+            f"({home or 'unset'}), is not bundled{_why_not_bundled(spec)} and is not "
+            "cached, and download=False. "
             f"Download it from {spec.url} into <data_home>/{spec.folder}/ and set "
             f"{DATA_HOME_ENV}, or call the loader with download=True."
         )
-    try:
-        payload = _download(spec, timeout)
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise DatasetNotFoundError(
-            f"dataset file {where} is not available offline and downloading it from "
-            f"{spec.url} failed ({exc}). Put the file at <data_home>/{spec.folder}/"
-            f"{spec.filename} and pass data_home= or set {DATA_HOME_ENV}."
-        ) from exc
+    payload = _download(spec, timeout)
     payload = _verified(payload, spec, f"download from {spec.url}")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
-        tmp.write(payload)
-    os.replace(tmp.name, cached)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
+            tmp.write(payload)
+        os.replace(tmp.name, cached)
+    except OSError as exc:  # a read-only cache is not fatal: the verified bytes are here
+        warnings.warn(f"could not cache {where} in {cached.parent} ({exc}); set "
+                      f"{CACHE_ENV} to a writable folder", RuntimeWarning, stacklevel=3)
     return payload
+
+
+def _why_not_bundled(spec: RemoteFile) -> str:
+    return f" ({spec.not_bundled})" if spec.not_bundled else ""

@@ -7,10 +7,12 @@ the favourable / positive outcome named in ``label_names``.
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 import pandas as pd
 
+from .._validation import check_bool, check_choice, check_int, check_real, check_str_list
 from ._base import Dataset
 from ._fetch import fetch_bytes
 
@@ -35,32 +37,72 @@ _ENCODINGS = ("raw", "benchmark")
 
 # --------------------------------------------------------------------------- helpers
 def _check_encoding(encoding):
-    if encoding not in _ENCODINGS:
-        raise ValueError(f"encoding must be one of {_ENCODINGS}; got {encoding!r}")
-
-
-def _quartile_codes(values: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Bin at the quartiles into codes 1..4 (code = 1 + number of quartiles below the value).
-
-    Coinciding quartiles leave some codes empty (e.g. bank's ``pdays`` only takes 1 and 4),
-    which is what the EIDIG/MAFT benchmark tables show.
-    """
-    edges = np.percentile(values, [25, 50, 75])
-    codes = np.searchsorted(edges, values, side="left") + 1
-    lo = [-np.inf, *edges]
-    hi = [*edges, np.inf]
-    labels = {k + 1: f"({lo[k]:g}, {hi[k]:g}]" for k in range(4)}
-    return codes.astype(np.int64), labels
+    check_choice("encoding", encoding, _ENCODINGS)
 
 
 def _interval_codes(values: np.ndarray, bins) -> tuple[np.ndarray, dict]:
-    """Right-closed bins ``(b0, b1], (b1, b2], ...`` -> codes 1, 2, ... (EIDIG census)."""
+    """Right-closed bins ``(b0, b1], (b1, b2], ...`` -> codes 1, 2, ...
+
+    Exactly ``numpy.digitize(values, bins, right=True)``, the binning of the EIDIG/MAFT
+    preprocessing scripts. Bins whose two edges coincide (e.g. bank's ``pdays``, whose
+    three quartiles are all -1) cannot hold a value and get no label.
+    """
     bins = np.asarray(bins, dtype=float)
     if values.min() <= bins[0] or values.max() > bins[-1]:
         raise ValueError(f"values outside the bins {bins.tolist()}")
-    codes = np.searchsorted(bins, values, side="left")
-    labels = {k: f"({bins[k - 1]:g}, {bins[k]:g}]" for k in range(1, len(bins))}
+    codes = np.digitize(values, bins, right=True)
+    labels = {k: f"({bins[k - 1]:g}, {bins[k]:g}]" for k in range(1, len(bins))
+              if bins[k] > bins[k - 1]}
     return codes.astype(np.int64), labels
+
+
+def _quartile_bins(values: np.ndarray, low, high) -> list:
+    """``[low, 25th, 50th, 75th percentile, high]`` (numpy's default linear percentiles),
+    the quartile bins of the EIDIG/MAFT German credit and bank scripts."""
+    return [low, *np.percentile(values, [25, 50, 75]).tolist(), high]
+
+
+def _is_integral_number(v) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    return isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()
+
+
+def _category_codes(col: pd.Series, order=None):
+    """Codes of one categorical column: ``(codes, {code: label}, text_column_or_None)``.
+
+    * booleans: ``False -> 0``, ``True -> 1`` (labels stay booleans);
+    * integers (or integral real numbers): **the code is the value itself** and the label
+      is the original value (same type), so a model trained on the user's own integer codes
+      is queried with exactly those codes;
+    * other real numbers: codes ``0, 1, ...`` in increasing numeric order, label = value;
+    * anything else (text, mixed): codes ``0, 1, ...`` in sorted order of the string form
+      (or ``order``); the frame column is replaced by its string form only if it was not
+      text already.
+    """
+    values = pd.unique(col)
+    scalars = [v.item() if isinstance(v, np.generic) else v for v in values]
+    if order is None and scalars:
+        if all(isinstance(v, (bool, np.bool_)) for v in scalars):
+            mapping = {int(v): bool(v) for v in sorted(scalars)}
+            return col.astype(bool).astype(np.float64).to_numpy(), mapping, None
+        if all(_is_integral_number(v) for v in scalars):
+            mapping = {int(v): v for v in sorted(scalars)}
+            return col.astype(np.float64).to_numpy(), mapping, None
+        if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+               and np.isfinite(v) for v in scalars):
+            mapping = dict(enumerate(sorted(scalars)))
+            inverse = {float(v): float(k) for k, v in mapping.items()}
+            return col.astype(np.float64).map(inverse).to_numpy(np.float64), mapping, None
+    text = col.astype(str)
+    order = list(order) if order is not None else sorted(text.unique())
+    mapping = dict(enumerate(order))
+    inverse = {lab: i for i, lab in mapping.items()}
+    already_text = all(isinstance(v, str) for v in scalars)
+    return text.map(inverse).to_numpy(dtype=np.float64), mapping, (None if already_text
+                                                                    else text)
 
 
 def _assemble(
@@ -84,13 +126,11 @@ def _assemble(
             X[:, j] = arr
             categories[feat] = dict(mapping)
         elif types[feat] == "categorical":
-            col = readable[feat].astype(str)
-            order = category_order.get(feat, sorted(col.unique()))
-            mapping = {i: lab for i, lab in enumerate(order)}
-            inverse = {lab: i for i, lab in mapping.items()}
-            X[:, j] = col.map(inverse).to_numpy(dtype=np.float64)
+            arr, mapping, as_text = _category_codes(readable[feat], category_order.get(feat))
+            X[:, j] = arr
             categories[feat] = mapping
-            readable[feat] = col
+            if as_text is not None:
+                readable[feat] = as_text
         else:
             X[:, j] = pd.to_numeric(readable[feat]).to_numpy(dtype=np.float64)
     if np.isnan(X).any():
@@ -132,14 +172,25 @@ def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=Tr
     Research (``no``/``yes``, code 0/1). The target ``Chance of Admit`` is continuous; ``y = 1``
     when it is at least ``threshold`` (default 0.72, near the median of version 1.1). The
     shuffling-attack paper uses the 500-row version 1.1 with Research as protected feature.
-    Version 1 (the first 400 rows of the same table) is bundled with fairlens; version 1.1
-    is read from ``data_home`` or downloaded.
+    Both versions are bundled with fairlens (CC0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``graduate_admission/<file>`` (default ``$FAIRLENS_DATA_HOME``, then
+        the bundled copy).
+    version : {"1.1", "1"}
+        ``"1.1"``: 500 applicants; ``"1"``: the first 400 of them.
+    threshold : float in (0, 1]
+        ``y = 1`` when ``Chance of Admit >= threshold``.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
     files = {"1.1": "Admission_Predict_Ver1.1.csv", "1": "Admission_Predict.csv"}
-    if str(version) not in files:
+    if isinstance(version, (bool, np.bool_)) or str(version) not in files:
         raise ValueError(f"version must be '1.1' (500 rows) or '1' (400 rows); got {version!r}")
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1]; got {threshold!r}")
+    threshold = check_real("threshold", threshold, min=0.0, max=1.0, include_min=False)
+    download = check_bool("download", download)
     raw = _read_csv(files[str(version)], data_home, download)
     raw.columns = [c.strip() for c in raw.columns]
     raw = raw.drop(columns=["Serial No."])
@@ -168,8 +219,17 @@ def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
 
     Age (integer), Gender (Female/Male) and 14 Yes/No symptoms (codes No=0, Yes=1).
     ``y = 1`` for a *Positive* diagnosis (the outcome the shuffling paper's model scores).
-    Protected: Gender and Age.
+    Protected: Gender and Age. Bundled with fairlens (CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``diabetes_early_stage/diabetes_data_upload.csv`` (default
+        ``$FAIRLENS_DATA_HOME``, then the bundled copy).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
+    download = check_bool("download", download)
     raw = _read_csv("diabetes_data_upload.csv", data_home, download)
     symptoms = [c for c in raw.columns if c not in ("Age", "Gender", "class")]
     types = {"Age": "integer", "Gender": "categorical", **{c: "categorical" for c in symptoms}}
@@ -293,12 +353,34 @@ def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Data
     ``encoding="raw"``: the 20 UCI attributes with readable labels, attribute 9 split into
     ``sex`` and ``personal_status``; numeric attributes as values. Protected: ``sex``, ``age``.
 
-    ``encoding="benchmark"``: the 24 numeric columns of the EIDIG/ADF/MAFT benchmarks
-    (:func:`german_numeric_table`) with duration, credit amount and age binned at their
-    quartiles into codes 1..4. Protected: ``PersonStatusSex`` (index 6, the benchmarks'
-    "gender", 4 values) and ``AgeInYears`` (index 9).
+    ``encoding="benchmark"``: the exact encoding of the EIDIG/MAFT German credit benchmark
+    (``preprocessing/pre_german_credit.py`` of the EIDIG and MAFT repositories): the 24
+    integer columns of the Statlog numeric file ``proc_german_num_02`` (rebuilt from
+    ``german.data`` by :func:`german_numeric_table`, identical to the published file), in
+    its column order, with
+
+    * duration (``Loan_NurnMonth``) binned at [0, 25th, 50th, 75th percentile, 80];
+    * credit amount (``CreditAmt``, hundreds of DM) at [0, 25th, 50th, 75th percentile, 200];
+    * age (``AgeInYears``) at [15, 25, 45, 65, 120];
+    * bins right-closed, ``code = numpy.digitize(value, bins, right=True)`` (codes 1..4);
+      every other column keeps the published integer codes.
+
+    Protected: ``PersonStatusSex`` (index 6, the benchmarks' "gender", 4 values) and
+    ``AgeInYears`` (index 9). Note the label: the authors train on ``CREDITRATING == 1``,
+    i.e. **their label 1 is bad credit**, while ``y = 1`` here is good credit; a published
+    German model outputs P(bad), so audit it as ``lambda X: 1 - net(X)``.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``german_credit/german.data`` (default ``$FAIRLENS_DATA_HOME``, then
+        the bundled copy).
+    encoding : {"raw", "benchmark"}
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
     _check_encoding(encoding)
+    download = check_bool("download", download)
     label_names = {0: "bad credit", 1: "good credit"}
     if encoding == "benchmark":
         num = german_numeric_table(data_home, download=download)
@@ -306,8 +388,12 @@ def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Data
         feats = [c for c in num.columns if c != "CREDITRATING"]
         readable = num[feats].copy()
         codes = {}
-        for col in ("Loan_NurnMonth", "CreditAmt", "AgeInYears"):
-            codes[col] = _quartile_codes(num[col].to_numpy(dtype=float))
+        for col, bins in (
+            ("Loan_NurnMonth", _quartile_bins(num["Loan_NurnMonth"].to_numpy(float), 0, 80)),
+            ("CreditAmt", _quartile_bins(num["CreditAmt"].to_numpy(float), 0, 200)),
+            ("AgeInYears", [15, 25, 45, 65, 120]),
+        ):
+            codes[col] = _interval_codes(num[col].to_numpy(dtype=float), bins)
             readable[col] = [codes[col][1][c] for c in codes[col][0]]
         readable["credit"] = np.where(y == 1, "good", "bad")
         types = {f: "integer" for f in feats}
@@ -316,10 +402,12 @@ def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Data
             protected=["PersonStatusSex", "AgeInYears"], types=types, codes=codes,
             encoding="benchmark",
             description="""
-German credit in the numeric benchmark encoding of EIDIG/ADF/MAFT: 24 integer features
-(Statlog numeric version derived from german.data; duration, credit amount in 100 DM and age
-binned at quartiles into 1..4). Protected: PersonStatusSex (gender, index 6), AgeInYears
-(index 9).""",
+German credit in the exact benchmark encoding of the EIDIG/MAFT preprocessing script
+(pre_german_credit.py): the 24 integer columns of the Statlog numeric file proc_german_num_02
+(derived from german.data); duration binned at [0, quartiles, 80], credit amount (100 DM) at
+[0, quartiles, 200], age at [15, 25, 45, 65, 120] (right-closed, codes 1..4). Protected:
+PersonStatusSex (gender, index 6), AgeInYears (index 9). The authors' label 1 is bad credit
+(CREDITRATING = 1); here y = 1 is good credit.""",
             citation=_GERMAN_CITE,
         )
     g = _german_raw_table(data_home, download)
@@ -377,30 +465,87 @@ def _adult_table(key, data_home, download) -> pd.DataFrame:
     return df
 
 
+# The authors' vocabularies (EIDIG/MAFT preprocessing/pre_census_income.py): code = position
+# in these lists. Not alphabetical: workclass "Private" is 0, sex "Female" 0 / "Male" 1.
+_CENSUS_VOCAB = {
+    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
+                  "State-gov", "Without-pay", "Never-worked"],
+    "marital-status": ["Married-civ-spouse", "Divorced", "Never-married", "Separated",
+                       "Widowed", "Married-spouse-absent", "Married-AF-spouse"],
+    "occupation": ["Tech-support", "Craft-repair", "Other-service", "Sales",
+                   "Exec-managerial", "Prof-specialty", "Handlers-cleaners",
+                   "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
+                   "Priv-house-serv", "Protective-serv", "Armed-Forces"],
+    "relationship": ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative",
+                     "Unmarried"],
+    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
+    "sex": ["Female", "Male"],
+    "native-country": [
+        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba",
+        "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico",
+        "Portugal", "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan",
+        "Haiti", "Columbia", "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand",
+        "Yugoslavia", "El-Salvador", "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands"],
+}
+_CENSUS_BINS = {
+    "age": [15, 25, 45, 65, 120],
+    "capital-gain": [-1, 0, 99998, 100000],
+    "capital-loss": [-1, 0, 99998, 100000],
+    "hours-per-week": [0, 25, 40, 60, 168],
+}
+
+
 def load_adult(data_home=None, *, encoding="raw", subset="train", download=True) -> Dataset:
     """UCI Adult / Census Income; ``y = 1`` for income ``>50K``.
 
     Twelve features (``fnlwgt`` and the text ``education`` are left out; ``education-num``
     carries the same information), in the order of the EIDIG/ADF/MAFT "census" benchmark:
     age (0), workclass, education-num, marital-status, occupation, relationship, race (6),
-    sex (7), capital-gain, capital-loss, hours-per-week, native-country.
+    sex (7), capital-gain, capital-loss, hours-per-week, native-country. Bundled with
+    fairlens (CC BY 4.0).
 
     Parameters
     ----------
+    data_home : path-like, optional
+        Folder holding ``adult/adult.data`` and ``adult/adult.test`` (default
+        ``$FAIRLENS_DATA_HOME``, then the bundled copy).
     encoding : {"raw", "benchmark"}
         ``"raw"`` keeps numbers as they are and every row (a missing ``?`` is its own
-        category). ``"benchmark"`` replaces a missing ``?`` by the column's most frequent
-        known value (which reproduces the benchmark's feature domains: e.g. workclass keeps
-        all 8 known values) and bins age at
-        [15, 25, 45, 65, 120], capital gain/loss at [-1, 0, 99998, 100000] and hours at
-        [0, 25, 40, 60, 168] into codes 1.. (right-closed), as in the census benchmark.
+        category); categorical codes follow the sorted labels.
+
+        ``"benchmark"`` is the exact encoding of the EIDIG/MAFT census benchmark
+        (``preprocessing/pre_census_income.py`` of the EIDIG and MAFT repositories), so the
+        authors' published census models get the inputs they were trained on:
+
+        * a missing ``?`` (workclass, occupation, native-country) is replaced by the
+          column's most frequent value (Private, Prof-specialty, United-States);
+        * categorical codes are the positions in the authors' vocabularies, **not** sorted
+          order: workclass Private=0, Self-emp-not-inc=1, Self-emp-inc=2, Federal-gov=3,
+          Local-gov=4, State-gov=5, Without-pay=6, Never-worked=7; marital-status
+          Married-civ-spouse=0, Divorced=1, Never-married=2, Separated=3, Widowed=4,
+          Married-spouse-absent=5, Married-AF-spouse=6; occupation Tech-support=0,
+          Craft-repair=1, Other-service=2, Sales=3, Exec-managerial=4, Prof-specialty=5,
+          Handlers-cleaners=6, Machine-op-inspct=7, Adm-clerical=8, Farming-fishing=9,
+          Transport-moving=10, Priv-house-serv=11, Protective-serv=12, Armed-Forces=13;
+          relationship Wife=0, Own-child=1, Husband=2, Not-in-family=3, Other-relative=4,
+          Unmarried=5; race White=0, Asian-Pac-Islander=1, Amer-Indian-Eskimo=2, Other=3,
+          Black=4; sex Female=0, Male=1; native-country in the order of the UCI
+          ``adult.names`` list (United-States=0, Cambodia=1, ..., Holand-Netherlands=40);
+          the full tables are in ``dataset.categories``;
+        * education-num is kept as is (1..16);
+        * age binned at [15, 25, 45, 65, 120], capital gain and loss at
+          [-1, 0, 99998, 100000], hours per week at [0, 25, 40, 60, 168]; bins are
+          right-closed and ``code = numpy.digitize(value, bins, right=True)`` (codes 1..).
     subset : {"train", "test", "all"}
         ``adult.data`` (32,561 rows), ``adult.test`` (16,281) or both.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
     """
     _check_encoding(encoding)
     keys = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
-    if subset not in keys:
-        raise ValueError(f"subset must be one of {list(keys)}; got {subset!r}")
+    check_choice("subset", subset, keys)
+    download = check_bool("download", download)
     df = pd.concat([_adult_table(k, data_home, download) for k in keys[subset]],
                    ignore_index=True)
     y = (df["income"] == ">50K").astype(int).to_numpy()
@@ -419,24 +564,21 @@ missing values kept as the category '?'. y = 1 for income >50K.""",
     for c in ("workclass", "occupation", "native-country"):  # the columns with '?'
         known = df.loc[df[c] != "?", c]
         df[c] = df[c].replace("?", known.mode().iloc[0])
-    codes = {
-        "age": _interval_codes(df["age"].to_numpy(float), [15, 25, 45, 65, 120]),
-        "capital-gain": _interval_codes(df["capital-gain"].to_numpy(float),
-                                        [-1, 0, 99998, 100000]),
-        "capital-loss": _interval_codes(df["capital-loss"].to_numpy(float),
-                                        [-1, 0, 99998, 100000]),
-        "hours-per-week": _interval_codes(df["hours-per-week"].to_numpy(float),
-                                          [0, 25, 40, 60, 168]),
-    }
+    codes = {c: _interval_codes(df[c].to_numpy(float), bins) for c, bins in _CENSUS_BINS.items()}
     for col, (arr, labels) in codes.items():
         df[col] = [labels[c] for c in arr]
     return _assemble(
         "adult", df, "income", y, label_names=label_names,
         protected=["age", "race", "sex"], types=types, codes=codes, encoding="benchmark",
+        category_order=_CENSUS_VOCAB,
         description=f"""
-UCI Adult in the census benchmark encoding of EIDIG/ADF/MAFT, subset={subset!r}: {len(df)}
-rows, a missing '?' replaced by the most frequent value; age, capital gain/loss and hours binned; categorical
-features as sorted-label codes. Protected: age (0), race (6), sex (7).""",
+UCI Adult in the exact census benchmark encoding of the EIDIG/MAFT preprocessing script
+(pre_census_income.py), subset={subset!r}: {len(df)} rows; a missing '?' replaced by the most
+frequent value; categorical codes are positions in the authors' vocabularies (workclass
+Private=0, Self-emp-not-inc=1, ...; race White=0, Asian-Pac-Islander=1, Amer-Indian-Eskimo=2,
+Other=3, Black=4; sex Female=0, Male=1; see dataset.categories); age binned at
+[15, 25, 45, 65, 120], capital gain/loss at [-1, 0, 99998, 100000], hours at
+[0, 25, 40, 60, 168] (right-closed, codes from 1). Protected: age (0), race (6), sex (7).""",
         citation=_ADULT_CITE,
     )
 
@@ -450,23 +592,51 @@ _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 def load_bank_marketing(data_home=None, *, encoding="raw", download=True) -> Dataset:
     """UCI Bank Marketing (``bank-full.csv``, 45,211 calls); ``y = 1`` if the client subscribed.
 
-    ``encoding="raw"``: 16 features, categorical ones coded by sorted label (``unknown`` is a
-    category), ``month`` as 1..12. ``encoding="benchmark"``: as in the EIDIG/MAFT bank
-    benchmark, ``unknown`` is replaced by the column's most frequent known value and the
-    numeric columns (age, balance, day, month, duration, campaign, pdays, previous) are binned
-    at their quartiles into codes 1..4. Protected: ``age``.
+    The file is bundled with fairlens (CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    encoding : {"raw", "benchmark"}
+        ``"raw"``: 16 features, categorical ones coded by sorted label (``unknown`` is a
+        category), ``month`` as 1..12, numbers as they are.
+
+        ``"benchmark"``: the exact encoding of the EIDIG/MAFT bank benchmark
+        (``preprocessing/pre_bank_marketing.py`` of the EIDIG and MAFT repositories), so
+        that the authors' published models get the inputs they were trained on:
+
+        * ``unknown`` is replaced by the column's most frequent known value;
+        * job, marital, education, default, housing, loan, contact, poutcome: code = the
+          position of the label in sorted order (``numpy.unique``), e.g. job
+          ``admin.`` = 0 ... ``unemployed`` = 10; marital divorced/married/single = 0/1/2;
+        * age binned at [15, 25, 45, 65, 120]; day at [0, 10, 20, 31]; month is first coded
+          alphabetically (apr = 0 ... sep = 11) and those codes binned at [-1, 2, 5, 8, 11],
+          so code 1 = {apr, aug, dec}, 2 = {feb, jan, jul}, 3 = {jun, mar, may},
+          4 = {nov, oct, sep} (the authors' choice, kept as is);
+        * balance, duration, campaign, pdays, previous binned at their quartiles with outer
+          edges -1e4/2e5, -1/6e3, 0/100, -10/1000, -1/300;
+        * every bin is right-closed, ``code = numpy.digitize(value, bins, right=True)``
+          (codes from 1); pdays and previous only take codes 1 and 4 (coinciding quartiles).
+
+        Protected: ``age`` (index 0).
+    data_home : path-like, optional
+        Folder holding ``bank/bank-full.csv`` (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy).
+    download : bool, default True
+        Whether to download the file if it is nowhere locally (never needed: it is bundled).
     """
     _check_encoding(encoding)
+    download = check_bool("download", download)
     df = _read_csv("bank-full.csv", data_home, download, sep=";")
     y = (df["y"] == "yes").astype(int).to_numpy()
-    df["month"] = df["month"].map({m: i + 1 for i, m in enumerate(_MONTHS)})
     features = [c for c in df.columns if c != "y"]
     types = {f: ("categorical" if f in _BANK_CATEGORICAL else "integer") for f in features}
     cite = """
 Moro, S., Cortez, P., & Rita, P. (2014). A data-driven approach to predict the success of bank
-telemarketing. Decision Support Systems, 62, 22-31. UCI Machine Learning Repository."""
+telemarketing. Decision Support Systems, 62, 22-31. UCI Machine Learning Repository,
+https://doi.org/10.24432/C5K306 (CC BY 4.0)."""
     label_names = {0: "did not subscribe", 1: "subscribed a term deposit"}
     if encoding == "raw":
+        df["month"] = df["month"].map({m: i + 1 for i, m in enumerate(_MONTHS)})
         return _assemble(
             "bank_marketing", df, "y", y, label_names=label_names, protected=["age"],
             types=types, description="""
@@ -477,16 +647,36 @@ contact and campaign attributes. y = 1 when the client subscribed a term deposit
     for c in _BANK_CATEGORICAL:
         known = df.loc[df[c] != "unknown", c]
         df[c] = df[c].replace("unknown", known.mode().iloc[0])
-    codes = {}
-    for c in ("age", "balance", "day", "month", "duration", "campaign", "pdays", "previous"):
-        codes[c] = _quartile_codes(df[c].to_numpy(dtype=float))
-        df[c] = [codes[c][1][k] for k in codes[c][0]]
-    types = {f: ("categorical" if f in _BANK_CATEGORICAL else "integer") for f in features}
+    alpha = sorted(_MONTHS)  # the authors label-encode month alphabetically, then bin
+    month_code = df["month"].map({m: i for i, m in enumerate(alpha)}).to_numpy(float)
+    month_bins = [-1, 2, 5, 8, 11]
+    m_codes, _ = _interval_codes(month_code, month_bins)
+    m_labels = {k: "/".join(m for i, m in enumerate(alpha)
+                            if np.digitize(i, month_bins, right=True) == k)
+                for k in range(1, 5)}
+    codes = {"month": (m_codes, m_labels)}
+    bins = {
+        "age": [15, 25, 45, 65, 120],
+        "balance": _quartile_bins(df["balance"].to_numpy(float), -1e4, 2e5),
+        "day": [0, 10, 20, 31],
+        "duration": _quartile_bins(df["duration"].to_numpy(float), -1.0, 6e3),
+        "campaign": _quartile_bins(df["campaign"].to_numpy(float), 0.0, 1e2),
+        "pdays": _quartile_bins(df["pdays"].to_numpy(float), -10.0, 1e3),
+        "previous": _quartile_bins(df["previous"].to_numpy(float), -1.0, 3e2),
+    }
+    for c, edges in bins.items():
+        codes[c] = _interval_codes(df[c].to_numpy(dtype=float), edges)
+    for c, (arr, labels) in codes.items():
+        df[c] = [labels[k] for k in arr]
     return _assemble(
         "bank_marketing", df, "y", y, label_names=label_names, protected=["age"],
         types=types, codes=codes, encoding="benchmark", description="""
-UCI Bank Marketing in the benchmark encoding of EIDIG/MAFT: 'unknown' replaced by the most
-frequent known value, numeric columns binned at quartiles (codes 1..4). Protected: age (0).""",
+UCI Bank Marketing in the exact benchmark encoding of the EIDIG/MAFT preprocessing script
+(pre_bank_marketing.py): 'unknown' replaced by the most frequent known value; job, marital,
+education, default, housing, loan, contact, poutcome coded by sorted label (0..); age binned at
+[15, 25, 45, 65, 120], day at [0, 10, 20, 31], month coded alphabetically (apr=0..sep=11) then
+binned at [-1, 2, 5, 8, 11]; balance, duration, campaign, pdays, previous binned at their
+quartiles; bins right-closed, codes from 1 (numpy.digitize(right=True)). Protected: age (0).""",
         citation=cite,
     )
 
@@ -505,8 +695,8 @@ def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Da
         ``"score"``: ``y = 1`` when COMPAS rated the risk *Low* (``score_text``), 0 for
         Medium/High -- the "high risk score" task of the TestSGD paper.
     """
-    if target not in ("two_year_recid", "score"):
-        raise ValueError(f"target must be 'two_year_recid' or 'score'; got {target!r}")
+    check_choice("target", target, ("two_year_recid", "score"))
+    download = check_bool("download", download)
     df = _read_csv("compas-scores-two-years.csv", data_home, download)
     keep = (
         df["days_b_screening_arrest"].between(-30, 30)
@@ -555,7 +745,13 @@ def load_law_school(data_home=None, *, download=True) -> Dataset:
     (decoded from the one-hot ``race1..race8`` with the LSAC codebook order; ``gender`` 0 is
     labelled male, 1 female, inferred from the 55/45 split of the LSAC cohort). ``y = 1`` when
     the student passed the bar on the first try (``bar1``). Protected: race, gender.
+
+    **Not bundled**: the LSAC data carries no licence that allows redistribution, so it is
+    read from ``data_home`` / ``$FAIRLENS_DATA_HOME`` or downloaded (GerryFair's copy) into
+    the cache on first use; offline and absent, this raises
+    :class:`~fairlens.datasets.DatasetNotFoundError` saying so.
     """
+    download = check_bool("download", download)
     df = _read_csv("lawschool.csv", data_home, download)
     race_cols = [f"race{i}" for i in range(1, 9)]
     onehot = df[race_cols].to_numpy()
@@ -596,8 +792,10 @@ def load_crime(data_home=None, *, download=True) -> Dataset:
     ``y = 1`` when ``ViolentCrimesPerPop`` is at or below its 70th percentile (not an
     especially violent community; GerryFair's binarisation). ``protected`` holds the ten
     gender/race/age percentage columns TestSGD uses; ``race_related`` in the description
-    lists GerryFair's wider mask (``communities_protected.csv``).
+    lists GerryFair's wider mask (``communities_protected.csv``). Both files are bundled
+    with fairlens (CC BY 4.0), so this works offline.
     """
+    download = check_bool("download", download)
     df = _read_csv("communities.csv", data_home, download)
     df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")]).fillna(0)
     mask = _read_csv("communities_protected.csv", data_home, download)
@@ -637,10 +835,21 @@ def _from_sklearn(name, bunch, positive, label_names, description, citation):
     )
 
 
-def load_breast_cancer(data_home=None, **_ignored) -> Dataset:
-    """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign."""
+def _check_sklearn_data_home(data_home):
+    if data_home is not None and not isinstance(data_home, (str, os.PathLike)):
+        raise TypeError(f"data_home must be a path or None; got {type(data_home).__name__}")
+
+
+def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
+    """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign.
+
+    ``data_home`` and ``download`` are accepted for a uniform loader signature and not used
+    (the data ships with scikit-learn). Unknown keywords are a ``TypeError``.
+    """
     from sklearn.datasets import load_breast_cancer as _load
 
+    _check_sklearn_data_home(data_home)
+    check_bool("download", download)
     return _from_sklearn(
         "breast_cancer", _load(), positive=1, label_names={0: "malignant", 1: "benign"},
         description="Wisconsin diagnostic breast cancer (scikit-learn copy): 569 tumours, "
@@ -650,16 +859,24 @@ def load_breast_cancer(data_home=None, **_ignored) -> Dataset:
     )
 
 
-def load_wine(data_home=None, *, positive_class=0, **_ignored) -> Dataset:
+def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
     """scikit-learn's wine data (178 x 13), binarised: ``y = 1`` for ``positive_class``.
 
-    The multi-class labels stay readable in ``frame["target"]``.
+    Parameters
+    ----------
+    positive_class : {0, 1, 2}
+        The cultivar that is ``y = 1``. The multi-class labels stay readable in
+        ``frame["target"]``.
+    data_home, download
+        Accepted for a uniform loader signature and not used (the data ships with
+        scikit-learn). Unknown keywords are a ``TypeError``.
     """
     from sklearn.datasets import load_wine as _load
 
+    _check_sklearn_data_home(data_home)
+    check_bool("download", download)
+    positive_class = check_int("positive_class", positive_class, min=0, max=2)
     bunch = _load()
-    if positive_class not in (0, 1, 2):
-        raise ValueError(f"positive_class must be 0, 1 or 2; got {positive_class!r}")
     cls = str(bunch.target_names[positive_class])
     return _from_sklearn(
         "wine", bunch, positive=positive_class, label_names={0: f"not {cls}", 1: cls},
@@ -690,15 +907,54 @@ def from_frame(
     categorical : list of str, optional
         Columns to treat as categorical. Default: columns of object, string, category or
         boolean dtype. Others are "integer" (integer dtype) or "continuous".
+    name, description, citation : str
+        Stored on the dataset.
+
+    Notes
+    -----
+    How categorical columns are coded (``dataset.categories`` holds each table):
+
+    * **integer values keep their codes**: code = the value itself (0, 1, 2, 10, 11 stay
+      0, 1, 2, 10, 11) and the label is the original value, so a model trained on your own
+      integer codes is queried with exactly those codes; a real-valued column whose values
+      are all whole numbers is treated the same way (labels stay floats);
+    * booleans: ``False`` = 0, ``True`` = 1 (labels stay booleans);
+    * other real numbers: codes 0, 1, ... in increasing numeric order;
+    * text (and mixed) values: codes 0, 1, ... in sorted order of the text.
+
+    ``dataset.frame`` keeps your values and dtypes for these columns, and
+    ``dataset.decode(X)`` returns them in the same dtype, so a pipeline fitted on
+    ``dataset.frame[dataset.feature_names]`` is the pipeline you fitted on your own frame.
+    The domain (``bounds``) of a categorical feature is ``[smallest code, largest code]``;
+    with sparse integer codes a search may reach codes in between that are no category
+    (``decode`` shows them as ``"<code k>"``).
 
     Missing values are refused (fill or drop them first): nothing is imputed silently.
     """
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError("frame must be a pandas DataFrame")
+        raise TypeError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
+    if not isinstance(target, str) and target not in frame.columns:
+        raise TypeError(f"target must be a column name (str); got {target!r}")
     if target not in frame.columns:
         raise ValueError(f"target {target!r} is not a column; columns: {list(frame.columns)}")
-    features = list(features) if features is not None else [c for c in frame.columns
-                                                            if c != target]
+    protected = check_str_list("protected", protected, allow_empty=True)
+    if features is not None:
+        features = check_str_list("features", features)
+    else:
+        features = [c for c in frame.columns if c != target]
+    if categorical is not None:
+        categorical = check_str_list("categorical", categorical, allow_empty=True)
+        extra = [c for c in categorical if c not in features]
+        if extra:
+            raise ValueError(f"categorical columns {extra} are not among the features "
+                             f"{features}")
+    for arg, value in (("name", name), ("description", description), ("citation", citation)):
+        if not isinstance(value, str):
+            raise TypeError(f"{arg} must be a str; got {type(value).__name__}")
+    if len(frame) == 0:
+        raise ValueError("frame has no rows")
+    if len(set(features)) != len(features):
+        raise ValueError(f"features has duplicated names: {features}")
     missing = [c for c in [*features, *protected] if c not in frame.columns]
     if missing:
         raise ValueError(f"columns {missing} are not in the frame; columns: {list(frame.columns)}")
@@ -770,7 +1026,12 @@ def list_datasets() -> list:
 
 
 def load_dataset(name: str, **kwargs) -> Dataset:
-    """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...)."""
+    """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
+
+    Keyword arguments go to the loader; one it does not take is a ``TypeError``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a dataset name (str); got {name!r}")
     key = _ALIASES.get(name, name)
     if key not in _LOADERS:
         raise ValueError(

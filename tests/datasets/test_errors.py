@@ -14,14 +14,50 @@ def test_unknown_dataset_name():
 
 
 def test_unknown_encoding_and_options():
-    with pytest.raises(ValueError, match="encoding must be one of"):
+    with pytest.raises(ValueError, match="encoding must be one of 'raw', 'benchmark'"):
         D.load_adult(encoding="onehot")
-    with pytest.raises(ValueError, match="subset must be one of"):
+    with pytest.raises(ValueError, match="subset must be one of 'train', 'test', 'all'"):
         D.load_adult(subset="validation")
     with pytest.raises(ValueError, match="version must be"):
         D.load_admission(version="2")
-    with pytest.raises(ValueError, match="target must be"):
+    with pytest.raises(ValueError, match="target must be one of 'two_year_recid', 'score'"):
         D.load_compas(target="decile")
+    for loader in (D.load_german_credit, D.load_bank_marketing):
+        with pytest.raises(ValueError, match="encoding must be one of"):
+            loader(encoding="Benchmark")
+
+
+@pytest.mark.parametrize("call,error,pattern", [
+    (lambda: D.load_admission(threshold=1.5), ValueError, "threshold must be"),
+    (lambda: D.load_admission(threshold=0.0), ValueError, "threshold must be"),
+    (lambda: D.load_admission(threshold=float("nan")), ValueError, "threshold must be"),
+    (lambda: D.load_admission(threshold="0.7"), TypeError, "threshold must be"),
+    (lambda: D.load_admission(version=True), ValueError, "version must be"),
+    (lambda: D.load_wine(positive_class=3), ValueError, "positive_class must be"),
+    (lambda: D.load_wine(positive_class="0"), TypeError, "positive_class must be"),
+    (lambda: D.load_wine(positive_class=1.0), TypeError, "positive_class must be"),
+    (lambda: D.load_adult(download="no"), TypeError, "download must be True or False"),
+    (lambda: D.load_diabetes_risk(download=None), TypeError, "download must be"),
+    (lambda: D.load_dataset(3), TypeError, "name must be"),
+])
+def test_loader_parameters_are_validated(call, error, pattern):
+    with pytest.raises(error, match=pattern):
+        call()
+
+
+@pytest.mark.parametrize("loader", [D.load_breast_cancer, D.load_wine, D.load_adult,
+                                    D.load_crime, D.load_admission])
+def test_unknown_keywords_are_rejected(loader):
+    """load_breast_cancer/load_wine used to swallow them (**_ignored)."""
+    with pytest.raises(TypeError, match="encodng"):
+        loader(encodng="benchmark")
+
+
+def test_unknown_keyword_through_load_dataset():
+    with pytest.raises(TypeError, match="random_state"):
+        D.load_dataset("breast_cancer", random_state=0)
+    with pytest.raises(TypeError, match="encoding"):
+        D.load_dataset("wine", encoding="benchmark")
 
 
 def test_unknown_feature(require_data):
@@ -50,13 +86,152 @@ def test_missing_file_offline_names_dataset_url_and_env(tmp_path, monkeypatch):
 
 def test_download_false_says_how_to_fix(tmp_path, monkeypatch):
     monkeypatch.delenv("FAIRLENS_DATA_HOME", raising=False)
-    with pytest.raises(D.DatasetNotFoundError, match="download=False"):
-        D.load_crime(data_home=tmp_path, download=False)
+    with pytest.raises(D.DatasetNotFoundError, match="download=False") as err:
+        D.load_law_school(data_home=tmp_path, download=False)
+    assert "no licence that allows redistribution" in str(err.value)
 
 
 def test_data_home_not_a_folder(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(ValueError, match="does not exist") as err:
+        D.load_crime(data_home=missing)
+    assert str(missing) in str(err.value) and "data_home=" in str(err.value)
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
     with pytest.raises(ValueError, match="is not a folder"):
-        D.load_crime(data_home=tmp_path / "nope")
+        D.load_admission(data_home=a_file)
+    with pytest.raises(TypeError, match="data_home must be a path"):
+        D.load_adult(data_home=3)
+
+
+@pytest.mark.parametrize("loader", [D.load_adult, D.load_law_school, D.load_bank_marketing])
+def test_env_data_home_that_does_not_exist_is_an_error(loader, tmp_path, monkeypatch):
+    """No silent fall-through to the bundled copy or to a download (issue 11)."""
+    calls = []
+    import urllib.request as ur
+
+    monkeypatch.setattr(ur, "urlopen", lambda *a, **k: calls.append(a))
+    missing = tmp_path / "no" / "such" / "dir"
+    monkeypatch.setenv("FAIRLENS_DATA_HOME", str(missing))
+    with pytest.raises(ValueError, match="FAIRLENS_DATA_HOME=") as err:
+        loader()
+    assert str(missing) in str(err.value) and "does not exist" in str(err.value)
+    assert calls == []
+
+
+def test_empty_env_data_home_is_unset(monkeypatch):
+    monkeypatch.setenv("FAIRLENS_DATA_HOME", "")
+    assert D.load_german_credit().n_samples == 1000  # bundled
+
+
+# ------------------------------------------------------------------ download failures
+class _Response:
+    """A stand-in for urlopen's response (no network)."""
+
+    def __init__(self, body=b"", length=None, exc=None):
+        self.body, self.exc = body, exc
+        self.headers = {} if length is None else {"Content-Length": str(length)}
+
+    def read(self):
+        if self.exc is not None:
+            raise self.exc
+        return self.body
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _serve(monkeypatch, response, key, **changes):
+    """Make ``key`` download-only and answer its URL with ``response``."""
+    import urllib.request as ur
+    from dataclasses import replace
+
+    spec = replace(_fetch.FILES[key], bundled=None, **changes)
+    monkeypatch.setitem(_fetch.FILES, key, spec)
+    monkeypatch.delenv("FAIRLENS_DATA_HOME", raising=False)
+
+    def opener(url, timeout=None):
+        assert url == spec.url
+        if isinstance(response, Exception):
+            raise response
+        return response
+
+    monkeypatch.setattr(ur, "urlopen", opener)
+    return spec
+
+
+def _zip_bytes(name, data):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(name, data)
+    return buf.getvalue()
+
+
+BANK_HEAD = b'"age";"job"\n58;"management"\n' * 50
+
+
+@pytest.mark.parametrize("case,error,pattern", [
+    ("html", D.DatasetIntegrityError, "returned an HTML page"),
+    ("incomplete", D.DatasetIntegrityError, "cut short"),
+    ("short-length", D.DatasetIntegrityError, "cut short"),
+    ("bad-zip", D.DatasetIntegrityError, "not a readable zip"),
+    ("truncated-zip", D.DatasetIntegrityError, "not a readable zip"),
+    ("no-member", D.DatasetIntegrityError, "has no member 'bank-full.csv'"),
+    ("wrong-bytes", D.DatasetIntegrityError, "sha256"),
+    ("unreachable", D.DatasetNotFoundError, "failed"),
+    ("http-404", D.DatasetNotFoundError, "HTTP Error 404"),
+    ("reset", D.DatasetNotFoundError, "ConnectionResetError"),
+])
+def test_every_download_failure_is_a_dataset_error_naming_the_url(case, error, pattern,
+                                                                  monkeypatch, tmp_path):
+    import http.client
+    import urllib.error
+
+    monkeypatch.setenv("FAIRLENS_CACHE_DIR", str(tmp_path / "cache"))
+    url = "https://example.invalid/bank.zip"
+    good_zip = _zip_bytes("bank-full.csv", BANK_HEAD)
+    responses = {
+        "html": _Response(b"<!DOCTYPE html><html><body>Please log in</body></html>"),
+        "incomplete": _Response(exc=http.client.IncompleteRead(b"PK\x03\x04", 1000)),
+        "short-length": _Response(good_zip[:40], length=len(good_zip)),
+        "bad-zip": _Response(b"PK\x03\x04 this is not really a zip archive" * 10),
+        "truncated-zip": _Response(good_zip[: len(good_zip) // 2]),
+        "no-member": _Response(_zip_bytes("other.csv", BANK_HEAD)),
+        "wrong-bytes": _Response(good_zip),
+        "unreachable": urllib.error.URLError("Name or service not known"),
+        "http-404": urllib.error.HTTPError(url, 404, "Not Found", {}, None),
+        "reset": ConnectionResetError("connection reset by peer"),
+    }
+    _serve(monkeypatch, responses[case], "bank-full.csv", url=url)
+    with pytest.raises(error, match=pattern) as err:
+        D.load_bank_marketing()
+    assert url in str(err.value)
+    assert not (tmp_path / "cache" / "bank" / "bank-full.csv").exists()
+
+
+def test_download_of_a_plain_file_cut_short(monkeypatch, tmp_path):
+    monkeypatch.setenv("FAIRLENS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _serve(monkeypatch, _Response(b"cluster,lsat\n1,2\n", length=106001),
+                  "lawschool.csv")
+    with pytest.raises(D.DatasetIntegrityError, match="cut short") as err:
+        D.load_law_school()
+    assert spec.url in str(err.value)
+
+
+def test_law_school_offline_error_says_it_is_not_bundled(monkeypatch, tmp_path):
+    monkeypatch.delenv("FAIRLENS_DATA_HOME", raising=False)
+    monkeypatch.setenv("FAIRLENS_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(D.DatasetNotFoundError) as err:
+        D.load_law_school()  # the suite's network guard refuses the download
+    msg = str(err.value)
+    assert "no licence that allows redistribution" in msg
+    assert _fetch.FILES["lawschool.csv"].url in msg and "FAIRLENS_DATA_HOME" in msg
 
 
 def test_download_verifies_and_caches(tmp_path, monkeypatch, require_data):
@@ -67,7 +242,13 @@ def test_download_verifies_and_caches(tmp_path, monkeypatch, require_data):
     src = require_data / "law_school" / "lawschool.csv"
     spec = replace(_fetch.FILES["lawschool.csv"], url=src.as_uri())
     monkeypatch.setitem(_fetch.FILES, "lawschool.csv", spec)
-    monkeypatch.setattr(ur, "urlopen", lambda url, timeout: open(url[len("file://"):], "rb"))
+    real_opener = ur.build_opener()  # urllib's own handlers, used for file:// URLs only
+
+    def file_only(url, timeout=None):
+        assert url.startswith("file://"), url
+        return real_opener.open(url, timeout=timeout)
+
+    monkeypatch.setattr(ur, "urlopen", file_only)
     monkeypatch.delenv("FAIRLENS_DATA_HOME")
     cache = tmp_path / "cache"
     monkeypatch.setenv("FAIRLENS_CACHE_DIR", str(cache))
@@ -77,10 +258,37 @@ def test_download_verifies_and_caches(tmp_path, monkeypatch, require_data):
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"cluster,lsat\n1,2\n")
     monkeypatch.setitem(_fetch.FILES, "communities.csv",
-                        replace(_fetch.FILES["communities.csv"], url=bad.as_uri()))
-    with pytest.raises(D.DatasetIntegrityError, match="download from"):
+                        replace(_fetch.FILES["communities.csv"], url=bad.as_uri(),
+                                bundled=None))
+    with pytest.raises(D.DatasetIntegrityError, match="download from") as err:
         D.load_crime()
+    assert bad.as_uri() in str(err.value)
     assert not (cache / "crime" / "communities.csv").exists()
+    # an HTML page served over file:// and a missing file:// path
+    page = tmp_path / "page.html"
+    page.write_text("<!doctype html><html><title>Moved</title></html>")
+    monkeypatch.setitem(_fetch.FILES, "communities.csv",
+                        replace(_fetch.FILES["communities.csv"], url=page.as_uri(),
+                                bundled=None))
+    with pytest.raises(D.DatasetIntegrityError, match="returned an HTML page"):
+        D.load_crime()
+    gone = (tmp_path / "gone.csv").as_uri()
+    monkeypatch.setitem(_fetch.FILES, "communities.csv",
+                        replace(_fetch.FILES["communities.csv"], url=gone, bundled=None))
+    with pytest.raises(D.DatasetNotFoundError, match="gone.csv"):
+        D.load_crime()
+
+
+def test_bundled_copy_that_is_not_gzip_is_refused(tmp_path, monkeypatch):
+    from importlib import resources
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(resources.files("fairlens.datasets") / "data", pkg / "data")
+    (pkg / "data" / "bank-full.csv.gz").write_bytes(b"<html>not gzip</html>")
+    monkeypatch.setattr(_fetch.resources, "files", lambda _pkg: pkg)
+    monkeypatch.delenv("FAIRLENS_DATA_HOME", raising=False)
+    with pytest.raises(D.DatasetIntegrityError, match="bank-full.csv.gz.*not a readable gzip"):
+        D.load_bank_marketing()
 
 
 def test_corrupt_bundled_copy_is_refused(tmp_path, monkeypatch):
