@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _kernels
+from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._search import _Problem
 from ._utils import CountingScorer, resolve_scorer
@@ -106,7 +106,7 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
     disc = np.empty(n, dtype=np.bool_)
     pair = np.empty(n, dtype=np.int64)
     mdiff = np.empty(n, dtype=np.int64)
-    _kernels.check_discrimination(sc, np.zeros(n), disc, pair, mdiff)
+    _kcall.check_discrimination(sc, np.zeros(n), disc, pair, mdiff)
     X2 = S[np.arange(n), mdiff]
 
     def direction(src, sign):
@@ -121,7 +121,7 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
 
     def prob(g1, g2):
         out = np.empty_like(g1)
-        _kernels.normalized_probability(np.ascontiguousarray(g1), np.ascontiguousarray(g2), pb.free, epsilon, out)
+        _kcall.normalized_probability(np.ascontiguousarray(g1), np.ascontiguousarray(g2), pb.free, epsilon, out)
         return out
 
     pcos = cosine_similarity(prob(m1, m2), prob(e1, e2))
