@@ -137,7 +137,7 @@ class CountingScorer:
         self.rows += n
         if n <= self.max_rows:
             self.calls += 1
-            return np.asarray(self.scorer(X), dtype=np.float64).reshape(n)
+            return np.ascontiguousarray(np.asarray(self.scorer(X), dtype=np.float64).reshape(n))
         out = np.empty(n, dtype=np.float64)
         for s in range(0, n, self.max_rows):
             self.calls += 1
@@ -152,8 +152,18 @@ def resolve_scorer(model, dataset=None, favourable_class=1):
     encoded DataFrame (any column order) and an array model are all called in the
     form they were fitted on; rows are always passed in the dataset's encoded space.
     """
-    from fairlens.models import as_scorer
+    from fairlens.models import Scorer, as_scorer
 
+    classes = getattr(model, "classes_", None)
+    if not isinstance(model, Scorer) and classes is not None and favourable_class != 1:
+        # an explicit favourable_class must be one of the model's classes (as_scorer would
+        # otherwise fall back to the dataset's favourable label)
+        listed = list(np.asarray(classes).tolist())
+        if favourable_class not in listed:
+            raise ValueError(
+                f"favourable_class={favourable_class!r} is not one of the model's classes {listed}; pass "
+                "favourable_class=<the class that is the favourable outcome>."
+            )
     return as_scorer(model, dataset, favourable_class=favourable_class)
 
 
