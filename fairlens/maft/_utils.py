@@ -182,4 +182,5 @@ def wilson_interval(k, n, confidence=0.95):
     den = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # the interval contains p (rounding can put centre - half a hair above 0 when k = 0)
+    return (float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half))))
