@@ -188,10 +188,7 @@ class _Problem:
         if data is None:
             pool = np.asarray(dataset.X, dtype=np.float64)
         else:
-            from fairlens.models import _as_encoded
-
-            enc = dataset if getattr(dataset, "categories", None) else None
-            pool = _as_encoded(data, self.feature_names, d, enc, "data")
+            pool = self.encode_rows(data, "data")
         if pool.ndim != 2 or pool.shape[1] != d or pool.shape[0] == 0:
             raise ValueError(f"the seed pool (data=) must be a non-empty (n, {d}) array, got shape {pool.shape}.")
         if not np.all(np.isfinite(pool)):
@@ -248,11 +245,22 @@ class _Problem:
         )
 
     # ------------------------------------------------------------------ rows
-    def check_rows(self, X, what="seeds"):
+    def encode_rows(self, X, what):
+        """Rows in the encoded space (the shared check of :mod:`fairlens.models`): a DataFrame
+        is aligned by column name, a readable one encoded through the dataset; the error
+        names ``what``."""
         from fairlens.models import _as_encoded
 
-        ds = self.dataset if getattr(self.dataset, "categories", None) else None
-        X = _as_encoded(X, self.feature_names, self.d, ds, what)
+        ds = self.dataset if hasattr(self.dataset, "encode") else None
+        try:
+            return _as_encoded(X, self.feature_names, self.d, ds, what)
+        except (TypeError, ValueError) as exc:
+            if str(exc).startswith(what):
+                raise
+            raise type(exc)(f"{what}: {exc}") from None
+
+    def check_rows(self, X, what="seeds"):
+        X = self.encode_rows(X, what)
         out = (X < self.lo) | (X > self.hi)
         if out.any():
             r, c = np.argwhere(out)[0]
