@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import _kernels
+from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._search import _Problem
 from ._utils import CountingScorer, resolve_scorer
@@ -16,13 +16,32 @@ __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]
 
 
 def cosine_similarity(A, B):
-    """Row-wise cosine similarity (Eq. 10); NaN where a row has zero norm."""
-    A = np.asarray(A, dtype=float)
-    B = np.asarray(B, dtype=float)
+    """Row-wise cosine similarity (Eq. 10); NaN where a row has zero norm.
+
+    ``A`` and ``B`` are ``(n, d)`` arrays of the same shape (a ``(d,)`` vector is one row).
+    """
+    A = _as_rows(A, "A")
+    B = _as_rows(B, "B")
+    if A.shape != B.shape:
+        raise ValueError(f"A and B must have the same shape, got {A.shape} and {B.shape}.")
     num = (A * B).sum(axis=1)
     den = np.linalg.norm(A, axis=1) * np.linalg.norm(B, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _as_rows(A, name):
+    try:
+        A = np.asarray(A, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric (n, d) array.") from None
+    if A.ndim == 1:
+        A = A[None, :]
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a (n, d) array, got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or inf.")
+    return A
 
 
 @dataclass
@@ -69,22 +88,53 @@ class GradientComparison:
         return plot_gradient_similarity(sims, ax=ax)
 
 
-def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True):
+def compare_gradients(
+    model, dataset, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None, favourable_class=1
+):
     """RQ3 of the paper on the points ``X`` (typically 1000 seeds).
 
-    Requires a fitted sklearn ``MLPClassifier`` (for the true gradients).
+    Needs the true gradients: a fitted sklearn ``MLPClassifier`` (analytic), or any
+    model with ``gradient=`` (a callable ``(n, d) -> (n, d)`` returning d score / d x,
+    as for :class:`EIDIG`).
     For each point ``x1`` its pair ``x2`` is the max-output-difference similar
     instance (as in Algorithm 3); directions use Algorithm 3 lines 17-20 with
     zero momentum, probabilities Algorithm 4 line 11.
+
+    Parameters
+    ----------
+    model, dataset, protected, favourable_class
+        As :class:`MAFT`.
+    X : array (n, d) or DataFrame
+        Points in the encoded space, within ``dataset.bounds``.
+    h : float > 0
+    epsilon : float > 0
+    non_vectored : bool
+        Also time Algorithm 1 (one model call per point and attribute).
+    gradient : callable, optional
+
+    Returns
+    -------
+    GradientComparison
     """
+    from fairlens._validation import check_bool, check_real
+
     h = _check_h(h)
+    epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)
+    non_vectored = check_bool("non_vectored", non_vectored)
     pb = _Problem(dataset, protected)
     X = pb.check_rows(X, "X")
-    scorer = CountingScorer(resolve_scorer(model))
+    if X.shape[0] == 0:
+        raise ValueError("X must hold at least one point.")
+    pb.check_similar_memory(X.shape[0], "compare_gradients", 1, "points")
+    base = resolve_scorer(model, dataset, favourable_class)
+    scorer = CountingScorer(base)
+    from ._gradients import _zo_bounds
+
+    bounds = _zo_bounds(base, dataset)
     srcs = {
-        "MAFT": ZeroOrderSource(scorer, h, True),
-        "EIDIG": OutputGradientSource(model, scorer, pb.d),
-        "ADF": LossGradientSource(model, scorer, pb.d),
+        "MAFT": ZeroOrderSource(scorer, h, True, bounds),
+        "EIDIG": OutputGradientSource(model, scorer, pb.d, gradient),
+        "ADF": LossGradientSource(model, scorer, pb.d, gradient),
     }
     grads, times = {}, {}
     for k, s in srcs.items():
@@ -93,7 +143,7 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
         times[k] = time.perf_counter() - t
     if non_vectored:
         t = time.perf_counter()
-        grads["MAFT (non-vectored)"] = ZeroOrderSource(scorer, h, False)(X)
+        grads["MAFT (non-vectored)"] = ZeroOrderSource(scorer, h, False, bounds)(X)
         times["MAFT (non-vectored)"] = time.perf_counter() - t
     gcos = {
         "MAFT vs EIDIG": cosine_similarity(grads["MAFT"], grads["EIDIG"]),
@@ -106,7 +156,7 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
     disc = np.empty(n, dtype=np.bool_)
     pair = np.empty(n, dtype=np.int64)
     mdiff = np.empty(n, dtype=np.int64)
-    _kernels.check_discrimination(sc, np.zeros(n), disc, pair, mdiff)
+    _kcall.check_discrimination(sc, np.zeros(n), disc, pair, mdiff)
     X2 = S[np.arange(n), mdiff]
 
     def direction(src, sign):
@@ -121,7 +171,7 @@ def compare_gradients(model, dataset, X, protected=None, h=1.0, epsilon=1e-6, no
 
     def prob(g1, g2):
         out = np.empty_like(g1)
-        _kernels.normalized_probability(np.ascontiguousarray(g1), np.ascontiguousarray(g2), pb.free, epsilon, out)
+        _kcall.normalized_probability(np.ascontiguousarray(g1), np.ascontiguousarray(g2), pb.free, epsilon, out)
         return out
 
     pcos = cosine_similarity(prob(m1, m2), prob(e1, e2))

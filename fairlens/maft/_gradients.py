@@ -8,12 +8,11 @@
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 __all__ = [
     "zero_order_gradient",
+    "check_gradient_output",
     "ZeroOrderSource",
     "OutputGradientSource",
     "LossGradientSource",
@@ -21,44 +20,84 @@ __all__ = [
 
 
 def _check_h(h):
-    if isinstance(h, bool) or not isinstance(h, numbers.Real) or not np.isfinite(h) or h <= 0:
-        raise ValueError(f"h (perturbation size) must be a finite number > 0, got {h!r}; the paper recommends h=1.0.")
-    return float(h)
+    from fairlens._validation import check_real
+
+    try:
+        return check_real("h", h, min=0.0, include_min=False)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{exc} h is the perturbation size; the paper recommends h=1.0.") from None
 
 
-def _zo_vectored(scorer, X, h):
-    """Algorithm 2 for every row of X in ONE model call (rows x, then x + h e_i)."""
+def _zo_steps(X, h, lo, hi):
+    """Per (row, attribute) step: ``+h``, or ``-h`` where ``x + h`` leaves the domain
+    (``0`` where neither fits).  Used only for models that cannot be called outside the
+    domain (readable-frame pipelines: an out-of-range code has no category label)."""
+    up = X + h <= hi[None, :]
+    down = X - h >= lo[None, :]
+    return np.where(up, h, np.where(down, -h, 0.0))
+
+
+def _zo_vectored(scorer, X, h, bounds=None):
+    """Algorithm 2 for every row of X in ONE model call (rows x, then x + h e_i).
+
+    Rows are processed in blocks of at most ``BLOCK_ROWS // (d + 1)`` points so that the
+    ``n (d + 1)`` probe rows never exceed one model batch (bounded memory for any ``n``);
+    below that size this is exactly one call.
+    """
+    from ._utils import BLOCK_ROWS
+
     n, d = X.shape
+    per = max(1, BLOCK_ROWS // (d + 1))
+    if n > per:
+        parts = [_zo_vectored(scorer, X[s : s + per], h, bounds) for s in range(0, n, per)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if bounds is None:
+        steps = np.full((n, d), h)
+    else:
+        steps = _zo_steps(X, h, *bounds)
     P = np.repeat(X, d, axis=0).reshape(n, d, d)
-    P += h * np.eye(d)[None, :, :]
+    P += steps[:, :, None] * np.eye(d)[None, :, :]
     rows = np.concatenate([X, P.reshape(n * d, d)], axis=0)
     Y = scorer(rows)
     y = Y[:n]
-    G = (Y[n:].reshape(n, d) - y[:, None]) / h
+    with np.errstate(invalid="ignore", divide="ignore"):
+        G = np.where(steps != 0, (Y[n:].reshape(n, d) - y[:, None]) / np.where(steps != 0, steps, 1.0), 0.0)
     flip = ~(y > 0.5)
     G[flip] = -G[flip]
     return G, y
 
 
-def _zo_loop(scorer, X, h):
+def _zo_loop(scorer, X, h, bounds=None):
     """Algorithm 1 literally: per row one call for f(x) and one call per attribute."""
     n, d = X.shape
     G = np.empty((n, d))
     y = np.empty(n)
+    steps = np.full((n, d), h) if bounds is None else _zo_steps(X, h, *bounds)
     for r in range(n):
         x = X[r]
         y_pred = float(scorer(x[None, :])[0])
         for i in range(d):
+            if steps[r, i] == 0:
+                G[r, i] = 0.0
+                continue
             xp = x.copy()
-            xp[i] += h
-            G[r, i] = (float(scorer(xp[None, :])[0]) - y_pred) / h
+            xp[i] += steps[r, i]
+            G[r, i] = (float(scorer(xp[None, :])[0]) - y_pred) / steps[r, i]
         y[r] = y_pred
         if not y_pred > 0.5:
             G[r] = -G[r]
     return G, y
 
 
-def zero_order_gradient(model, X, h=1.0, vectored=True):
+def _zo_bounds(scorer, dataset):
+    """Domain bounds for the one-sided steps, only for readable-frame models."""
+    if dataset is None or getattr(scorer, "input_kind", None) != "readable":
+        return None
+    B = np.asarray(dataset.bounds, dtype=np.float64)
+    return np.ascontiguousarray(B[:, 0]), np.ascontiguousarray(B[:, 1])
+
+
+def zero_order_gradient(model, X, h=1.0, vectored=True, *, dataset=None, favourable_class=1, output="raw"):
     """Zero-order (finite-difference) gradient of the favourable-class confidence.
 
     Implements Equation (6), ``g_i = (f(x + h e_i) - f(x)) / h``, with the sign
@@ -68,32 +107,51 @@ def zero_order_gradient(model, X, h=1.0, vectored=True):
 
     Parameters
     ----------
-    model : estimator with ``predict_proba`` or callable
-        Black-box model; adapted with :func:`fairlens.models.as_scorer`.
-    X : array-like, shape (n, d) or (d,)
-        Points at which to estimate the gradient.
+    model : estimator with ``predict_proba``, pipeline or callable
+        Black-box model; adapted once with :func:`fairlens.models.as_scorer`.
+    X : array-like (n, d) or (d,), or DataFrame
+        Points (in the dataset's encoded space) at which to estimate the gradient;
+        a DataFrame is aligned by column name to the dataset's features.
     h : float, default=1.0
         Perturbation size (> 0).  The paper recommends 1.0 for discretised
         tabular data (RQ1).
     vectored : bool, default=True
-        ``True``: Algorithm 2, all ``n * (d + 1)`` rows scored in one model call.
+        ``True``: Algorithm 2, all ``n * (d + 1)`` rows scored in one model call
+        (in bounded blocks for very large ``n``).
         ``False``: Algorithm 1, one model call per row and attribute
         (``n * (d + 1)`` calls); same numbers, much slower.
+    dataset : Dataset, optional
+        The data the model is audited on; needed for a pipeline fitted on the
+        readable frame (rows are decoded before each call).  For such a model an
+        attribute whose ``x + h`` leaves ``dataset.bounds`` (a code without a
+        category label) is differentiated one-sidedly, ``(f(x) - f(x - h e_i)) / h``.
+    favourable_class : default=1
+        The model class whose probability is the confidence.
+    output : {"raw", "proba", "logit", "auto"}, default="raw"
+        How a callable's output is read (:func:`fairlens.models.as_scorer`).  The
+        default differentiates whatever the callable returns (Equation 6 holds for
+        any ``f``, e.g. the paper's example ``f(x) = x**2``); ``"proba"`` refuses
+        scores outside [0, 1], ``"logit"`` applies the sigmoid first.  The sign
+        convention always thresholds the (transformed) score at 0.5.
 
     Returns
     -------
     ndarray, shape (n, d) (or (d,) for a 1-D ``X``)
     """
-    from ._utils import resolve_scorer
+    from fairlens._validation import check_bool, check_choice
+    from fairlens.models import as_scorer
 
     h = _check_h(h)
-    scorer = resolve_scorer(model)
-    Xa = np.asarray(X, dtype=np.float64)
-    one = Xa.ndim == 1
-    Xa = np.atleast_2d(Xa)
-    if Xa.ndim != 2 or Xa.shape[0] == 0:
+    vectored = check_bool("vectored", vectored)
+    output = check_choice("output", output, ("raw", "proba", "logit", "auto"))
+    scorer = as_scorer(model, dataset, favourable_class=favourable_class, output=output)
+    one = not hasattr(X, "columns") and np.ndim(X) == 1
+    if one:
+        X = np.asarray(X)[None, :]
+    Xa = scorer.check_X(X, "X")
+    if Xa.shape[0] == 0:
         raise ValueError(f"X must be a non-empty (n, d) array or a (d,) vector, got shape {np.shape(X)}.")
-    G, _ = (_zo_vectored if vectored else _zo_loop)(scorer, Xa, h)
+    G, _ = (_zo_vectored if vectored else _zo_loop)(scorer, Xa, h, _zo_bounds(scorer, dataset))
     return G[0] if one else G
 
 
@@ -106,42 +164,103 @@ class ZeroOrderSource:
     name = "MAFT"
     direction_sign = -1.0  # Algorithm 3 line 21: direction = -sign(grad)
 
-    def __init__(self, scorer, h=1.0, vectored=True):
+    def __init__(self, scorer, h=1.0, vectored=True, bounds=None):
         self.scorer = scorer
         self.h = _check_h(h)
         self.vectored = bool(vectored)
+        self.bounds = bounds
 
     def __call__(self, X):
         if X.shape[0] == 0:
             return np.empty_like(X)
-        return (_zo_vectored if self.vectored else _zo_loop)(self.scorer, X, self.h)[0]
+        return (_zo_vectored if self.vectored else _zo_loop)(self.scorer, X, self.h, self.bounds)[0]
 
 
-class _MLPSource:
-    def __init__(self, model, scorer, n_features=None):
-        from fairlens.models import mlp_input_gradient
+def check_gradient_output(G, shape, name="gradient"):
+    """Validate what a user ``gradient=`` callable returned for a batch of ``shape``."""
+    try:
+        G = np.asarray(G, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must return a numeric (n, d) array of d score / d x, got {type(G).__name__}.") from None
+    if G.shape != tuple(shape):
+        raise ValueError(
+            f"{name} returned shape {G.shape} for a batch of shape {tuple(shape)}; it must return d score / d x "
+            "with one row per input row and one column per encoded feature."
+        )
+    if not np.all(np.isfinite(G)):
+        raise ValueError(f"{name} returned NaN or inf; it must return finite d score / d x.")
+    return np.ascontiguousarray(G)
 
-        if n_features is not None:
-            try:
-                mlp_input_gradient(model, np.zeros((1, n_features)))
-            except TypeError as exc:
-                raise TypeError(
-                    f"{self.name} is white-box: it needs the analytic input gradient of a fitted sklearn "
-                    f"MLPClassifier (optionally behind a scaler, as train_mlp returns), got "
-                    f"{type(model).__name__}. Use MAFT (black-box, zero-order gradients) for other models. ({exc})"
-                ) from None
+
+class _GradientSource:
+    """White-box gradient of the favourable-class probability ``d p / d x`` (encoded space).
+
+    From a user ``gradient`` callable (any differentiable model: autograd of TensorFlow,
+    PyTorch, JAX..., or an analytic formula), else from the analytic gradient of a fitted
+    scikit-learn ``MLPClassifier`` (:func:`fairlens.models.mlp_input_gradient`; a model
+    fitted on an encoded DataFrame is differentiated in its own column order and the
+    gradient is mapped back to the dataset's).
+    """
+
+    name = "?"
+
+    def __init__(self, model, scorer, n_features=None, gradient=None):
         self.model = model
         self.scorer = scorer
+        self.gradient = gradient
         self.rows = 0
+        base = getattr(scorer, "scorer", scorer)  # CountingScorer -> Scorer
+        self._perm = None
+        if gradient is not None:
+            if not callable(gradient):
+                raise TypeError(
+                    f"gradient must be a callable mapping an (n, d) array to d score / d x of shape (n, d), "
+                    f"got {type(gradient).__name__}."
+                )
+        else:
+            from fairlens.models import Scorer
 
-    def _grad(self, X, output):
+            if isinstance(model, Scorer):
+                self.model = model = model.model
+            kind = getattr(base, "input_kind", "encoded")
+            if kind == "encoded_frame":
+                names = list(base.feature_names)
+                self._perm = np.asarray([names.index(c) for c in base.model_feature_names], dtype=np.int64)
+            ok = kind in ("encoded", "encoded_frame")
+            exc = None
+            if ok and n_features is not None:
+                try:
+                    self._mlp(np.zeros((1, n_features)), "proba")
+                except (TypeError, ValueError) as e:
+                    ok, exc = False, e
+            if not ok:
+                raise TypeError(
+                    f"{self.name} is white-box: it needs d score / d x. Pass gradient=<callable (n, d) -> (n, d)> "
+                    "(e.g. from torch.autograd or tf.GradientTape, in the dataset's encoded space), or a fitted "
+                    f"sklearn MLPClassifier (optionally behind a scaler, as train_mlp returns); got "
+                    f"{type(model).__name__} ({getattr(base, 'input_kind', '?')} input). Use MAFT (black-box, "
+                    "zero-order gradients) for any other model." + (f" ({exc})" if exc else "")
+                ) from None
+
+    def _mlp(self, X, output):
         from fairlens.models import mlp_input_gradient
 
+        if self._perm is None:
+            return np.asarray(mlp_input_gradient(self.model, X, output=output), dtype=np.float64)
+        Gm = np.asarray(mlp_input_gradient(self.model, np.ascontiguousarray(X[:, self._perm]), output=output))
+        G = np.empty_like(Gm, dtype=np.float64)
+        G[:, self._perm] = Gm
+        return G
+
+    def proba_gradient(self, X):
+        """``d p / d x`` for the batch ``X`` (validated)."""
         self.rows += X.shape[0]
-        return np.asarray(mlp_input_gradient(self.model, X, output=output), dtype=np.float64)
+        if self.gradient is not None:
+            return check_gradient_output(self.gradient(X), X.shape)
+        return self._mlp(X, "proba")
 
 
-class OutputGradientSource(_MLPSource):
+class OutputGradientSource(_GradientSource):
     """EIDIG's gradient source: the analytic gradient of the output probability,
     negated when the prediction is not favourable (``compute_grad`` of EIDIG)."""
 
@@ -151,20 +270,23 @@ class OutputGradientSource(_MLPSource):
     def __call__(self, X):
         if X.shape[0] == 0:
             return np.empty_like(X)
-        G = self._grad(X, "proba")
+        G = self.proba_gradient(X)
         y = self.scorer(X)
         flip = ~(y > 0.5)
         G[flip] = -G[flip]
         return G
 
 
-class LossGradientSource(_MLPSource):
+class LossGradientSource(_GradientSource):
     """ADF's gradient source: gradient of the binary cross-entropy between the
     predicted label ``y = [f(x) > 0.5]`` and ``f(x)``.
 
     For a sigmoid output ``f = s(z)`` this is ``(f - y) * dz/dx`` (analytic; the
     TensorFlow original clips ``f`` to ``[1e-7, 1 - 1e-7]``, which only matters
-    for saturated outputs).  ADF steps *along* its sign (``direction_sign=+1``).
+    for saturated outputs).  With a user ``gradient`` (``df/dx``) it is the same
+    cross-entropy derivative written for any output, ``-df/dx / f`` when ``y = 1`` and
+    ``df/dx / (1 - f)`` when ``y = 0`` (``f >= 1/2`` resp. ``1 - f >= 1/2``, so no
+    division by a small number).  ADF steps *along* its sign (``direction_sign=+1``).
     """
 
     name = "ADF"
@@ -173,7 +295,12 @@ class LossGradientSource(_MLPSource):
     def __call__(self, X):
         if X.shape[0] == 0:
             return np.empty_like(X)
-        Gz = self._grad(X, "logit")
         p = self.scorer(X)
-        y = (p > 0.5).astype(np.float64)
-        return (p - y)[:, None] * Gz
+        y = p > 0.5
+        if self.gradient is None:
+            self.rows += X.shape[0]
+            Gz = self._mlp(X, "logit")
+            return (p - y.astype(np.float64))[:, None] * Gz
+        G = self.proba_gradient(X)
+        scale = np.where(y, -1.0 / np.where(y, p, 1.0), 1.0 / np.where(y, 1.0, 1.0 - p))
+        return scale[:, None] * G

@@ -6,18 +6,80 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._search import _Problem
-from ._utils import CountingScorer, resolve_scorer, wilson_interval
+from fairlens._validation import check_bool, check_choice, check_int, check_probability, check_random_state
 
-__all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "MitigationResult"]
+from ._result import FairnessTestResult
+from ._search import _generator, _Problem
+from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
+
+__all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "MitigationResult", "MAX_SAMPLES"]
+
+#: Largest ``n_samples`` of :func:`discrimination_rate`: the Wilson interval is then at
+#: most +-0.0003 wide, more samples only cost time.  Above it the call is refused.
+MAX_SAMPLES = 10**7
 
 
-def discriminatory_mask(model, dataset, X, protected=None):
+def _mask(pb, scorer, X):
+    """Definition 2.1 for every row of ``X`` in bounded memory.
+
+    Few protected combinations: blocks of rows, each scored with all its similar
+    instances in one call (the layout of the search engines).  Many combinations: for
+    each block of rows, the combinations are scanned in blocks and a row leaves the scan
+    at its first differing counterpart -- the same answer, in memory bounded by
+    ``BLOCK_ROWS`` rows of the model's input.
+    """
+    n, d, C = X.shape[0], pb.d, pb.C
+    out = np.zeros(n, dtype=bool)
+    if n == 0:
+        return out
+    if C <= max(1, BLOCK_ROWS // 4):
+        per = max(1, BLOCK_ROWS // C)
+        for s in range(0, n, per):
+            S = pb.similar(X[s : s + per])
+            sc = scorer(S.reshape(-1, d)).reshape(-1, C)
+            out[s : s + per] = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+        return out
+    rows_per = max(1, BLOCK_ROWS // 64)
+    P = pb.prot_idx
+    for s in range(0, n, rows_per):
+        Xb = X[s : s + rows_per]
+        y0 = scorer(Xb) > 0.5
+        live = np.arange(Xb.shape[0])
+        c0 = 0
+        while live.size and c0 < C:
+            cb = max(1, BLOCK_ROWS // live.size)  # bounded rows per call, more combinations as rows leave
+            combos = pb.combos_block(c0, min(C, c0 + cb))
+            c0 += combos.shape[0]
+            k = combos.shape[0]
+            R = np.repeat(Xb[live], k, axis=0).reshape(live.size, k, d)
+            R[:, :, P] = combos[None, :, :]
+            own = np.all(R[:, :, P] == Xb[live][:, None, P], axis=2)
+            lab = (scorer(R.reshape(-1, d)) > 0.5).reshape(live.size, k)
+            hit = np.any((lab != y0[live][:, None]) & ~own, axis=1)
+            out[s + live[hit]] = True
+            live = live[~hit]
+    return out
+
+
+def discriminatory_mask(model, dataset, X, protected=None, *, favourable_class=1):
     """Which rows of ``X`` are individual discriminatory instances (Definition 2.1).
 
     A row is discriminatory if some other combination of the protected
     attributes' values (all other attributes unchanged) changes the predicted
-    label ``[f(x) > 0.5]``.
+    label ``[f(x) > 0.5]``.  Any number of combinations is handled in bounded
+    memory (blocks of combinations, each row stops at its first counterpart).
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted once with :func:`fairlens.models.as_scorer` (readable-frame
+        pipelines, encoded-DataFrame or array models, callables).
+    dataset : Dataset
+    X : array (n, d) or DataFrame
+        Rows in the dataset's encoded space (a DataFrame is aligned by column
+        name; a readable frame is encoded through the dataset), within ``dataset.bounds``.
+    protected : list of str or int, optional
+    favourable_class : default=1
 
     Returns
     -------
@@ -27,10 +89,8 @@ def discriminatory_mask(model, dataset, X, protected=None):
     X = pb.check_rows(X, "X")
     if X.shape[0] == 0:
         return np.zeros(0, dtype=bool)
-    scorer = CountingScorer(resolve_scorer(model))
-    S = pb.similar(X)
-    sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
-    return np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+    scorer = CountingScorer(resolve_scorer(model, dataset, favourable_class))
+    return _mask(pb, scorer, X)
 
 
 def _uniform_grid(pb, n, rng):
@@ -39,33 +99,93 @@ def _uniform_grid(pb, n, rng):
     return lo + np.floor(rng.random((n, pb.d)) * (hi - lo + 1.0))
 
 
-def discrimination_rate(model, dataset, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain"):
+def discrimination_rate(
+    model, dataset, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
+    *, favourable_class=1,
+):
     """Share of random inputs that are individual discriminatory instances.
 
     Parameters
     ----------
+    model : estimator, pipeline or callable
+        As :func:`discriminatory_mask`.
+    dataset : Dataset
+    protected : list of str or int, optional
+    n_samples : int, default=10000
+        Number of random inputs, at most :data:`MAX_SAMPLES` (10**7; the interval
+        is then +-0.0003 at most).  They are drawn and checked in bounded blocks, with
+        the same answer as one block for a given ``random_state``.
+    random_state : int, RandomState, Generator or None, default=0
+        scikit-learn's ``check_random_state`` semantics (an int seeds
+        ``numpy.random.default_rng``).
+    confidence : float in (0, 1), default=0.95
+        Level of the Wilson interval.
     sample : {"domain", "data"}
         ``"domain"``: uniform on the integer grid of ``dataset.bounds`` (as the
         ADF/EIDIG retraining experiments estimate it); ``"data"``: rows drawn
         with replacement from ``dataset.X``.
+    favourable_class : default=1
 
     Returns
     -------
     dict with ``rate``, ``low``, ``high`` (Wilson interval), ``n``.
     """
-    if sample not in ("domain", "data"):
-        raise ValueError(f"sample must be 'domain' or 'data', got {sample!r}.")
-    if int(n_samples) < 1:
-        raise ValueError(f"n_samples must be >= 1, got {n_samples!r}.")
+    sample = check_choice("sample", sample, ("domain", "data"))
+    n_samples = check_int("n_samples", n_samples, min=1)
+    if n_samples > MAX_SAMPLES:
+        raise ValueError(
+            f"n_samples must be an integer in [1, {MAX_SAMPLES:,}] (MAX_SAMPLES); got {n_samples:,}. At "
+            f"{MAX_SAMPLES:,} samples the Wilson interval is at most +-0.0003 wide; for more precision "
+            "average several calls with different random_state values."
+        )
+    confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
+    check_random_state(random_state)
     pb = _Problem(dataset, protected)
-    rng = np.random.default_rng(random_state)
-    if sample == "domain":
-        X = _uniform_grid(pb, int(n_samples), rng)
-    else:
-        X = pb.pool[rng.integers(pb.pool.shape[0], size=int(n_samples))]
-    k = int(discriminatory_mask(model, dataset, X, protected).sum())
-    lo, hi = wilson_interval(k, int(n_samples), confidence)
-    return {"rate": k / int(n_samples), "low": lo, "high": hi, "n": int(n_samples)}
+    rng = _generator(random_state)
+    scorer = CountingScorer(resolve_scorer(model, dataset, favourable_class))
+    # bounded blocks; numpy Generators draw sequentially, so the samples do not depend on
+    # the block size
+    per = max(1, min(n_samples, BLOCK_ROWS // max(1, min(pb.C, BLOCK_ROWS))))
+    k = 0
+    for s in range(0, n_samples, per):
+        m = min(per, n_samples - s)
+        if sample == "domain":
+            X = _uniform_grid(pb, m, rng)
+        else:
+            X = pb.pool[rng.integers(pb.pool.shape[0], size=m)]
+        k += int(_mask(pb, scorer, np.ascontiguousarray(X)).sum())
+    lo, hi = wilson_interval(k, n_samples, confidence)
+    return {"rate": k / n_samples, "low": lo, "high": hi, "n": n_samples}
+
+
+def _check_result_fits(result, pb, dataset):
+    """A result must come from a search on this dataset's encoding (names, count, bounds)."""
+    if not isinstance(result, FairnessTestResult):
+        raise TypeError(
+            f"result must be a FairnessTestResult returned by MAFT/EIDIG/ADF/AEQUITAS(...).run(), "
+            f"got {type(result).__name__}."
+        )
+    X = np.asarray(result.instances)
+    names = [str(c) for c in (result.feature_names or [])]
+    if X.ndim != 2 or X.shape[1] != pb.d or (names and names != pb.feature_names):
+        got = f"{X.shape[1] if X.ndim == 2 else '?'} features"
+        if names and names != pb.feature_names:
+            diff = [c for c in names if c not in pb.feature_names][:3]
+            got += f" ({names[:3]}...; not in the dataset: {diff})" if diff else " (in another order)"
+        raise ValueError(
+            f"result does not belong to this dataset: its instances have {got}, the dataset "
+            f"{getattr(dataset, 'name', '')!r} has {pb.d} features {pb.feature_names[:4]}... "
+            f"(encoding {getattr(dataset, 'encoding', '?')!r}). Pass the dataset (same encoding) the search ran on."
+        )
+    if X.shape[0]:
+        bad = (X < pb.lo) | (X > pb.hi)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                f"result does not belong to this dataset: instance {r} has {pb.feature_names[c]!r} = {X[r, c]} "
+                f"outside the dataset's bounds [{pb.lo[c]}, {pb.hi[c]}]. Pass the dataset the search ran on."
+            )
+    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 @dataclass
@@ -126,6 +246,7 @@ def retrain_with_instances(
     test_size=0.25,
     n_samples=10000,
     random_state=0,
+    favourable_class=1,
 ):
     """Retrain on generated discriminatory instances and measure the effect.
 
@@ -137,14 +258,36 @@ def retrain_with_instances(
     combination) under the tested model — a documented choice that gives a whole
     similar set one label, so that the refit is taught to ignore the protected
     attributes; a clone of ``model`` is refit on the augmented training split
-    (``sklearn.base.clone``: same hyper-parameters and ``random_state``).
-    ``labelling="original"`` uses the model's own prediction of ``x`` instead.
+    (``sklearn.base.clone``: same hyper-parameters and ``random_state``), in the
+    form it was fitted on (readable frame, encoded DataFrame or array; labels in
+    the model's own classes).  ``labelling="original"`` uses the model's own
+    prediction of ``x`` instead.
 
     Discrimination is measured for the original model, a baseline clone refit
     without the instances and the augmented clone as :func:`discrimination_rate`
     (the same uniform domain samples for all three, Wilson interval), and
     accuracy on the same held-out split (the original model may have seen part
     of it during its own training; the two refits have not).
+
+    Parameters
+    ----------
+    model : fitted scikit-learn classifier or pipeline
+        Must support ``sklearn.base.clone`` and ``fit`` (a plain callable cannot be
+        retrained).
+    dataset : Dataset
+        The dataset the search ran on (same encoding): ``result`` is checked to
+        belong to it (feature names, count, bounds).
+    result : FairnessTestResult
+    protected : list, optional
+        Default: the protected attributes of ``result``.
+    fraction : float in (0, 1]
+    labelling : {"majority", "original"}
+    add_similar : bool
+    test_size : float in (0, 1)
+    n_samples : int
+        Samples of each :func:`discrimination_rate`.
+    random_state : int in [0, 2**32 - 2]
+    favourable_class : default=1
 
     Returns
     -------
@@ -153,22 +296,37 @@ def retrain_with_instances(
     from sklearn.base import clone
     from sklearn.model_selection import train_test_split
 
-    if labelling not in ("majority", "original"):
-        raise ValueError(f"labelling must be 'majority' or 'original', got {labelling!r}.")
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}.")
-    if result.n_instances == 0:
-        raise ValueError("result holds no discriminatory instances: run a search with a larger budget first.")
+    from fairlens.models import Scorer
+
+    labelling = check_choice("labelling", labelling, ("majority", "original"))
+    fraction = check_probability("fraction", fraction, include_0=False)
+    add_similar = check_bool("add_similar", add_similar)
+    test_size = check_probability("test_size", test_size, include_0=False, include_1=False)
+    n_samples = check_int("n_samples", n_samples, min=1, max=MAX_SAMPLES)
+    random_state = check_int("random_state", random_state, min=0, max=2**32 - 2)
+    if not isinstance(result, FairnessTestResult):
+        _check_result_fits(result, None, dataset)
     pb = _Problem(dataset, protected if protected is not None else result.params.get("protected"))
+    instances = _check_result_fits(result, pb, dataset)
+    if instances.shape[0] == 0:
+        raise ValueError("result holds no discriminatory instances: run a search with a larger budget first.")
+    est = model.model if isinstance(model, Scorer) else model
+    if not (hasattr(est, "fit") and hasattr(est, "get_params")):
+        raise TypeError(
+            f"model must be a scikit-learn estimator or pipeline (clone + fit) to be retrained, got "
+            f"{type(est).__name__}; a plain callable cannot be refit."
+        )
+    scorer = resolve_scorer(est, dataset, favourable_class)
     X = np.asarray(dataset.X, dtype=np.float64)
     y = np.asarray(dataset.y)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, random_state=random_state, stratify=y)
     rng = np.random.default_rng(random_state)
-    n_add = min(result.n_instances, max(1, int(round(fraction * Xtr.shape[0]))))
-    pick = rng.choice(result.n_instances, size=n_add, replace=False)
-    Xa = result.instances[pick]
-    scorer = resolve_scorer(model)
-    S = pb.similar(Xa)
+    n_add = min(instances.shape[0], max(1, int(round(fraction * Xtr.shape[0]))))
+    pick = rng.choice(instances.shape[0], size=n_add, replace=False)
+    Xa = instances[pick]
+    if labelling == "majority" or add_similar:
+        pb.check_similar_memory(n_add, "retrain_with_instances", 2, "added instances")
+        S = pb.similar(Xa)
     if labelling == "majority":
         ya = (scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C).mean(axis=1) > 0.5).astype(y.dtype)
     else:
@@ -176,19 +334,41 @@ def retrain_with_instances(
     if add_similar:
         Xa = S.reshape(-1, pb.d)
         ya = np.repeat(ya, pb.C)
+
+    # the model's own input form and labels
+    classes = getattr(est, "classes_", None)
+    fav = scorer.favourable_class
+    other = None if classes is None else [c for c in np.asarray(classes).tolist() if c != fav][0]
+
+    def form(Z):
+        if scorer.input_kind == "readable":
+            return dataset.decode(Z)[scorer.model_feature_names]
+        if scorer.input_kind == "encoded_frame":
+            import pandas as pd
+
+            return pd.DataFrame(Z, columns=scorer.feature_names)[scorer.model_feature_names]
+        return Z
+
+    def labels(y01):
+        if classes is None or (fav == 1 and other == 0):
+            return y01
+        return np.where(y01 == 1, np.asarray(fav, dtype=object), np.asarray(other, dtype=object)).astype(
+            np.asarray(classes).dtype
+        )
+
     def acc(m):
-        return float(np.mean((resolve_scorer(m)(Xte) > 0.5).astype(int) == yte))
+        return float(np.mean((resolve_scorer(m, dataset, fav)(Xte) > 0.5).astype(int) == yte))
 
     def rate(m):
-        return discrimination_rate(m, dataset, pb.protected, n_samples, random_state + 1)
+        return discrimination_rate(m, dataset, pb.protected, n_samples, random_state + 1, favourable_class=fav)
 
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of short refits
-        base = clone(model).fit(Xtr, ytr)
-        new = clone(model).fit(np.concatenate([Xtr, Xa]), np.concatenate([ytr, ya]))
+        base = clone(est).fit(form(Xtr), labels(ytr))
+        new = clone(est).fit(form(np.concatenate([Xtr, Xa])), labels(np.concatenate([ytr, ya])))
     return MitigationResult(
-        rate(model), rate(base), rate(new), acc(model), acc(base), acc(new), int(n_add), new, base, labelling,
+        rate(est), rate(base), rate(new), acc(est), acc(base), acc(new), int(n_add), new, base, labelling,
         int(Xa.shape[0]),
     )

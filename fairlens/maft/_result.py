@@ -116,7 +116,11 @@ class FairnessTestResult:
         ``readable=True`` and a dataset that has ``decode``, categorical codes
         are shown as their labels.
         """
-        n = self.n_instances if max_rows is None else min(self.n_instances, int(max_rows))
+        from fairlens._validation import check_bool, check_int
+
+        readable = check_bool("readable", readable)
+        max_rows = check_int("max_rows", max_rows, min=0, allow_none=True)
+        n = self.n_instances if max_rows is None else min(self.n_instances, max_rows)
         X1 = self.instances[:n]
         X2 = self.counterparts[:n]
         names = list(self.feature_names) or [f"x{j}" for j in range(self.instances.shape[1])]

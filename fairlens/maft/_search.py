@@ -47,13 +47,25 @@ Choices where the paper is silent or ambiguous (documented here once):
 from __future__ import annotations
 
 import abc
-import itertools
+import math
 import numbers
 import time
 
 import numpy as np
 
-from . import _kernels
+from fairlens._validation import (
+    MEMORY_LIMIT_BYTES,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_random_state,
+    check_real,
+    check_seed_int,
+    check_stop,
+)
+
+from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
 from ._utils import CountingScorer, RowSet, resolve_scorer, stream_uniform
@@ -65,19 +77,46 @@ _SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
 
 # ----------------------------------------------------------------------------- validation
 def _check_int(name, v, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}.")
-    return int(v)
+    return check_int(name, v, min=minimum)
 
 
 def _check_pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}.")
-    return float(v)
+    return check_real(name, v, min=0.0, include_min=False)
+
+
+def _generator(random_state, name="random_state"):
+    """A ``numpy.random.Generator`` from ``random_state`` (validated with scikit-learn's
+    ``check_random_state`` semantics, the message names the argument).
+
+    An int seeds ``default_rng(int)`` (as before, so seeded results are unchanged), ``None``
+    a fresh generator, a ``Generator`` is used as is, a ``RandomState`` seeds a Generator
+    with one draw from it.
+    """
+    rs = check_random_state(random_state, name)
+    if isinstance(rs, np.random.Generator):
+        return rs
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
+    return np.random.default_rng(int(random_state))
+
+
+#: Similar rows held per walker by the search engines: the global phase keeps the current
+#: and the hit similar sets plus one indexed copy, the local phase the current, the
+#: global and the new ones plus one indexed copy; each row is d float64 plus a score.
+_SIMILAR_COPIES = 4
 
 
 class _Problem:
-    """Validated description of the search space."""
+    """Validated description of the search space.
+
+    The protected attributes' value combinations are *not* materialised here (their
+    number ``C`` grows as a product and can be astronomically large): ``C`` is computed
+    exactly, ``combos`` is built on first use after a memory check, and
+    :meth:`combos_block` yields any slice of them in the order of
+    ``itertools.product`` (last attribute fastest).
+    """
 
     def __init__(self, dataset, protected, data=None):
         for attr in ("X", "bounds", "feature_names"):
@@ -87,23 +126,28 @@ class _Problem:
                     "load one with fairlens.datasets.load_dataset(name, encoding='benchmark')."
                 )
         self.dataset = dataset
-        self.feature_names = list(dataset.feature_names)
+        self.feature_names = [str(c) for c in dataset.feature_names]
         d = len(self.feature_names)
         B = np.asarray(dataset.bounds, dtype=np.float64)
-        if B.shape != (d, 2) or np.any(B[:, 0] > B[:, 1]):
-            raise ValueError(f"dataset.bounds must be a (d, 2) array of [min, max] rows with min <= max, got shape {B.shape}.")
+        if B.shape != (d, 2) or not np.all(np.isfinite(B)) or np.any(B[:, 0] > B[:, 1]):
+            raise ValueError(
+                f"dataset.bounds must be a finite (d, 2) array of [min, max] rows with min <= max, got shape {B.shape}."
+            )
         self.lo = np.ascontiguousarray(B[:, 0])
         self.hi = np.ascontiguousarray(B[:, 1])
         if protected is None:
             protected = list(getattr(dataset, "protected", []) or [])
-        if isinstance(protected, (str, numbers.Integral)):
+        if isinstance(protected, (str, numbers.Integral)) and not isinstance(protected, bool):
             protected = [protected]
-        protected = list(protected)
+        try:
+            protected = list(protected)
+        except TypeError:
+            raise TypeError(f"protected must be a list of feature names or indices, got {protected!r}.") from None
         if not protected:
             raise ValueError("protected must name at least one protected attribute, e.g. protected=['sex'].")
         idx = []
         for p in protected:
-            if isinstance(p, numbers.Integral) and not isinstance(p, bool):
+            if isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_)):
                 if not 0 <= p < d:
                     raise ValueError(f"protected index {p} is out of range for {d} features.")
                 idx.append(int(p))
@@ -119,7 +163,7 @@ class _Problem:
             raise ValueError(f"protected lists an attribute twice: {protected}.")
         self.prot_idx = np.asarray(idx, dtype=np.int64)
         self.protected = [self.feature_names[i] for i in idx]
-        values = []
+        n_values = []
         for i in idx:
             lo, hi = self.lo[i], self.hi[i]
             if lo != np.floor(lo) or hi != np.floor(hi):
@@ -132,24 +176,91 @@ class _Problem:
                     f"protected attribute {self.feature_names[i]!r} takes a single value ({lo}) within its bounds: "
                     "no similar instance exists; choose an attribute with at least two values."
                 )
-            values.append(np.arange(lo, hi + 1.0))
-        self.combos = np.ascontiguousarray(np.array(list(itertools.product(*values)), dtype=np.float64))
-        self.C = self.combos.shape[0]
+            n_values.append(int(hi - lo) + 1)
+        self.n_values = n_values
+        self.C = int(math.prod(n_values))  # exact (Python int), nothing allocated
+        self._combos = None
         self.free = np.ones(d, dtype=np.bool_)
         self.free[self.prot_idx] = False
         if not self.free.any():
             raise ValueError("every feature is protected: there is nothing to perturb.")
         self.d = d
-        pool = dataset.X if data is None else data
-        pool = np.asarray(pool, dtype=np.float64)
+        if data is None:
+            pool = np.asarray(dataset.X, dtype=np.float64)
+        else:
+            pool = self.encode_rows(data, "data")
         if pool.ndim != 2 or pool.shape[1] != d or pool.shape[0] == 0:
             raise ValueError(f"the seed pool (data=) must be a non-empty (n, {d}) array, got shape {pool.shape}.")
+        if not np.all(np.isfinite(pool)):
+            raise ValueError("the seed pool (data=) contains NaN or inf; fill or drop those rows.")
         self.pool = np.ascontiguousarray(pool)
 
+    # ------------------------------------------------------------------ combinations
+    def describe_combinations(self):
+        parts = [f"{n:,} values of {self.feature_names[i]!r}" for n, i in zip(self.n_values, self.prot_idx)]
+        return f"{self.C:,} combinations of the protected values (" + " x ".join(parts) + ")"
+
+    def remedy(self):
+        return (
+            "discretise a continuous protected attribute into a few groups (e.g. age bands, "
+            "or the datasets' encoding='benchmark', whose protected attributes have 2-5 values), "
+            "or protect fewer attributes at a time."
+        )
+
+    def combos_block(self, start, stop):
+        """Combinations ``start .. stop-1`` as a float64 ``(stop - start, P)`` array."""
+        k = np.arange(int(start), int(stop), dtype=np.int64)
+        out = np.empty((k.size, len(self.n_values)), dtype=np.float64)
+        for j in range(len(self.n_values) - 1, -1, -1):
+            n = self.n_values[j]
+            out[:, j] = self.lo[self.prot_idx[j]] + (k % n)
+            k = k // n
+        return out
+
+    @property
+    def combos(self):
+        """Every combination of the protected values (built once, after a memory check)."""
+        if self._combos is None:
+            check_memory(
+                self.C * (len(self.n_values) + self.d) * 8.0,
+                f"the {self.describe_combinations()}",
+                self.remedy(),
+            )
+            self._combos = np.ascontiguousarray(self.combos_block(0, self.C))
+        return self._combos
+
+    def check_similar_memory(self, n_rows, what, copies=1, fewer="rows"):
+        """Refuse (ValueError naming the estimate and the remedy) when ``n_rows`` similar
+        sets (``copies`` of them) would exceed the memory limit."""
+        per = float(self.C) * (self.d + 1) * 8.0 * copies
+        limit = MEMORY_LIMIT_BYTES
+        if per * n_rows <= limit:
+            return
+        fit = int(limit // per)
+        more = f", or use at most {fit:,} {fewer}" if fit >= 1 else ""
+        check_memory(
+            per * n_rows,
+            f"{what}: the {self.describe_combinations()} for {n_rows:,} {fewer}",
+            self.remedy()[:-1] + more + ".",
+        )
+
+    # ------------------------------------------------------------------ rows
+    def encode_rows(self, X, what):
+        """Rows in the encoded space (the shared check of :mod:`fairlens.models`): a DataFrame
+        is aligned by column name, a readable one encoded through the dataset; the error
+        names ``what``."""
+        from fairlens.models import _as_encoded
+
+        ds = self.dataset if hasattr(self.dataset, "encode") else None
+        try:
+            return _as_encoded(X, self.feature_names, self.d, ds, what)
+        except (TypeError, ValueError) as exc:
+            if str(exc).startswith(what):
+                raise
+            raise type(exc)(f"{what}: {exc}") from None
+
     def check_rows(self, X, what="seeds"):
-        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-        if X.ndim != 2 or X.shape[1] != self.d:
-            raise ValueError(f"{what} must be an (n, {self.d}) array, got shape {X.shape}.")
+        X = self.encode_rows(X, what)
         out = (X < self.lo) | (X > self.hi)
         if out.any():
             r, c = np.argwhere(out)[0]
@@ -166,10 +277,18 @@ class _Problem:
 
     def similar(self, X):
         """(W, C, d) rows: each walker then its similar instances."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
         W = X.shape[0]
+        self.check_similar_memory(W, "similar instances")
+        combos = self.combos
         out = np.empty((W, self.C, self.d), dtype=np.float64)
         if W:
-            _kernels.similar_rows(np.ascontiguousarray(X), self.prot_idx, self.combos, out)
+            n_off = _kcall.similar_rows(X, self.prot_idx, combos, out)
+            if n_off:
+                raise ValueError(
+                    f"{n_off} rows have protected values outside the protected attributes' domain; "
+                    "rows must lie within dataset.bounds."
+                )
         return out
 
 
@@ -179,12 +298,14 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     Parameters
     ----------
     pool : ndarray (n, d)
-        The training data.
+        The training data (finite numbers).
     n_seeds : int
         Number of seeds (``global_num``).  If ``n_seeds >= n``, the whole pool
         is returned (what the paper does for small datasets).
     n_clusters : int, default=4
-    random_state : int, RandomState or Generator
+    random_state : int, RandomState, Generator or None
+        Validated like scikit-learn's ``check_random_state``; an int seeds
+        ``numpy.random.default_rng``.
 
     Returns
     -------
@@ -192,12 +313,22 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """
     from sklearn.cluster import KMeans
 
-    n_seeds = _check_int("n_seeds", n_seeds, 1)
-    pool = np.asarray(pool, dtype=np.float64)
+    n_seeds = check_int("n_seeds", n_seeds, min=1)
+    n_clusters = check_int("n_clusters", n_clusters, min=1)
+    rng = _generator(random_state)
+    if hasattr(pool, "columns"):
+        pool = pool.to_numpy()
+    try:
+        pool = np.asarray(pool, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("pool must be a numeric (n, d) array (encoded rows).") from None
+    if pool.ndim != 2 or pool.shape[0] == 0 or pool.shape[1] == 0:
+        raise ValueError(f"pool must be a non-empty (n, d) array, got shape {pool.shape}.")
+    if not np.all(np.isfinite(pool)):
+        raise ValueError("pool contains NaN or inf; fill or drop those rows.")
     if n_seeds >= pool.shape[0]:
         return pool.copy()
-    rng = np.random.default_rng(random_state)
-    k = min(int(n_clusters), pool.shape[0])
+    k = min(n_clusters, pool.shape[0])
     labels = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1))).fit_predict(pool)
     members = [np.flatnonzero(labels == c) for c in range(k)]
     members = [m for m in members if m.size]
@@ -213,25 +344,25 @@ def warmup():
     that the first timed search does not pay for it."""
     X = np.zeros((2, 3))
     out = np.empty((2, 2, 3))
-    _kernels.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), out)
+    _kcall.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), out)
     sc = np.array([[0.2, 0.7], [0.4, 0.45]])
     b = np.empty(2, dtype=np.bool_)
     i1 = np.empty(2, dtype=np.int64)
     i2 = np.empty(2, dtype=np.int64)
-    _kernels.check_discrimination(sc, np.zeros(2), b, i1, i2)
+    _kcall.check_discrimination(sc, np.zeros(2), b, i1, i2)
     free = np.array([False, True, True])
     lo, hi = np.zeros(3), np.ones(3)
     G = np.ones((2, 3))
-    _kernels.global_update(X, np.zeros((2, 3)), np.zeros((2, 3)), G, G, 0.5, -1.0, free, 1.0, lo, hi)
+    _kcall.global_update(X, np.zeros((2, 3)), np.zeros((2, 3)), G, G, 0.5, -1.0, free, 1.0, lo, hi)
     P = np.empty((2, 3))
-    _kernels.normalized_probability(G, G, free, 1e-6, P)
+    _kcall.normalized_probability(G, G, free, 1e-6, P)
     a = np.empty(2, dtype=np.int64)
     s = np.empty(2)
     u = np.full(2, 0.3)
-    _kernels.local_perturb(X, P, u, u, 1.0, lo, hi, a, s)
+    _kcall.local_perturb(X, P, u, u, 1.0, lo, hi, a, s)
     pp, dp = np.array([0.0, 0.5, 0.5]), np.full(3, 0.5)
-    _kernels.aequitas_perturb(X, pp, dp, u, u, u, 1.0, lo, hi, a, s)
-    _kernels.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
+    _kcall.aequitas_perturb(X, pp, dp, u, u, u, 1.0, lo, hi, a, s)
+    _kcall.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
     RowSet(3).add(X)
 
 
@@ -295,7 +426,7 @@ class _Recorder:
                     "elapsed": el,
                 }
             )
-        if self.stop is not None and self.stop.is_set():
+        if self.stop():
             self.stopped = True
         return self.stopped
 
@@ -320,21 +451,23 @@ class _TwoPhaseSearch(abc.ABC):
         n_clusters=4,
         epsilon=1e-6,
         data=None,
+        favourable_class=1,
     ):
         self.model = model
         self.problem = _Problem(dataset, protected, data)
         self.dataset = dataset
         self.protected = self.problem.protected
-        self.max_iter = _check_int("max_iter", max_iter, 1)
-        self.global_step = _check_pos("global_step", global_step)
-        self.local_step = _check_pos("local_step", local_step)
-        if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not 0 <= decay < 1:
-            raise ValueError(f"decay must be in [0, 1), got {decay!r}.")
-        self.decay = float(decay)
-        self.update_interval = _check_int("update_interval", update_interval, 1)
-        self.n_clusters = _check_int("n_clusters", n_clusters, 1)
-        self.epsilon = _check_pos("epsilon", epsilon)
-        self.scorer = resolve_scorer(model)
+        self.max_iter = check_int("max_iter", max_iter, min=1)
+        self.global_step = check_real("global_step", global_step, min=0.0, include_min=False)
+        self.local_step = check_real("local_step", local_step, min=0.0, include_min=False)
+        self.decay = check_real("decay", decay, min=0.0, max=1.0, include_max=False)
+        self.update_interval = check_int("update_interval", update_interval, min=1)
+        self.n_clusters = check_int("n_clusters", n_clusters, min=1)
+        self.epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)
+        # the model is adapted ONCE: readable-frame pipeline, encoded DataFrame (aligned by
+        # column name), encoded array or callable -- rows always travel in the encoded space
+        self.scorer = resolve_scorer(model, dataset, favourable_class)
+        self.favourable_class = self.scorer.favourable_class
         # one probe call: fails early (clear error) on a model without probabilities
         probe = np.asarray(self.scorer(self.problem.pool[:2]), dtype=np.float64)
         if probe.shape != (min(2, self.problem.pool.shape[0]),):
@@ -355,12 +488,16 @@ class _TwoPhaseSearch(abc.ABC):
             "n_clusters": self.n_clusters,
             "epsilon": self.epsilon,
             "protected": list(self.protected),
+            "favourable_class": self.favourable_class,
+            "model_input": self.scorer.describe(),
         }
 
     def seeds(self, n_seeds, random_state=0):
         """Seeds the run would use for ``(n_seeds, random_state)`` (cached per pair)."""
-        if not isinstance(random_state, numbers.Integral):
+        n_seeds = check_int("n_seeds", n_seeds, min=1)
+        if not isinstance(random_state, numbers.Integral) or isinstance(random_state, (bool, np.bool_)):
             return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
+        check_random_state(random_state)
         cache = self.__dict__.setdefault("_seed_cache", {})
         key = (int(n_seeds), int(random_state))
         if key not in cache:
@@ -391,19 +528,25 @@ class _TwoPhaseSearch(abc.ABC):
         n_local : int, default=1000
             Local iterations per unique global instance (``local_num``); 0 skips
             the local phase.
-        random_state : int or None, default=0
-            Seeds selection and the local phase's random stream (``None``: a
-            fresh random key, recorded in ``result.params``).
+        random_state : int, RandomState, Generator or None, default=0
+            Seeds selection and the local phase's random stream.  An int in
+            ``[0, 2**32 - 1]`` is used as is; ``None`` draws a fresh key and a
+            ``RandomState``/``Generator`` one draw from it (the int actually used
+            is recorded in ``result.params["random_state"]``, so any run can be
+            repeated).
         engine : {"lockstep", "reference"}
             Batched engine or the literal one-seed-at-a-time twin.
-        seeds : array (n, d), optional
-            Explicit seeds (validated against the bounds).
+        seeds : array (n, d) or DataFrame, optional
+            Explicit seeds in the dataset's encoded space (a DataFrame is aligned
+            by column name), validated against the bounds.
         callback : callable, optional
             Called after every step with a dict (``phase``, ``step``, ``total``,
             ``n_global``, ``n_total``, ``elapsed``).
-        stop : threading.Event, optional
-            Checked after every step; when set, the run stops and returns what it
-            found so far (``result.stopped``).
+        stop : threading.Event or callable, optional
+            The one stop convention of fairlens: a ``threading.Event`` (stop when
+            set) or a zero-argument callable (stop when it returns true), checked
+            after every step; the run then returns what it found so far
+            (``result.stopped``).
         track_explored : bool, default=True
             Keep the set of generated instances (for ``success_rate``).
         blas_threads : int or None, default=1
@@ -415,24 +558,39 @@ class _TwoPhaseSearch(abc.ABC):
         Returns
         -------
         FairnessTestResult
+
+        Raises
+        ------
+        ValueError
+            For out-of-range parameters, and when the similar instances of the
+            walkers (``n_seeds x`` the number of protected-value combinations)
+            would not fit in memory: the message names the estimate and the
+            remedy (discretise a continuous protected attribute, fewer seeds).
+
+        Notes
+        -----
+        Every step is a bounded model call plus short kernel calls, so a
+        ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step;
+        the search object holds no per-run state and can be run again.
         """
-        if engine not in ("lockstep", "reference"):
-            raise ValueError(f"engine must be 'lockstep' or 'reference', got {engine!r}.")
-        n_local = _check_int("n_local", n_local, 0)
-        if random_state is None:
-            random_state = int(np.random.default_rng().integers(2**31 - 1))
-        if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-            raise TypeError(
-                f"random_state must be an int or None (it keys counter-based random streams), got {random_state!r}."
-            )
+        engine = check_choice("engine", engine, ("lockstep", "reference"))
+        n_local = check_int("n_local", n_local, min=0)
+        random_state = check_seed_int(random_state, "random_state")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
+        stop = check_stop(stop, "stop")
+        track_explored = check_bool("track_explored", track_explored)
+        blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
         if seeds is None:
-            if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
-                raise ValueError(f"n_seeds must be an integer >= 1 (zero seeds find nothing), got {n_seeds!r}.")
+            n_seeds = check_int("n_seeds", n_seeds, min=1)
+            n_walkers = min(n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else n_seeds
+            self.problem.check_similar_memory(n_walkers, f"{self.method}.run", _SIMILAR_COPIES, "seeds")
             seeds = self.seeds(n_seeds, random_state)
         else:
             seeds = self.problem.check_rows(seeds)
             if seeds.shape[0] == 0:
                 raise ValueError("seeds is empty: pass at least one seed row.")
+            self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
         key = int(np.random.SeedSequence(random_state).generate_state(1, dtype=np.uint64)[0])
         scorer = CountingScorer(self.scorer)
         source = self._source(scorer)
@@ -443,7 +601,7 @@ class _TwoPhaseSearch(abc.ABC):
         else:
             from threadpoolctl import threadpool_limits
 
-            limit = threadpool_limits(limits=_check_int("blas_threads", blas_threads, 1), user_api="blas")
+            limit = threadpool_limits(limits=blas_threads, user_api="blas")
         with limit:
             t0 = time.perf_counter()
             rec = _Recorder(self.problem.d, track_explored, callback, stop, t0)
@@ -453,6 +611,8 @@ class _TwoPhaseSearch(abc.ABC):
                 tg, tl = self._reference(scorer, source, seeds, n_local, key, rec)
             elapsed = time.perf_counter() - t0
         return self._assemble(rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state)
+
+    _seeds_from_pool = True
 
     def _assemble(self, rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state):
         d = self.problem.d
@@ -509,7 +669,7 @@ class _TwoPhaseSearch(abc.ABC):
             is_disc = np.empty(m, dtype=np.bool_)
             pair = np.empty(m, dtype=np.int64)
             mdiff = np.empty(m, dtype=np.int64)
-            _kernels.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
+            _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
             found = active[is_disc]
             hit[found] = True
             hitX[found] = Xa[is_disc]
@@ -525,7 +685,7 @@ class _TwoPhaseSearch(abc.ABC):
                 g2 = np.ascontiguousarray(G[ar.size :])
                 M1a = np.ascontiguousarray(M1[ar])
                 M2a = np.ascontiguousarray(M2[ar])
-                _kernels.global_update(
+                _kcall.global_update(
                     x1, M1a, M2a, g1, g2, self.decay, source.direction_sign, pb.free, self.global_step, pb.lo, pb.hi
                 )
                 X[ar] = x1
@@ -563,14 +723,14 @@ class _TwoPhaseSearch(abc.ABC):
             if ref.size:
                 m = ref.size
                 u = stream_uniform(key, ref, it, _SLOT_PAIR)
-                _kernels.check_discrimination(
+                _kcall.check_discrimination(
                     np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m]
                 )
                 x1 = X[ref]
                 x2 = S_cur[ref, pair[:m]]
                 Gd = source(np.concatenate([x1, x2]))
                 Pr = np.empty((m, d))
-                _kernels.normalized_probability(
+                _kcall.normalized_probability(
                     np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free, self.epsilon, Pr
                 )
                 P[ref] = Pr
@@ -580,12 +740,12 @@ class _TwoPhaseSearch(abc.ABC):
             suc += 1
             ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
             ud = stream_uniform(key, walkers, it, _SLOT_DIR)
-            _kernels.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
+            _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             tries += G
             rec.explore(X)
-            _kernels.check_discrimination(sc, zeros, is_disc, pair, mdiff)
+            _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
             rec.add(X[ok], S[ok], sc[ok], "local")
             S_cur[ok] = S[ok]
@@ -725,21 +885,33 @@ class MAFT(_TwoPhaseSearch):
 
     Parameters
     ----------
-    model : estimator with ``predict_proba`` or callable
-        Any binary model; only its favourable-class probability is used.
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a
+        pipeline fitted on the readable frame ``dataset.frame[dataset.feature_names]``
+        (rows are decoded before each call), an estimator fitted on the encoded
+        ``dataset.X`` (array, or DataFrame in any column order: aligned by name) or a
+        callable on encoded rows returning probabilities.  The search always runs
+        in the encoded space; ``result.params["model_input"]`` says how the model
+        was called.  Only the favourable-class probability is used.
     dataset : fairlens Dataset
         Supplies the seed pool (``X``), the input domain (``bounds``) and names.
     protected : list of str or int, optional
         Protected attributes (default ``dataset.protected``).
+    favourable_class : default=1
+        The model class that is the favourable outcome (for a model fitted on the
+        readable target labels, the dataset's favourable label is found
+        automatically).
     h : float, default=1.0
-        Perturbation size of the zero-order gradient (RQ1 recommends 1.0).
+        Perturbation size of the zero-order gradient (RQ1 recommends 1.0).  For a
+        readable-frame model an attribute at the top of its domain is
+        differentiated one-sidedly (``x - h``): codes outside the domain have no label.
     vectored : bool, default=True
         Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per
         attribute and point).
     max_iter, global_step, local_step, decay, update_interval, n_clusters, epsilon
         The paper's defaults: 10, 1.0, 1.0, 0.5, 5, 4, 1e-6.
-    data : array, optional
-        Seed pool (default ``dataset.X``).
+    data : array or DataFrame, optional
+        Seed pool (default ``dataset.X``), in the encoded space.
 
     Examples
     --------
@@ -751,7 +923,7 @@ class MAFT(_TwoPhaseSearch):
 
     def __init__(self, model, dataset, protected=None, *, h=1.0, vectored=True, **kw):
         self.h = _check_h(h)
-        self.vectored = bool(vectored)
+        self.vectored = check_bool("vectored", vectored)
         super().__init__(model, dataset, protected, **kw)
 
     def params(self):
@@ -760,40 +932,59 @@ class MAFT(_TwoPhaseSearch):
         return p
 
     def _source(self, scorer):
-        return ZeroOrderSource(scorer, self.h, self.vectored)
+        from ._gradients import _zo_bounds
+
+        return ZeroOrderSource(scorer, self.h, self.vectored, _zo_bounds(self.scorer, self.dataset))
 
 
-class EIDIG(_TwoPhaseSearch):
-    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
-    gradient of the output probability (white-box; needs a fitted sklearn
-    ``MLPClassifier``, possibly behind a scaler as :func:`fairlens.models.train_mlp`
-    returns it, differentiated by :func:`fairlens.models.mlp_input_gradient`)."""
+class _WhiteBox(_TwoPhaseSearch):
+    _source_cls = None
 
-    method = "EIDIG"
-
-    def __init__(self, model, dataset, protected=None, **kw):
+    def __init__(self, model, dataset, protected=None, *, gradient=None, **kw):
         super().__init__(model, dataset, protected, **kw)
-        OutputGradientSource(model, self.scorer, self.problem.d)  # validates the model type early
+        self.gradient = gradient
+        src = self._source_cls(model, self.scorer, self.problem.d, gradient)  # validates early
+        if gradient is not None:
+            src.proba_gradient(np.ascontiguousarray(self.problem.pool[:2]))
+
+    def params(self):
+        p = super().params()
+        p["gradient"] = "user gradient=" if self.gradient is not None else "analytic MLPClassifier gradient"
+        return p
 
     def _source(self, scorer):
-        return OutputGradientSource(self.model, scorer)
+        return self._source_cls(self.model, scorer, None, self.gradient)
 
 
-class ADF(_TwoPhaseSearch):
+class EIDIG(_WhiteBox):
+    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
+    gradient of the output probability (white-box).
+
+    The gradient comes from ``gradient=`` -- a callable mapping an ``(n, d)`` batch of
+    encoded rows to ``d score / d x`` of shape ``(n, d)`` (score = favourable-class
+    probability), e.g. from ``torch.autograd`` or ``tf.GradientTape``: any
+    differentiable model -- or, without it, from a fitted sklearn ``MLPClassifier``
+    (possibly behind a scaler, as :func:`fairlens.models.train_mlp` returns it),
+    differentiated by :func:`fairlens.models.mlp_input_gradient`.  Other parameters as
+    :class:`MAFT`."""
+
+    method = "EIDIG"
+    _source_cls = OutputGradientSource
+
+
+class ADF(_WhiteBox):
     """ADF (Zhang et al., ICSE 2020): gradient of the loss, its sign, no momentum
     (``decay=0``) and a fresh gradient at every local iteration
-    (``update_interval=1``); white-box like EIDIG."""
+    (``update_interval=1``); white-box like :class:`EIDIG` (same ``gradient=``:
+    ``d score / d x``, turned into the cross-entropy gradient here)."""
 
     method = "ADF"
+    _source_cls = LossGradientSource
 
     def __init__(self, model, dataset, protected=None, **kw):
         kw.setdefault("decay", 0.0)
         kw.setdefault("update_interval", 1)
         super().__init__(model, dataset, protected, **kw)
-        LossGradientSource(model, self.scorer, self.problem.d)
-
-    def _source(self, scorer):
-        return LossGradientSource(self.model, scorer)
 
 
 class AEQUITAS(_TwoPhaseSearch):
@@ -806,12 +997,14 @@ class AEQUITAS(_TwoPhaseSearch):
     reinforced by success, change size 0.001), step, keep on success, reset to
     the seed on failure.  Protected attributes get weight 0 here (perturbing
     them is meaningless: every value is already in the similar set).
+    Model and other parameters as :class:`MAFT`.
     """
 
     method = "AEQUITAS"
+    _seeds_from_pool = False
 
     def __init__(self, model, dataset, protected=None, *, change_size=0.001, **kw):
-        self.change_size = _check_pos("change_size", change_size)
+        self.change_size = check_real("change_size", change_size, min=0.0, max=1.0, include_min=False)
         super().__init__(model, dataset, protected, **kw)
 
     def params(self):
@@ -824,9 +1017,9 @@ class AEQUITAS(_TwoPhaseSearch):
 
     def seeds(self, n_seeds, random_state=0):
         """Uniform random points of the integer grid of the domain."""
-        n_seeds = _check_int("n_seeds", n_seeds, 1)
+        n_seeds = check_int("n_seeds", n_seeds, min=1)
         pb = self.problem
-        rng = np.random.default_rng(random_state)
+        rng = _generator(random_state)
         lo = np.ceil(pb.lo)
         hi = np.floor(pb.hi)
         return np.ascontiguousarray(lo + np.floor(rng.random((n_seeds, pb.d)) * (hi - lo + 1.0)))
@@ -864,7 +1057,7 @@ class AEQUITAS(_TwoPhaseSearch):
             ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
             ud = stream_uniform(key, walkers, it, _SLOT_DIR)
             ue = stream_uniform(key, walkers, it, _SLOT_EDGE)
-            _kernels.aequitas_perturb(X, pp, dp, ua, ud, ue, self.local_step, pb.lo, pb.hi, attr, sgn)
+            _kcall.aequitas_perturb(X, pp, dp, ua, ud, ue, self.local_step, pb.lo, pb.hi, attr, sgn)
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             tries += G
@@ -872,7 +1065,7 @@ class AEQUITAS(_TwoPhaseSearch):
             ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
             rec.add(X[ok], S[ok], sc[ok], "local")
             X[~ok] = gX[~ok]
-            _kernels.aequitas_update(pp, dp, attr, sgn, ok, self.change_size, self.change_size, self.local_step)
+            _kcall.aequitas_update(pp, dp, attr, sgn, ok, self.change_size, self.change_size, self.local_step)
             if rec.tick("local", it + 1, n_local):
                 break
         return tg, tries

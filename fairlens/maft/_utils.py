@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from . import _kcall
 
 __all__ = ["CountingScorer", "stream_uniform", "RowSet", "wilson_interval", "resolve_scorer"]
 
@@ -12,6 +12,10 @@ _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+
+#: Rows per model call (and per block of the chunked loops): bounds the memory of every
+#: batch the slice builds (``rows x d`` float64) independently of the problem size.
+BLOCK_ROWS = 262144
 
 
 def _splitmix(z):
@@ -98,15 +102,20 @@ class RowSet:
         self.n = 0
         if n:
             is_new = np.empty(n, dtype=np.bool_)
-            self.n = int(_kernels.table_insert(self._table, self._store, 0, old, _row_hashes(old), is_new))
+            self.n = int(_kcall.table_insert(self._table, self._store, 0, old, _row_hashes(old), is_new))
 
     def add(self, rows):
-        rows = np.ascontiguousarray(rows, dtype=np.float64).reshape(-1, self.d) + 0.0
+        rows = np.asarray(rows, dtype=np.float64)
+        if rows.ndim == 1 and rows.size == 0:
+            rows = rows.reshape(0, self.d)
+        if rows.ndim != 2 or rows.shape[1] != self.d:
+            raise ValueError(f"RowSet.add: rows must have shape (m, {self.d}), got {rows.shape}")
+        rows = np.ascontiguousarray(rows) + 0.0
         m = rows.shape[0]
         if self.n + m > self._store.shape[0]:
             self._grow(self.n + m)
         is_new = np.empty(m, dtype=np.bool_)
-        self.n = int(_kernels.table_insert(self._table, self._store, self.n, rows, _row_hashes(rows), is_new))
+        self.n = int(_kcall.table_insert(self._table, self._store, self.n, rows, _row_hashes(rows), is_new))
         return is_new
 
 
@@ -116,7 +125,7 @@ class CountingScorer:
     Large inputs are scored in chunks of ``max_rows`` rows.
     """
 
-    def __init__(self, scorer, max_rows=262144):
+    def __init__(self, scorer, max_rows=BLOCK_ROWS):
         self.scorer = scorer
         self.max_rows = int(max_rows)
         self.rows = 0
@@ -128,7 +137,7 @@ class CountingScorer:
         self.rows += n
         if n <= self.max_rows:
             self.calls += 1
-            return np.asarray(self.scorer(X), dtype=np.float64).reshape(n)
+            return np.ascontiguousarray(np.asarray(self.scorer(X), dtype=np.float64).reshape(n))
         out = np.empty(n, dtype=np.float64)
         for s in range(0, n, self.max_rows):
             self.calls += 1
@@ -136,17 +145,36 @@ class CountingScorer:
         return out
 
 
-def resolve_scorer(model):
-    """Adapt ``model`` with :func:`fairlens.models.as_scorer` (the one model protocol)."""
-    from fairlens.models import as_scorer
+def resolve_scorer(model, dataset=None, favourable_class=1):
+    """Adapt ``model`` once with :func:`fairlens.models.as_scorer` (the one model protocol).
 
-    return as_scorer(model)
+    With a dataset, a pipeline fitted on the readable frame, a model fitted on an
+    encoded DataFrame (any column order) and an array model are all called in the
+    form they were fitted on; rows are always passed in the dataset's encoded space.
+    """
+    from fairlens.models import Scorer, as_scorer
+
+    classes = getattr(model, "classes_", None)
+    if not isinstance(model, Scorer) and classes is not None and favourable_class != 1:
+        # an explicit favourable_class must be one of the model's classes (as_scorer would
+        # otherwise fall back to the dataset's favourable label)
+        listed = list(np.asarray(classes).tolist())
+        if favourable_class not in listed:
+            raise ValueError(
+                f"favourable_class={favourable_class!r} is not one of the model's classes {listed}; pass "
+                "favourable_class=<the class that is the favourable outcome>."
+            )
+    return as_scorer(model, dataset, favourable_class=favourable_class)
+
 
 
 def wilson_interval(k, n, confidence=0.95):
     """Wilson score interval for a binomial proportion ``k / n``."""
     from scipy.stats import norm
 
+    from fairlens._validation import check_probability
+
+    confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
     if n <= 0:
         return (float("nan"), float("nan"))
     z = float(norm.ppf(0.5 + confidence / 2.0))
@@ -154,4 +182,5 @@ def wilson_interval(k, n, confidence=0.95):
     den = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # the interval contains p (rounding can put centre - half a hair above 0 when k = 0)
+    return (float(min(p, max(0.0, centre - half))), float(max(p, min(1.0, centre + half))))

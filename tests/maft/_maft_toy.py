@@ -21,6 +21,9 @@ class ToyDataset:
     def decode(self, X):
         return pd.DataFrame(np.asarray(X), columns=self.feature_names)
 
+    def encode(self, frame):
+        return frame[self.feature_names].apply(pd.to_numeric).to_numpy(dtype=np.float64)
+
     def index_of(self, f):
         return self.feature_names.index(f)
 

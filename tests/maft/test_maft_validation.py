@@ -41,7 +41,7 @@ def test_bad_h(toy, smooth, h):
 
 @pytest.mark.parametrize("n", [0, -3, 2.5])
 def test_zero_seeds(toy, smooth, n):
-    with pytest.raises(ValueError, match="n_seeds"):
+    with pytest.raises((TypeError, ValueError), match="n_seeds"):
         MAFT(smooth, toy).run(n_seeds=n, n_local=1)
 
 
@@ -68,8 +68,15 @@ def test_not_a_dataset(smooth):
 
 def test_random_state_types(toy, smooth):
     s = MAFT(smooth, toy)
-    with pytest.raises(TypeError, match="random_state"):
-        s.run(n_seeds=3, n_local=1, random_state=np.random.default_rng(0))
+    for bad in ("abc", 1.5, [1, 2]):
+        with pytest.raises(TypeError, match="random_state"):
+            s.run(n_seeds=3, n_local=1, random_state=bad)
+    with pytest.raises(ValueError, match="random_state"):
+        s.run(n_seeds=3, n_local=1, random_state=-1)
+    # a Generator / RandomState is accepted (scikit-learn semantics); the int drawn is recorded
+    g = s.run(n_seeds=3, n_local=1, random_state=np.random.default_rng(0))
+    g2 = s.run(n_seeds=3, n_local=1, random_state=g.params["random_state"])
+    np.testing.assert_array_equal(g.instances, g2.instances)
     r = s.run(n_seeds=3, n_local=1, random_state=None)
     assert isinstance(r.params["random_state"], int)
     r2 = s.run(n_seeds=3, n_local=1, random_state=r.params["random_state"])

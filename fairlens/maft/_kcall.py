@@ -1,0 +1,175 @@
+"""Checked entry points to the numba kernels of :mod:`fairlens.maft._kernels`.
+
+A numba kernel does no bounds checking: called with an array of the wrong shape it
+writes past its buffer and corrupts the heap ("malloc(): invalid size", "double
+free").  Every caller in :mod:`fairlens.maft` therefore goes through the wrappers
+below, which check dtype, C-contiguity, writeability and every shape relation the
+kernel relies on (:func:`_check_kernel_args`) and only then call the kernel.  The
+checks are O(1) per call (plus O(d) index checks), so they cost nothing next to a
+model call.
+
+Each wrapper has the kernel's name and signature; a mismatch is a ``ValueError``
+naming the kernel, the argument, the expected and the received dtype/shape (an
+internal error: public entry points validate user input before it gets here).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = [
+    "similar_rows",
+    "check_discrimination",
+    "global_update",
+    "normalized_probability",
+    "local_perturb",
+    "table_insert",
+    "aequitas_update",
+    "aequitas_perturb",
+]
+
+_F = np.dtype(np.float64)
+_I = np.dtype(np.int64)
+_B = np.dtype(np.bool_)
+
+
+def _check_kernel_args(kernel, specs, out=()):
+    """Check ``specs`` = ``{name: (array, dtype, shape)}`` before calling ``kernel``.
+
+    ``shape`` is a tuple of ints or ``None`` (any length on that axis); the
+    resolved lengths are returned so that callers can relate axes.  Arrays named
+    in ``out`` must be writeable.
+    """
+    for name, (a, dtype, shape) in specs.items():
+        if not isinstance(a, np.ndarray):
+            raise ValueError(f"{kernel}: argument {name} must be a numpy array, got {type(a).__name__}")
+        if a.dtype != dtype:
+            raise ValueError(f"{kernel}: argument {name} must have dtype {dtype}, got {a.dtype}")
+        if a.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, a.shape)):
+            want = "(" + ", ".join("?" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{kernel}: argument {name} must have shape {want}, got {a.shape}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{kernel}: argument {name} must be C-contiguous")
+        if name in out and not a.flags.writeable:
+            raise ValueError(f"{kernel}: output argument {name} must be writeable")
+
+
+def _check_index(kernel, name, idx, n):
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"{kernel}: argument {name} holds indices outside [0, {n})")
+
+
+def _check_any_free(kernel, free):
+    if not free.any():
+        raise ValueError(f"{kernel}: argument free has no free (non-protected) attribute")
+
+
+def similar_rows(X, prot_idx, combos, out):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    C, P = combos.shape if combos.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "similar_rows",
+        {"X": (X, _F, (None, None)), "prot_idx": (prot_idx, _I, (P,)), "combos": (combos, _F, (None, None)),
+         "out": (out, _F, (W, C, d))},
+        out=("out",),
+    )
+    _check_index("similar_rows", "prot_idx", prot_idx, d)
+    return _kernels.similar_rows(X, prot_idx, combos, out)
+
+
+def check_discrimination(scores, u_pair, is_disc, pair_idx, maxdiff_idx):
+    W = scores.shape[0] if scores.ndim == 2 else -1
+    _check_kernel_args(
+        "check_discrimination",
+        {"scores": (scores, _F, (None, None)), "u_pair": (u_pair, _F, (W,)), "is_disc": (is_disc, _B, (W,)),
+         "pair_idx": (pair_idx, _I, (W,)), "maxdiff_idx": (maxdiff_idx, _I, (W,))},
+        out=("is_disc", "pair_idx", "maxdiff_idx"),
+    )
+    return _kernels.check_discrimination(scores, u_pair, is_disc, pair_idx, maxdiff_idx)
+
+
+def global_update(X, M1, M2, g1, g2, decay, sign, free, step, lo, hi):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    m = (W, d)
+    _check_kernel_args(
+        "global_update",
+        {"X": (X, _F, (None, None)), "M1": (M1, _F, m), "M2": (M2, _F, m), "g1": (g1, _F, m), "g2": (g2, _F, m),
+         "free": (free, _B, (d,)), "lo": (lo, _F, (d,)), "hi": (hi, _F, (d,))},
+        out=("X", "M1", "M2"),
+    )
+    return _kernels.global_update(X, M1, M2, g1, g2, float(decay), float(sign), free, float(step), lo, hi)
+
+
+def normalized_probability(g1, g2, free, eps, out):
+    W, d = g1.shape if g1.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "normalized_probability",
+        {"g1": (g1, _F, (None, None)), "g2": (g2, _F, (W, d)), "free": (free, _B, (d,)), "out": (out, _F, (W, d))},
+        out=("out",),
+    )
+    _check_any_free("normalized_probability", free)
+    return _kernels.normalized_probability(g1, g2, free, float(eps), out)
+
+
+def local_perturb(X, prob, u_attr, u_dir, step, lo, hi, attr_out, dir_out):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "local_perturb",
+        {"X": (X, _F, (None, None)), "prob": (prob, _F, (W, d)), "u_attr": (u_attr, _F, (W,)),
+         "u_dir": (u_dir, _F, (W,)), "lo": (lo, _F, (d,)), "hi": (hi, _F, (d,)),
+         "attr_out": (attr_out, _I, (W,)), "dir_out": (dir_out, _F, (W,))},
+        out=("X", "attr_out", "dir_out"),
+    )
+    if W and not np.all((prob > 0).any(axis=1)):
+        raise ValueError("local_perturb: every row of prob needs a positive entry")
+    return _kernels.local_perturb(X, prob, u_attr, u_dir, float(step), lo, hi, attr_out, dir_out)
+
+
+def table_insert(table, store, n_store, rows, hashes, is_new):
+    m, d = rows.shape if rows.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "table_insert",
+        {"table": (table, _I, (None,)), "store": (store, _F, (None, d)), "rows": (rows, _F, (None, None)),
+         "hashes": (hashes, _I, (m,)), "is_new": (is_new, _B, (m,))},
+        out=("table", "store", "is_new"),
+    )
+    S = table.shape[0]
+    n_store = int(n_store)
+    if S < 2 or S & (S - 1):
+        raise ValueError(f"table_insert: table size must be a power of two, got {S}")
+    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
+        raise ValueError(
+            f"table_insert: store has room for {store.shape[0]} rows, {n_store} used, {m} to insert"
+        )
+    if n_store + m >= S:
+        raise ValueError(f"table_insert: {n_store + m} rows do not fit a table of {S} slots")
+    return _kernels.table_insert(table, store, n_store, rows, hashes, is_new)
+
+
+def aequitas_update(param_p, dir_p, attrs, dirs, disc, change_p, change_d, step):
+    d = param_p.shape[0] if param_p.ndim == 1 else -1
+    W = attrs.shape[0] if attrs.ndim == 1 else -1
+    _check_kernel_args(
+        "aequitas_update",
+        {"param_p": (param_p, _F, (None,)), "dir_p": (dir_p, _F, (d,)), "attrs": (attrs, _I, (None,)),
+         "dirs": (dirs, _F, (W,)), "disc": (disc, _B, (W,))},
+        out=("param_p", "dir_p"),
+    )
+    _check_index("aequitas_update", "attrs", attrs, d)
+    return _kernels.aequitas_update(param_p, dir_p, attrs, dirs, disc, float(change_p), float(change_d), float(step))
+
+
+def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, attr_out, dir_out):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "aequitas_perturb",
+        {"X": (X, _F, (None, None)), "param_p": (param_p, _F, (d,)), "dir_p": (dir_p, _F, (d,)),
+         "u_attr": (u_attr, _F, (W,)), "u_dir": (u_dir, _F, (W,)), "u_edge": (u_edge, _F, (W,)),
+         "lo": (lo, _F, (d,)), "hi": (hi, _F, (d,)), "attr_out": (attr_out, _I, (W,)),
+         "dir_out": (dir_out, _F, (W,))},
+        out=("X", "attr_out", "dir_out"),
+    )
+    if W and not (param_p > 0).any():
+        raise ValueError("aequitas_perturb: param_p needs a positive entry")
+    return _kernels.aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, float(step), lo, hi, attr_out, dir_out)
