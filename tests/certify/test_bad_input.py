@@ -62,7 +62,7 @@ def test_bad_X_and_y(data):
         certify(rf, X, y[:-1])
     with pytest.raises(ValueError, match="no rows"):
         certify(rf, X[:0], y[:0])
-    with pytest.raises(ValueError, match="not one of the forest's classes"):
+    with pytest.raises(ValueError, match="not one of the model's classes"):
         certify(rf, X, y + 5)
     with pytest.raises(ValueError, match="method"):
         certify(rf, X, y, method="exact")
