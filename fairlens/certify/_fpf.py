@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils import check_random_state
+from .._validation import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 
@@ -145,6 +145,8 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         self.majority_class_index_ = int(np.argmax(counts))
         base_rate = counts.max() / n
         rng = check_random_state(self.random_state)
+        if isinstance(rng, np.random.Generator):  # documented: drawn once into a RandomState
+            rng = np.random.RandomState(int(rng.integers(0, 2**32 - 1)))
         n_groups = 2 * self.budget + 1
         max_attempts = self.max_attempts if self.max_attempts is not None else 20 * self.rounds
         estimators, features, rounds = [], [], []
