@@ -1,12 +1,14 @@
 """Certifying tree ensembles against attackers that change ``b`` features.
 
-Implements section 4 of the paper on L0-bounded attacks against tree ensembles
-(``shared/papers/tree_ensemble_l0_certification.txt``): Feature Partitioned
+Implements section 4 of the paper on certifying tree ensembles against
+L0-bounded attacks (Feature Partitioned Forests; FLB, ELB, cascade): Feature Partitioned
 Forests, brute force with witnesses, the ``S_f^+``/``S_f^-`` partial set cover
 view, the FLB and ELB lower bounds, the cascade and the multi-class extension.
 
-What is certified is the majority vote of the trees' hard predictions (the
-paper's model), not scikit-learn's probability average.
+What is certified is the model's own ``predict``: for scikit-learn forests
+the soft vote (mean of the trees' leaf probabilities, ``vote="soft"``, the
+default), for a Feature Partitioned Forest the majority of hard votes; the
+paper's hard majority vote of any forest is available as ``vote="hard"``.
 
 Example
 -------
@@ -31,7 +33,7 @@ from ._certify import (
     certify,
     instance_covers,
 )
-from ._flatten import FlatForest, flatten_forest, relevant_values
+from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "relevant_values",
     "METHODS",
     "STATUSES",
+    "VOTES",
     "CoverVisualizer",
 ]
 

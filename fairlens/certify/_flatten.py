@@ -1,10 +1,22 @@
 """Flatten fitted tree ensembles into arrays the certification kernels walk.
 
-Certification (paper, section 4) is about the **majority vote of the trees'
-hard predictions**. scikit-learn's ``RandomForestClassifier`` and
-``ExtraTreesClassifier`` predict by *averaging probabilities* instead, so the
-label certified here can differ from ``forest.predict`` on a few instances;
-:meth:`FlatForest.predict` gives the voted label that is certified.
+This module is the one model-adapter layer of :mod:`fairlens.certify`: every
+supported model becomes a :class:`FlatForest` here, and nothing downstream
+special-cases a model type (boosted ensembles would be added here).
+
+Which vote is certified
+-----------------------
+A certificate is about the model's own ``predict``:
+
+* ``vote="soft"`` (default for ``RandomForestClassifier``,
+  ``ExtraTreesClassifier`` and ``DecisionTreeClassifier``): the mean of the
+  trees' leaf class-probability vectors, first class on ties -- exactly
+  ``forest.predict``, replayed with scikit-learn's own summation order.
+* ``vote="hard"`` (default, and the only choice, for
+  :class:`FeaturePartitionedForest`): the paper's majority of the trees' hard
+  votes (section 4), ties by ``rank``.
+
+:meth:`FlatForest.predict` is the predictor that is certified.
 
 The float32 trap
 ----------------
@@ -17,13 +29,16 @@ every witness behaves on the fitted scikit-learn trees exactly as certified.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import _kernels
 
-__all__ = ["FlatForest", "flatten_forest", "relevant_values", "check_X"]
+__all__ = ["FlatForest", "flatten_forest", "relevant_values", "check_X", "align_frame", "VOTES"]
+
+#: The votes a forest can be certified under.
+VOTES = ("soft", "hard")
 
 
 def relevant_values(feature, threshold, n_features):
@@ -61,25 +76,67 @@ def relevant_values(feature, threshold, n_features):
     return ptr, values
 
 
-def check_X(X, n_features, name="X"):
+def align_frame(X, feature_names, name="X"):
+    """Align a DataFrame's columns to ``feature_names`` by name (arrays pass through).
+
+    A missing or unexpected column is a ``ValueError`` naming it, as scikit-learn
+    does; with ``feature_names=None`` (model fitted on an array) columns are
+    taken by position, as scikit-learn does.
+    """
+    if not (hasattr(X, "columns") and hasattr(X, "iloc")) or feature_names is None:
+        return X
+    cols = list(X.columns)
+    names = [str(c) for c in feature_names]
+    scols = [str(c) for c in cols]
+    if len(set(scols)) != len(scols):
+        dup = sorted({c for c in scols if scols.count(c) > 1})
+        raise ValueError(f"{name} has duplicated column names {dup}; column names must be unique.")
+    missing = [c for c in names if c not in scols]
+    extra = [c for c in scols if c not in names]
+    if missing or extra:
+        parts = []
+        if extra:
+            parts.append(f"Feature names unseen at fit time: {extra}")
+        if missing:
+            parts.append(f"Feature names seen at fit time, yet now missing: {missing}")
+        raise ValueError(
+            f"The feature names of {name} should match those that were passed during fit. "
+            + "; ".join(parts) + f". Expected the columns {names}."
+        )
+    X = X.set_axis(scols, axis=1)
+    return X[names]
+
+
+def check_X(X, n_features, name="X", feature_names=None):
     """Validate ``X`` and round it to float32 like scikit-learn's trees.
 
-    Returns ``(X64, Xr)``: the validated float64 array and its float32-rounded
-    float64 copy used by the kernels.
+    A DataFrame is aligned to ``feature_names`` by column name first (see
+    :func:`align_frame`). Returns ``(X64, Xr)``: the validated float64 array
+    and its float32-rounded float64 copy used by the kernels.
     """
+    X = align_frame(X, feature_names, name=name)
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        bad = [c for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+        if bad:
+            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as the model was fitted.")
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric 2-D array or DataFrame; got a string.")
     try:
         X64 = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 2-D array; got {type(X).__name__}.") from exc
+        raise TypeError(f"{name} must be a numeric 2-D array or DataFrame; got {type(X).__name__} "
+                        f"that cannot be converted to float.") from exc
     if X64.ndim == 1:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); for one row use {name}.reshape(1, -1).")
     if X64.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X64.ndim} dimensions.")
     if X64.shape[1] != n_features:
         raise ValueError(
-            f"{name} has {X64.shape[1]} columns but the forest was fitted on {n_features} features; "
+            f"{name} has {X64.shape[1]} features (columns) but the forest was fitted on {n_features} features; "
             "pass the same columns used to fit it."
         )
     if not np.all(np.isfinite(X64)):
@@ -91,23 +148,48 @@ def check_X(X, n_features, name="X"):
     return X64, np.ascontiguousarray(X32.astype(np.float64))
 
 
+def _tree_max_gain(leaf_proba, feature, roots, n_nodes_total):
+    """``tmax[t, c, y] = max over the leaves l of tree t of p_l[c] - p_l[y]``."""
+    K = leaf_proba.shape[1]
+    n_trees = roots.shape[0]
+    tmax = np.empty((n_trees, K, K), dtype=np.float64)
+    ends = np.append(roots[1:], n_nodes_total)
+    for t in range(n_trees):
+        sl = slice(int(roots[t]), int(ends[t]))
+        leaves = leaf_proba[sl][feature[sl] < 0]
+        # (n_leaves, K, K): p[c] - p[y]
+        tmax[t] = (leaves[:, :, None] - leaves[:, None, :]).max(axis=0)
+    return tmax
+
+
 @dataclass
 class FlatForest:
-    """A tree ensemble as flat arrays, certified as a majority vote.
+    """A tree ensemble as flat arrays, with the vote that is certified.
 
     Attributes
     ----------
     feature, threshold, left, right, leaf_class : node arrays over all trees
-        (``feature == -1`` on leaves; ``leaf_class`` is a class *index*).
-    roots : (n_trees,) int64 root node of every tree.
+        (``feature == -1`` on leaves; ``leaf_class`` is a class *index*, the
+        tree's hard vote at that leaf).
+    roots : (n_trees,) int64 root node of every tree (trees are stored one
+        after the other, in the order of ``estimators_``).
     classes_ : the class labels; ``leaf_class`` indexes them.
     n_features : number of input features.
-    rank : (n_classes,) int64 tie-break priority: among classes with the same
-        number of votes the smallest rank wins. By default ties go to the
-        class listed first in ``classes_`` (``numpy.argmax``'s rule);
-        ``tie_class`` puts one class first (the FPF uses the majority class).
+    rank : (n_classes,) int64 tie-break priority of the hard vote: among
+        classes with the same number of votes the smallest rank wins. By
+        default ties go to the class listed first in ``classes_``
+        (``numpy.argmax``'s rule); ``tie_class`` puts one class first (the FPF
+        uses its training majority class).
     values_ptr, values : relevant attack values (see :func:`relevant_values`).
     source : name of the estimator class it came from.
+    vote : ``"soft"`` (mean of leaf probabilities, scikit-learn's
+        ``predict``) or ``"hard"`` (the paper's majority of hard votes).
+    leaf_proba : (n_nodes, n_classes) float64 class-probability vector of
+        every leaf (``tree_.value``; one-hot of ``leaf_class`` if not given).
+    tmax : (n_trees, n_classes, n_classes) float64, ``tmax[t, c, y]`` the
+        largest ``p_l[c] - p_l[y]`` over the leaves of tree ``t``.
+    feature_names_in : column names the model was fitted with (DataFrames
+        are aligned to them), or None.
     """
 
     feature: np.ndarray
@@ -124,6 +206,30 @@ class FlatForest:
     source: str = "FlatForest"
     tie_class: int = -1
     feature_names: list | None = field(default=None, repr=False)
+    vote: str = "hard"
+    leaf_proba: np.ndarray | None = field(default=None, repr=False)
+    tmax: np.ndarray | None = field(default=None, repr=False)
+    feature_names_in: np.ndarray | None = field(default=None, repr=False)
+    soft_allowed: bool = True
+
+    def __post_init__(self):
+        if self.vote not in VOTES:
+            raise ValueError(f"vote must be one of {VOTES}; got {self.vote!r}.")
+        n_nodes = self.feature.shape[0]
+        for nm in ("threshold", "left", "right", "leaf_class"):
+            if getattr(self, nm).shape != (n_nodes,):
+                raise ValueError(f"FlatForest.{nm} must have shape ({n_nodes},); got {getattr(self, nm).shape}.")
+        if self.leaf_proba is None:
+            lp = np.zeros((n_nodes, self.n_classes), dtype=np.float64)
+            leaf = self.feature < 0
+            lp[np.flatnonzero(leaf), self.leaf_class[leaf]] = 1.0
+            self.leaf_proba = lp
+        self.leaf_proba = np.ascontiguousarray(self.leaf_proba, dtype=np.float64)
+        if self.leaf_proba.shape != (n_nodes, self.n_classes):
+            raise ValueError(f"FlatForest.leaf_proba must have shape ({n_nodes}, {self.n_classes}); "
+                             f"got {self.leaf_proba.shape}.")
+        if self.tmax is None:
+            self.tmax = _tree_max_gain(self.leaf_proba, self.feature, self.roots, n_nodes)
 
     @property
     def n_trees(self):
@@ -133,39 +239,64 @@ class FlatForest:
     def n_classes(self):
         return int(len(self.classes_))
 
+    def with_vote(self, vote):
+        """This forest certified under another vote (``"soft"`` or ``"hard"``)."""
+        from .._validation import check_choice
+
+        vote = check_choice("vote", vote, VOTES)
+        if vote == self.vote:
+            return self
+        if vote == "soft" and not self.soft_allowed:
+            raise ValueError(
+                f"vote='soft' is not what a {self.source} predicts (it predicts by the majority of its "
+                "trees' hard votes); use vote='hard' (the default for it)."
+            )
+        return replace(self, vote=vote)
+
     def arrays(self):
-        """The node arrays in kernel argument order."""
+        """The node arrays in (hard-vote) kernel argument order."""
         return (self.feature, self.threshold, self.left, self.right, self.leaf_class, self.roots)
+
+    def soft_arrays(self):
+        """The node arrays in soft-vote kernel argument order (without ``tmax``)."""
+        return (self.feature, self.threshold, self.left, self.right, self.leaf_proba, self.roots)
+
+    def check_X(self, X, name="X"):
+        """``(X64, Xr)`` for this forest (DataFrames aligned to ``feature_names_in``)."""
+        return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
 
     def predict_trees(self, X):
         """Class index voted by every tree, shape (n_samples, n_trees)."""
-        _, Xr = check_X(X, self.n_features)
+        _, Xr = self.check_X(X)
         return _kernels.predict_trees(*self.arrays(), Xr)
 
-    def vote_index(self, X):
-        """Index (into ``classes_``) of the majority-vote prediction."""
+    def vote_index(self, X, vote=None):
+        """Index (into ``classes_``) of the prediction under ``vote`` (default ``self.vote``)."""
+        vote = self.vote if vote is None else vote
+        if vote == "soft":
+            return np.argmax(self.predict_proba(X), axis=1)
         return _kernels.vote(self.predict_trees(X), self.n_classes, self.rank)
 
-    def predict(self, X):
-        """Majority vote of the trees' hard predictions (the certified label)."""
-        return self.classes_[self.vote_index(X)]
+    def predict_proba(self, X):
+        """Mean of the trees' leaf probabilities, in scikit-learn's summation order."""
+        _, Xr = self.check_X(X)
+        return _kernels.soft_proba(*self.soft_arrays(), Xr)
 
-    def encode_y(self, y, name="y"):
+    def predict(self, X, vote=None):
+        """The certified label: soft vote (``forest.predict``) or the hard majority vote."""
+        return self.classes_[self.vote_index(X, vote)]
+
+    def predict_hard(self, X):
+        """The paper's majority of the trees' hard votes (the predictor of ``vote="hard"``)."""
+        return self.predict(X, vote="hard")
+
+    def encode_y(self, y, name="y", n_rows=None):
         """Map labels to class indices, with a clear error for unknown labels."""
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"{name} must be 1-D with one label per row; got shape {y.shape}.")
-        lookup = {c.item() if hasattr(c, "item") else c: k for k, c in enumerate(self.classes_)}
-        out = np.empty(y.shape[0], dtype=np.int64)
-        for i, v in enumerate(y):
-            key = v.item() if hasattr(v, "item") else v
-            if key not in lookup:
-                raise ValueError(
-                    f"{name} contains the label {v!r}, which is not one of the forest's classes "
-                    f"{list(self.classes_)}."
-                )
-            out[i] = lookup[key]
-        return out
+        from ._fpf import _encode_labels
+
+        if n_rows is None:
+            n_rows = np.shape(y)[0] if np.ndim(y) >= 1 else 1
+        return _encode_labels(y, self.classes_, n_rows, name=name)
 
 
 def _tree_arrays(est, feature_map=None):
@@ -181,33 +312,50 @@ def _tree_arrays(est, feature_map=None):
     thr[~internal] = 0.0
     left = np.asarray(tree.children_left, dtype=np.int64).copy()
     right = np.asarray(tree.children_right, dtype=np.int64).copy()
-    leaf = np.argmax(tree.value[:, 0, :], axis=1).astype(np.int64)
-    return feat, thr, left, right, leaf
+    value = np.asarray(tree.value[:, 0, :], dtype=np.float64)
+    leaf = np.argmax(value, axis=1).astype(np.int64)
+    proba = value.copy()  # what tree_.predict returns (fractions in scikit-learn >= 1.4)
+    proba[internal] = 0.0
+    return feat, thr, left, right, leaf, proba
 
 
-def flatten_forest(model, tie_class=None, feature_names=None):
+def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     """Flatten a fitted classifier ensemble into a :class:`FlatForest`.
+
+    The one model-adapter of :mod:`fairlens.certify`.
 
     Parameters
     ----------
     model : DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier,
-        FeaturePartitionedForest or FlatForest (returned unchanged).
+        FeaturePartitionedForest or FlatForest.
     tie_class : label, optional
-        Class that wins ties of the vote. Default: the FPF's own rule (its
-        majority class); for scikit-learn models the first class in
-        ``classes_`` (``numpy.argmax``'s rule).
+        Class that wins ties of the *hard* vote. Default: the FPF's own rule
+        (its majority class); for scikit-learn models the first class in
+        ``classes_`` (``numpy.argmax``'s rule). The soft vote always follows
+        scikit-learn (first class), so ``tie_class`` requires ``vote="hard"``.
     feature_names : list of str, optional
-        Kept for display in results and widgets.
+        Kept for display in results and widgets (default: the model's
+        ``feature_names_in_``).
+    vote : {"soft", "hard"}, optional
+        The vote to certify. Default: ``"soft"`` for scikit-learn forests and
+        trees (what their ``predict`` returns), ``"hard"`` for a
+        :class:`FeaturePartitionedForest` (its ``predict``, the only choice)
+        and for a FlatForest its own ``vote``.
     """
     from sklearn.base import is_classifier
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
     from sklearn.utils.validation import check_is_fitted
 
+    from .._validation import check_choice, check_memory
     from ._fpf import FeaturePartitionedForest
 
+    if vote is not None:
+        check_choice("vote", vote, VOTES)
     if isinstance(model, FlatForest):
-        return model
+        if tie_class is not None:
+            raise ValueError("tie_class cannot be changed on a FlatForest; pass it when flattening the model.")
+        return model if vote is None else model.with_vote(vote)
     if isinstance(model, FeaturePartitionedForest):
         check_is_fitted(model, "estimators_")
         trees = list(model.estimators_)
@@ -215,6 +363,7 @@ def flatten_forest(model, tie_class=None, feature_names=None):
         classes = np.asarray(model.classes_)
         n_features = int(model.n_features_in_)
         default_tie = int(model.majority_class_index_)
+        default_vote, soft_allowed = "hard", False
     elif isinstance(model, (RandomForestClassifier, ExtraTreesClassifier)):
         check_is_fitted(model, "estimators_")
         if getattr(model, "n_outputs_", 1) != 1:
@@ -224,6 +373,7 @@ def flatten_forest(model, tie_class=None, feature_names=None):
         classes = np.asarray(model.classes_)
         n_features = int(model.n_features_in_)
         default_tie = -1
+        default_vote, soft_allowed = "soft", True
     elif isinstance(model, DecisionTreeClassifier):
         check_is_fitted(model, "tree_")
         if getattr(model, "n_outputs_", 1) != 1:
@@ -233,6 +383,7 @@ def flatten_forest(model, tie_class=None, feature_names=None):
         classes = np.asarray(model.classes_)
         n_features = int(model.n_features_in_)
         default_tie = -1
+        default_vote, soft_allowed = "soft", True
     else:
         kind = "a regressor" if hasattr(model, "predict") and not is_classifier(model) else type(model).__name__
         raise TypeError(
@@ -241,18 +392,35 @@ def flatten_forest(model, tie_class=None, feature_names=None):
         )
     if classes.ndim != 1:
         raise ValueError("multi-output classifiers are not supported.")
+    vote = default_vote if vote is None else vote
+    if vote == "soft" and not soft_allowed:
+        raise ValueError(
+            f"vote='soft' is not what a {type(model).__name__} predicts (it predicts by the majority of its "
+            "trees' hard votes); use vote='hard' (its default)."
+        )
+    K = len(classes)
+    n_nodes = int(sum(t.tree_.node_count for t in trees))
+    check_memory(8.0 * n_nodes * (6 + K) + 8.0 * len(trees) * K * K,
+                 f"flattening {len(trees)} trees with {n_nodes} nodes and {K} classes",
+                 "certify a smaller forest (fewer or shallower trees).")
     parts = [_tree_arrays(t, m) for t, m in zip(trees, maps)]
+    for p in parts:
+        if p[5].shape[1] != K:
+            raise ValueError(f"a tree of the forest knows {p[5].shape[1]} classes but the forest has {K}.")
     offsets = np.cumsum([0] + [p[0].shape[0] for p in parts])
     feature = np.concatenate([p[0] for p in parts])
     threshold = np.concatenate([p[1] for p in parts])
     left = np.concatenate([np.where(p[2] >= 0, p[2] + o, -1) for p, o in zip(parts, offsets)])
     right = np.concatenate([np.where(p[3] >= 0, p[3] + o, -1) for p, o in zip(parts, offsets)])
     leaf = np.concatenate([p[4] for p in parts])
+    proba = np.concatenate([p[5] for p in parts])
     roots = offsets[:-1].astype(np.int64)
-    K = len(classes)
     if tie_class is None:
         tie = default_tie
     else:
+        if vote == "soft":
+            raise ValueError("tie_class only applies to vote='hard'; the soft vote breaks ties as "
+                             "scikit-learn's predict does (first class in classes_).")
         hits = np.flatnonzero(classes == tie_class)
         if hits.size != 1:
             raise ValueError(f"tie_class={tie_class!r} is not one of the classes {list(classes)}.")
@@ -261,8 +429,13 @@ def flatten_forest(model, tie_class=None, feature_names=None):
     if tie >= 0:
         rank[tie] = 0
     vptr, vals = relevant_values(feature, threshold, n_features)
-    if feature_names is None and hasattr(model, "feature_names_in_"):
-        feature_names = [str(c) for c in model.feature_names_in_]
+    names_in = getattr(model, "feature_names_in_", None)
+    if feature_names is None and names_in is not None:
+        feature_names = [str(c) for c in names_in]
+    if feature_names is not None:
+        feature_names = [str(c) for c in feature_names]
+        if len(feature_names) != n_features:
+            raise ValueError(f"feature_names has {len(feature_names)} names but the model has {n_features} features.")
     return FlatForest(
         feature=np.ascontiguousarray(feature, dtype=np.int64),
         threshold=np.ascontiguousarray(threshold, dtype=np.float64),
@@ -277,5 +450,9 @@ def flatten_forest(model, tie_class=None, feature_names=None):
         values=vals,
         source=type(model).__name__,
         tie_class=tie,
-        feature_names=list(feature_names) if feature_names is not None else None,
+        feature_names=feature_names,
+        vote=vote,
+        leaf_proba=np.ascontiguousarray(proba, dtype=np.float64),
+        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object),
+        soft_allowed=soft_allowed,
     )

@@ -6,11 +6,20 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from .._validation import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 
-__all__ = ["FeaturePartitionedForest"]
+__all__ = ["FeaturePartitionedForest", "EXPECTED_FAILED_CHECKS"]
+
+_TWO_FEATURES = ("fits on scikit-learn's 2-feature toy data; an FPF needs 2*budget+1 >= 3 features "
+                 "(one per feature group), so fit refuses it")
+
+#: ``check_estimator`` checks that cannot apply to an FPF, with the reason.
+EXPECTED_FAILED_CHECKS = {name: _TWO_FEATURES for name in (
+    "check_estimators_overwrite_params", "check_estimators_fit_returns_self", "check_readonly_memmap_input",
+    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
+    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in")}
 
 
 class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
@@ -56,6 +65,27 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
     classes_ : the two labels
     majority_class_index_ : index of the training majority class (tie winner)
     n_attempts_ : number of rounds drawn
+    n_features_in_ : number of features seen in ``fit``
+    feature_names_in_ : column names seen in ``fit`` (only when ``X`` was a
+        DataFrame with string column names); later DataFrames are aligned to
+        them by name, and a missing or unexpected column is a ``ValueError``.
+
+    Notes
+    -----
+    scikit-learn compatibility: passes
+    ``sklearn.utils.estimator_checks.check_estimator`` with these exceptions.
+    The binary-only restriction is declared through the tags
+    (``classifier_tags.multi_class = False``), so the multi-class checks are
+    skipped and ``fit`` raises "Only binary classification is supported".
+    The checks below fit on scikit-learn's two-feature toy data, where
+    ``2 * budget + 1 = 3`` feature groups cannot be formed (no tag expresses a
+    minimum feature count), so ``fit`` rightly refuses: they are listed in
+    :data:`EXPECTED_FAILED_CHECKS` (``check_estimators_overwrite_params``,
+    ``check_estimators_fit_returns_self``, ``check_readonly_memmap_input``,
+    ``check_classifier_data_not_an_array``, ``check_classifiers_classes``,
+    ``check_classifiers_train``, ``check_fit_idempotent``,
+    ``check_fit_check_is_fitted``, ``check_n_features_in``); the test-suite
+    runs equivalent checks on data with enough features.
     """
 
     def __init__(self, budget=1, rounds=10, max_leaf_nodes=8, max_depth=None, max_attempts=None,
@@ -67,41 +97,61 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         self.max_attempts = max_attempts
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # binary only (paper, section 4: labels +-1); declared so that check_estimator
+        # skips the multi-class checks instead of failing them
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
     def _validate_params(self, n_features):
-        b = self.budget
-        if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1:
-            raise ValueError(f"budget must be a positive integer; got {b!r}.")
-        r = self.rounds
-        if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 1:
-            raise ValueError(f"rounds must be a positive integer; got {r!r}.")
+        from .._validation import check_int
+
+        b = check_int("budget", self.budget, min=1)
+        check_int("rounds", self.rounds, min=1)
+        check_int("max_leaf_nodes", self.max_leaf_nodes, min=2, allow_none=True)
+        check_int("max_depth", self.max_depth, min=1, allow_none=True)
+        check_int("max_attempts", self.max_attempts, min=1, allow_none=True)
         if 2 * b + 1 > n_features:
             raise ValueError(
                 f"budget={b} needs 2*budget+1={2 * b + 1} feature groups but X has only {n_features} "
-                f"features; use budget <= {(n_features - 1) // 2}."
+                "feature(s); " + (f"use budget <= {(n_features - 1) // 2}." if n_features >= 3 else
+                                  f"pass at least {2 * b + 1} features.")
             )
 
     def fit(self, X, y):
-        """Fit ``rounds`` partitioned rounds of trees; returns ``self``."""
-        X, y = check_X_y(X, y, dtype=np.float64)
+        """Fit ``rounds`` partitioned rounds of trees; returns ``self``.
+
+        ``X`` may be a DataFrame: its column names are recorded in
+        ``feature_names_in_`` (as scikit-learn estimators do) and later
+        DataFrames are aligned to them by name.
+        """
+        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.validation import validate_data
+
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
         n, d = X.shape
         self._validate_params(d)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.size != 2:
             raise ValueError(
-                f"FeaturePartitionedForest is a binary classifier; y has {classes.size} classes. "
-                "Binarise the target (e.g. one class against the rest)."
+                f"Only binary classification is supported. FeaturePartitionedForest is a binary classifier; "
+                f"y has {classes.size} class(es). Binarise the target (e.g. one class against the rest)."
             )
         self.classes_ = classes
-        self.n_features_in_ = d
         counts = np.bincount(y_idx, minlength=2)
         self.majority_class_index_ = int(np.argmax(counts))
         base_rate = counts.max() / n
         rng = check_random_state(self.random_state)
+        if isinstance(rng, np.random.Generator):  # documented: drawn once into a RandomState
+            rng = np.random.RandomState(int(rng.integers(0, 2**32 - 1)))
         n_groups = 2 * self.budget + 1
         max_attempts = self.max_attempts if self.max_attempts is not None else 20 * self.rounds
-        self.estimators_, self.estimators_features_, self.rounds_ = [], [], []
+        estimators, features, rounds = [], [], []
         attempts = 0
-        while len(self.rounds_) < self.rounds and attempts < max_attempts:
+        while len(rounds) < self.rounds and attempts < max_attempts:
             attempts += 1
             groups = np.array_split(rng.permutation(d), n_groups)
             trees, votes = [], np.zeros(n, dtype=np.int64)
@@ -114,17 +164,18 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
                 votes += tree.predict(X[:, g]).astype(np.int64)
             pred = self._vote_from_positive(votes, n_groups)
             if np.mean(pred == y_idx) > base_rate:
-                start = len(self.estimators_)
+                start = len(estimators)
                 for tree, g in trees:
-                    self.estimators_.append(tree)
-                    self.estimators_features_.append(g)
-                self.rounds_.append(list(range(start, start + n_groups)))
-        self.n_attempts_ = attempts
-        if not self.rounds_:
+                    estimators.append(tree)
+                    features.append(g)
+                rounds.append(list(range(start, start + n_groups)))
+        if not rounds:
             raise ValueError(
                 f"no round of {n_groups} trees beat the majority-class rate in {attempts} attempts; "
                 "use a smaller budget, larger trees (max_leaf_nodes) or more informative features."
             )
+        self.estimators_, self.estimators_features_, self.rounds_ = estimators, features, rounds
+        self.n_attempts_ = attempts
         if len(self.rounds_) < self.rounds:
             warnings.warn(
                 f"only {len(self.rounds_)} of {self.rounds} rounds beat the majority-class rate in "
@@ -141,31 +192,38 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         out[tie] = self.majority_class_index_
         return out
 
-    def _check(self, X):
+    def _check(self, X, name="X"):
+        from sklearn.utils.validation import validate_data
+
+        from ._flatten import align_frame
+
         check_is_fitted(self, "estimators_")
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features but the forest was fitted on {self.n_features_in_}; "
-                "pass the same columns used to fit it."
-            )
-        return X
+        X = align_frame(X, getattr(self, "feature_names_in_", None), name=name)
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict_trees(self, X):
-        """Class index (0/1) predicted by every tree, shape (n_samples, n_trees)."""
+        """Class index (0/1) predicted by every tree, shape (n_samples, n_trees).
+
+        A DataFrame is aligned to ``feature_names_in_`` by column name (a
+        missing or unexpected column is a ``ValueError`` naming it).
+        """
         X = self._check(X)
         return np.column_stack(
             [t.predict(X[:, g]).astype(np.int64) for t, g in zip(self.estimators_, self.estimators_features_)]
         )
 
     def predict_proba(self, X):
-        """Share of trees voting for each class (not calibrated probabilities)."""
+        """Share of trees voting for each class (not calibrated probabilities).
+
+        Its argmax is :meth:`predict` except on exact ties (even number of
+        rounds), which :meth:`predict` gives to the training majority class.
+        """
         votes = self.predict_trees(X)
         p1 = votes.mean(axis=1)
         return np.column_stack([1.0 - p1, p1])
 
     def predict(self, X):
-        """Majority vote of the trees; ties go to the training majority class."""
+        """Majority vote of the trees' hard predictions; ties go to the training majority class."""
         votes = self.predict_trees(X)
         return self.classes_[self._vote_from_positive(votes.sum(axis=1), votes.shape[1])]
 
@@ -180,9 +238,48 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         True where fewer than ``ceil(r / 2)`` trees are wrong before the
         attack; such an instance stays correctly classified under any attack
         on at most ``budget`` features.
+
+        Parameters
+        ----------
+        X : (n, n_features) array or DataFrame (aligned to ``feature_names_in_``).
+        y : (n,) labels, each one of ``classes_``.
+
+        Returns
+        -------
+        (n,) bool array
         """
-        idx = np.searchsorted(self.classes_, np.asarray(y))
-        wrong = (self.predict_trees(X) != idx[:, None]).sum(axis=1)
+        votes = self.predict_trees(X)
+        idx = _encode_labels(y, self.classes_, votes.shape[0])
+        wrong = (votes != idx[:, None]).sum(axis=1)
         r = self.n_rounds_
         return wrong < (r + 1) // 2
 
+
+def _encode_labels(y, classes, n_rows, name="y"):
+    """Class indices of ``y``; every label must be one of ``classes``, one per row."""
+    if np.ndim(y) == 0:
+        raise ValueError(f"{name} must be a 1-D array with one label per row of X ({n_rows}); got the "
+                         f"scalar {y!r}.")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with one label per row; got shape {y.shape}.")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but {name} has {y.shape[0]} labels; they must match.")
+    lookup = {}
+    for k, c in enumerate(classes):
+        key = c.item() if hasattr(c, "item") else c
+        lookup.setdefault(key, k)
+    out = np.empty(y.shape[0], dtype=np.int64)
+    for i, v in enumerate(y):
+        key = v.item() if hasattr(v, "item") else v
+        try:
+            hit = lookup.get(key)
+        except TypeError:  # unhashable label
+            hit = None
+        if hit is None or (isinstance(key, float) and not np.isfinite(key)):
+            raise ValueError(
+                f"{name} contains the label {key!r}, which is not one of the model's classes "
+                f"{[c.item() if hasattr(c, 'item') else c for c in classes]}."
+            )
+        out[i] = hit
+    return out

@@ -31,6 +31,10 @@ __all__ = [
     "flb_kernel",
     "elb_kernel",
     "brute_kernel",
+    "soft_proba",
+    "flb_soft_kernel",
+    "elb_soft_kernel",
+    "brute_soft_kernel",
 ]
 
 
@@ -722,6 +726,648 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     for q in range(depth + 1):
                         f = item_f[pick[q]]
                         xp[f] = x[f]
+            if depth + 1 < budget:
+                depth += 1
+                pick[depth] = pick[depth - 1]
+                added[depth] = False
+        attackable[ii] = found
+    return correct, attackable, wit_f, wit_v, n_evals
+
+
+# ---------------------------------------------------------------------------
+# Soft vote (what scikit-learn's RandomForest/ExtraTrees ``predict`` returns)
+# ---------------------------------------------------------------------------
+# ``leaf_proba`` (n_nodes, n_classes) float64 holds every leaf's class-probability
+# vector (``tree_.value``, zeros on internal nodes); ``tmax`` (n_trees, K, K) float64
+# holds ``tmax[t, c, y] = max over the leaves l of tree t of p_l[c] - p_l[y]`` (the best
+# a tree can do for class ``c`` against ``y`` wherever an attacker sends ``x``).
+#
+# The prediction is replayed with scikit-learn's own arithmetic: ``out = 0``, then
+# ``out += p_t`` tree by tree in the order of ``estimators_``, then ``out /= n_trees``
+# and the first index of the maximum (``numpy.argmax``). Bounds use real-number margins
+# with a tolerance ``tol`` (a row is certified only when the margin exceeds the largest
+# possible gain by more than ``tol``); every attack found is confirmed with the exact
+# replay, so rounding can make a bound looser, never wrong.
+
+
+@numba.njit(cache=True)
+def _soft_argmax(leaf_proba, leaves, n_classes, out):
+    n_trees = leaves.shape[0]
+    for c in range(n_classes):
+        out[c] = 0.0
+    for t in range(n_trees):
+        node = leaves[t]
+        for c in range(n_classes):
+            out[c] += leaf_proba[node, c]
+    best = 0
+    for c in range(n_classes):
+        out[c] = out[c] / n_trees
+        if out[c] > out[best]:
+            best = c
+    return best
+
+
+@numba.njit(cache=True)
+def soft_proba(feature, threshold, left, right, leaf_proba, roots, X):
+    """``forest.predict_proba`` replayed in scikit-learn's summation order: (n, K) float64."""
+    n = X.shape[0]
+    n_trees = roots.shape[0]
+    K = leaf_proba.shape[1]
+    out = np.empty((n, K), np.float64)
+    leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    for i in range(n):
+        x = X[i]
+        for t in range(n_trees):
+            leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+        _soft_argmax(leaf_proba, leaves, K, acc)
+        out[i, :] = acc
+    return out
+
+
+@numba.njit(cache=True)
+def _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc, d, w, margin):
+    """Leaves, exact soft prediction, and the per-tree quantities of the soft bounds.
+
+    Fills ``leaves`` (n_trees,), ``d[t, c] = p_t[c] - p_t[y]`` at the current leaf,
+    ``w[t, c] = tmax[t, c, y] - d[t, c] >= 0`` (the largest swing of tree ``t``
+    towards ``c``) and ``margin[c] = sum_t p_t[y] - p_t[c]`` (real-number margin, the
+    soft analogue of delta). Returns whether the exact prediction is ``yi``.
+    """
+    n_trees = roots.shape[0]
+    K = leaf_proba.shape[1]
+    for t in range(n_trees):
+        leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+    pred = _soft_argmax(leaf_proba, leaves, K, acc)
+    for c in range(K):
+        margin[c] = 0.0
+    for t in range(n_trees):
+        node = leaves[t]
+        for c in range(K):
+            dd = leaf_proba[node, c] - leaf_proba[node, yi]
+            d[t, c] = dd
+            ww = tmax[t, c, yi] - dd
+            w[t, c] = ww if ww > 0.0 else 0.0
+            margin[c] -= dd
+    return pred == yi
+
+
+@numba.njit(cache=True)
+def _weighted_sizes(ptr, trees, w, c, n_sets):
+    sizes = np.zeros(n_sets, np.float64)
+    for k in range(n_sets):
+        s = 0.0
+        for q in range(ptr[k], ptr[k + 1]):
+            s += w[trees[q], c]
+        sizes[k] = s
+    return sizes
+
+
+@numba.njit(cache=True)
+def _feature_max_f(sizes, n_features):
+    m = np.empty(n_features, np.float64)
+    for f in range(n_features):
+        a = sizes[2 * f]
+        b = sizes[2 * f + 1]
+        m[f] = a if a >= b else b
+    return m
+
+
+@numba.njit(cache=True)
+def _top_sum_f(m, budget):
+    s = np.sort(m)
+    total = 0.0
+    n = s.shape[0]
+    for q in range(min(budget, n)):
+        total += s[n - 1 - q]
+    return total
+
+
+@numba.njit(cache=True)
+def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+    """FLB (section 4.3) generalised to the soft vote.
+
+    Tree ``t`` in ``S_f^+`` / ``S_f^-`` weighs ``w[t, c]``, its largest possible swing
+    of ``p[c] - p[y]`` towards ``c`` (a tree no attacked feature reaches keeps its
+    leaf). The FLB sum is the sum of the ``budget`` largest
+    ``max(W(S_f^+), W(S_f^-))``; the instance is certified for ``c`` when that sum is
+    below the margin ``sum_t p_t[y] - p_t[c]`` by more than ``tol``.
+
+    Returns ``correct, attackable, flb_sum, margin, target`` (float sums and margins of
+    the class closest to being reachable).
+    """
+    n = rows.shape[0]
+    d_ = X.shape[1]
+    n_trees = roots.shape[0]
+    K = leaf_proba.shape[1]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    flb_sum = np.full(n, np.nan, np.float64)
+    margin_out = np.full(n, np.nan, np.float64)
+    target = np.full(n, -1, np.int64)
+    leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    dmat = np.empty((n_trees, K), np.float64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+                             dmat, w, margin):
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        best = -np.inf
+        for c in range(K):
+            if c == yi:
+                continue
+            s = _top_sum_f(_feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d_), d_), budget)
+            if s - margin[c] > best:
+                best = s - margin[c]
+                flb_sum[ii] = s
+                margin_out[ii] = margin[c]
+                target[ii] = c
+            if s >= margin[c] - tol:
+                attackable[ii] = True
+    return correct, attackable, flb_sum, margin_out, target
+
+
+@numba.njit(cache=True)
+def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_trees, pick_f, pick_s):
+    """ELB's exhaustive cover search (section 4.4) with tree weights ``w[:, c]``.
+
+    Looks for at most ``budget`` sets, never both ``S_f^+`` and ``S_f^-``, whose
+    union weighs at least ``need``; same depth-first order and FLB-style cut as
+    :func:`_cover_search`. Returns ``(found, covered_weight)``.
+    """
+    m = _feature_max_f(sizes, n_features)
+    order = np.argsort(-m, kind="mergesort")
+    nc = 0
+    for j in range(n_features):
+        if m[order[j]] > 0.0:
+            nc += 1
+    pick_f[:] = -1
+    pick_s[:] = -1
+    if nc == 0:
+        return need <= 0.0, 0.0
+    item_f = np.empty(2 * nc, np.int64)
+    item_s = np.empty(2 * nc, np.int64)
+    item_j = np.empty(2 * nc, np.int64)
+    ni = 0
+    for j in range(nc):
+        f = order[j]
+        for s in range(2):
+            if sizes[2 * f + s] > 0.0:
+                item_f[ni] = f
+                item_s[ni] = s
+                item_j[ni] = j
+                ni += 1
+    prefix = np.zeros(nc + 1, np.float64)
+    for j in range(nc):
+        prefix[j + 1] = prefix[j] + m[order[j]]
+    cnt = np.zeros(n_trees, np.int64)
+    covered = 0.0
+    pick = np.full(budget, -1, np.int64)
+    added = np.zeros(budget, np.bool_)
+    depth = 0
+    while depth >= 0:
+        if added[depth]:
+            k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+            for q in range(ptr[k], ptr[k + 1]):
+                t = trees[q]
+                cnt[t] -= 1
+                if cnt[t] == 0:
+                    covered -= w[t, c]
+            added[depth] = False
+        nxt = pick[depth] + 1
+        if depth > 0:
+            jprev = item_j[pick[depth - 1]]
+            while nxt < ni and item_j[nxt] == jprev:
+                nxt += 1
+        if nxt >= ni:
+            depth -= 1
+            continue
+        jn = item_j[nxt]
+        hi = min(jn + budget - depth, nc)
+        if covered + prefix[hi] - prefix[jn] < need:
+            depth -= 1
+            continue
+        pick[depth] = nxt
+        k = 2 * item_f[nxt] + item_s[nxt]
+        for q in range(ptr[k], ptr[k + 1]):
+            t = trees[q]
+            if cnt[t] == 0:
+                covered += w[t, c]
+            cnt[t] += 1
+        added[depth] = True
+        if covered >= need:
+            for q in range(depth + 1):
+                pick_f[q] = item_f[pick[q]]
+                pick_s[q] = item_s[pick[q]]
+            return True, covered
+        if depth + 1 < budget:
+            depth += 1
+            pick[depth] = pick[depth - 1]
+            added[depth] = False
+    return False, 0.0
+
+
+@numba.njit(cache=True)
+def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+    """ELB (section 4.4; per target class, section 4.6) generalised to the soft vote.
+
+    An instance stays possibly attackable when some cover of at most ``budget`` sets
+    (never ``S_f^+`` with ``S_f^-``) has a union whose total swing ``sum w[t, c]``
+    reaches the margin of ``c`` minus ``tol``.
+
+    Returns ``correct, attackable, cover_f, cover_s, target, covered, margin``.
+    """
+    n = rows.shape[0]
+    d_ = X.shape[1]
+    n_trees = roots.shape[0]
+    K = leaf_proba.shape[1]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    cover_f = np.full((n, budget), -1, np.int64)
+    cover_s = np.full((n, budget), -1, np.int64)
+    target = np.full(n, -1, np.int64)
+    covered_out = np.zeros(n, np.float64)
+    margin_out = np.full(n, np.nan, np.float64)
+    pf = np.empty(budget, np.int64)
+    ps = np.empty(budget, np.int64)
+    leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    dmat = np.empty((n_trees, K), np.float64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+                             dmat, w, margin):
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        for c in range(K):
+            if c == yi:
+                continue
+            sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
+            found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol, n_trees,
+                                            pf, ps)
+            if np.isnan(margin_out[ii]):
+                margin_out[ii] = margin[c]
+            if found:
+                attackable[ii] = True
+                cover_f[ii, :] = pf
+                cover_s[ii, :] = ps
+                target[ii] = c
+                covered_out[ii] = cov
+                margin_out[ii] = margin[c]
+                break
+    return correct, attackable, cover_f, cover_s, target, covered_out, margin_out
+
+
+@numba.njit(cache=True)
+def _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
+    """Exact replay of ``forest.predict`` on ``xp`` (only the trees ``aff`` re-walked)."""
+    tmp_leaves[:] = leaves
+    for a in range(n_aff):
+        t = aff[a]
+        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+    return _soft_argmax(leaf_proba, tmp_leaves, leaf_proba.shape[1], acc) != yi
+
+
+@numba.njit(cache=True)
+def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
+                          ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+    """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
+
+    Every affected tree adds, for each class ``c``, the best ``p_l[c] - p_l[y]`` over
+    the leaves ``l`` some allowed value reaches; ``fixed[c]`` holds the sum over the
+    other trees. Some completion can beat ``y`` only if a bound reaches ``-tol``.
+    """
+    K = leaf_proba.shape[1]
+    bound[:] = fixed
+    for a in range(n_aff):
+        t = aff[a]
+        best[:] = -np.inf
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            f = feature[node]
+            if f < 0:
+                for c in range(K):
+                    v = leaf_proba[node, c] - leaf_proba[node, yi]
+                    if v > best[c]:
+                        best[c] = v
+                continue
+            q = ppos[f]
+            if q < 0:
+                if x[f] <= threshold[node]:
+                    stack[sp] = left[node]
+                else:
+                    stack[sp] = right[node]
+                sp += 1
+            else:
+                if values[rlo[q]] <= threshold[node]:
+                    stack[sp] = left[node]
+                    sp += 1
+                if values[rhi[q]] > threshold[node]:
+                    stack[sp] = right[node]
+                    sp += 1
+        for c in range(K):
+            bound[c] += best[c]
+    for c in range(K):
+        if c != yi and bound[c] >= -tol:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed,
+                     feature, threshold, left, right, leaf_proba, roots, leaves, yi, ppos, cur, lo, hi,
+                     rlo, rhi, stack, bound, best, tmp_leaves, acc, tol):
+    """Branch and bound over the relevant values of one sign pattern (soft vote).
+
+    As :func:`_bb_pattern`; a full assignment that the bound does not exclude is
+    checked with the exact replay of ``forest.predict``. Returns ``(found, n_nodes)``.
+    """
+    for q in range(k):
+        f = item_f[pick[q]]
+        ppos[f] = q
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1] - 1
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f] - 1
+        rlo[q] = lo[q]
+        rhi[q] = hi[q]
+    nodes = 1
+    found = False
+    if _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
+                             ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+        q = 0
+        cur[0] = lo[0] - 1
+        while q >= 0:
+            cur[q] += 1
+            if cur[q] > hi[q]:
+                rlo[q] = lo[q]
+                rhi[q] = hi[q]
+                q -= 1
+                continue
+            rlo[q] = cur[q]
+            rhi[q] = cur[q]
+            nodes += 1
+            if not _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff,
+                                         fixed, ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+                continue
+            if q == k - 1:
+                for qq in range(k):
+                    xp[item_f[pick[qq]]] = values[cur[qq]]
+                flips = _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff,
+                                    xp, yi, tmp_leaves, acc)
+                for qq in range(k):
+                    f = item_f[pick[qq]]
+                    xp[f] = x[f]
+                if flips:
+                    found = True
+                    break
+                continue
+            q += 1
+            cur[q] = lo[q] - 1
+    for q in range(k):
+        ppos[item_f[pick[q]]] = -1
+    return found, nodes
+
+
+@numba.njit(cache=True)
+def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
+                      feature, threshold, left, right, leaf_proba, roots, leaves, yi, cur, lo, hi,
+                      tmp_leaves, acc):
+    """Literal enumeration of one sign pattern under the soft vote (every combination
+    replayed exactly). Returns ``(found, n_evaluated)``; ``cur`` holds the witness."""
+    for q in range(k):
+        f = item_f[pick[q]]
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1]
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f]
+        cur[q] = lo[q]
+        xp[f] = values[lo[q]]
+    n_eval = 0
+    found = False
+    while True:
+        n_eval += 1
+        if _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi,
+                       tmp_leaves, acc):
+            found = True
+            break
+        q = k - 1
+        while q >= 0:
+            f = item_f[pick[q]]
+            cur[q] += 1
+            if cur[q] < hi[q]:
+                xp[f] = values[cur[q]]
+                break
+            cur[q] = lo[q]
+            xp[f] = values[lo[q]]
+            q -= 1
+        if q < 0:
+            break
+    for q in range(k):
+        f = item_f[pick[q]]
+        xp[f] = x[f]
+    return found, n_eval
+
+
+@numba.njit(cache=True)
+def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, values_ptr, values, X, y, rows,
+                      budget, prune, tol):
+    """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
+
+    Same enumeration as :func:`brute_kernel` (every set of at most ``budget``
+    features, every relevant value combination moving each attacked feature out of
+    its interval). With ``prune=True`` a sign pattern is skipped when the total swing
+    of the trees it reaches cannot close the margin of any class (the soft ELB
+    condition), and its values are searched by branch and bound
+    (:func:`_bb_pattern_soft`); every candidate is confirmed by replaying
+    ``forest.predict`` exactly. ``prune=False`` replays every combination.
+
+    Returns ``correct, attackable, wit_f, wit_v, n_evals``.
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    n_trees = roots.shape[0]
+    K = leaf_proba.shape[1]
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    wit_f = np.full((n, budget), -1, np.int64)
+    wit_v = np.full((n, budget), np.nan, np.float64)
+    n_evals = np.zeros(n, np.int64)
+    cur = np.empty(budget, np.int64)
+    lo = np.empty(budget, np.int64)
+    hi = np.empty(budget, np.int64)
+    region = np.zeros(d, np.int64)
+    ppos = np.full(d, -1, np.int64)
+    rlo = np.empty(budget, np.int64)
+    rhi = np.empty(budget, np.int64)
+    stack = np.empty(feature.shape[0] + 1, np.int64)
+    fixed = np.empty(K, np.float64)
+    bound = np.empty(K, np.float64)
+    best = np.empty(K, np.float64)
+    leaves = np.empty(n_trees, np.int64)
+    tmp_leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    dmat = np.empty((n_trees, K), np.float64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+                             dmat, w, margin):
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        for f in range(d):
+            a = values_ptr[f]
+            b = values_ptr[f + 1]
+            if b == a:
+                region[f] = 0
+                continue
+            r = 0
+            while a + r < b - 1 and values[a + r] < x[f]:
+                r += 1
+            region[f] = r
+        m = np.zeros(d, np.float64)
+        for c in range(K):
+            if c == yi:
+                continue
+            mc = _feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d), d)
+            for f in range(d):
+                if mc[f] > m[f]:
+                    m[f] = mc[f]
+        order = np.argsort(-m, kind="mergesort")
+        item_f = np.empty(2 * d, np.int64)
+        item_s = np.empty(2 * d, np.int64)
+        item_j = np.empty(2 * d, np.int64)
+        ni = 0
+        nc = 0
+        for j in range(d):
+            f = order[j]
+            nv = values_ptr[f + 1] - values_ptr[f]
+            if nv == 0:
+                continue
+            has = False
+            if region[f] + 1 < nv:
+                item_f[ni] = f
+                item_s[ni] = 0
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if region[f] > 0:
+                item_f[ni] = f
+                item_s[ni] = 1
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if has:
+                order[nc] = f
+                nc += 1
+        if ni == 0:
+            continue
+        prefix = np.zeros(nc + 1, np.float64)
+        for j in range(nc):
+            prefix[j + 1] = prefix[j] + m[order[j]]
+        cnt = np.zeros(n_trees, np.int64)
+        covered = np.zeros(K, np.float64)
+        aff = np.empty(n_trees, np.int64)
+        xp = x.copy()
+        pick = np.full(budget, -1, np.int64)
+        added = np.zeros(budget, np.bool_)
+        depth = 0
+        found = False
+        while depth >= 0:
+            if added[depth]:
+                k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+                for q in range(ptr[k], ptr[k + 1]):
+                    t = trees[q]
+                    cnt[t] -= 1
+                    if cnt[t] == 0:
+                        for c in range(K):
+                            covered[c] -= w[t, c]
+                added[depth] = False
+            nxt = pick[depth] + 1
+            if depth > 0:
+                jprev = item_j[pick[depth - 1]]
+                while nxt < ni and item_j[nxt] == jprev:
+                    nxt += 1
+            if nxt >= ni:
+                depth -= 1
+                continue
+            if prune:
+                jn = item_j[nxt]
+                hi_j = min(jn + budget - depth, nc)
+                bnd = prefix[hi_j] - prefix[jn]
+                hope = False
+                for c in range(K):
+                    if c != yi and covered[c] + bnd >= margin[c] - tol:
+                        hope = True
+                if not hope:
+                    depth -= 1
+                    continue
+            pick[depth] = nxt
+            k = 2 * item_f[nxt] + item_s[nxt]
+            for q in range(ptr[k], ptr[k + 1]):
+                t = trees[q]
+                if cnt[t] == 0:
+                    for c in range(K):
+                        covered[c] += w[t, c]
+                cnt[t] += 1
+            added[depth] = True
+            feasible = True
+            if prune:
+                feasible = False
+                for c in range(K):
+                    if c != yi and covered[c] >= margin[c] - tol:
+                        feasible = True
+            if feasible:
+                n_aff = 0
+                for t in range(n_trees):
+                    if cnt[t] > 0:
+                        aff[n_aff] = t
+                        n_aff += 1
+                if prune:
+                    fixed[:] = 0.0
+                    for t in range(n_trees):
+                        if cnt[t] == 0:
+                            for c in range(K):
+                                fixed[c] += dmat[t, c]
+                    ok_bb, nodes = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
+                                                    x, xp, aff, n_aff, fixed, feature, threshold, left, right,
+                                                    leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
+                                                    stack, bound, best, tmp_leaves, acc, tol)
+                    n_evals[ii] += nodes
+                else:
+                    ok_bb, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
+                                                     x, xp, aff, n_aff, feature, threshold, left, right,
+                                                     leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc)
+                    n_evals[ii] += nodes
+                if ok_bb:
+                    found = True
+                    for q in range(depth + 1):
+                        wit_f[ii, q] = item_f[pick[q]]
+                        wit_v[ii, q] = values[cur[q]]
+                    break
             if depth + 1 < budget:
                 depth += 1
                 pick[depth] = pick[depth - 1]

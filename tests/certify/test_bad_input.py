@@ -62,7 +62,7 @@ def test_bad_X_and_y(data):
         certify(rf, X, y[:-1])
     with pytest.raises(ValueError, match="no rows"):
         certify(rf, X[:0], y[:0])
-    with pytest.raises(ValueError, match="not one of the forest's classes"):
+    with pytest.raises(ValueError, match="not one of the model's classes"):
         certify(rf, X, y + 5)
     with pytest.raises(ValueError, match="method"):
         certify(rf, X, y, method="exact")
@@ -78,3 +78,104 @@ def test_unfitted_rejected(data):
 
     with pytest.raises(NotFittedError):
         certify(RandomForestClassifier(), X, y)
+
+
+# --- issue 11: every public parameter validated at the boundary ------------------------
+
+from fairlens.certify import accuracy_under_attack  # noqa: E402
+
+
+def test_chunk_size_validated_and_result_invariant(data):
+    rf, X, y = data
+    ref = certify(rf, X, y, budget=1)
+    for bad in (-1, 0):  # reproducer: chunk_size=-1 returned 0.009 instead of 0.56
+        with pytest.raises(ValueError, match="chunk_size"):
+            certify(rf, X, y, chunk_size=bad)
+    with pytest.raises(TypeError, match="chunk_size"):
+        certify(rf, X, y, chunk_size=2.5)
+    for cs in (1, 3, 1000):
+        res = certify(rf, X, y, budget=1, chunk_size=cs)
+        np.testing.assert_array_equal(res.status, ref.status)
+        assert res.accuracy == ref.accuracy
+
+
+def test_enums_flags_and_keywords(data):
+    rf, X, y = data
+    with pytest.raises(ValueError, match="method.*'cascade'"):
+        certify(rf, X, y, method="exact")
+    with pytest.raises(ValueError, match="vote.*'soft'"):
+        certify(rf, X, y, vote="mean")
+    with pytest.raises(TypeError, match="prune"):
+        certify(rf, X, y, prune="yes")
+    with pytest.raises(TypeError, match="progress"):
+        certify(rf, X, y, progress="bar")
+    with pytest.raises(TypeError):
+        certify(rf, X, y, n_jobs=2)
+    with pytest.raises(TypeError, match="n_jobs"):
+        accuracy_under_attack(rf, X, y, budgets=(1,), n_jobs=2)
+    with pytest.raises(ValueError, match="budgets"):
+        accuracy_under_attack(rf, X, y, budgets=(1, 99))
+    with pytest.raises(ValueError, match="budgets"):
+        accuracy_under_attack(rf, X, y, budgets=())
+    with pytest.raises(TypeError, match="budgets"):
+        accuracy_under_attack(rf, X, y, budgets="12")
+    with pytest.raises(ValueError, match="tie_class"):
+        certify(rf, X, y, tie_class=0)  # soft vote follows sklearn's tie rule
+
+
+def test_labels_must_be_model_classes(data):
+    rf, X, y = data
+    with pytest.raises(ValueError, match="y"):
+        certify(rf, X, 1)
+    with pytest.raises(ValueError, match="0.5"):
+        certify(rf, X, np.full(len(y), 0.5))
+    with pytest.raises(ValueError, match="'a'"):
+        certify(rf, X, np.array(["a"] * len(y)))
+    with pytest.raises(ValueError, match="rows"):
+        certify(rf, X, y[:-1])
+
+
+def test_single_row_and_dataframe_row(data):
+    rf, X, y = data
+    full = certify(rf, X, y, budget=1)
+    one = certify(rf, X[3:4], y[3:4], budget=1)
+    assert one.status[0] == full.status[3]
+    assert one.n_instances == 1
+
+
+def test_keyboard_interrupt_between_chunks_leaves_everything_reusable(data):
+    import _thread
+
+    rf, X, y = data
+    ref = certify(rf, X, y, budget=2, method="brute")
+    calls = []
+
+    def interrupt(stage, done, total):
+        calls.append(stage)
+        if stage == "brute":
+            _thread.interrupt_main()  # as Ctrl-C would
+
+    with pytest.raises(KeyboardInterrupt):
+        certify(rf, X, y, budget=2, method="brute", chunk_size=2, progress=interrupt)
+    assert "vote" in calls and "brute" in calls
+
+    def stop(stage, done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        certify(rf, X, y, budget=2, method="cascade", chunk_size=2, progress=stop)
+    again = certify(rf, X, y, budget=2, method="brute")
+    np.testing.assert_array_equal(again.status, ref.status)
+    seen = []
+    certify(rf, X, y, budget=2, method="cascade", chunk_size=3,
+            progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen[0][0] == "vote" and seen[-1][1] == seen[-1][2]
+
+
+def test_memory_estimates_refuse_before_allocating(data, monkeypatch):
+    import fairlens._validation as V
+
+    rf, X, y = data
+    monkeypatch.setattr(V, "MEMORY_LIMIT_BYTES", 1000)
+    with pytest.raises(ValueError, match="memory.*smaller forest"):
+        certify(rf, X, y)

@@ -90,9 +90,14 @@ def test_relevant_values_are_float32_and_split_every_threshold():
 def test_flat_forest_predict_differs_only_by_voting_rule():
     Xb, yb = load_breast_cancer(return_X_y=True)
     rf = RandomForestClassifier(n_estimators=25, random_state=0).fit(Xb[:300], yb[:300])
-    ff = flatten_forest(rf)
+    ff = flatten_forest(rf, vote="hard")
     hard = reference_vote(reference_tree_votes(rf, Xb[300:]), 2)
     np.testing.assert_array_equal(ff.vote_index(Xb[300:]), hard)
+    # the default (soft) predictor is scikit-learn's own predict, bit for bit
+    soft = flatten_forest(rf)
+    assert soft.vote == "soft"
+    np.testing.assert_array_equal(soft.predict(Xb[300:]), rf.predict(Xb[300:]))
+    np.testing.assert_array_equal(soft.predict_proba(Xb[300:]), rf.predict_proba(Xb[300:]))
 
 
 def test_tie_class_option():
@@ -101,7 +106,9 @@ def test_tie_class_option():
     votes = reference_tree_votes(rf, X)
     tied = votes.sum(axis=1) == 2
     assert tied.any()
-    assert (flatten_forest(rf).vote_index(X)[tied] == 0).all()
-    assert (flatten_forest(rf, tie_class=1).vote_index(X)[tied] == 1).all()
+    assert (flatten_forest(rf, vote="hard").vote_index(X)[tied] == 0).all()
+    assert (flatten_forest(rf, tie_class=1, vote="hard").vote_index(X)[tied] == 1).all()
     with pytest.raises(ValueError, match="tie_class"):
-        flatten_forest(rf, tie_class=7)
+        flatten_forest(rf, tie_class=7, vote="hard")
+    with pytest.raises(ValueError, match="tie_class"):
+        flatten_forest(rf, tie_class=1)  # the soft vote breaks ties as sklearn does

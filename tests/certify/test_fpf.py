@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer
 
@@ -116,3 +117,118 @@ def test_sklearn_estimator_protocol(bc):
     assert 0.8 < a.score(Xte, yte) <= 1.0
     proba = a.predict_proba(Xte)
     assert proba.shape == (len(Xte), 2) and np.allclose(proba.sum(1), 1)
+
+
+# --- issue 11: column names, scikit-learn estimator checks ----------------------------
+
+def _bc_frame():
+    from sklearn.datasets import load_breast_cancer as _lbc
+
+    data = _lbc(as_frame=True)
+    X, y = data.data, data.target
+    return X.iloc[:455], y.iloc[:455], X.iloc[455:], y.iloc[455:]
+
+
+def test_fpf_aligns_dataframe_columns_by_name():
+    Xtr, ytr, Xte, yte = _bc_frame()
+    fpf = FeaturePartitionedForest(budget=1, rounds=10, random_state=0).fit(Xtr, ytr)
+    assert fpf.n_features_in_ == 30
+    assert list(fpf.feature_names_in_) == list(Xtr.columns)
+    rev = Xte[Xte.columns[::-1]]
+    # reproducer: 22 of 114 predictions changed with reordered columns
+    np.testing.assert_array_equal(fpf.predict(rev), fpf.predict(Xte))
+    np.testing.assert_array_equal(fpf.predict_trees(rev), fpf.predict_trees(Xte))
+    np.testing.assert_array_equal(fpf.guaranteed_robust(rev, yte), fpf.guaranteed_robust(Xte, yte))
+    with pytest.raises(ValueError, match="mean radius"):
+        fpf.predict(Xte.drop(columns=["mean radius"]))
+    with pytest.raises(ValueError, match="surprise"):
+        fpf.predict(Xte.assign(surprise=1.0))
+    # certify aligns by name too, and certifies the same thing
+    a = certify(fpf, Xte, yte, budget=1)
+    b = certify(fpf, rev, yte, budget=1)
+    np.testing.assert_array_equal(a.status, b.status)
+
+
+def test_certify_aligns_dataframe_columns_for_sklearn_forests():
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xtr, ytr, Xte, yte = _bc_frame()
+    rf = RandomForestClassifier(n_estimators=7, max_depth=3, random_state=0).fit(Xtr, ytr)
+    rev = Xte[Xte.columns[::-1]]
+    a = certify(rf, Xte, yte, budget=1)
+    b = certify(rf, rev, yte, budget=1)  # reproducer: 0.68 instead of 0.83
+    assert a.accuracy == b.accuracy
+    np.testing.assert_array_equal(a.status, b.status)
+    assert a.witnesses.keys() == b.witnesses.keys()
+    for i in a.witnesses:
+        np.testing.assert_array_equal(a.witnesses[i], b.witnesses[i])
+    # witnesses are in the model's column order: they flip rf.predict as a frame too
+    for i, xw in a.witnesses.items():
+        assert rf.predict(pd.DataFrame([xw], columns=Xtr.columns))[0] != yte.iloc[i]
+    with pytest.raises(ValueError, match="mean texture"):
+        certify(rf, Xte.drop(columns=["mean texture"]), yte)
+    assert a.feature_names == list(Xtr.columns)
+
+
+def test_fpf_guaranteed_robust_validates_labels(bc):
+    Xtr, ytr, Xte, yte = bc
+    fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="y"):
+        fpf.guaranteed_robust(Xte, 0.5)  # reproducer: certified 74 rows
+    with pytest.raises(ValueError, match="0.5"):
+        fpf.guaranteed_robust(Xte, np.full(len(Xte), 0.5))
+    with pytest.raises(ValueError, match="rows"):
+        fpf.guaranteed_robust(Xte, yte[:-1])
+    with pytest.raises(ValueError, match="not one of"):
+        fpf.guaranteed_robust(Xte, yte + 2)
+
+
+def test_fpf_check_estimator_with_documented_exceptions():
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from fairlens.certify._fpf import EXPECTED_FAILED_CHECKS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(FeaturePartitionedForest(rounds=3, random_state=0),
+                                  expected_failed_checks=EXPECTED_FAILED_CHECKS, on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
+    xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
+    assert xfailed <= set(EXPECTED_FAILED_CHECKS)
+    assert sum(r["status"] == "passed" for r in results) >= 30
+
+
+def test_fpf_sklearn_checks_on_enough_features(bc):
+    # the checks listed as expected failures, redone on data with enough features
+    import pickle
+
+    from sklearn.base import clone
+
+    Xtr, ytr, Xte, yte = bc
+    est = FeaturePartitionedForest(budget=1, rounds=3, random_state=0)
+    params = est.get_params()
+    fitted = est.fit(Xtr, ytr)
+    assert fitted is est and est.get_params() == params  # fit returns self, params untouched
+    p1 = clone(est).fit(Xtr, ytr).predict(Xte)
+    p2 = est.fit(Xtr, ytr).predict(Xte)
+    np.testing.assert_array_equal(p1, p2)  # idempotent
+    assert est.n_features_in_ == Xtr.shape[1] and not hasattr(est, "feature_names_in_")
+    labels = np.where(ytr == 1, "benign", "malignant")
+    est2 = clone(est).fit(Xtr.tolist(), labels.tolist())  # not an array, string classes
+    assert set(est2.predict(Xte)) <= {"benign", "malignant"}
+    assert list(est2.classes_) == ["benign", "malignant"]
+    ro = np.asarray(Xtr).copy()
+    ro.setflags(write=False)
+    np.testing.assert_array_equal(clone(est).fit(ro, ytr).predict(Xte), p1)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(Xte), p1)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(Xte[:, :4])
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        clone(est).predict(Xte)
+    with pytest.raises(ValueError, match="3 features"):
+        clone(est).fit(Xtr[:, :2], ytr)

@@ -1,0 +1,200 @@
+"""Certify what ``predict`` returns: the soft vote of scikit-learn forests (issue 11).
+
+The reference here is a literal brute-force twin written independently of the
+package: every set of ``b`` features, every combination of candidate values around
+every threshold (itertools), scored with the forest's own ``predict``.
+"""
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, load_wine
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+from fairlens.certify import certify, flatten_forest
+from fairlens.certify._reference import reference_tree_votes, reference_vote
+
+from ._helpers import toy_forest
+
+
+def _candidates(model, n_features):
+    """Per used feature: the float32 at/below every threshold and the next float32 above."""
+    cands = {}
+    for est in model.estimators_:
+        tr = est.tree_
+        for f, v in zip(tr.feature, tr.threshold):
+            if f < 0:
+                continue
+            lo = np.float32(v)
+            while float(lo) > v:
+                lo = np.nextafter(lo, np.float32(-np.inf))
+            hi = np.nextafter(lo, np.float32(np.inf))
+            cands.setdefault(int(f), set()).update((float(lo), float(hi)))
+    return {f: sorted(v) for f, v in cands.items()}
+
+
+def literal_attackable(model, X, y, b, predict):
+    """Row by row: correct under ``predict``, and attackable by changing <= b features."""
+    cands = _candidates(model, X.shape[1])
+    used = sorted(cands)
+    size = min(b, len(used))
+    pred = predict(X)
+    correct = pred == y
+    attackable = np.zeros(len(y), dtype=bool)
+    for i in np.flatnonzero(correct):
+        rows = []
+        for F in itertools.combinations(used, size):
+            for vals in itertools.product(*[cands[f] + [X[i, f]] for f in F]):
+                xp = X[i].copy()
+                xp[list(F)] = vals
+                rows.append(xp)
+        if rows:
+            attackable[i] = bool(np.any(predict(np.array(rows)) != y[i]))
+    return correct, attackable
+
+
+def _hard_predict(model):
+    classes = model.classes_
+    return lambda Z: classes[reference_vote(reference_tree_votes(model, Z), len(classes))]
+
+
+def _wine3(seed, kind):
+    X, y = load_wine(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    feats = rng.choice(X.shape[1], 5, replace=False)
+    idx = rng.permutation(len(y))
+    X, y = X[idx][:, feats], y[idx]
+    cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
+    m = cls(n_estimators=6, max_depth=3, random_state=seed).fit(X[:120], y[:120])
+    return m, X[120:150], y[120:150]
+
+
+CASES = [(seed, b, kind) for seed in (0, 1, 2) for b in (1, 2) for kind in ("rf", "et")]
+
+
+@pytest.mark.parametrize("seed,b,kind", CASES)
+def test_soft_brute_force_equals_literal_enumeration_binary(seed, b, kind):
+    model, X, y = toy_forest(seed, n_trees=4 + seed, depth=3, kind=kind)
+    correct, att = literal_attackable(model, X, y, b, model.predict)
+    for method in ("brute", "cascade"):
+        res = certify(model, X, y, budget=b, method=method)
+        assert res.vote == "soft"
+        np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+        np.testing.assert_array_equal(res.status == "attackable", att)
+        assert res.accuracy == pytest.approx(np.mean(correct & ~att))
+        assert res.accuracy_clean == pytest.approx(np.mean(model.predict(X) == y))
+    lit = certify(model, X, y, budget=b, method="brute", prune=False)
+    np.testing.assert_array_equal(lit.status == "attackable", att)
+
+
+@pytest.mark.parametrize("seed,b,kind", [(s, b, k) for s in (0, 1) for b in (1, 2) for k in ("rf", "et")])
+def test_soft_brute_force_equals_literal_enumeration_multiclass(seed, b, kind):
+    model, X, y = _wine3(seed, kind)
+    correct, att = literal_attackable(model, X, y, b, model.predict)
+    res = certify(model, X, y, budget=b)
+    np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+    np.testing.assert_array_equal(res.status == "attackable", att)
+    # hard vote: the same twin with the hard-vote predictor
+    hc, ha = literal_attackable(model, X, y, b, _hard_predict(model))
+    rh = certify(model, X, y, budget=b, vote="hard")
+    assert rh.vote == "hard"
+    np.testing.assert_array_equal(rh.status == "misclassified", ~hc)
+    np.testing.assert_array_equal(rh.status == "attackable", ha)
+
+
+def _witness_cases():
+    for kind in ("rf", "et"):
+        for seed in (3, 4):
+            yield (kind, "binary", seed) + toy_forest(seed, n_trees=9, depth=4, kind=kind)
+        yield (kind, "multiclass", 0) + _wine3(5, kind)
+
+
+@pytest.mark.parametrize("vote", ["soft", "hard"])
+def test_every_witness_changes_the_certified_predict(vote):
+    n_witnesses = 0
+    for kind, task, seed, model, X, y in _witness_cases():
+        for b in (1, 2):
+            res = certify(model, X, y, budget=b, vote=vote)
+            assert res.vote == vote
+            hard = flatten_forest(model, vote="hard")
+            for i, xw in res.witnesses.items():
+                assert np.count_nonzero(xw != X[i]) <= b
+                if vote == "soft":
+                    assert model.predict(xw.reshape(1, -1))[0] != y[i], (kind, task, seed, b, i)
+                else:
+                    assert hard.predict(xw.reshape(1, -1))[0] != y[i]
+                    assert _hard_predict(model)(xw.reshape(1, -1))[0] != y[i]
+                n_witnesses += 1
+    assert n_witnesses > 20
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_soft_bounds_are_sound_and_ordered(seed):
+    rng = np.random.default_rng(seed)
+    kind = "rf" if seed % 2 else "et"
+    model, X, y = toy_forest(seed + 20, n_trees=int(rng.integers(3, 10)), depth=int(rng.integers(2, 5)),
+                             kind=kind, n_classes=2 + seed % 2)
+    b = 1 + seed % 3
+    cas = certify(model, X, y, budget=b)
+    flb = certify(model, X, y, budget=b, method="flb")
+    elb = certify(model, X, y, budget=b, method="elb")
+    brute = certify(model, X, y, budget=b, method="brute")
+    assert flb.accuracy <= elb.accuracy <= brute.accuracy == cas.accuracy <= cas.accuracy_clean
+    att = brute.status == "attackable"
+    assert np.all(elb.status[att] == "not_certified")
+    assert np.all(flb.status[elb.status == "not_certified"] == "not_certified")
+    np.testing.assert_array_equal(cas.status == "attackable", att)
+    assert cas.accuracy_flb == flb.accuracy and cas.accuracy_elb == elb.accuracy
+
+
+def test_digits_012_reproducer_soft_certificate_is_about_predict():
+    # issue 11: ExtraTrees on digits 0/1/2, b=1 -- the hard-vote certificate (0.683) was far
+    # above the accuracy of forest.predict (0.267) and 21% of witnesses did not flip predict
+    X, y = load_digits(return_X_y=True)
+    keep = y < 3
+    X, y = X[keep], y[keep]
+    idx = np.random.default_rng(0).permutation(len(y))
+    X, y = X[idx], y[idx]
+    et = ExtraTreesClassifier(n_estimators=15, max_depth=6, random_state=0).fit(X[:400], y[:400])
+    Xt, yt = X[400:440], y[400:440]
+    res = certify(et, Xt, yt, budget=1)
+    assert res.vote == "soft"
+    clean = np.mean(et.predict(Xt) == yt)
+    assert res.accuracy_clean == clean
+    assert res.accuracy <= clean
+    assert res.accuracy_flb <= res.accuracy_elb <= res.accuracy
+    assert res.witnesses
+    for i, xw in res.witnesses.items():
+        assert et.predict(xw.reshape(1, -1))[0] != yt[i]
+    hard = certify(et, Xt, yt, budget=1, vote="hard")
+    hard_pred = flatten_forest(et, vote="hard")
+    for i, xw in hard.witnesses.items():
+        assert hard_pred.predict(xw.reshape(1, -1))[0] != yt[i]
+    assert "vote" in res.summary().columns and res.summary().loc[0, "vote"] == "soft"
+    assert (res.to_frame()["vote"] == "soft").all()
+
+
+def test_near_ties_follow_sklearn_argmax():
+    # two trees with opposite leaves: exact 0.5/0.5 ties go to the first class, as in sklearn
+    X, y = toy_forest(1, n_trees=2, depth=1)[1:]
+    model = RandomForestClassifier(n_estimators=2, max_depth=1, random_state=3).fit(X, y)
+    ff = flatten_forest(model)
+    np.testing.assert_array_equal(ff.predict(X), model.predict(X))
+    proba = model.predict_proba(X)
+    res = certify(model, X, y, budget=1)
+    correct, att = literal_attackable(model, X, y, 1, model.predict)
+    np.testing.assert_array_equal(res.status == "attackable", att)
+    np.testing.assert_array_equal(res.status == "misclassified", ~correct)
+    assert proba.shape[1] == 2
+
+
+def test_fpf_is_hard_only():
+    from fairlens.certify import FeaturePartitionedForest
+
+    X, y = toy_forest(0)[1:]
+    Xf, yf = np.vstack([X] * 3), np.concatenate([y] * 3)
+    fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0).fit(Xf, yf)
+    assert certify(fpf, X, y).vote == "hard"
+    with pytest.raises(ValueError, match="vote='soft'"):
+        certify(fpf, X, y, vote="soft")
+    np.testing.assert_array_equal(flatten_forest(fpf).predict(X), fpf.predict(X))
