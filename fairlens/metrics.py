@@ -30,11 +30,17 @@ __all__ = [
 
 
 def _binary(values, name) -> np.ndarray:
+    if values is None or isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an array of binary 0/1 values; got {values!r}")
     arr = np.asarray(values)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be one-dimensional (one value per row); got a scalar")
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {np.shape(values)}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; fairness metrics need at least one prediction")
     if arr.dtype == bool:
         return arr.astype(np.int64)
     try:
@@ -66,7 +72,8 @@ def _groups(sensitive_features, n) -> tuple[np.ndarray, list]:
         if arr.ndim == 1:
             arr = arr[:, None]
         if arr.ndim != 2:
-            raise ValueError("sensitive_features must be 1-D or 2-D")
+            raise ValueError(f"sensitive_features must be 1-D (one value per row) or 2-D; got "
+                             f"shape {arr.shape}")
         sf = pd.DataFrame(arr)
     if len(sf) != n:
         raise ValueError(
@@ -83,13 +90,22 @@ def _groups(sensitive_features, n) -> tuple[np.ndarray, list]:
     return ids, readable
 
 
-def _prepare(y_true, y_pred, sensitive_features):
+def _prepare(y_true, y_pred, sensitive_features, need_true=False):
+    if need_true and y_true is None:
+        raise ValueError("y_true is required for this metric (true labels, 0/1)")
     yp = _binary(y_pred, "y_pred")
     yt = _binary(y_true, "y_true") if y_true is not None else None
     if yt is not None and yt.shape != yp.shape:
         raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
     ids, labels = _groups(sensitive_features, yp.size)
     return yt, yp, ids, labels
+
+
+def _check_unused_true(y_true, y_pred):
+    if y_true is not None:
+        yt, yp = _binary(y_true, "y_true"), _binary(y_pred, "y_pred")
+        if yt.shape != yp.shape:
+            raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
 
 
 def _rate(num_mask, den_mask, ids, n_groups):
@@ -128,7 +144,11 @@ def _spread(rates, labels, what):
 
 
 def demographic_parity_difference(y_true, y_pred, *, sensitive_features) -> float:
-    """Largest difference in selection rate P(y_pred = 1 | group) between groups."""
+    """Largest difference in selection rate P(y_pred = 1 | group) between groups.
+
+    ``y_true`` is not used (fairlearn's signature) but, when given, is checked like
+    ``y_pred`` (binary, same length)."""
+    _check_unused_true(y_true, y_pred)
     rates = group_rates(None, y_pred, sensitive_features=sensitive_features)
     hi, lo = _spread(rates["selection_rate"].to_numpy(), list(rates.index), "selection rate")
     return hi - lo
@@ -137,8 +157,10 @@ def demographic_parity_difference(y_true, y_pred, *, sensitive_features) -> floa
 def disparate_impact_ratio(y_true, y_pred, *, sensitive_features) -> float:
     """Smallest over largest selection rate (1 = parity; the "80% rule" flags < 0.8).
 
-    Returns ``nan`` when no group is ever selected (0/0).
+    Returns ``nan`` when no group is ever selected (0/0). ``y_true`` is not used but,
+    when given, is checked like ``y_pred``.
     """
+    _check_unused_true(y_true, y_pred)
     rates = group_rates(None, y_pred, sensitive_features=sensitive_features)
     hi, lo = _spread(rates["selection_rate"].to_numpy(), list(rates.index), "selection rate")
     return lo / hi if hi > 0 else float("nan")
@@ -146,6 +168,8 @@ def disparate_impact_ratio(y_true, y_pred, *, sensitive_features) -> float:
 
 def equal_opportunity_difference(y_true, y_pred, *, sensitive_features) -> float:
     """Largest difference in true positive rate P(y_pred = 1 | y = 1, group) between groups."""
+    if y_true is None:
+        raise ValueError("y_true is required for equal_opportunity_difference (true labels, 0/1)")
     rates = group_rates(y_true, y_pred, sensitive_features=sensitive_features)
     hi, lo = _spread(rates["true_positive_rate"].to_numpy(), list(rates.index),
                      "true positive rate")
@@ -154,11 +178,19 @@ def equal_opportunity_difference(y_true, y_pred, *, sensitive_features) -> float
 
 def equalized_odds_difference(y_true, y_pred, *, sensitive_features) -> float:
     """The larger of the true-positive-rate and false-positive-rate differences."""
+    if y_true is None:
+        raise ValueError("y_true is required for equalized_odds_difference (true labels, 0/1)")
     rates = group_rates(y_true, y_pred, sensitive_features=sensitive_features)
     labels = list(rates.index)
     hi, lo = _spread(rates["true_positive_rate"].to_numpy(), labels, "true positive rate")
     hi2, lo2 = _spread(rates["false_positive_rate"].to_numpy(), labels, "false positive rate")
     return max(hi - lo, hi2 - lo2)
+
+
+def _check_alpha(alpha):
+    from ._validation import check_real
+
+    return check_real("alpha", alpha)
 
 
 def _benefits(y_true, y_pred):
@@ -185,6 +217,7 @@ def generalized_entropy_index(y_true, y_pred, *, alpha=2.0) -> float:
 
     Speicher et al. (2018), Eq. (2); ``alpha=1`` is the Theil index.
     """
+    alpha = _check_alpha(alpha)
     yt, yp = _binary(y_true, "y_true"), _binary(y_pred, "y_pred")
     if yt.shape != yp.shape:
         raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
@@ -205,9 +238,8 @@ def theil_index(y_true, y_pred, *, sensitive_features, alpha=1.0) -> float:
     (the Theil index; other ``alpha`` give the generalised entropy family). It is 0 when all
     groups receive the same mean benefit and grows with the gap.
     """
-    yt, yp, ids, labels = _prepare(y_true, y_pred, sensitive_features)
-    if yt is None:
-        raise ValueError("theil_index needs y_true")
+    alpha = _check_alpha(alpha)
+    yt, yp, ids, labels = _prepare(y_true, y_pred, sensitive_features, need_true=True)
     b = _benefits(yt, yp)
     mu = b.mean()
     if mu == 0:

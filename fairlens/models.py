@@ -303,7 +303,7 @@ class Scorer:
             frame = pd.DataFrame(X, columns=self.feature_names)
         return self._fn(frame[self.model_feature_names])
 
-    def _to_scores(self, out, n, check_range=True):
+    def _to_scores(self, out, n, check_range=True, check_finite=True):
         out = np.asarray(out)
         if out.dtype.kind not in "fiub":
             raise TypeError(
@@ -320,13 +320,15 @@ class Scorer:
                 f"the model returned shape {out.shape} for {n} rows; a scorer must return "
                 f"({n},) scores or ({n}, 2) class probabilities"
             )
-        if not np.all(np.isfinite(out)):
+        finite = np.isfinite(out)
+        if check_finite and not np.all(finite):
             raise ValueError("the model returned non-finite scores (nan or inf)")
         if self.output == "logit":
             from scipy.special import expit
 
-            out = expit(out)
-        elif check_range and self.output != "raw" and out.size and (out.min() < 0.0 or out.max() > 1.0):
+            out = expit(out)  # expit(+-inf) = 1/0; NaN stays NaN
+        elif check_range and self.output != "raw" and finite.any() and (
+                out[finite].min() < 0.0 or out[finite].max() > 1.0):
             raise ValueError(
                 f"the model returned scores in [{out.min():.4g}, {out.max():.4g}], outside "
                 "[0, 1]: fairlens thresholds probabilities of the favourable class. If these "
@@ -344,12 +346,14 @@ class Scorer:
                 self._column = int(self.favourable_class == 1)
         return self._column
 
-    def __call__(self, X) -> np.ndarray:
+    def __call__(self, X, *, check_finite=True) -> np.ndarray:
+        """Scores of the rows ``X``; ``check_finite=False`` returns NaN/inf answers as they
+        are (NaN for a logit's inf) instead of raising, for audits that flag them."""
         X = self.check_X(X)
         n = X.shape[0]
         if n == 0:
             return np.empty(0, dtype=np.float64)
-        out = self._to_scores(self._raw(X, self.input_kind), n)
+        out = self._to_scores(self._raw(X, self.input_kind), n, check_finite=check_finite)
         self.n_calls += 1
         self.n_rows += n
         return out

@@ -24,19 +24,27 @@ class BatchConsistencyResult:
     Attributes
     ----------
     suspicious : bool
-        ``True`` when some row's score moved by more than ``tol``.
+        ``True`` when some row's score moved by more than its tolerance, or when the
+        model answered NaN/inf for any row (an audit never passes on non-finite answers).
     max_abs_diff : float
-        Largest |score change| of any row across all queries.
+        Largest |score change| of any row across all queries (finite answers).
     frac_rows_changed : float
-        Fraction of re-queried rows whose score moved by more than ``tol``.
+        Fraction of re-queried rows whose score moved by more than the tolerance
+        (or was non-finite).
     tol : float
-        Tolerance used (``atol + rtol * score range``).
+        The largest per-row tolerance used (see :func:`batch_consistency`).
     queries : DataFrame
-        One row per query: ``kind`` (order / subset / single / duplicate),
-        ``n_rows``, ``max_abs_diff``, ``frac_changed``.
+        One row per query: ``kind`` (reference / order / subset / single / duplicate),
+        ``n_rows``, ``max_abs_diff``, ``frac_changed``, ``n_nonfinite``.
     row_max_diff : ndarray
         Per row of ``X``: largest |change| over the queries that included it
-        (NaN when never re-queried).
+        (NaN when never re-queried; inf when an answer was non-finite).
+    n_nonfinite : int
+        Non-finite (NaN/inf) answers over all queries, the reference call included.
+    output_dtype : str
+        dtype of the model's raw output (sets the default tolerance).
+    model_input : str
+        How the model was called (:meth:`fairlens.models.Scorer.describe`).
     """
 
     suspicious: bool
@@ -45,6 +53,9 @@ class BatchConsistencyResult:
     tol: float
     queries: pd.DataFrame
     row_max_diff: np.ndarray
+    n_nonfinite: int = 0
+    output_dtype: str = "float64"
+    model_input: str = ""
 
     def to_frame(self):
         """The per-query table."""
@@ -52,9 +63,15 @@ class BatchConsistencyResult:
 
     def summary(self):
         """One-line verdict."""
-        verdict = "SUSPICIOUS: outputs depend on the batch" if self.suspicious else "consistent"
+        if self.n_nonfinite:
+            verdict = f"SUSPICIOUS: {self.n_nonfinite} non-finite (NaN/inf) answers"
+        elif self.suspicious:
+            verdict = "SUSPICIOUS: outputs depend on the batch"
+        else:
+            verdict = "consistent"
         return (f"{verdict} (max |change| {self.max_abs_diff:.3g}, "
-                f"{100 * self.frac_rows_changed:.1f}% of rows moved, tol {self.tol:.2g})")
+                f"{100 * self.frac_rows_changed:.1f}% of rows moved, tol {self.tol:.2g}, "
+                f"{self.output_dtype} output)")
 
     def plot(self, ax=None, **kwargs):
         """Max |score change| per query kind."""
@@ -63,24 +80,41 @@ class BatchConsistencyResult:
         return plot_batch_consistency(self, ax=ax, **kwargs)
 
 
+#: Default tolerance factor: a change counts when it exceeds
+#: ``TOL_ULPS * eps(output dtype) * max(1, |reference score|)``.
+TOL_ULPS = 64
+
+
 def _take(X, idx):
     if isinstance(X, pd.DataFrame):
         return X.iloc[idx].reset_index(drop=True)
     return np.asarray(X)[idx]
 
 
-def _call(model, X, n):
-    out = np.asarray(model(X), dtype=np.float64)
-    if out.ndim == 2 and out.shape[1] == 2:
-        out = out[:, 1]
-    out = out.reshape(-1)
-    if out.shape != (n,):
-        raise ValueError(f"model must return one score per row; got shape {out.shape} for {n} rows.")
-    return out
+def _adapt(model, X, dataset, output, favourable_class):
+    """(call(rows) -> (n,) float64 with NaN/inf kept, rows, scorer-like for dtype/describe)."""
+    from ._shuffled import ShuffledModel
+
+    if isinstance(model, ShuffledModel):
+        A, _ = model._prepare(X)   # validates X (alignment, shape, finite)
+        rows = X if isinstance(X, pd.DataFrame) else A
+
+        def call(R):
+            return np.asarray(model(R), dtype=np.float64)
+        return call, rows, model
+    from ..models import as_scorer
+
+    scorer = as_scorer(model, dataset, output=output, favourable_class=favourable_class)
+    rows = scorer.check_X(X)
+
+    def call(R):
+        return scorer(R, check_finite=False)
+    return call, rows, scorer
 
 
 def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5, n_single=30,
-                      n_duplicates=1, atol=1e-9, rtol=1e-7, random_state=None):
+                      n_duplicates=1, atol=None, rtol=None, random_state=None, dataset=None,
+                      output="auto", favourable_class=1):
     """Query a model on the same rows in different batches and compare outputs.
 
     Queries (each one model call unless stated):
@@ -95,64 +129,120 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
       times (identical rows must get identical scores).
 
     Every score is compared to the score of the same row in the reference
-    call ``model(X)``.
+    call ``model(X)``. A NaN or inf answer in any call (the reference included) makes
+    the result ``suspicious``: an endpoint that answers NaN fails the audit.
 
     Parameters
     ----------
-    model : callable
-        Batch scorer (any callable mapping ``(n, d)`` to ``(n,)``, or a
-        :class:`ShuffledModel`).
+    model : estimator, pipeline, callable or ShuffledModel
+        Adapted once with ``fairlens.models.as_scorer(model, dataset, output=...)``
+        like every other entry point: a fitted classifier or pipeline (scored by the
+        probability of ``favourable_class``), or a callable on encoded ``(n, d)``
+        arrays. A :class:`ShuffledModel` is called as it is.
     X : array or DataFrame
-        Rows to audit (at least 2).
-    atol, rtol : float
-        A change counts when it exceeds ``atol + rtol * (max - min)`` of the
-        reference scores (allows for floating-point noise of batched maths).
-    random_state : None, int or Generator
+        Rows to audit (at least 2; encoded columns, a DataFrame aligned by name).
+    n_orders, n_subsets, n_single, n_duplicates : int >= 0
+    subset_fraction : float in (0, 1)
+    atol, rtol : float >= 0, optional
+        Explicit tolerance: a change counts when it exceeds
+        ``atol + rtol * (max - min)`` of the reference scores. By default (both None)
+        the tolerance follows the model's output precision, row by row:
+        ``64 * eps(dtype) * max(1, |score|)`` with ``dtype`` the dtype of the model's
+        raw output (``scorer.output_dtype``; float64 for integer outputs): about
+        1.4e-14 for float64 and 7.6e-6 for float32, so the BLAS blocking noise of an
+        honest float32 network (~1e-7) passes while a shuffling attack, which moves
+        scores by the gaps between rows, is flagged.
+    random_state : None, int, RandomState or Generator
+    dataset : fairlens Dataset, optional
+        The data the model belongs to (readable-frame pipelines, column names).
+    output : {"auto", "proba", "logit", "raw"}
+        How a callable's output is read (see :func:`fairlens.models.as_scorer`);
+        ``"raw"`` for scores on any scale.
+    favourable_class : default 1
 
     Returns
     -------
     BatchConsistencyResult
     """
+    from .._validation import check_int, check_real
+    from ._shuffled import _make_rng
+
+    n_orders = check_int("n_orders", n_orders, min=0)
+    n_subsets = check_int("n_subsets", n_subsets, min=0)
+    n_single = check_int("n_single", n_single, min=0)
+    n_duplicates = check_int("n_duplicates", n_duplicates, min=0)
+    subset_fraction = check_real("subset_fraction", subset_fraction, min=0.0, max=1.0,
+                                 include_min=False, include_max=False)
+    atol = check_real("atol", atol, min=0.0, allow_none=True)
+    rtol = check_real("rtol", rtol, min=0.0, allow_none=True)
+    rng = _make_rng(random_state)
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"X must be a 2-D array or a DataFrame; got {type(X).__name__}.")
+    call, X, adapted = _adapt(model, X, dataset, output, favourable_class)
     n = len(X)
     if n < 2:
-        raise ValueError("X must contain at least 2 rows to test batch consistency.")
-    if not 0.0 < subset_fraction < 1.0:
-        raise ValueError(f"subset_fraction must be in (0, 1); got {subset_fraction!r}.")
-    for name, v in (("n_orders", n_orders), ("n_subsets", n_subsets), ("n_single", n_single),
-                    ("n_duplicates", n_duplicates)):
-        if int(v) != v or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer; got {v!r}.")
-    rng = np.random.default_rng(random_state)
-    ref = _call(model, X, n)
-    tol = float(atol + rtol * (np.ptp(ref) if n else 0.0))
+        raise ValueError(f"X must contain at least 2 rows to test batch consistency; got {n}.")
+
+    def query(R, m):
+        out = np.asarray(call(R), dtype=np.float64).reshape(-1)
+        if out.shape != (m,):
+            raise ValueError(f"model must return one score per row; got shape {out.shape} for {m} rows.")
+        return out
+
+    ref = query(X, n)
+    dtype = np.dtype(getattr(adapted, "output_dtype", None) or np.float64)
+    eps = np.finfo(dtype).eps if dtype.kind == "f" else np.finfo(np.float64).eps
+    ref_ok = np.isfinite(ref)
+    if atol is None and rtol is None:
+        tol_rows = TOL_ULPS * eps * np.maximum(1.0, np.abs(np.where(ref_ok, ref, 0.0)))
+    else:
+        span = float(np.ptp(ref[ref_ok])) if ref_ok.any() else 0.0
+        tol_rows = np.full(n, (atol or 0.0) + (rtol or 0.0) * span)
     row_max = np.full(n, np.nan)
     records = []
+    n_bad_ref = int((~ref_ok).sum())
+    records.append({"kind": "reference", "n_rows": n, "max_abs_diff": 0.0,
+                    "frac_changed": float(n_bad_ref / n), "n_nonfinite": n_bad_ref})
+    if n_bad_ref:
+        row_max[~ref_ok] = np.inf
+    n_nonfinite = n_bad_ref
 
     def record(kind, idx, out):
-        diff = np.abs(out - ref[idx])
+        nonlocal n_nonfinite
+        bad = ~np.isfinite(out) | ~ref_ok[idx]
+        diff = np.where(bad, np.inf, np.abs(np.where(bad, 0.0, out - np.where(ref_ok[idx], ref[idx], 0.0))))
         # idx may repeat (duplicate query): reduce with fmax.at (NaN-aware)
         np.fmax.at(row_max, idx, diff)
-        records.append({"kind": kind, "n_rows": len(idx), "max_abs_diff": float(diff.max()),
-                        "frac_changed": float(np.mean(diff > tol))})
+        finite = diff[np.isfinite(diff)]
+        n_nonfinite += int((~np.isfinite(out)).sum())
+        records.append({"kind": kind, "n_rows": len(idx),
+                        "max_abs_diff": float(finite.max()) if finite.size else float("nan"),
+                        "frac_changed": float(np.mean(diff > tol_rows[idx])),
+                        "n_nonfinite": int((~np.isfinite(out)).sum())})
 
     for k in range(n_orders):
         idx = np.arange(n)[::-1] if k == 0 else rng.permutation(n)
-        record("order", idx, _call(model, _take(X, idx), n))
+        record("order", idx, query(_take(X, idx), n))
     m = max(2, int(round(subset_fraction * n)))
     for _ in range(n_subsets):
         idx = np.sort(rng.choice(n, size=m, replace=False))
-        record("subset", idx, _call(model, _take(X, idx), m))
+        record("subset", idx, query(_take(X, idx), m))
     for _ in range(n_duplicates):
         idx = np.concatenate([np.arange(n), np.arange(n)])
-        record("duplicate", idx, _call(model, _take(X, idx), 2 * n))
+        record("duplicate", idx, query(_take(X, idx), 2 * n))
     if n_single:
-        rows = rng.choice(n, size=min(int(n_single), n), replace=False)
-        out = np.array([_call(model, _take(X, [i]), 1)[0] for i in rows])
+        rows = rng.choice(n, size=min(n_single, n), replace=False)
+        out = np.array([query(_take(X, [i]), 1)[0] for i in rows])
         record("single", rows, out)
     queried = ~np.isnan(row_max)
-    frac = float(np.mean(row_max[queried] > tol)) if queried.any() else 0.0
-    mx = float(np.nanmax(row_max)) if queried.any() else 0.0
+    moved = row_max[queried] > tol_rows[queried]
+    frac = float(np.mean(moved)) if queried.any() else 0.0
+    finite = row_max[queried & np.isfinite(row_max)]
+    mx = float(finite.max()) if finite.size else 0.0
+    describe = getattr(adapted, "describe", None)
     return BatchConsistencyResult(
-        suspicious=bool(mx > tol), max_abs_diff=mx, frac_rows_changed=frac, tol=tol,
-        queries=pd.DataFrame.from_records(records), row_max_diff=row_max,
+        suspicious=bool(moved.any() or n_nonfinite > 0), max_abs_diff=mx, frac_rows_changed=frac,
+        tol=float(tol_rows.max()), queries=pd.DataFrame.from_records(records), row_max_diff=row_max,
+        n_nonfinite=int(n_nonfinite), output_dtype=str(dtype),
+        model_input=describe() if callable(describe) else "",
     )

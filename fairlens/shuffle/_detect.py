@@ -33,13 +33,44 @@ __all__ = [
 EXPLAINERS = ("linear", "shap", "kernel", "lime")
 
 
-def _as_array(X):
+def _as_array(X, name="X"):
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"{name} must be a 2-D array or a DataFrame; got {type(X).__name__}.")
     if isinstance(X, pd.DataFrame):
-        return X.to_numpy(dtype=np.float64), list(map(str, X.columns))
-    A = np.asarray(X, dtype=np.float64)
+        try:
+            A = X.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must hold numbers (encoded columns); got dtypes "
+                            f"{sorted(set(map(str, X.dtypes)))}.") from None
+        cols = list(map(str, X.columns))
+    else:
+        try:
+            A = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a numeric 2-D array or a DataFrame.") from None
+        cols = None
     if A.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {A.shape}.")
-    return A, None
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features); got shape {A.shape}.")
+    if A.shape[0] == 0:
+        raise ValueError(f"{name} has no rows.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or inf; fill or drop them first.")
+    return A, cols
+
+
+def _adapt(model, dataset=None, feature_names=None):
+    """The model the explainers call: a ShuffledModel as it is; anything else adapted once
+    with :func:`fairlens.models.as_scorer` (``output="raw"``: attributions explain the
+    model's score as returned -- an estimator's probability of the favourable class, a
+    callable's output unchanged)."""
+    if isinstance(model, ShuffledModel):
+        return model
+    from ..models import Scorer, as_scorer
+
+    if isinstance(model, Scorer):
+        return as_scorer(model, dataset)
+    return as_scorer(model, dataset, feature_names=None if dataset is not None else feature_names,
+                     output="raw")
 
 
 def _array_model(model, columns):
@@ -74,7 +105,7 @@ def _protected_indices(model, protected, names, d):
     return out
 
 
-def exact_shapley_values(model, x, background, *, feature_names=None):
+def exact_shapley_values(model, x, background, *, feature_names=None, dataset=None):
     """Exact Shapley values of one instance by enumerating all coalitions.
 
     The value function is Eq. (3)/(5): ``v(S) = mean_i f((x_S, X_bg[i, S̄]))``
@@ -92,14 +123,23 @@ def exact_shapley_values(model, x, background, *, feature_names=None):
         When given (or when ``background`` is a DataFrame) the model is
         called with DataFrames.
 
+    dataset : fairlens Dataset, optional
+        The data a fitted model belongs to (see :func:`fairlens.models.as_scorer`).
+
     Returns
     -------
     ndarray of shape (d,)
     """
-    bg, cols = _as_array(background)
+    bg, cols = _as_array(background, "background")
     if feature_names is not None:
         cols = list(feature_names)
-    x = np.asarray(x, dtype=np.float64).ravel()
+    model = _adapt(model, dataset, cols)
+    try:
+        x = np.asarray(x, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError("x must be one row of numbers (shape (d,)).") from None
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or inf.")
     d = bg.shape[1]
     if x.shape[0] != d:
         raise ValueError(f"x has {x.shape[0]} features but background has {d}.")
@@ -134,7 +174,7 @@ def _fit_linear(f, bg):
 
 
 def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
-                       feature_names=None):
+                       feature_names=None, dataset=None):
     """Linear SHAP attributions of the paper, Eq. (10)-(15).
 
     For a :class:`ShuffledModel` ``f'`` wrapping ``f``:
@@ -159,7 +199,8 @@ def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
     A, cols = _as_array(X)
     if feature_names is not None:
         cols = list(feature_names)
-    bg = A if background is None else _as_array(background)[0]
+    model = _adapt(model, dataset, cols)
+    bg = A if background is None else _as_array(background, "background")[0]
     if bg.shape[1] != A.shape[1]:
         raise ValueError(f"background has {bg.shape[1]} features but X has {A.shape[1]}.")
     d = A.shape[1]
@@ -206,7 +247,7 @@ def _progress(iterable, progress, total=None, desc=None):
 
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
-            callback=None):
+            callback=None, dataset=None):
     """Attributions of ``model`` for every row of ``X`` with one explainer.
 
     Parameters
@@ -237,16 +278,29 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     callback : callable, optional
         Called as ``callback(i, n)`` after every explained instance; return
         ``False`` to stop early (rows not explained are NaN).
+    dataset : fairlens Dataset, optional
+        The data a fitted model belongs to; any model that is not a
+        :class:`ShuffledModel` is adapted once with ``fairlens.models.as_scorer(model,
+        dataset, output="raw")`` (a classifier's probability, a callable's output as is).
 
     Returns
     -------
     ndarray of shape (n, d)
     """
-    if explainer not in EXPLAINERS:
+    from .._validation import check_int, check_seed_int
+
+    if not isinstance(explainer, str) or explainer not in EXPLAINERS:
         raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
+    nsamples = check_int("nsamples", nsamples, min=1, allow_none=True)
+    random_state = check_seed_int(random_state, "random_state")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be None or a callable(i, n); got {callback!r}.")
     A, cols = _as_array(X)
     names = list(feature_names) if feature_names is not None else cols
-    bg = A if background is None else _as_array(background)[0]
+    model = _adapt(model, dataset, names)
+    bg = A if background is None else _as_array(background, "background")[0]
+    if bg.shape[1] != A.shape[1]:
+        raise ValueError(f"background has {bg.shape[1]} features but X has {A.shape[1]}.")
     n, d = A.shape
     if explainer == "linear":
         return linear_shap_values(model, A if cols is None else X, bg, protected=protected,
@@ -336,7 +390,7 @@ def _summarise(name, phi, names, prot):
 
 def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
                  nsamples=None, random_state=0, feature_names=None, protected=None,
-                 progress=False, return_values=False, lime_kwargs=None):
+                 progress=False, return_values=False, lime_kwargs=None, dataset=None):
     """Per-feature attribution summary for several explainers in one tidy table.
 
     For each explainer and feature: ``mean_abs`` (mean |attribution| over the
@@ -361,6 +415,8 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         Protected feature(s) to flag when ``model`` is not a ShuffledModel.
     return_values : bool
         Also return ``{explainer: (n, d) array}``.
+    dataset : fairlens Dataset, optional
+        The data a fitted model belongs to (see :func:`explain`).
 
     Returns
     -------
@@ -369,11 +425,21 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     """
     if isinstance(explainers, str):
         explainers = (explainers,)
-    bad = [e for e in explainers if e not in EXPLAINERS]
+    try:
+        explainers = tuple(explainers)
+    except TypeError:
+        raise TypeError(f"explainers must be a name or a list of names from {EXPLAINERS}; "
+                        f"got {explainers!r}.") from None
+    if not explainers:
+        raise ValueError(f"explainers must name at least one of {EXPLAINERS}.")
+    bad = [e for e in explainers if not isinstance(e, str) or e not in EXPLAINERS]
     if bad:
         raise ValueError(f"unknown explainer(s) {bad}; choose from {EXPLAINERS}.")
     A, cols = _as_array(X)
     names = list(feature_names) if feature_names is not None else cols
+    if dataset is not None and names is None:
+        names = list(dataset.feature_names)
+    model = _adapt(model, dataset, names)
     if names is None and isinstance(model, ShuffledModel) and model.feature_names is not None:
         names = model.feature_names
     if names is None:
@@ -387,7 +453,7 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     for name in explainers:
         phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
                       feature_names=feature_names, protected=protected, progress=progress,
-                      lime_kwargs=lime_kwargs)
+                      lime_kwargs=lime_kwargs, dataset=dataset)
         values[name] = phi
         recs.extend(_summarise(name, phi, names, prot))
     df = pd.DataFrame.from_records(recs)
@@ -422,7 +488,10 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")
+    from .._validation import check_real
     from ..metrics import fairness_report
+
+    threshold = check_real("threshold", threshold)
 
     batch = model.attack_batch(X)
     if sensitive_features is None:

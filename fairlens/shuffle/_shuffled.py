@@ -58,15 +58,39 @@ def parse_attack(attack):
 
 
 def _check_fraction(name, value):
-    if isinstance(value, bool) or not isinstance(value, Real):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number in [0, 1]; got {value!r}.")
     if not (0.0 <= float(value) <= 1.0) or not np.isfinite(value):
         raise ValueError(f"{name} must lie in [0, 1]; got {value!r}.")
     return float(value)
 
 
+def _check_mixing_rule(mixing_rule):
+    if not isinstance(mixing_rule, str) or mixing_rule not in _MIXING_RULES:
+        raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
+    return mixing_rule
+
+
+def _make_rng(random_state, name="random_state"):
+    """A ``numpy.random.Generator`` from ``random_state`` (None, an int in [0, 2**32 - 1],
+    a RandomState -- drawn from once -- or a Generator, used as is); anything else is a
+    TypeError/ValueError naming ``name`` (scikit-learn's ``check_random_state`` semantics)."""
+    from .._validation import check_random_state
+
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None:
+        return np.random.default_rng()
+    check_random_state(random_state, name)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
+    return np.random.default_rng(int(random_state))
+
+
 def _check_region(region):
-    if isinstance(region, tuple) or isinstance(region, list):
+    if isinstance(region, str):
+        raise TypeError(f"region must be a fraction k in (0, 1] or a pair (lo, hi); got {region!r}.")
+    if isinstance(region, (tuple, list, np.ndarray)):
         if len(region) != 2:
             raise ValueError(f"region must be a fraction k (top-k) or a pair (lo, hi); got {region!r}.")
         lo = _check_fraction("region[0]", region[0])
@@ -83,7 +107,9 @@ def _check_region(region):
 def _check_max_count(max_count):
     if max_count is None:
         return -1
-    if isinstance(max_count, bool) or not isinstance(max_count, Integral) or max_count < 0:
+    if isinstance(max_count, (bool, np.bool_)) or not isinstance(max_count, Integral):
+        raise TypeError(f"max_count must be None or a non-negative integer; got {max_count!r}.")
+    if max_count < 0:
         raise ValueError(f"max_count must be None or a non-negative integer; got {max_count!r}.")
     return int(max_count)
 
@@ -170,23 +196,33 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     Ties in the score are broken by input position (stable sort), as Python's
     stable ``sorted`` would do in a literal transcription of Algorithm 1.
     """
-    y = np.asarray(scores, dtype=np.float64)
+    try:
+        y = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("scores must be a 1-D array of numbers.") from None
     if y.ndim != 1:
         raise ValueError(f"scores must be a 1-D array; got shape {y.shape}.")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("scores contain NaN or inf; a shuffling attack sorts scores, which needs "
+                         "finite values.")
     fav = np.asarray(favoured_mask)
     if fav.shape != y.shape:
         raise ValueError(
             f"favoured_mask must have the same shape as scores {y.shape}; got {fav.shape}."
         )
+    if fav.dtype != bool and not (fav.dtype.kind in "iuf" and np.isin(fav, (0, 1)).all()):
+        raise ValueError("favoured_mask must be boolean (or 0/1); got values "
+                         f"{np.unique(fav)[:5].tolist()}.")
+    if not isinstance(higher_is_better, (bool, np.bool_)):
+        raise TypeError(f"higher_is_better must be True or False; got {higher_is_better!r}.")
     names = parse_attack(attack)
     p = _check_fraction("p", p)
     quantile = _check_fraction("quantile", quantile)
     split = _check_fraction("split", split)
     lo, hi = _check_region(region)
     budget = _check_max_count(max_count)
-    if mixing_rule not in _MIXING_RULES:
-        raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    _check_mixing_rule(mixing_rule)
+    rng = _make_rng(random_state)
 
     n = y.shape[0]
     key = y if higher_is_better else -y
@@ -268,11 +304,14 @@ class ShuffleBatch:
         return plot_score_change(self, ax=ax, **kwargs)
 
 
-def _as_scorer(scorer):
+def _as_scorer(scorer, dataset=None, *, feature_names=None, output="auto", favourable_class=1):
     """Adapt ``scorer`` once with the package-wide :func:`fairlens.models.as_scorer`."""
     from ..models import as_scorer
 
-    return as_scorer(scorer)
+    if dataset is not None:
+        feature_names = None  # the dataset's encoded columns
+    return as_scorer(scorer, dataset, feature_names=feature_names, output=output,
+                     favourable_class=favourable_class)
 
 
 class ShuffledModel:
@@ -285,20 +324,25 @@ class ShuffledModel:
 
     Parameters
     ----------
-    scorer : callable or classifier with ``predict_proba``
+    scorer : estimator, pipeline or callable
         The honest scoring function ``f``; it should ignore the protected
-        feature(s) (Eq. 7). Called with the batch exactly as received
-        (DataFrame or array) and must return one score per row.
+        feature(s) (Eq. 7). Adapted once with
+        ``fairlens.models.as_scorer(scorer, dataset, output=output)``: a fitted
+        classifier/pipeline (fitted on the readable frame, on an encoded DataFrame or
+        on arrays) scores the probability of ``favourable_class``; a callable receives
+        the batch as an encoded ``(n, d)`` array (a DataFrame batch is aligned by
+        column name to ``feature_names``) and returns one score per row.
     protected : str, int or list of them
-        Protected feature(s): column names for DataFrames, column indices
-        for arrays (names work for arrays when ``feature_names`` is given).
+        Protected feature(s): column names (resolved against the DataFrame's columns,
+        ``feature_names`` or the dataset's) or column indices.
         Several features form a conjunction group (e.g. Sex and Age).
     favoured : value, collection, callable, or dict/tuple of these
         Which rows form the favoured group. For one protected feature: a
         value (equality), a list/set of values (membership) or a callable
         ``values -> bool mask``. For several features: a dict
         ``{feature: spec}`` or a tuple of specs in the order of
-        ``protected``; the group is the conjunction (logical AND).
+        ``protected``; the group is the conjunction (logical AND). With a
+        ``dataset``, category labels (e.g. ``"male"``) are translated to codes.
     attack : str, default "dominance"
         ``"dominance"`` (Alg. 2), ``"mixing"`` (Alg. 3), ``"swapping"``
         (Alg. 4 with quantile outer loop), ``"none"`` or a hybrid
@@ -309,7 +353,7 @@ class ShuffledModel:
         Swapping starting quantile (0 = one pass, 1 = Dominance).
     higher_is_better : bool, default True
         Whether a higher score is the superior outcome.
-    random_state : None, int or Generator
+    random_state : None, int, RandomState or Generator
         Seeds the Mixing coin and the frequency relaxation. The generator is
         created once and advanced by every call, so two models built with the
         same seed return the same outputs for the same sequence of batches.
@@ -321,37 +365,62 @@ class ShuffledModel:
     frequency : float in [0, 1], default 1.0
         Frequency relaxation: each call is attacked with this probability
         (decided once per batch) and returned honestly otherwise.
-    max_count : int or None
+    max_count : int >= 0 or None
         Count relaxation: at most this many unfair moves per batch.
     mixing_rule : {"coin", "alg3"}, default "coin"
         Meaning of a Mixing "tail", see :func:`shuffle_scores`.
     feature_names : list of str, optional
-        Column names used to resolve string ``protected`` on arrays.
+        The encoded column names (default: the dataset's); used to resolve string
+        ``protected`` on arrays and to align DataFrame batches.
     reference : DataFrame or array, optional
         Data used to validate ``protected`` and ``favoured`` up front
         (the favoured group must occur in it).
+    dataset : fairlens Dataset, optional
+        The data the scorer belongs to (for readable-frame pipelines and names).
+    output : {"auto", "proba", "logit", "raw"}, default "auto"
+        How a callable's output is read (:func:`fairlens.models.as_scorer`):
+        probabilities in [0, 1] by default; ``"raw"`` for ranking scores on any scale
+        (the attack only permutes them); ``"logit"`` applies the sigmoid.
+    favourable_class : default 1
+        The class whose probability is the score of a fitted classifier.
     """
 
     def __init__(self, scorer, protected, favoured, attack="dominance", p=0.8, quantile=0.0,
                  higher_is_better=True, random_state=None, *, region=1.0, split=0.5,
                  frequency=1.0, max_count=None, mixing_rule="coin", feature_names=None,
-                 reference=None):
+                 reference=None, dataset=None, output="auto", favourable_class=1):
         if scorer is None or not (callable(scorer) or hasattr(scorer, "predict_proba")):
             raise TypeError(
                 "scorer must be a callable mapping an (n, d) batch to n scores, or a "
                 "classifier with predict_proba."
             )
+        if isinstance(scorer, ShuffledModel):
+            raise TypeError("scorer must be the honest model f, not a ShuffledModel (use "
+                            "model.with_params(...) to change an attack).")
+        if feature_names is not None:
+            from .._validation import check_str_list
+
+            feature_names = check_str_list("feature_names", feature_names)
         self.scorer = scorer
-        self._f = _as_scorer(scorer)
+        self.dataset = dataset
+        self.output = output
+        self.favourable_class = favourable_class
+        self._f = _as_scorer(scorer, dataset, feature_names=feature_names, output=output,
+                             favourable_class=favourable_class)
+        if feature_names is None:
+            feature_names = self._f.feature_names
+        self.feature_names = None if feature_names is None else list(feature_names)
         self.protected = protected
         self._protected = list(protected) if isinstance(protected, (list, tuple)) else [protected]
         if not self._protected:
             raise ValueError("protected must name at least one feature.")
         for q in self._protected:
-            if isinstance(q, bool) or not isinstance(q, (str, Integral)):
+            if isinstance(q, (bool, np.bool_)) or not isinstance(q, (str, Integral)):
                 raise TypeError(
                     f"protected must be column names (str) or column indices (int); got {q!r}."
                 )
+        if len(set(self._protected)) != len(self._protected):
+            raise ValueError(f"protected features must be distinct; got {self._protected}.")
         self.favoured = favoured
         self._specs = self._normalise_favoured(favoured)
         self.attack = attack
@@ -367,15 +436,21 @@ class ShuffledModel:
         self.frequency = _check_fraction("frequency", frequency)
         self.max_count = max_count
         _check_max_count(max_count)
-        if mixing_rule not in _MIXING_RULES:
-            raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
-        self.mixing_rule = mixing_rule
-        self.feature_names = None if feature_names is None else list(feature_names)
+        self.mixing_rule = _check_mixing_rule(mixing_rule)
         self.random_state = random_state
-        self._rng = np.random.default_rng(random_state)
+        self._rng = _make_rng(random_state)
         self.n_calls_ = 0
         if reference is not None:
             self.validate(reference)
+
+    @property
+    def output_dtype(self):
+        """dtype of the honest scorer's raw output (float32 networks: float32)."""
+        return self._f.output_dtype
+
+    def describe(self) -> str:
+        """How the honest scorer is called (``model_input`` of result objects)."""
+        return self._f.describe()
 
     # ------------------------------------------------------------------ helpers
     def _normalise_favoured(self, favoured):
@@ -386,8 +461,8 @@ class ShuffledModel:
                     raise ValueError(
                         f"favoured dict keys {list(favoured)} must match protected {self._protected}."
                     )
-                return [favoured[self._protected[0]]]
-            return [favoured]
+                return [self._spec_codes(self._protected[0], favoured[self._protected[0]])]
+            return [self._spec_codes(self._protected[0], favoured)]
         if isinstance(favoured, dict):
             missing = [q for q in self._protected if q not in favoured]
             if missing:
@@ -395,38 +470,63 @@ class ShuffledModel:
                     f"favoured is missing a rule for protected feature(s) {missing}; give a dict "
                     f"with one value/collection/callable per protected feature."
                 )
-            return [favoured[q] for q in self._protected]
+            return [self._spec_codes(q, favoured[q]) for q in self._protected]
         if isinstance(favoured, tuple) and len(favoured) == k:
-            return list(favoured)
+            return [self._spec_codes(q, v) for q, v in zip(self._protected, favoured)]
         raise ValueError(
             f"With {k} protected features, favoured must be a dict {{feature: rule}} or a tuple of "
             f"{k} rules (value, collection or callable); got {favoured!r}."
         )
 
-    def _column(self, X, q):
+    def _prepare(self, X):
+        """``(A, names)``: the batch as an encoded float array (a DataFrame aligned by
+        column name when the feature names are known) and its column names (or None)."""
         if isinstance(X, pd.DataFrame):
-            if isinstance(q, str):
-                if q not in X.columns:
-                    raise ValueError(
-                        f"protected feature {q!r} is not a column of X; columns are {list(X.columns)}."
-                    )
-                return X[q].to_numpy()
-            if not 0 <= q < X.shape[1]:
-                raise ValueError(f"protected index {q} is out of range for X with {X.shape[1]} columns.")
-            return X.iloc[:, q].to_numpy()
-        A = np.asarray(X)
-        if A.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {A.shape}.")
+            cols = [str(c) for c in X.columns]
+            A = self._f.check_X(X)
+            names = self._f.feature_names if self._f.feature_names is not None else cols
+            return A, list(names)
+        if isinstance(X, (str, bytes)) or X is None:
+            raise TypeError(f"X must be a 2-D array or a DataFrame; got {type(X).__name__}.")
+        A = np.asarray(X) if not hasattr(X, "shape") else X
+        if np.ndim(A) != 2:
+            raise ValueError(f"X must be 2-D (n_rows, n_features); got shape {np.shape(A)}.")
+        A = self._f.check_X(A)
+        return A, self.feature_names
+
+    def _index(self, q, names, d):
         if isinstance(q, str):
-            if self.feature_names is None or q not in self.feature_names:
+            if names is None:
                 raise ValueError(
                     f"protected feature {q!r} cannot be found in an array: pass feature_names=[...] "
-                    f"to ShuffledModel or use a column index."
+                    f"(or a dataset) to ShuffledModel or use a column index."
                 )
-            q = self.feature_names.index(q)
-        if not 0 <= q < A.shape[1]:
-            raise ValueError(f"protected index {q} is out of range for X with {A.shape[1]} columns.")
-        return A[:, q]
+            if q not in names:
+                raise ValueError(
+                    f"protected feature {q!r} is not a column of X; columns are {list(names)}."
+                )
+            return list(names).index(q)
+        if not 0 <= q < d:
+            raise ValueError(f"protected index {q} is out of range for X with {d} columns.")
+        return int(q)
+
+    def _column(self, X, q):
+        A, names = X if isinstance(X, tuple) else self._prepare(X)
+        return A[:, self._index(q, names, A.shape[1])]
+
+    def _spec_codes(self, q, spec):
+        """Category labels of a dataset's categorical feature -> codes (else unchanged)."""
+        cats = getattr(self.dataset, "categories", None) or {}
+        if not isinstance(q, str) or q not in cats or callable(spec):
+            return spec
+        code_of = {str(v): c for c, v in cats[q].items()}
+
+        def conv(v):
+            return code_of.get(v, v) if isinstance(v, str) else v
+        if isinstance(spec, (list, set, frozenset, tuple)):
+            return type(spec)(conv(v) for v in spec) if not isinstance(spec, tuple) else tuple(
+                conv(v) for v in spec)
+        return conv(spec)
 
     @staticmethod
     def _match(values, spec):
@@ -443,9 +543,10 @@ class ShuffledModel:
 
     def favoured_mask(self, X):
         """Boolean mask of the favoured group (conjunction over ``protected``)."""
+        prepared = X if isinstance(X, tuple) else self._prepare(X)
         mask = None
         for q, spec in zip(self._protected, self._specs):
-            m = self._match(self._column(X, q), spec)
+            m = self._match(self._column(prepared, q), spec)
             mask = m if mask is None else (mask & m)
         return np.asarray(mask, dtype=bool)
 
@@ -458,8 +559,11 @@ class ShuffledModel:
             If a protected feature is missing or the favoured group (or its
             complement) never occurs in ``X``.
         """
+        prepared = self._prepare(X)
+        if prepared[0].shape[0] == 0:
+            raise ValueError("reference/X has no rows; the favoured group cannot be checked.")
         for q, spec in zip(self._protected, self._specs):
-            col = self._column(X, q)
+            col = self._column(prepared, q)
             if not callable(spec):
                 vals = list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
                 present = np.isin(vals, col)
@@ -468,7 +572,7 @@ class ShuffledModel:
                         f"favoured value(s) {vals} of protected feature {q!r} do not occur in X; "
                         f"observed values include {list(pd.unique(col))[:10]}."
                     )
-        m = self.favoured_mask(X)
+        m = self.favoured_mask(prepared)
         if m.all() or not m.any():
             raise ValueError(
                 "favoured group must contain some but not all rows of X to be attacked; "
@@ -476,25 +580,23 @@ class ShuffledModel:
             )
         return self
 
-    def _scores(self, X):
-        y = np.asarray(self._f(X), dtype=np.float64)
-        n = len(X)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        elif y.ndim == 2 and y.shape[1] == 2 and y.shape[0] == n:
-            y = y[:, 1]  # binary probabilities: favourable class 1
-        if y.shape != (n,):
-            raise ValueError(
-                f"scorer must return one score per row (shape ({n},)); got shape {y.shape}. "
-                f"Wrap a multi-output model so that it returns the score of interest."
-            )
-        return y
+    def _scores(self, A):
+        try:
+            return self._f(A)
+        except ValueError as exc:
+            if "outside [0, 1]" in str(exc):
+                raise ValueError(
+                    f"{exc} For a ranking score on another scale build the ShuffledModel with "
+                    "output='raw' (the attack only permutes the scores)."
+                ) from None
+            raise
 
     # ------------------------------------------------------------------ API
     def attack_batch(self, X):
         """Score one batch with ``f`` and attack it; return a :class:`ShuffleBatch`."""
-        y = self._scores(X)
-        fav = self.favoured_mask(X)
+        prepared = self._prepare(X)
+        fav = self.favoured_mask(prepared)
+        y = self._scores(prepared[0])
         self.n_calls_ += 1
         attacked = True
         if self.frequency < 1.0:
@@ -515,7 +617,7 @@ class ShuffledModel:
 
     def base_scores(self, X):
         """Honest scores ``f(X)``."""
-        return self._scores(X)
+        return self._scores(self._prepare(X)[0])
 
     def with_params(self, **changes):
         """A new model with some parameters changed (fresh random generator)."""
@@ -525,7 +627,8 @@ class ShuffledModel:
             higher_is_better=self.higher_is_better, random_state=self.random_state,
             region=self.region, split=self.split, frequency=self.frequency,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
-            feature_names=self.feature_names,
+            feature_names=self.feature_names if self.dataset is None else None,
+            dataset=self.dataset, output=self.output, favourable_class=self.favourable_class,
         )
         params.update(changes)
         return ShuffledModel(**params)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ._rules import RuleSet, as_table
-from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
+from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer, resolve_stop, seed_value
 
 __all__ = ["MitigationResult", "mitigate", "generate_group_samples"]
 
@@ -67,8 +67,8 @@ def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int,
     Returns fewer than ``n`` rows only if ``max_draws`` draws did not suffice.
     """
     table = as_table(dataset)
-    scorer = make_scorer(model)
-    rng = np.random.default_rng(random_state)
+    scorer = make_scorer(model, table)
+    rng = np.random.default_rng(seed_value(random_state))
     sampler = Sampler(table, sensitive, perturbation)
     seeds = np.flatnonzero(rule_set.mask(table.X))
     if seeds.size == 0:
@@ -86,15 +86,15 @@ def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int,
     return X
 
 
-def _accuracy(model, X, y, threshold):
-    s = make_scorer(model)
+def _accuracy(model, X, y, threshold, table=None):
+    s = make_scorer(model, table)
     return float(np.mean((np.asarray(s(X)) >= threshold).astype(int) == np.asarray(y)))
 
 
 def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, max_accuracy_drop: float = 0.01,
              fit=None, error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
              max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
-             random_state=None, progress=None, stop_flag=None) -> MitigationResult:
+             random_state=None, progress=None, stop=None, stop_flag=None) -> MitigationResult:
     """Mitigate the discrimination of ``rule_set`` by retraining (RQ3).
 
     Generates samples satisfying ``rule_set`` that the ORIGINAL model labels
@@ -109,7 +109,11 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     Retraining (our choice; the paper says "retrain the original model"):
     ``fit(X, y) -> model`` if given, else ``sklearn.base.clone(model).fit``
     (same hyper-parameters and seed, trained from scratch).
+
+    ``stop`` (None, a ``threading.Event`` or a zero-argument callable; ``stop_flag=`` is
+    its deprecated alias) is checked before each retraining; the steps done are kept.
     """
+    stop_fn = resolve_stop(stop, stop_flag, "mitigate")
     t0 = time.perf_counter()
     tr, te = as_table(train), as_table(test)
     if tr.y is None or te.y is None:
@@ -137,21 +141,21 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     kw = dict(error_thr=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
               threshold=threshold, perturbation=perturbation, random_state=random_state)
     s0 = group_fairness_score(model, tr, rule_set, sensitive, **kw)
-    before = dict(accuracy=_accuracy(model, te.X, te.y, threshold), score=s0.score, rate_in=s0.rate_in,
+    before = dict(accuracy=_accuracy(model, te.X, te.y, threshold, te), score=s0.score, rate_in=s0.rate_in,
                   rate_out=s0.rate_out, margin=s0.margin)
     label = 1 if s0.rate_in < s0.rate_out else 0
     extra = generate_group_samples(model, tr, rule_set, sensitive, max(amounts), label, threshold=threshold,
                                    perturbation=perturbation, random_state=random_state)
     rows, models = [], []
     for i, k in enumerate(amounts):
-        if stop_flag is not None and stop_flag():
+        if stop_fn():
             break
         k = min(k, extra.shape[0])
         X = np.vstack([tr.X, extra[:k]])
         y = np.concatenate([tr.y, np.full(k, label, dtype=tr.y.dtype)])
         m = fit(X, y)
         s = group_fairness_score(m, tr, rule_set, sensitive, **kw)
-        rows.append(dict(n_added=k, accuracy=_accuracy(m, te.X, te.y, threshold), score=s.score,
+        rows.append(dict(n_added=k, accuracy=_accuracy(m, te.X, te.y, threshold, te), score=s.score,
                          rate_in=s.rate_in, rate_out=s.rate_out, margin=s.margin))
         models.append(m)
         if progress is not None:

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .._validation import check_choice, check_int, check_real
 from . import _kernels
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "single_rules",
     "frequent_rule_sets",
     "frequent_rule_sets_bruteforce",
+    "round_edges",
+    "BINNINGS",
 ]
 
 N_BINS_DEFAULT = 10
@@ -44,6 +47,7 @@ class TableView:
     categories: dict
     y: np.ndarray | None = None
     name: str = "data"
+    source: object = field(default=None, repr=False, compare=False)
 
     def index_of(self, feature: str) -> int:
         try:
@@ -71,9 +75,14 @@ def as_table(dataset) -> TableView:
                 "dataset must be a fairlens Dataset (or have X, feature_names, feature_types, "
                 f"bounds); got {type(dataset).__name__} without {attr!r}"
             )
-    X = np.asarray(dataset.X, dtype=np.float64)
+    try:
+        X = np.asarray(dataset.X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("dataset.X must be a numeric (encoded) 2-D array") from None
     if X.ndim != 2:
         raise ValueError(f"dataset.X must be 2-D, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("dataset.X contains NaN or inf; TestSGD does not impute (fill or drop them)")
     names = list(dataset.feature_names)
     if len(names) != X.shape[1]:
         raise ValueError("dataset.feature_names must have one name per column of dataset.X")
@@ -82,11 +91,13 @@ def as_table(dataset) -> TableView:
     if bounds is None:
         bounds = np.column_stack([X.min(axis=0), X.max(axis=0)])
     bounds = np.asarray(bounds, dtype=np.float64)
+    if bounds.shape != (X.shape[1], 2):
+        raise ValueError(f"dataset.bounds must have shape ({X.shape[1]}, 2); got {bounds.shape}")
     cats = dict(getattr(dataset, "categories", None) or {})
     y = getattr(dataset, "y", None)
     return TableView(X=X, feature_names=names, feature_types=types, bounds=bounds,
                      categories=cats, y=None if y is None else np.asarray(y),
-                     name=str(getattr(dataset, "name", "data")))
+                     name=str(getattr(dataset, "name", "data")), source=dataset)
 
 
 # ----------------------------------------------------------------------------
@@ -183,15 +194,48 @@ def bin_index(col: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.searchsorted(edges[1:-1], col, side="right")
 
 
+BINNINGS = ("equal_width", "round")
+
+
 def _nice_edges(lo: float, hi: float, k: int) -> np.ndarray:
     e = np.linspace(lo, hi, k + 1)
     # round to 12 significant digits so that 0.3 is the edge, not 0.30000000000000004
     return np.array([float(f"{v:.12g}") for v in e])
 
 
+def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
+    """About ``k`` bins of a "nice" width covering ``[lo, hi]`` (``binning="round"``).
+
+    The width is the smallest of ``{1, 2, 2.5, 5} x 10^p`` that is at least
+    ``(hi - lo) / k``; the edges are the multiples of that width from
+    ``floor(lo / w) * w`` to ``ceil(hi / w) * w``. So ages 17..90 with ``k = 10`` get
+    the edges 10, 20, ..., 90 (readable "40<=age<60", not "38.9<=age<60.8"). Since
+    consecutive candidate widths differ by at most a factor 2, there are between
+    ``k / 2`` and ``k + 2`` bins (at least 2).
+    """
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        raise ValueError(f"round_edges needs a finite range lo < hi; got [{lo}, {hi}]")
+    raw = (hi - lo) / int(k)
+    p = np.floor(np.log10(raw))
+    width = None
+    for e in (p - 1, p, p + 1):
+        for m in (1.0, 2.0, 2.5, 5.0):
+            w = float(f"{m * 10.0 ** e:.12g}")
+            if w >= raw * (1 - 1e-12) and (width is None or w < width):
+                width = w
+    start = np.floor(lo / width + 1e-9)
+    stop = np.ceil(hi / width - 1e-9)
+    if stop - start < 2:  # at least two bins
+        stop = start + 2
+    e = np.arange(start, stop + 1) * width
+    return np.array([float(f"{v:.12g}") for v in e])
+
+
 def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
                  edges: Sequence[float] | None = None, kind: str | None = None,
-                 max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval") -> list:
+                 max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
+                 binning: str = "equal_width") -> list:
     """All 1-feature rules of ``feature`` (Algorithm 1, lines 2-5).
 
     Categorical features: every non-empty proper subset of the values that
@@ -202,9 +246,13 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
     the issue's reading of section 4.1), or only the one-sided ranges
     ``x < edge`` / ``x >= edge`` (``rule_form="threshold"``, the "linear
     inequality" form of section 3 that the paper's Crime rules use).
+
+    ``binning="equal_width"`` (default, the paper's ``K`` equal-width bins over the
+    domain) or ``"round"``: about ``K`` bins with round edges covering the domain and
+    the observed values (:func:`round_edges`), for readable rules.
     """
-    if rule_form not in ("interval", "threshold"):
-        raise ValueError(f"rule_form must be 'interval' or 'threshold', got {rule_form!r}")
+    check_choice("rule_form", rule_form, ("interval", "threshold"))
+    check_choice("binning", binning, BINNINGS)
     j = table.index_of(feature)
     ftype = kind or table.feature_types[j]
     if ftype == "categorical" or (kind is None and feature in table.categories and edges is None):
@@ -230,18 +278,27 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
                                 labels=tuple(label_of[c] for c in sub)))
         return out
     if edges is None:
-        if n_bins < 2:
-            raise ValueError(f"n_bins must be >= 2, got {n_bins}")
+        n_bins = check_int("n_bins", n_bins, min=2)
         lo, hi = table.bounds[j]
         if not np.isfinite(lo) or not np.isfinite(hi) or hi <= lo:
             lo, hi = float(table.X[:, j].min()), float(table.X[:, j].max())
         if hi <= lo:
             return []
-        e = _nice_edges(lo, hi, n_bins)
+        if binning == "round":
+            if table.X.shape[0]:
+                lo = min(lo, float(table.X[:, j].min()))
+                hi = max(hi, float(table.X[:, j].max()))
+            e = round_edges(lo, hi, n_bins)
+        else:
+            e = _nice_edges(lo, hi, n_bins)
     else:
-        e = np.asarray(edges, dtype=np.float64)
-        if e.ndim != 1 or e.size < 3 or np.any(np.diff(e) <= 0):
-            raise ValueError(f"bins for {feature!r} must be >= 3 increasing edges, got {edges!r}")
+        try:
+            e = np.asarray(edges, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"bins for {feature!r} must be a bin count or a list of numeric "
+                            f"edges; got {edges!r}") from None
+        if e.ndim != 1 or e.size < 3 or np.any(~np.isfinite(e)) or np.any(np.diff(e) <= 0):
+            raise ValueError(f"bins for {feature!r} must be >= 3 finite increasing edges, got {edges!r}")
     k = len(e) - 1
     out = []
     for a in range(k):
@@ -328,33 +385,58 @@ def _resolve_bins(bins, feature):
         v = bins
     if v is None:
         return None, None
+    if isinstance(v, str):
+        raise TypeError(f"bins[{feature!r}] must be a bin count or a list of edges; got {v!r}")
     if np.isscalar(v):
-        return int(v), None
+        return check_int(f"bins[{feature!r}]", v, min=2), None
     return None, list(v)
 
 
+def check_bins(bins, feature_names):
+    """Validate ``bins`` (None, a count, a list of edges, or ``{feature: count or edges}``)."""
+    if bins is None:
+        return None
+    if isinstance(bins, str):
+        raise TypeError(f"bins must be None, a bin count, a list of edges or a dict "
+                        f"{{feature: count or edges}}; got {bins!r}")
+    if isinstance(bins, Mapping):
+        unknown = [k for k in bins if k not in feature_names]
+        if unknown:
+            raise ValueError(f"bins names unknown feature(s) {unknown}; choose from {list(feature_names)}")
+        for k in bins:
+            _resolve_bins(bins, k)
+    else:
+        _resolve_bins(bins, None)
+    return bins
+
+
 def _check_theta(theta):
-    if not isinstance(theta, (int, float, np.floating, np.integer)) or isinstance(theta, bool):
-        raise TypeError(f"theta must be a number in (0, 1], got {type(theta).__name__}")
-    if not (0.0 < float(theta) <= 1.0):
-        raise ValueError(f"theta must be in (0, 1] (a support fraction, e.g. 0.05), got {theta}")
+    return check_real("theta", theta, min=0.0, max=1.0, include_min=False)
 
 
 def build_rules(table: TableView, sensitive: Sequence[str], *, n_bins: int = N_BINS_DEFAULT,
-                bins=None, max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval") -> dict:
+                bins=None, max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
+                binning: str = "equal_width") -> dict:
     """``feature -> single rules`` for every sensitive feature (Algorithm 1 lines 1-5)."""
     if isinstance(sensitive, str):
         sensitive = [sensitive]
     sensitive = list(sensitive)
     if not sensitive:
         raise ValueError("sensitive must name at least one feature")
+    bad = [f for f in sensitive if not isinstance(f, str)]
+    if bad:
+        raise TypeError(f"sensitive must list feature names (str); got {bad[0]!r}")
     if len(set(sensitive)) != len(sensitive):
         raise ValueError(f"sensitive features must be distinct, got {sensitive}")
+    for f in sensitive:
+        table.index_of(f)
+    check_bins(bins, table.feature_names)
+    max_values = check_int("max_values", max_values, min=2)
     out = {}
     for f in sensitive:
         nb, edges = _resolve_bins(bins, f)
         out[f] = single_rules(table, f, n_bins=nb or n_bins, edges=edges, max_values=max_values,
-                              rule_form=rule_form)
+                              rule_form=rule_form, binning=binning)
     return out
 
 
@@ -367,7 +449,7 @@ def _min_count(theta: float, n: int) -> int:
 def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
                        max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
-                       max_rule_sets: int = 2_000_000) -> FrequentRuleSets:
+                       max_rule_sets: int = 2_000_000, binning: str = "equal_width") -> FrequentRuleSets:
     """Frequent rule sets of Algorithm 1, without materialising the cross product.
 
     Algorithm 1 enumerates every combination of (rule or nothing) per sensitive
@@ -392,11 +474,18 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     bins : int, sequence or dict, optional
         Per-feature override: a bin count or explicit edges, e.g.
         ``{"age": [0, 10, ..., 100]}``.
-    max_size : int, optional
-        Largest number of rules in a rule set (default: all features).
+    max_size : int >= 1, optional
+        Largest number of rules in a rule set; ``None`` (default) means no limit (all
+        sensitive features). 0 or a negative value is an error.
     rule_form : {"interval", "threshold"}
         Rules of binned features: every range of adjacent bins, or one-sided
         thresholds only (see :func:`single_rules`).
+    binning : {"equal_width", "round"}
+        ``"equal_width"`` (default): the paper's ``K = n_bins`` equal-width bins over the
+        feature's domain (section 4.1). ``"round"``: about ``K`` bins whose edges are
+        round numbers (widths 1, 2, 2.5 or 5 times a power of ten, see
+        :func:`round_edges`) covering the domain and the data, for readable rules such
+        as ``40<=age<60``.
     max_rule_sets : int
         Safety cap: if more frequent rule sets than this exist, a ValueError
         suggests a larger ``theta``, ``max_size`` or ``rule_form="threshold"``
@@ -409,16 +498,18 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     import time
 
     t0 = time.perf_counter()
-    _check_theta(theta)
+    theta = _check_theta(theta)
+    max_size = check_int("max_size", max_size, min=1, allow_none=True)
+    max_rule_sets = check_int("max_rule_sets", max_rule_sets, min=1)
     table = as_table(dataset)
     rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
-                        rule_form=rule_form)
+                        rule_form=rule_form, binning=binning)
     feats = list(rules)
     n = table.X.shape[0]
     if n == 0:
         raise ValueError("dataset has no rows")
     need = _min_count(float(theta), n)
-    max_size = len(feats) if max_size is None else int(max_size)
+    max_size = len(feats) if max_size is None else max_size
 
     flat_rules, rule_feat = [], []
     for fi, f in enumerate(feats):
@@ -494,16 +585,17 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
 
 def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BINS_DEFAULT,
                                   bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
-                                  rule_form="interval"):
+                                  rule_form="interval", binning="equal_width"):
     """Literal Algorithm 1: materialise the full cross product, keep support >= theta.
 
     Slow reference (pure NumPy boolean masks); only for small rule spaces.
     Returns a dict ``str(rule_set) -> count``.
     """
     _check_theta(theta)
+    max_size = check_int("max_size", max_size, min=1, allow_none=True)
     table = as_table(dataset)
     rules = build_rules(table, sensitive, n_bins=n_bins, bins=bins, max_values=max_values,
-                        rule_form=rule_form)
+                        rule_form=rule_form, binning=binning)
     n = table.X.shape[0]
     masks = {id(r): r.mask(table.X) for f in rules for r in rules[f]}
     out = {}

@@ -19,6 +19,7 @@ column ``floor(u1 * #columns)`` and the direction ``-1 if u2 < 0.5 else +1``.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from .._validation import check_choice, check_int, check_probability, check_random_state, check_real, check_stop
 from . import _kernels
 from ._rules import RuleSet, TableView, as_table
 
@@ -44,30 +46,51 @@ DEFAULT_MAX_SAMPLES = 100_000
 
 def z_value(confidence: float) -> float:
     """Two-sided normal quantile for a confidence level (0.95 -> 1.96)."""
-    if not (0.0 < float(confidence) < 1.0):
-        raise ValueError(f"confidence must be in (0, 1), e.g. 0.95; got {confidence}")
-    return float(norm.ppf(0.5 + float(confidence) / 2.0))
+    confidence = check_real("confidence", confidence, min=0.0, max=1.0, include_min=False,
+                            include_max=False)
+    return float(norm.ppf(0.5 + confidence / 2.0))
 
 
-def make_scorer(model):
-    """Adapt ``model`` to ``f(X) -> (n,) probability of the favourable class``.
+def seed_value(random_state, name="random_state"):
+    """``random_state`` validated (scikit-learn semantics) and made usable by
+    ``numpy.random.SeedSequence``/``default_rng``: None, an int, or a Generator (a
+    ``RandomState`` is turned into an int by drawing from it)."""
+    if isinstance(random_state, np.random.Generator) or random_state is None:
+        return random_state
+    check_random_state(random_state, name)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    return int(random_state)
 
-    Uses :func:`fairlens.models.as_scorer` when available.
+
+def resolve_stop(stop, stop_flag, where):
+    """The one stop convention (:func:`fairlens._validation.check_stop`), with the
+    deprecated ``stop_flag=`` alias (DeprecationWarning)."""
+    if stop_flag is not None:
+        warnings.warn(f"{where}(stop_flag=...) is deprecated; pass stop= (a threading.Event or "
+                      "a zero-argument callable)", DeprecationWarning, stacklevel=3)
+        if stop is not None:
+            raise TypeError(f"{where}: pass stop= only (stop_flag= is its deprecated alias)")
+        stop = stop_flag
+    return check_stop(stop)
+
+
+def make_scorer(model, dataset=None, *, favourable_class=1):
+    """Adapt ``model`` once with :func:`fairlens.models.as_scorer` (idempotent on a Scorer).
+
+    ``dataset`` (a Dataset or a :class:`TableView` built from one) lets the scorer align a
+    DataFrame-fitted model by column name and decode rows for a readable-frame pipeline.
     """
-    try:
-        from ..models import as_scorer
-    except ImportError:  # pragma: no cover - foundation not merged yet
-        as_scorer = None
-    if as_scorer is not None:
-        return as_scorer(model)
-    if hasattr(model, "predict_proba"):  # pragma: no cover
-        return lambda X: np.asarray(model.predict_proba(X))[:, 1].astype(np.float64)
-    if callable(model):  # pragma: no cover
-        def f(X):
-            out = np.asarray(model(X), dtype=np.float64)
-            return out[:, 1] if out.ndim == 2 else out
-        return f
-    raise TypeError("model must have predict_proba or be callable")  # pragma: no cover
+    from ..models import Scorer, as_scorer
+
+    if isinstance(model, Scorer):
+        return model
+    if isinstance(dataset, TableView):
+        if dataset.source is None:
+            return as_scorer(model, None, favourable_class=favourable_class,
+                             feature_names=list(dataset.feature_names))
+        dataset = dataset.source
+    return as_scorer(model, dataset, favourable_class=favourable_class)
 
 
 @dataclass
@@ -94,6 +117,16 @@ class ScoreResult:
         satisfies R, or everybody does, so one group cannot be sampled).
     support : float
         Fraction of D satisfying R.
+    aliases : tuple of str
+        Other rule sets selecting exactly the same rows of D (filled by
+        :meth:`TestSGDReport.merge_equivalent`).
+
+    Notes
+    -----
+    The score is the paper's unsigned ``|phi_r - phi_not_r|``. Which way the group is
+    treated is in ``signed_score = rate_in - rate_out``, ``favoured``/``disfavoured``
+    (the description of the group with the higher/lower favourable rate: the rule set
+    ``R`` or its complement ``not (R)``) and ``favoured_rate``/``disfavoured_rate``.
     """
 
     rule_set: RuleSet
@@ -106,6 +139,41 @@ class ScoreResult:
     confidence: float
     status: str = "ok"
     support: float = float("nan")
+    aliases: tuple = ()
+
+    # ---- which way the group is treated (signed view of the unsigned score)
+    @property
+    def signed_score(self) -> float:
+        """``rate_in - rate_out``: > 0 when the group R is favoured, < 0 when disfavoured."""
+        return float(self.rate_in - self.rate_out)
+
+    @property
+    def sign(self) -> int:
+        """+1 (R favoured), -1 (not R favoured), 0 (equal rates or not estimated)."""
+        d = self.signed_score
+        return 0 if not np.isfinite(d) or d == 0 else (1 if d > 0 else -1)
+
+    def _groups(self):
+        inside, outside = str(self.rule_set), f"not ({self.rule_set})"
+        return (inside, outside) if self.sign >= 0 else (outside, inside)
+
+    @property
+    def favoured(self) -> str:
+        """The group with the higher favourable rate (R, or ``not (R)``); "" when equal or NaN."""
+        return self._groups()[0] if self.sign else ""
+
+    @property
+    def disfavoured(self) -> str:
+        """The group with the lower favourable rate; "" when the rates are equal or NaN."""
+        return self._groups()[1] if self.sign else ""
+
+    @property
+    def favoured_rate(self) -> float:
+        return float(max(self.rate_in, self.rate_out)) if np.isfinite(self.signed_score) else float("nan")
+
+    @property
+    def disfavoured_rate(self) -> float:
+        return float(min(self.rate_in, self.rate_out)) if np.isfinite(self.signed_score) else float("nan")
 
     def _group_margin(self, p):
         if not self.n_samples or not np.isfinite(p):
@@ -134,9 +202,12 @@ class ScoreResult:
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([{
             "rule_set": str(self.rule_set), "support": self.support, "rate_in": self.rate_in,
-            "rate_out": self.rate_out, "score": self.score, "margin": self.margin,
-            "n_samples": self.n_samples, "converged": self.converged,
+            "rate_out": self.rate_out, "score": self.score, "signed_score": self.signed_score,
+            "favoured": self.favoured, "favoured_rate": self.favoured_rate,
+            "disfavoured": self.disfavoured, "disfavoured_rate": self.disfavoured_rate,
+            "margin": self.margin, "n_samples": self.n_samples, "converged": self.converged,
             "confidence": self.confidence, "status": self.status,
+            "aliases": "; ".join(self.aliases),
         }])
 
 
@@ -233,13 +304,39 @@ class Sampler:
         return x
 
 
-def _check_alg2_params(error_thr, sample_thr, max_samples):
-    if not (isinstance(error_thr, (int, float, np.floating)) and float(error_thr) > 0):
-        raise ValueError(f"error (error_thr) must be > 0, e.g. 0.05; got {error_thr}")
-    if int(sample_thr) < 1:
-        raise ValueError(f"sample_thr must be >= 1, got {sample_thr}")
-    if int(max_samples) <= int(sample_thr):
+def _check_alg2_params(error_thr, sample_thr, max_samples, threshold=0.5, confidence=0.95,
+                       name="error_thr"):
+    """Algorithm 2's parameters, validated once (values returned as Python numbers)."""
+    error_thr = check_real(name, error_thr, min=0.0, max=1.0, include_min=False)
+    sample_thr = check_int("sample_thr", sample_thr, min=1)
+    max_samples = check_int("max_samples", max_samples, min=1)
+    if max_samples <= sample_thr:
         raise ValueError(f"max_samples ({max_samples}) must exceed sample_thr ({sample_thr})")
+    check_memory_samples(max_samples)
+    threshold = check_probability("threshold", threshold)
+    z_value(confidence)
+    return error_thr, sample_thr, max_samples, threshold
+
+
+def check_memory_samples(max_samples):
+    from .._validation import check_memory
+
+    # two int64 label histories per rule set of up to max_samples entries
+    check_memory(16.0 * max_samples, f"max_samples={max_samples}",
+                 "lower max_samples (the cap on samples per group; 100000 is the default)")
+
+
+def check_perturbation(perturbation, feature_names):
+    """``s_pert``: None, a positive number, or ``{feature: positive number}``."""
+    if perturbation is None:
+        return None
+    if isinstance(perturbation, dict):
+        for f, v in perturbation.items():
+            if f not in feature_names:
+                raise ValueError(f"perturbation names unknown feature {f!r}; choose from {list(feature_names)}")
+            check_real(f"perturbation[{f!r}]", v, min=0.0, include_min=False)
+        return perturbation
+    return check_real("perturbation", perturbation, min=0.0, include_min=False)
 
 
 def _margin(c_in, c_out, n, z):
@@ -264,11 +361,13 @@ def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive:
     the result has ``converged=False, status="cap"``.
     ``random_state`` may be an int or a ``numpy.random.Generator``.
     """
-    _check_alg2_params(error_thr, sample_thr, max_samples)
+    error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
+        error_thr, sample_thr, max_samples, threshold, confidence)
     table = as_table(dataset)
-    scorer = make_scorer(model)
+    perturbation = check_perturbation(perturbation, table.feature_names)
+    scorer = make_scorer(model, table)
     z = z_value(confidence)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed_value(random_state))
     sampler = Sampler(table, sensitive, perturbation)
     mask = rule_set.mask(table.X)
     s_in, s_out = _seeds(mask)
@@ -312,7 +411,12 @@ def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[
     ValueError
         If nobody in the data satisfies ``rule_set`` (or everybody does).
     """
+    check_choice("method", method, ("batched", "reference"))
+    _check_alg2_params(error_thr, sample_thr, max_samples, threshold, confidence)
     table = as_table(dataset)
+    if not isinstance(rule_set, RuleSet):
+        raise TypeError(f"rule_set must be a RuleSet (e.g. from frequent_rule_sets); got "
+                        f"{type(rule_set).__name__}")
     mask = rule_set.mask(table.X)
     if not mask.any():
         raise ValueError(f"no row of the data satisfies the rule set {rule_set}; choose a rule set "
@@ -325,7 +429,7 @@ def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[
         return group_fairness_score_reference(model, table, rule_set, sensitive, random_state=random_state, **kw)
     if method != "batched":
         raise ValueError(f"method must be 'batched' or 'reference', got {method!r}")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed_value(random_state))
     res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng],
                              strategy="sample", **kw)
     return res[0]
@@ -336,7 +440,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
                     confidence: float = 0.95, sample_thr: int = 1000,
                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
                     random_state=None, rngs=None, batch_rows: int = 65_536, block: int = 512,
-                    strategy: str = "auto", progress=None, stop_flag=None):
+                    strategy: str = "auto", progress=None, stop=None, stop_flag=None):
     """Batched Algorithm 2 over many rule sets.
 
     Rule sets are processed in chunks so that each model call scores about
@@ -358,15 +462,26 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     model rows when many rule sets are scored; "auto" picks "table" when the
     neighbourhood is smaller than the rows sampling would score.
 
+    ``stop``: None, a ``threading.Event`` or a zero-argument callable, checked between
+    chunks of rule sets (``stop_flag=`` is its deprecated alias); rule sets not scored
+    when it fires are ``None`` in ``results``.
+
     Returns
     -------
     results : list of ScoreResult
     n_rows_scored : int
         Total rows passed to the model.
     """
-    _check_alg2_params(error_thr, sample_thr, max_samples)
+    stop_fn = resolve_stop(stop, stop_flag, "score_rule_sets")
+    error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
+        error_thr, sample_thr, max_samples, threshold, confidence)
+    batch_rows = check_int("batch_rows", batch_rows, min=1)
+    block = check_int("block", block, min=1)
+    check_choice("strategy", strategy, ("auto", "table", "sample"))
+    random_state = seed_value(random_state)
     table = as_table(dataset)
-    scorer = make_scorer(model)
+    perturbation = check_perturbation(perturbation, table.feature_names)
+    scorer = make_scorer(model, table)
     z = z_value(confidence)
     sampler = Sampler(table, sensitive, perturbation)
     m = len(rule_sets)
@@ -392,7 +507,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     sample_thr = int(sample_thr)
     max_samples = int(max_samples)
     for c0 in range(0, m, per_chunk):
-        if stop_flag is not None and stop_flag():
+        if stop_fn():
             break
         idx = list(range(c0, min(m, c0 + per_chunk)))
         if masks is not None:

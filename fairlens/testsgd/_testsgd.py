@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ._rules import (FrequentRuleSets, RuleSet, as_table, frequent_rule_sets, N_BINS_DEFAULT,
-                     MAX_CATEGORY_VALUES, _check_theta)
-from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, group_fairness_score, score_rule_sets,
-                     z_value)
+from .._validation import check_bool, check_choice, check_int, check_no_kwargs
+from ._rules import (BINNINGS, FrequentRuleSets, RuleSet, as_table, check_bins, frequent_rule_sets,
+                     N_BINS_DEFAULT, MAX_CATEGORY_VALUES, _check_theta)
+from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, check_perturbation,
+                     group_fairness_score, resolve_stop, score_rule_sets, seed_value)
 
 __all__ = ["TestSGD", "TestSGDReport"]
 
@@ -75,28 +76,76 @@ class TestSGDReport:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per rule set, ranked by score."""
+        """One row per rule set, ranked by score.
+
+        Besides the paper's unsigned ``score`` it shows which way the group is treated:
+        ``signed_score = rate_in - rate_out``, the ``favoured`` and ``disfavoured`` group
+        (the rule set or its complement ``not (...)``) with their favourable rates, and
+        ``aliases`` (rule sets selecting the same rows, after :meth:`merge_equivalent`).
+        """
         rows = [{
             "rule_set": str(r.rule_set), "n_rules": len(r.rule_set), "support": r.support,
-            "rate_in": r.rate_in, "rate_out": r.rate_out, "score": r.score, "margin": r.margin,
+            "rate_in": r.rate_in, "rate_out": r.rate_out, "score": r.score,
+            "signed_score": r.signed_score, "favoured": r.favoured,
+            "favoured_rate": r.favoured_rate, "disfavoured": r.disfavoured,
+            "disfavoured_rate": r.disfavoured_rate, "margin": r.margin,
             "n_samples": r.n_samples, "converged": r.converged, "status": r.status,
+            "aliases": "; ".join(getattr(r, "aliases", ()) or ()),
         } for r in self.results]
-        cols = ["rule_set", "n_rules", "support", "rate_in", "rate_out", "score", "margin",
-                "n_samples", "converged", "status"]
+        cols = ["rule_set", "n_rules", "support", "rate_in", "rate_out", "score", "signed_score",
+                "favoured", "favoured_rate", "disfavoured", "disfavoured_rate", "margin",
+                "n_samples", "converged", "status", "aliases"]
         df = pd.DataFrame(rows, columns=cols)
         df.index.name = "rank"
         return df
 
     def top(self, k: int = 3) -> pd.DataFrame:
-        """The ``k`` rule sets with the largest score."""
-        return self.to_frame().head(int(k))
+        """The ``k`` (an int >= 0) rule sets with the largest score."""
+        k = check_int("k", k, min=0)
+        return self.to_frame().head(k)
+
+    def merge_equivalent(self) -> "TestSGDReport":
+        """A new report in which rule sets selecting exactly the same rows of D are merged.
+
+        Two rule sets are equivalent when their support masks on the data ``D`` are
+        identical (so are the complements: both groups ``R`` and ``not R`` are the same
+        rows, and Algorithm 2 samples from the same seeds). Of each class the simplest
+        description is kept (fewest rules, then the shortest text, then the first in
+        rank order), with its own estimate; the others are listed in its ``aliases``
+        (shown in :meth:`to_frame`). E.g. with ``age`` bins 0-10 empty in the data,
+        ``age<20`` and ``10<=age<20`` select the same people and become one row.
+        The original report is not changed.
+        """
+        fr = self.frequent
+        if fr.bits is None or fr.bits.shape[0] != len(fr.rule_sets) or not len(fr.rule_sets):
+            if len(fr.rule_sets):
+                raise ValueError("merge_equivalent needs structured rule sets with row masks; "
+                                 "text reports carry none")
+        index = {str(rs): i for i, rs in enumerate(fr.rule_sets)}
+        groups: dict = {}
+        for r in self.results:
+            i = index.get(str(r.rule_set))
+            key = fr.bits[i].tobytes() if i is not None else ("unmatched", str(r.rule_set))
+            groups.setdefault(key, []).append(r)
+        merged, keep_idx = [], []
+        for members in groups.values():
+            best = min(members, key=lambda r: (len(r.rule_set), len(str(r.rule_set))))
+            others = tuple(str(r.rule_set) for r in members if r is not best)
+            merged.append(replace(best, aliases=tuple(best.aliases) + others))
+            if str(best.rule_set) in index:
+                keep_idx.append(index[str(best.rule_set)])
+        keep_idx = np.asarray(sorted(keep_idx), dtype=np.int64)
+        new_fr = replace(fr, rule_sets=[fr.rule_sets[i] for i in keep_idx], counts=fr.counts[keep_idx],
+                         bits=fr.bits[keep_idx])
+        params = dict(self.params, merged_equivalent=True)
+        return replace(self, results=_rank(merged), frequent=new_fr, params=params)
 
     def __getitem__(self, i) -> ScoreResult:
         return self.results[i]
 
     def plot(self, k: int = 10, ax=None):
         from .plots import plot_top_rule_sets
-        return plot_top_rule_sets(self, k=k, ax=ax)
+        return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
 
     def result_for(self, rule_set) -> ScoreResult:
         """The result of a rule set (a RuleSet or its printed form)."""
@@ -137,9 +186,15 @@ class TestSGD:
 
     Parameters
     ----------
-    model : classifier with ``predict_proba`` or callable ``X -> scores``
-        Adapted once with :func:`fairlens.models.as_scorer`; the prediction
-        is favourable (label ``l``) when the score is ``>= threshold``.
+    model : estimator, pipeline or callable
+        Adapted ONCE with ``fairlens.models.as_scorer(model, dataset,
+        favourable_class=...)``: a pipeline fitted on the readable frame
+        (``dataset.frame[dataset.feature_names]``) gets decoded rows, a model fitted on
+        an encoded DataFrame gets its own column order, a callable gets encoded arrays
+        and must return probabilities (see :func:`fairlens.models.as_scorer`; pass a
+        Scorer built with ``output="logit"`` for logits). The prediction is favourable
+        (label ``l``) when the score is ``>= threshold``. ``report.params["model_input"]``
+        states how the model was called.
     dataset : fairlens Dataset
         The data ``D`` seeds and supports come from (the paper uses the
         training set; pass ``dataset.split()[0]`` for that).
@@ -147,34 +202,43 @@ class TestSGD:
         Sensitive features ``S`` (default: ``dataset.protected``).
     theta : float in (0, 1], default 0.05
         Support threshold.
-    error : float > 0, default 0.05
+    error : float in (0, 1], default 0.05
         ``error_thr`` of Algorithm 2.
     confidence : float in (0, 1), default 0.95
         ``delta`` per group; the reported score has confidence ``delta**2``.
-    sample_thr : int, default 1000
+    sample_thr : int >= 1, default 1000
         No stop before ``num > sample_thr``.
-    max_samples : int, default 100000
+    max_samples : int > sample_thr, default 100000
         Cap on ``num`` per rule set (not in the paper); rule sets that hit it
         are flagged ``converged=False``.
-    n_bins : int, default 10
-        ``K`` equal-width bins of continuous/integer features.
-    bins : dict, optional
+    n_bins : int >= 2, default 10
+        ``K`` bins of continuous/integer features.
+    binning : {"equal_width", "round"}, default "equal_width"
+        ``"equal_width"``: the paper's ``K`` equal-width bins (section 4.1);
+        ``"round"``: about ``K`` bins with round edges (e.g. ``40<=age<60``), see
+        :func:`fairlens.testsgd.frequent_rule_sets`.
+    bins : int, list of edges or dict, optional
         Per-feature bin count or explicit edges.
-    max_size, rule_form, max_rule_sets :
-        Passed to :func:`frequent_rule_sets` (largest rule set, "interval" or
-        "threshold" rules for binned features, safety cap).
-    perturbation : float or dict, optional
+    max_size : int >= 1 or None
+        Largest rule set; None (default) = no limit.
+    rule_form, max_rule_sets :
+        Passed to :func:`frequent_rule_sets` ("interval" or "threshold" rules for
+        binned features, safety cap).
+    perturbation : float > 0 or dict, optional
         ``s_pert`` override (default 1 for integer/categorical, 0.01 for continuous).
-    threshold : float, default 0.5
-    batch_rows : int, default 65536
+    threshold : float in [0, 1], default 0.5
+    batch_rows : int >= 1, default 65536
         Rows per model call.
-    favourable_class : int, default 1
-        The label ``l`` whose rate is compared (fairlens' ``y = 1`` is the good
+    favourable_class : default 1
+        The model class ``l`` whose rate is compared (fairlens' ``y = 1`` is the good
         outcome; pass 0 to count e.g. "reoffends" on COMPAS as the paper does).
     strategy : {"auto", "table", "sample"}
         How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
         all give identical numbers.
-    random_state : int, optional
+    random_state : None, int, RandomState or Generator
+        scikit-learn semantics (an int in [0, 2**32 - 1]).
+    progress : bool
+        Show a tqdm progress bar.
     """
 
     __test__ = False
@@ -185,7 +249,7 @@ class TestSGD:
                  bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 65_536,
                  max_values: int = MAX_CATEGORY_VALUES, max_size: int | None = None,
                  rule_form: str = "interval", max_rule_sets: int = 2_000_000, strategy: str = "auto",
-                 favourable_class: int = 1, progress: bool = False):
+                 favourable_class=1, progress: bool = False, binning: str = "equal_width"):
         self.model = model
         self.dataset = dataset
         self.table = as_table(dataset)
@@ -193,39 +257,38 @@ class TestSGD:
             sensitive = list(getattr(dataset, "protected", []) or [])
         if isinstance(sensitive, str):
             sensitive = [sensitive]
-        self.sensitive = list(sensitive)
+        try:
+            self.sensitive = list(sensitive)
+        except TypeError:
+            raise TypeError(f"sensitive must be a list of feature names; got {sensitive!r}") from None
         if not self.sensitive:
             raise ValueError("sensitive must list at least one feature (dataset.protected is empty)")
         for f in self.sensitive:
+            if not isinstance(f, str):
+                raise TypeError(f"sensitive must list feature names (str); got {f!r}")
             self.table.index_of(f)  # raises a clear ValueError
-        _check_theta(theta)
-        if not (isinstance(error, (int, float, np.floating)) and float(error) > 0):
-            raise ValueError(f"error must be > 0 (the error_thr of Algorithm 2, e.g. 0.05); got {error}")
-        z_value(confidence)
-        if int(max_samples) <= int(sample_thr):
-            raise ValueError(f"max_samples ({max_samples}) must exceed sample_thr ({sample_thr})")
-        self.theta = float(theta)
-        self.error = float(error)
+        if len(set(self.sensitive)) != len(self.sensitive):
+            raise ValueError(f"sensitive features must be distinct, got {self.sensitive}")
+        self.theta = _check_theta(theta)
+        self.error, self.sample_thr, self.max_samples, self.threshold = _check_alg2_params(
+            error, sample_thr, max_samples, threshold, confidence, name="error")
         self.confidence = float(confidence)
-        self.sample_thr = int(sample_thr)
-        self.max_samples = int(max_samples)
-        self.n_bins = int(n_bins)
-        self.bins = bins
-        self.perturbation = perturbation
-        self.threshold = float(threshold)
-        self.batch_rows = int(batch_rows)
-        self.max_values = int(max_values)
-        self.max_size = max_size
-        self.rule_form = rule_form
-        self.max_rule_sets = int(max_rule_sets)
-        if strategy not in ("auto", "table", "sample"):
-            raise ValueError(f"strategy must be 'auto', 'table' or 'sample', got {strategy!r}")
-        self.strategy = strategy
+        self.n_bins = check_int("n_bins", n_bins, min=2)
+        self.bins = check_bins(bins, self.table.feature_names)
+        self.perturbation = check_perturbation(perturbation, self.table.feature_names)
+        self.batch_rows = check_int("batch_rows", batch_rows, min=1)
+        self.max_values = check_int("max_values", max_values, min=2)
+        self.max_size = check_int("max_size", max_size, min=1, allow_none=True)
+        self.rule_form = check_choice("rule_form", rule_form, ("interval", "threshold"))
+        self.max_rule_sets = check_int("max_rule_sets", max_rule_sets, min=1)
+        self.strategy = check_choice("strategy", strategy, ("auto", "table", "sample"))
+        self.binning = check_choice("binning", binning, BINNINGS)
+        seed_value(random_state)  # validated now (a RandomState is drawn from at run time)
         self.random_state = random_state
-        self.progress = progress
+        self.progress = check_bool("progress", progress)
         self.favourable_class = favourable_class
-        from ..models import as_scorer
-        self.scorer = as_scorer(model, favourable_class=favourable_class)
+        from ._score import make_scorer
+        self.scorer = make_scorer(model, self.table, favourable_class=favourable_class)
 
     # ------------------------------------------------------------------
     def mine(self, theta: float | None = None) -> FrequentRuleSets:
@@ -233,16 +296,32 @@ class TestSGD:
         return frequent_rule_sets(self.table, self.sensitive, self.theta if theta is None else theta,
                                   n_bins=self.n_bins, bins=self.bins, max_values=self.max_values,
                                   max_size=self.max_size, rule_form=self.rule_form,
-                                  max_rule_sets=self.max_rule_sets)
+                                  max_rule_sets=self.max_rule_sets, binning=self.binning)
 
     def params(self) -> dict:
         return dict(theta=self.theta, error=self.error, confidence=self.confidence,
                     sample_thr=self.sample_thr, max_samples=self.max_samples, n_bins=self.n_bins,
                     threshold=self.threshold, random_state=self.random_state, sensitive=self.sensitive,
-                    max_size=self.max_size, rule_form=self.rule_form)
+                    max_size=self.max_size, rule_form=self.rule_form, binning=self.binning,
+                    favourable_class=self.favourable_class, model_input=self.scorer.describe())
 
-    def run(self, stop_flag=None, progress=None) -> TestSGDReport:
-        """Mine, score every frequent rule set, rank. Returns a :class:`TestSGDReport`."""
+    def run(self, stop=None, progress=None, *, stop_flag=None) -> TestSGDReport:
+        """Mine, score every frequent rule set, rank. Returns a :class:`TestSGDReport`.
+
+        Parameters
+        ----------
+        stop : None, threading.Event or zero-argument callable
+            The one stop convention of fairlens (as ``MAFT.run(stop=...)``): checked
+            between chunks of rule sets; when it fires the report holds the rule sets
+            scored so far and ``report.stopped`` is True.
+        progress : callable(done, total), optional
+            Called after each chunk (default: a tqdm bar when ``progress=True``).
+        stop_flag : callable, optional
+            Deprecated alias of ``stop`` (DeprecationWarning).
+        """
+        stop_fn = resolve_stop(stop, stop_flag, "TestSGD.run")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress must be None or a callable(done, total); got {progress!r}")
         t0 = time.perf_counter()
         fr = self.mine()
         t1 = time.perf_counter()
@@ -260,7 +339,7 @@ class TestSGD:
             mask_fn=lambda idx: fr.masks(idx), error_thr=self.error, confidence=self.confidence,
             sample_thr=self.sample_thr, max_samples=self.max_samples, threshold=self.threshold,
             perturbation=self.perturbation, random_state=self.random_state, batch_rows=self.batch_rows,
-            strategy=self.strategy, progress=progress, stop_flag=stop_flag)
+            strategy=self.strategy, progress=progress, stop=stop_fn)
         if bar is not None:
             bar.close()
         stopped = any(r is None for r in results)
@@ -276,6 +355,8 @@ class TestSGD:
     def score(self, rule_set: RuleSet, *, error: float | None = None, method: str = "batched",
               random_state=None) -> ScoreResult:
         """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``)."""
+        if error is not None:
+            _check_alg2_params(error, self.sample_thr, self.max_samples, name="error")
         return group_fairness_score(
             self.scorer, self.table, rule_set, self.sensitive, error_thr=self.error if error is None else error,
             confidence=self.confidence, sample_thr=self.sample_thr, max_samples=self.max_samples,

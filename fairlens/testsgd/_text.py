@@ -10,8 +10,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .._validation import check_int, check_str_list
 from ._rules import FrequentRuleSets, _check_theta, _min_count
-from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
+from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, seed_value, z_value
 
 __all__ = ["IDENTITY_TERMS", "TermRule", "TextRuleSet", "text_frequent_rule_sets", "TextSampler",
            "text_group_fairness_score", "text_group_fairness_score_reference", "test_text_model"]
@@ -73,9 +74,20 @@ def _pattern(terms):
     return re.compile(r"\b(" + "|".join(re.escape(t) for t in alts) + r")\b", re.IGNORECASE)
 
 
+def _check_docs(docs):
+    """Documents: a list of strings (a bare string would be iterated by character)."""
+    return check_str_list("docs", docs)
+
+
 def _check_terms(terms, categories):
     terms = IDENTITY_TERMS if terms is None else terms
-    cats = list(terms) if categories is None else list(categories)
+    if not isinstance(terms, dict):
+        raise TypeError(f"terms must be a dict {{category: [identity terms]}}; got {type(terms).__name__}")
+    for c, v in terms.items():
+        check_str_list(f"terms[{c!r}]", v)
+    if isinstance(categories, str):
+        categories = [categories]
+    cats = list(terms) if categories is None else check_str_list("categories", categories)
     for c in cats:
         if c not in terms:
             raise ValueError(f"unknown identity-term category {c!r}; choose from {list(terms)}")
@@ -99,15 +111,15 @@ def text_frequent_rule_sets(docs: Sequence[str], categories=None, theta: float =
     of one term per category of a frequent category set is frequent.
     """
     t0 = time.perf_counter()
-    _check_theta(theta)
+    theta = _check_theta(theta)
+    docs = _check_docs(docs)
+    max_size = check_int("max_size", max_size, min=1, allow_none=True)
     terms = _check_terms(terms, categories)
     cats = list(terms)
     n = len(docs)
-    if n == 0:
-        raise ValueError("docs is empty")
     has = _contains(docs, terms)
     need = _min_count(float(theta), n)
-    max_size = len(cats) if max_size is None else int(max_size)
+    max_size = len(cats) if max_size is None else max_size
     sets, counts = [], []
     n_cand = 0
     for k in range(1, max_size + 1):
@@ -173,26 +185,44 @@ class TextSampler:
 
 
 def _text_scorer(model):
+    """``docs -> (n,)`` probabilities of the favourable class, checked like
+    :class:`fairlens.models.Scorer` checks them (finite, in [0, 1])."""
     if hasattr(model, "predict_proba"):
-        return lambda docs: np.asarray(model.predict_proba(list(docs)), dtype=np.float64)[:, 1]
-    if callable(model):
-        def f(docs):
-            out = np.asarray(model(list(docs)), dtype=np.float64)
-            return out[:, 1] if out.ndim == 2 else out
-        return f
-    raise TypeError("model must have predict_proba or be callable on a list of strings")
+        def raw(docs):
+            return np.asarray(model.predict_proba(list(docs)), dtype=np.float64)
+    elif callable(model):
+        def raw(docs):
+            return np.asarray(model(list(docs)), dtype=np.float64)
+    else:
+        raise TypeError("model must have predict_proba or be callable on a list of strings")
+
+    def f(docs):
+        out = raw(docs)
+        out = out[:, 1] if out.ndim == 2 and out.shape[1] == 2 else out.reshape(-1) if out.ndim == 2 and out.shape[1] == 1 else out
+        if out.shape != (len(docs),):
+            raise ValueError(f"the text model returned shape {out.shape} for {len(docs)} documents; "
+                             "return (n,) probabilities or (n, 2) class probabilities")
+        if not np.all(np.isfinite(out)):
+            raise ValueError("the text model returned non-finite scores (nan or inf)")
+        if out.size and (out.min() < 0.0 or out.max() > 1.0):
+            raise ValueError(f"the text model returned scores in [{out.min():.4g}, {out.max():.4g}], "
+                             "outside [0, 1]; return probabilities of the favourable class (apply "
+                             "the sigmoid to logits)")
+        return out
+    return f
 
 
 def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error_thr=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
     """Literal Algorithm 2 on text (one sample per group per iteration, one model call each)."""
-    _check_alg2_params(error_thr, sample_thr, max_samples)
+    error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
+        error_thr, sample_thr, max_samples, threshold, confidence)
     terms = _check_terms(terms, None) if sampler is None else sampler.terms
-    sampler = sampler or TextSampler(docs, terms)
+    sampler = sampler or TextSampler(_check_docs(docs), terms)
     scorer = _text_scorer(model)
     z = z_value(confidence)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed_value(random_state))
     seeds = sampler.seeds(rule_set)
     support = seeds.size / max(1, len(sampler.docs))
     if seeds.size == 0:
@@ -216,12 +246,14 @@ def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:
     """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference."""
-    _check_alg2_params(error_thr, sample_thr, max_samples)
+    error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
+        error_thr, sample_thr, max_samples, threshold, confidence)
+    block = check_int("block", block, min=1)
     terms = _check_terms(terms, None) if sampler is None else sampler.terms
-    sampler = sampler or TextSampler(docs, terms)
+    sampler = sampler or TextSampler(_check_docs(docs), terms)
     scorer = _text_scorer(model)
     z = z_value(confidence)
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed_value(random_state))
     seeds = sampler.seeds(rule_set)
     support = seeds.size / max(1, len(sampler.docs))
     if seeds.size == 0:
@@ -262,11 +294,17 @@ def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confid
     from ._testsgd import TestSGDReport, _rank
 
     t0 = time.perf_counter()
+    docs = _check_docs(docs)
+    error, sample_thr, max_samples, threshold = _check_alg2_params(
+        error, sample_thr, max_samples, threshold, confidence, name="error")
+    random_state = seed_value(random_state)
     terms = _check_terms(terms, categories)
     fr = text_frequent_rule_sets(docs, list(terms), theta, terms=terms, max_size=max_size)
     t1 = time.perf_counter()
     sampler = TextSampler(docs, terms)
-    children = np.random.SeedSequence(random_state).spawn(len(fr))
+    ss = (np.random.SeedSequence(random_state.integers(2 ** 63))
+          if isinstance(random_state, np.random.Generator) else np.random.SeedSequence(random_state))
+    children = ss.spawn(len(fr))
     scorer = _text_scorer(model)
     n_rows = [0]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ._rules import RuleSet, as_table, build_rules, N_BINS_DEFAULT
-from ._score import make_scorer
+from ._score import make_scorer, seed_value
 
 __all__ = ["ThemisResult", "themis_group_discrimination"]
 
@@ -83,8 +83,8 @@ def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1
     table = as_table(dataset)
     if isinstance(sensitive, str):
         sensitive = [sensitive]
-    scorer = make_scorer(model)
-    rng = np.random.default_rng(random_state)
+    scorer = make_scorer(model, table)
+    rng = np.random.default_rng(seed_value(random_state))
     atoms = [_atoms(table, f, n_bins, bins) for f in sensitive]
     lo, hi = table.bounds[:, 0], table.bounds[:, 1]
     # drop bins outside the domain

@@ -266,7 +266,7 @@ class RuleSetBrowser(widgets.VBox):
                 t.model, t.dataset, self.test, self.result.rule_set, t.sensitive, amounts=self.mitigation_amounts,
                 error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
                 threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
-                progress=prog, stop_flag=lambda: self._stop)
+                progress=prog, stop=lambda: self._stop)
             from matplotlib.figure import Figure
 
             # append_display_data works from a background thread (the Output context manager does not)

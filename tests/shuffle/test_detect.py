@@ -85,8 +85,9 @@ def test_linear_protected_equals_eq15_on_explained_batch(data):
 
 def test_dataframe_input_and_callback_stop(data):
     df = pd.DataFrame(data, columns=NAMES)
-    model = ShuffledModel(lambda D: D[["gre", "toefl", "rating"]].to_numpy().mean(1),
-                          "research", 1, random_state=0)
+    # the model protocol: the callable receives the batch as an array aligned to the
+    # DataFrame's columns; protected names resolve against those columns
+    model = ShuffledModel(lambda A: np.asarray(A)[:, :3].mean(1), "research", 1, random_state=0)
     seen = []
     phi = explain(model, df.iloc[:3], "lime", df, nsamples=50,
                   callback=lambda i, n: seen.append(i) or i < 2)

@@ -7,8 +7,9 @@ from fairlens.shuffle import ShuffledModel, shuffle_scores
 
 
 def linear_f(X):
+    """Honest linear score in [0, 1] (a probability, as the model protocol requires)."""
     A = np.asarray(X, dtype=float)
-    return A[:, 0] + 2.0 * A[:, 1] - A[:, 2]
+    return (A[:, 0] + 2.0 * A[:, 1] - A[:, 2] + 1.0) / 4.0
 
 
 @pytest.fixture
@@ -34,8 +35,10 @@ def test_call_equals_shuffle_scores_on_the_batch(data):
 def test_dataframe_and_named_array_agree(data):
     cols = ["gre", "toefl", "rating", "research", "age"]
     df = pd.DataFrame(data, columns=cols)
-    f_df = lambda D: D["gre"].to_numpy() + 2 * D["toefl"].to_numpy() - D["rating"].to_numpy()  # noqa: E731
-    a = ShuffledModel(f_df, "research", 1, attack="swapping", quantile=0.3)(df)
+    # the model protocol: a callable receives encoded arrays; a DataFrame batch is
+    # aligned by column name to feature_names (reordered columns give the same answer)
+    a = ShuffledModel(linear_f, "research", 1, attack="swapping", quantile=0.3,
+                      feature_names=cols)(df[cols[::-1]])
     b = ShuffledModel(linear_f, "research", 1, attack="swapping", quantile=0.3,
                       feature_names=cols)(data)
     c = ShuffledModel(linear_f, 3, 1, attack="swapping", quantile=0.3)(data)
@@ -83,7 +86,7 @@ def test_frequency_relaxation(data):
 def test_predict_proba_scorer(data):
     from sklearn.linear_model import LogisticRegression
 
-    y = (linear_f(data) > 1.0).astype(int)
+    y = (linear_f(data) > 0.5).astype(int)
     clf = LogisticRegression().fit(data[:, :3], y)
     scorer = lambda X: clf.predict_proba(np.asarray(X)[:, :3])  # noqa: E731  (n, 2)
     m = ShuffledModel(scorer, 3, 1)

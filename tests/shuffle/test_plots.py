@@ -11,7 +11,7 @@ from fairlens.shuffle import ShuffledModel, attributions, batch_consistency, plo
 
 
 def f(A):
-    return np.asarray(A, dtype=float)[:, :2].sum(1)
+    return np.asarray(A, dtype=float)[:, :2].mean(1)
 
 
 def _X():

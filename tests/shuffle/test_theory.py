@@ -38,7 +38,7 @@ def test_exact_shapley_of_protected_feature_is_zero(small, f, kw):
     """Theorem (Eq. 6): shuffling never changes v(S), so phi_p = 0 and the other
     features keep their honest Shapley values -- while f' really differs from f."""
     bg, X = small
-    attacked = ShuffledModel(f, protected=3, favoured=1, **kw)
+    attacked = ShuffledModel(f, protected=3, favoured=1, output="raw", **kw)
     for x in X:
         phi_att = exact_shapley_values(attacked, x, bg)
         phi_f = exact_shapley_values(f, x, bg)
@@ -67,9 +67,9 @@ def test_brute_force_matches_shap_exact_explainer(small):
 @pytest.mark.parametrize("kw", ATTACKS[:4])
 def test_linear_shap_eq15(small, kw):
     bg, X = small
-    model = ShuffledModel(linear_f, protected=3, favoured=1, **kw)
+    model = ShuffledModel(linear_f, protected=3, favoured=1, output="raw", **kw)
     phi = linear_shap_values(model, X, bg)
-    twin = ShuffledModel(linear_f, protected=3, favoured=1, **kw)  # same seed, same call sequence
+    twin = ShuffledModel(linear_f, protected=3, favoured=1, output="raw", **kw)  # same seed, same call sequence
     expected_p = twin(X) - linear_f(X)
     np.testing.assert_allclose(phi[:, 3], expected_p, atol=1e-12)
     # Eq. (10)/(13): scoring features beta_j (x_j - E[x_j]), beta from least squares (exact here)
@@ -86,7 +86,7 @@ def test_linear_shap_matches_shap_linear_explainer_on_scoring_features(small):
     bg, X = small
     lin = shap.explainers.Linear((BETA, 0.0), shap.maskers.Independent(bg, max_samples=len(bg)))
     ref = lin(X).values
-    model = ShuffledModel(linear_f, protected=3, favoured=1)
+    model = ShuffledModel(linear_f, protected=3, favoured=1, output="raw")
     phi = linear_shap_values(model, X, bg)
     np.testing.assert_allclose(phi[:, :3], ref[:, :3], atol=1e-10)
     assert np.allclose(ref[:, 3], 0.0)  # the honest model: Research has no weight

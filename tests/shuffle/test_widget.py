@@ -159,7 +159,7 @@ def test_dataframe_input_and_shuffled_model_argument(data):
 
     X, y = data
     df = pd.DataFrame(X, columns=NAMES)
-    base = ShuffledModel(lambda D: D[NAMES[:3]].to_numpy().mean(1), "research", 1)
+    base = ShuffledModel(lambda A: np.asarray(A)[:, :3].mean(1), "research", 1)  # callables get arrays
     w = ShuffleAttackExplorer(base, df, y=y, n_explain=3, nsamples=40, use_threads=False)
     assert w.feature_names == NAMES and w.last_error is None
     w.controls["attack"].value = "dominance"
