@@ -1,9 +1,11 @@
 """Shared test fixtures.
 
-The loaders are tested against the project's data mirror (``../shared/data`` beside the
-repository, or ``$FAIRLENS_DATA_HOME``). Tests that need it use the ``require_data``
-fixture and are skipped with a clear reason when it is absent. Nothing here touches the
-network: downloads are disabled for the whole session.
+Some loader tests compare against a local mirror of the canonical dataset files, found only
+through ``$FAIRLENS_DATA_HOME`` (laid out as ``<folder>/<file>``, as the loaders expect; CI
+points it at its mirror). Tests that need it use the ``require_data`` fixture and are skipped
+with a clear reason when it is unset. Nothing here touches the network: downloads are
+disabled for the whole session (notebook kernels get the same guard from the repository's
+root ``conftest.py``).
 """
 from __future__ import annotations
 
@@ -16,12 +18,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-_REPO = Path(__file__).resolve().parents[1]
-_CANDIDATES = [os.environ.get("FAIRLENS_DATA_HOME"), _REPO.parent / "shared" / "data",
-               Path("/work/shared/data")]
-MIRROR = next((Path(p) for p in _CANDIDATES if p and (Path(p) / "adult").is_dir()), None)
-if MIRROR is not None:
-    os.environ["FAIRLENS_DATA_HOME"] = str(MIRROR)
+_HOME = os.environ.get("FAIRLENS_DATA_HOME")
+MIRROR = Path(_HOME).expanduser().resolve() if _HOME and (Path(_HOME).expanduser() / "adult").is_dir() else None
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +37,8 @@ def _no_network(monkeypatch, tmp_path_factory):
 def data_home():
     """Path of the data mirror, or skip."""
     if MIRROR is None:
-        pytest.skip("dataset mirror not found: set FAIRLENS_DATA_HOME to a copy of shared/data")
+        pytest.skip("dataset mirror not found: set FAIRLENS_DATA_HOME to a folder holding "
+                    "the canonical dataset files (<folder>/<file>, as the loaders expect)")
     return MIRROR
 
 
