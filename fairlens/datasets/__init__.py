@@ -2,7 +2,10 @@
 
 Files are resolved from ``data_home`` / ``$FAIRLENS_DATA_HOME``, then from the copies
 bundled with fairlens, then from a download cache (downloading when allowed); every file
-is checked against its sha256. See ``fairlens/datasets/data/SOURCES.md``.
+is checked against its sha256. Every dataset whose licence allows it is bundled (all but the
+LSAC law-school data). A ``data_home`` that does not exist is an error; every download
+failure is a :class:`DatasetNotFoundError` or :class:`DatasetIntegrityError` naming the URL.
+See ``fairlens/datasets/data/SOURCES.md``.
 """
 from ._base import Dataset
 from ._fetch import DatasetIntegrityError, DatasetNotFoundError, get_cache_dir

@@ -1,8 +1,11 @@
 """Loaders for the datasets used by the four papers.
 
-Every loader returns a :class:`~fairlens.datasets.Dataset`. Categorical codes are the
-position of the label in sorted order unless a loader says otherwise; ``y = 1`` is always
-the favourable / positive outcome named in ``label_names``.
+Every loader returns a :class:`~fairlens.datasets.Dataset`. Categorical text labels are
+coded by their position in sorted order unless a loader says otherwise (the
+``encoding="benchmark"`` loaders use the EIDIG/MAFT authors' code tables, documented in each
+loader); :func:`from_frame` keeps integer and boolean category values as their own codes.
+``y = 1`` is always the favourable / positive outcome named in ``label_names``. Parameters
+are validated up front; unknown keywords are a ``TypeError``.
 """
 from __future__ import annotations
 
