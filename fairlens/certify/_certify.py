@@ -48,6 +48,10 @@ STATUSES = (
 #: confirmed by replaying scikit-learn's ``predict`` exactly.
 SOFT_TOL = 1e-9
 
+#: Work (patterns + forest evaluations) after which a brute-force kernel call returns at
+#: the next resumable point, so that long searches are a Python loop of bounded calls.
+_MAX_WORK = 200_000
+
 
 def _check_budget(budget, n_features, name="budget"):
     b = check_int(name, budget, min=1)
@@ -372,26 +376,34 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         done = 0
         try:
             for rows in it:
-                _check_kernel_inputs(ff, Xr, yi, rows, budget)
-                if soft:
-                    ok, att, wf, wv, ne = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax,
-                                                ff.values_ptr, ff.values, Xr, yi, rows, budget, prune, tol)
-                else:
-                    ok, att, wf, wv, ne = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank,
-                                                ff.values_ptr, ff.values, Xr, yi, rows, budget, prune)
-                n_eval += int(ne.sum())
-                status[rows[~att]] = "robust_brute"
-                status[rows[att]] = "attackable"
-                for k in np.flatnonzero(att):
-                    i = int(rows[k])
-                    feats = [int(f) for f in wf[k] if f >= 0]
-                    vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
-                    xw = X64[i].copy()
-                    xw[feats] = vals
-                    witnesses[i] = xw
-                    changes[i] = (feats, vals)
-                done += rows.shape[0]
-                report("brute", done, todo.shape[0])
+                start_item = 0
+                while rows.shape[0]:
+                    _check_kernel_inputs(ff, Xr, yi, rows, budget)
+                    if soft:
+                        out = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax, ff.values_ptr,
+                                    ff.values, Xr, yi, rows, budget, prune, tol, start_item, _MAX_WORK)
+                    else:
+                        out = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr,
+                                    ff.values, Xr, yi, rows, budget, prune, start_item, _MAX_WORK)
+                    ok, att, wf, wv, ne, n_done, resume = out
+                    n_done, resume = int(n_done), int(resume)
+                    n_eval += int(ne.sum())
+                    fin = rows[:n_done]
+                    status[fin[~att[:n_done]]] = "robust_brute"
+                    status[fin[att[:n_done]]] = "attackable"
+                    for k in np.flatnonzero(att[:n_done]):
+                        i = int(rows[k])
+                        feats = [int(f) for f in wf[k] if f >= 0]
+                        vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
+                        xw = X64[i].copy()
+                        xw[feats] = vals
+                        witnesses[i] = xw
+                        changes[i] = (feats, vals)
+                    done += n_done
+                    report("brute", done, todo.shape[0])
+                    if resume < 0:
+                        break
+                    rows, start_item = rows[n_done:], resume
         finally:
             if bar is not None:
                 bar.close()
