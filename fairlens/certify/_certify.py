@@ -4,6 +4,19 @@ Implements section 4 of the paper: brute force (4.1), the partial set cover
 view with ``S_f^+``/``S_f^-`` (4.2, Proposition 2), the fast lower bound FLB
 (4.3), the exhaustive lower bound ELB (4.4), the cascade FLB -> ELB -> brute
 force (4.5) and the multi-class extension (4.6).
+
+What is certified is the model's own ``predict`` (see
+:mod:`fairlens.certify._flatten`): for scikit-learn forests the soft vote, for
+which FLB and ELB are generalised soundly (each tree an attacked feature
+reaches may move ``p[c] - p[y]`` by at most its largest swing; the margin
+``sum_t p_t[y] - p_t[c]`` replaces delta) and brute force replays
+``forest.predict`` exactly; with ``vote="hard"`` (and for a Feature
+Partitioned Forest) the paper's definitions on the majority of hard votes.
+
+Every stage runs as a Python loop over bounded kernel calls (chunks of rows;
+brute force additionally stops and resumes inside a row after a bounded amount
+of work), so Ctrl-C arrives as ``KeyboardInterrupt`` between calls and a
+``progress`` callback sees every step.
 """
 from __future__ import annotations
 

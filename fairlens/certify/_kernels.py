@@ -13,6 +13,11 @@ in float32, see :func:`fairlens.certify._flatten.relevant_values`).
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
 
+Hard-vote kernels (``flb_kernel``, ``elb_kernel``, ``brute_kernel``) implement the
+paper's definitions on the majority of hard votes; the ``*_soft_*`` kernels certify
+the soft vote of scikit-learn forests (see the section "Soft vote" below).
+Callers check shapes and dtypes before every call (see ``_certify``).
+
 Every kernel is ``@numba.njit(cache=True)`` and also valid plain Python, so the
 test-suite passes with ``NUMBA_DISABLE_JIT=1``. Nothing is compiled at import.
 
