@@ -28,7 +28,7 @@ import pandas as pd
 
 from . import _kernels
 from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs
-from ._flatten import VOTES, FlatForest, flatten_forest
+from ._flatten import VOTES, flatten_forest
 
 __all__ = [
     "certify",
