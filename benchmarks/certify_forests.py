@@ -78,7 +78,7 @@ d = np.load({path!r}, allow_pickle=True)
 ff = d["ff"].item()
 t0 = time.perf_counter()
 out = K.brute_kernel(*ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values, d["Xr"], d["y"],
-                     d["rows"], int(d["budget"]), bool(d["prune"]))
+                     d["rows"], int(d["budget"]), bool(d["prune"]), 0, 2**62)
 print(json.dumps({{"seconds": time.perf_counter() - t0, "attackable": out[1].tolist()}}))
 """
 
@@ -188,12 +188,12 @@ def main(argv=None):
         n_rows = max_rows if b <= 2 else max_rows // 3  # b = 3 on a deep RF: ~0.2 s per row in plain Python
         rows_ = np.arange(min(n_rows, len(yte)), dtype=np.int64)
         out_nb, t_nb = timed(K.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values,
-                             Xr, yi, rows_, b, True)
+                             Xr, yi, rows_, b, True, 0, 2**62)
         # repeat the numba run to get a stable time on short runs
         reps = max(1, int(0.5 / max(t_nb, 1e-6)))
         t0 = time.perf_counter()
         for _ in range(reps):
-            K.brute_kernel(*ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values, Xr, yi, rows_, b, True)
+            K.brute_kernel(*ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values, Xr, yi, rows_, b, True, 0, 2**62)
         t_nb = (time.perf_counter() - t0) / reps
         plain = plain_python_brute(ff, Xr, yi, rows_, b)
         assert plain["attackable"] == out_nb[1].tolist()

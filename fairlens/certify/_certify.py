@@ -4,6 +4,19 @@ Implements section 4 of the paper: brute force (4.1), the partial set cover
 view with ``S_f^+``/``S_f^-`` (4.2, Proposition 2), the fast lower bound FLB
 (4.3), the exhaustive lower bound ELB (4.4), the cascade FLB -> ELB -> brute
 force (4.5) and the multi-class extension (4.6).
+
+What is certified is the model's own ``predict`` (see
+:mod:`fairlens.certify._flatten`): for scikit-learn forests the soft vote, for
+which FLB and ELB are generalised soundly (each tree an attacked feature
+reaches may move ``p[c] - p[y]`` by at most its largest swing; the margin
+``sum_t p_t[y] - p_t[c]`` replaces delta) and brute force replays
+``forest.predict`` exactly; with ``vote="hard"`` (and for a Feature
+Partitioned Forest) the paper's definitions on the majority of hard votes.
+
+Every stage runs as a Python loop over bounded kernel calls (chunks of rows;
+brute force additionally stops and resumes inside a row after a bounded amount
+of work), so Ctrl-C arrives as ``KeyboardInterrupt`` between calls and a
+``progress`` callback sees every step.
 """
 from __future__ import annotations
 
@@ -15,7 +28,7 @@ import pandas as pd
 
 from . import _kernels
 from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs
-from ._flatten import VOTES, FlatForest, flatten_forest
+from ._flatten import VOTES, flatten_forest
 
 __all__ = [
     "certify",
@@ -47,6 +60,10 @@ STATUSES = (
 #: (floating-point sums of probabilities err by ~1e-16 * n_trees); attacks are always
 #: confirmed by replaying scikit-learn's ``predict`` exactly.
 SOFT_TOL = 1e-9
+
+#: Work (patterns + forest evaluations) after which a brute-force kernel call returns at
+#: the next resumable point, so that long searches are a Python loop of bounded calls.
+_MAX_WORK = 200_000
 
 
 def _check_budget(budget, n_features, name="budget"):
@@ -372,26 +389,34 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         done = 0
         try:
             for rows in it:
-                _check_kernel_inputs(ff, Xr, yi, rows, budget)
-                if soft:
-                    ok, att, wf, wv, ne = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax,
-                                                ff.values_ptr, ff.values, Xr, yi, rows, budget, prune, tol)
-                else:
-                    ok, att, wf, wv, ne = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank,
-                                                ff.values_ptr, ff.values, Xr, yi, rows, budget, prune)
-                n_eval += int(ne.sum())
-                status[rows[~att]] = "robust_brute"
-                status[rows[att]] = "attackable"
-                for k in np.flatnonzero(att):
-                    i = int(rows[k])
-                    feats = [int(f) for f in wf[k] if f >= 0]
-                    vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
-                    xw = X64[i].copy()
-                    xw[feats] = vals
-                    witnesses[i] = xw
-                    changes[i] = (feats, vals)
-                done += rows.shape[0]
-                report("brute", done, todo.shape[0])
+                start_item = 0
+                while rows.shape[0]:
+                    _check_kernel_inputs(ff, Xr, yi, rows, budget)
+                    if soft:
+                        out = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax, ff.values_ptr,
+                                    ff.values, Xr, yi, rows, budget, prune, tol, start_item, _MAX_WORK)
+                    else:
+                        out = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr,
+                                    ff.values, Xr, yi, rows, budget, prune, start_item, _MAX_WORK)
+                    ok, att, wf, wv, ne, n_done, resume = out
+                    n_done, resume = int(n_done), int(resume)
+                    n_eval += int(ne.sum())
+                    fin = rows[:n_done]
+                    status[fin[~att[:n_done]]] = "robust_brute"
+                    status[fin[att[:n_done]]] = "attackable"
+                    for k in np.flatnonzero(att[:n_done]):
+                        i = int(rows[k])
+                        feats = [int(f) for f in wf[k] if f >= 0]
+                        vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
+                        xw = X64[i].copy()
+                        xw[feats] = vals
+                        witnesses[i] = xw
+                        changes[i] = (feats, vals)
+                    done += n_done
+                    report("brute", done, todo.shape[0])
+                    if resume < 0:
+                        break
+                    rows, start_item = rows[n_done:], resume
         finally:
             if bar is not None:
                 bar.close()

@@ -11,7 +11,11 @@ A certificate is about the model's own ``predict``:
 * ``vote="soft"`` (default for ``RandomForestClassifier``,
   ``ExtraTreesClassifier`` and ``DecisionTreeClassifier``): the mean of the
   trees' leaf class-probability vectors, first class on ties -- exactly
-  ``forest.predict``, replayed with scikit-learn's own summation order.
+  ``forest.predict``, replayed with scikit-learn's own arithmetic (sum of the
+  trees' ``tree_.value`` rows in the order of ``estimators_``, then ``/ n_trees``,
+  then ``numpy.argmax``), so even float near-ties come out as in scikit-learn.
+  (A forest predicting with ``n_jobs > 1`` adds the trees in thread order; that
+  can only change rows tied to the last bit.)
 * ``vote="hard"`` (default, and the only choice, for
   :class:`FeaturePartitionedForest`): the paper's majority of the trees' hard
   votes (section 4), ties by ``rank``.

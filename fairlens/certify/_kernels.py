@@ -13,6 +13,11 @@ in float32, see :func:`fairlens.certify._flatten.relevant_values`).
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
 
+Hard-vote kernels (``flb_kernel``, ``elb_kernel``, ``brute_kernel``) implement the
+paper's definitions on the majority of hard votes; the ``*_soft_*`` kernels certify
+the soft vote of scikit-learn forests (see the section "Soft vote" below).
+Callers check shapes and dtypes before every call (see ``_certify``).
+
 Every kernel is ``@numba.njit(cache=True)`` and also valid plain Python, so the
 test-suite passes with ``NUMBA_DISABLE_JIT=1``. Nothing is compiled at import.
 
@@ -524,7 +529,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
 
 @numba.njit(cache=True)
 def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
-                 values_ptr, values, X, y, rows, budget, prune):
+                 values_ptr, values, X, y, rows, budget, prune, start_item, max_work):
     """Exact attack search (section 4.1) for the instances ``rows``.
 
     Enumerates every set of at most ``budget`` attacked features and, for each,
@@ -544,9 +549,17 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     (:func:`_bb_pattern`): a partial assignment is abandoned as soon as no
     completion can give any class enough votes.
 
-    Returns ``correct, attackable, wit_f, wit_v, n_evals``: for an attackable
-    instance the attacked features and their new values (-1 / nan padded),
-    and the number of (full or partial) forest evaluations per instance.
+    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done, resume_item``:
+    for an attackable instance the attacked features and their new values (-1 /
+    nan padded), and the number of (full or partial) forest evaluations per
+    instance.
+
+    Bounded work: the first row resumes at depth-0 item ``start_item`` (0 for a
+    fresh row); once the work done in this call reaches ``max_work`` the kernel
+    stops at the next depth-0 boundary and returns, so that long searches run as
+    a Python loop of bounded calls (Ctrl-C arrives between them). The extra
+    outputs ``n_done, resume_item`` give the number of rows finished and, when
+    ``resume_item >= 0``, the item at which row ``rows[n_done]`` resumes.
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -566,6 +579,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     rhi = np.empty(budget, np.int64)
     stack = np.empty(feature.shape[0] + 1, np.int64)
     fixed = np.empty(n_classes, np.int64)
+    work = 0
     for ii in range(n):
         i = rows[ii]
         x = X[i]
@@ -633,6 +647,8 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
         aff = np.empty(n_trees, np.int64)
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
+        if ii == 0:
+            pick[0] = start_item - 1
         added = np.zeros(budget, np.bool_)
         depth = 0
         found = False
@@ -647,6 +663,8 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                             if votes[t] != c:
                                 covered[c] -= 1
                 added[depth] = False
+                if depth == 0 and work >= max_work:
+                    return correct, attackable, wit_f, wit_v, n_evals, ii, pick[0] + 1
             nxt = pick[depth] + 1
             if depth > 0:
                 jprev = item_j[pick[depth - 1]]
@@ -667,6 +685,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     depth -= 1
                     continue
             pick[depth] = nxt
+            work += 1
             k = 2 * item_f[nxt] + item_s[nxt]
             for q in range(ptr[k], ptr[k + 1]):
                 t = trees[q]
@@ -696,6 +715,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                                                aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
                                                roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts)
                     n_evals[ii] += nodes
+                    work += nodes
                     if ok_bb:
                         found = True
                         for q in range(depth + 1):
@@ -723,6 +743,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                         n_evals[ii] += done + 1
                         break
                     n_evals[ii] += size
+                    work += size
                     for q in range(depth + 1):
                         f = item_f[pick[q]]
                         xp[f] = x[f]
@@ -731,7 +752,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                 pick[depth] = pick[depth - 1]
                 added[depth] = False
         attackable[ii] = found
-    return correct, attackable, wit_f, wit_v, n_evals
+    return correct, attackable, wit_f, wit_v, n_evals, n, -1
 
 
 # ---------------------------------------------------------------------------
@@ -1190,7 +1211,7 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
 
 @numba.njit(cache=True)
 def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, values_ptr, values, X, y, rows,
-                      budget, prune, tol):
+                      budget, prune, tol, start_item, max_work):
     """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
 
     Same enumeration as :func:`brute_kernel` (every set of at most ``budget``
@@ -1201,7 +1222,8 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     (:func:`_bb_pattern_soft`); every candidate is confirmed by replaying
     ``forest.predict`` exactly. ``prune=False`` replays every combination.
 
-    Returns ``correct, attackable, wit_f, wit_v, n_evals``.
+    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done, resume_item``
+    (see :func:`brute_kernel` for the bounded-work protocol).
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -1229,6 +1251,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     dmat = np.empty((n_trees, K), np.float64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
+    work = 0
     for ii in range(n):
         i = rows[ii]
         x = X[i]
@@ -1293,6 +1316,8 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         aff = np.empty(n_trees, np.int64)
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
+        if ii == 0:
+            pick[0] = start_item - 1
         added = np.zeros(budget, np.bool_)
         depth = 0
         found = False
@@ -1306,6 +1331,8 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                         for c in range(K):
                             covered[c] -= w[t, c]
                 added[depth] = False
+                if depth == 0 and work >= max_work:
+                    return correct, attackable, wit_f, wit_v, n_evals, ii, pick[0] + 1
             nxt = pick[depth] + 1
             if depth > 0:
                 jprev = item_j[pick[depth - 1]]
@@ -1326,6 +1353,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                     depth -= 1
                     continue
             pick[depth] = nxt
+            work += 1
             k = 2 * item_f[nxt] + item_s[nxt]
             for q in range(ptr[k], ptr[k + 1]):
                 t = trees[q]
@@ -1357,11 +1385,13 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                                                     leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
                                                     stack, bound, best, tmp_leaves, acc, tol)
                     n_evals[ii] += nodes
+                    work += nodes
                 else:
                     ok_bb, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
                                                      x, xp, aff, n_aff, feature, threshold, left, right,
                                                      leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc)
                     n_evals[ii] += nodes
+                    work += nodes
                 if ok_bb:
                     found = True
                     for q in range(depth + 1):
@@ -1373,4 +1403,4 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                 pick[depth] = pick[depth - 1]
                 added[depth] = False
         attackable[ii] = found
-    return correct, attackable, wit_f, wit_v, n_evals
+    return correct, attackable, wit_f, wit_v, n_evals, n, -1

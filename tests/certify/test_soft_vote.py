@@ -198,3 +198,72 @@ def test_fpf_is_hard_only():
     with pytest.raises(ValueError, match="vote='soft'"):
         certify(fpf, X, y, vote="soft")
     np.testing.assert_array_equal(flatten_forest(fpf).predict(X), fpf.predict(X))
+
+
+def _stumps(left_p, right_p):
+    """Tree t tests x_t <= 0.5; leaf probability vectors given by hand."""
+    from fairlens.certify import FlatForest, relevant_values
+
+    feature, threshold, left, right, proba = [], [], [], [], []
+    for t, (lp, rp) in enumerate(zip(left_p, right_p)):
+        o = 3 * t
+        feature += [t, -1, -1]
+        threshold += [0.5, 0.0, 0.0]
+        left += [o + 1, -1, -1]
+        right += [o + 2, -1, -1]
+        proba += [[0.0, 0.0], lp, rp]
+    feature = np.asarray(feature, dtype=np.int64)
+    threshold = np.asarray(threshold, dtype=np.float64)
+    proba = np.asarray(proba, dtype=np.float64)
+    leaf = np.argmax(proba, axis=1).astype(np.int64)
+    vptr, vals = relevant_values(feature, threshold, 3)
+    return FlatForest(feature=feature, threshold=threshold, left=np.asarray(left, np.int64),
+                      right=np.asarray(right, np.int64), leaf_class=leaf, roots=np.array([0, 3, 6], np.int64),
+                      classes_=np.array([0, 1]), n_features=3, rank=np.array([1, 2], np.int64),
+                      values_ptr=vptr, values=vals, vote="soft", leaf_proba=proba)
+
+
+def _numpy_soft(left_p, right_p, X):
+    out = []
+    for x in X:
+        acc = np.zeros(2)
+        for t in range(3):
+            acc += np.asarray(right_p[t] if np.float32(x[t]) > 0.5 else left_p[t])
+        acc /= 3
+        out.append(int(np.argmax(acc)))
+    return np.array(out)
+
+
+def test_float_near_tie_follows_sklearn_arithmetic():
+    # class 0 sums 0.3 + 0.2 + 0.1 = 0.6, class 1 sums 0.1 + 0.2 + 0.3 = 0.6000000000000001:
+    # a tie in real numbers (class 0 would win), class 1 in floating point, as in sklearn
+    left_p = [[0.3, 0.1], [0.2, 0.2], [0.1, 0.3]]
+    right_p = [[0.5, 0.0], [0.5, 0.0], [0.5, 0.0]]
+    ff = _stumps(left_p, right_p)
+    X = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(ff.predict(X), _numpy_soft(left_p, right_p, X))
+    assert ff.predict(X[:1])[0] == 1
+    for b in (1, 2):
+        res = certify(ff, X, np.array([1, 0, 0]), budget=b)
+        assert res.status[0] == "attackable"  # the near tie is not certified by the bounds
+        for i, xw in res.witnesses.items():
+            assert _numpy_soft(left_p, right_p, xw[None])[0] != [1, 0, 0][i]
+        # label 0 on the near tie row: misclassified by the float arithmetic
+        assert certify(ff, X[:1], [0], budget=b).status[0] == "misclassified"
+
+
+def test_instance_covers_soft_matches_flb_kernel():
+    from fairlens.certify import instance_covers
+
+    model, X, y = _wine3(1, "rf")
+    res = certify(model, X, y, budget=2, method="flb")
+    for i in range(len(y)):
+        ic = instance_covers(model, X[i], y[i], budget=2)
+        assert ic.vote == "soft"
+        assert ic.correct == (res.status[i] != "misclassified")
+        if not ic.correct:
+            continue
+        gaps = {c: ic.flb[c][0] - ic.delta[c] for c in ic.delta}
+        assert max(gaps.values()) == pytest.approx(res.flb_sum[i] - res.delta[i], abs=1e-12)
+        for c, w in ic.weights.items():
+            assert np.all(w >= 0)
