@@ -180,6 +180,10 @@ class _Problem:
         self.n_values = n_values
         self.C = int(math.prod(n_values))  # exact (Python int), nothing allocated
         self._combos = None
+        if self.C > 2**53:
+            raise ValueError(
+                f"protected: the {self.describe_combinations()} cannot be enumerated; " + self.remedy()
+            )
         self.free = np.ones(d, dtype=np.bool_)
         self.free[self.prot_idx] = False
         if not self.free.any():
