@@ -9,6 +9,13 @@ Public names
 ------------
 MAFT, EIDIG, ADF, AEQUITAS
     Searches: ``MAFT(model, dataset, protected=[...]).run(n_seeds, n_local)``.
+    ``model`` is anything :func:`fairlens.models.as_scorer` takes (a pipeline fitted
+    on the readable frame, an estimator fitted on the encoded ``X`` as array or
+    DataFrame, a callable); it is adapted once and the search runs in the encoded
+    space (``result.params["model_input"]`` says how the model was called).
+    EIDIG and ADF take ``gradient=`` (d score / d x of any differentiable model)
+    or differentiate a scikit-learn ``MLPClassifier`` analytically.
+    ``run(stop=...)`` takes a ``threading.Event`` or a zero-argument callable.
 zero_order_gradient
     Algorithms 1 (``vectored=False``) and 2 (``vectored=True``).
 FairnessTestResult
@@ -23,7 +30,7 @@ MAFTSession
 """
 from ._analysis import GradientComparison, compare_gradients, cosine_similarity
 from ._gradients import zero_order_gradient
-from ._mitigation import MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
+from ._mitigation import MAX_SAMPLES, MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
 from ._result import FairnessTestResult
 from ._search import ADF, AEQUITAS, EIDIG, MAFT, select_seeds
 
@@ -39,6 +46,7 @@ __all__ = [
     "discrimination_rate",
     "retrain_with_instances",
     "MitigationResult",
+    "MAX_SAMPLES",
     "compare_gradients",
     "cosine_similarity",
     "GradientComparison",

@@ -180,6 +180,10 @@ class _Problem:
         self.n_values = n_values
         self.C = int(math.prod(n_values))  # exact (Python int), nothing allocated
         self._combos = None
+        if self.C > 2**53:
+            raise ValueError(
+                f"protected: the {self.describe_combinations()} cannot be enumerated; " + self.remedy()
+            )
         self.free = np.ones(d, dtype=np.bool_)
         self.free[self.prot_idx] = False
         if not self.free.any():
@@ -591,6 +595,16 @@ class _TwoPhaseSearch(abc.ABC):
             if seeds.shape[0] == 0:
                 raise ValueError("seeds is empty: pass at least one seed row.")
             self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
+        # worst case: every step of every walker yields a new row (found and explored sets,
+        # with their hash tables and growth copies, plus the counterparts)
+        rows = float(seeds.shape[0]) * (self.max_iter + n_local)
+        d = self.problem.d
+        check_memory(
+            rows * ((2 * 8 * d + 16) * (2 if track_explored else 1) + 8 * d),
+            f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x {self.max_iter + n_local:,} steps",
+            "use fewer seeds or a smaller n_local (run several times with different random_state), "
+            "or pass track_explored=False.",
+        )
         key = int(np.random.SeedSequence(random_state).generate_state(1, dtype=np.uint64)[0])
         scorer = CountingScorer(self.scorer)
         source = self._source(scorer)

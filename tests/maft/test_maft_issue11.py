@@ -471,3 +471,12 @@ def test_unknown_keywords_and_enums(toy, smooth):
 def test_constructor_parameters(toy, smooth, kw, name):
     with pytest.raises((TypeError, ValueError), match=name):
         MAFT(smooth, toy, **kw)
+
+
+def test_astronomical_combinations_refused_at_construction():
+    from ._maft_toy import ToyDataset
+
+    B = np.array([[0, 1e6], [0, 1e6], [0, 1e6], [0, 5]], float)
+    ds = ToyDataset(np.zeros((3, 4)), np.array([0, 1, 0]), B, ["a", "b", "c", "d"], ["a"])
+    with pytest.raises(ValueError, match=r"protected: the 1,000,003,000,003,000,001 combinations.*discretise"):
+        MAFT(lambda Z: np.full(len(Z), 0.3), ds, protected=["a", "b", "c"])
