@@ -241,7 +241,10 @@ class Scorer:
                 f"model has {len(classes)} classes {classes}; fairlens scores binary "
                 "classifiers (favourable vs. not)"
             )
-        if favourable_class not in classes and dataset is not None:
+        # fairlens's y = 1 is the favourable outcome: a model fitted on the readable target
+        # labels is matched through the dataset (only for the default 1, never for an
+        # explicit label that the model lacks, which is an error below)
+        if favourable_class == 1 and favourable_class not in classes and dataset is not None:
             label = getattr(dataset, "label_names", {}).get(1)
             frame = getattr(dataset, "frame", None)
             target = getattr(dataset, "target", None)

@@ -59,6 +59,8 @@ def test_readable_pipeline_on_readable_target_labels(german):
     s = as_scorer(pipe, german)  # favourable class found through the dataset's labels
     fav = german.frame[german.target][german.y == 1].iloc[0]
     assert s.favourable_class == fav
+    with pytest.raises(ValueError, match="favourable_class='excellent' is not one of"):
+        as_scorer(pipe, german, favourable_class="excellent")
     col = list(pipe.classes_).index(fav)
     np.testing.assert_array_equal(
         s(german.X[:40]), pipe.predict_proba(german.frame[german.feature_names].iloc[:40])[:, col])
