@@ -292,13 +292,7 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
         else:
             e = _nice_edges(lo, hi, n_bins)
     else:
-        try:
-            e = np.asarray(edges, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"bins for {feature!r} must be a bin count or a list of numeric "
-                            f"edges; got {edges!r}") from None
-        if e.ndim != 1 or e.size < 3 or np.any(~np.isfinite(e)) or np.any(np.diff(e) <= 0):
-            raise ValueError(f"bins for {feature!r} must be >= 3 finite increasing edges, got {edges!r}")
+        e = _check_edges(feature, edges)
     k = len(e) - 1
     out = []
     for a in range(k):
@@ -392,6 +386,17 @@ def _resolve_bins(bins, feature):
     return None, list(v)
 
 
+def _check_edges(feature, edges):
+    try:
+        e = np.asarray(edges, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"bins for {feature!r} must be a bin count or a list of numeric "
+                        f"edges; got {edges!r}") from None
+    if e.ndim != 1 or e.size < 3 or np.any(~np.isfinite(e)) or np.any(np.diff(e) <= 0):
+        raise ValueError(f"bins for {feature!r} must be >= 3 finite increasing edges, got {edges!r}")
+    return e
+
+
 def check_bins(bins, feature_names):
     """Validate ``bins`` (None, a count, a list of edges, or ``{feature: count or edges}``)."""
     if bins is None:
@@ -404,9 +409,13 @@ def check_bins(bins, feature_names):
         if unknown:
             raise ValueError(f"bins names unknown feature(s) {unknown}; choose from {list(feature_names)}")
         for k in bins:
-            _resolve_bins(bins, k)
+            _, edges = _resolve_bins(bins, k)
+            if edges is not None:
+                _check_edges(k, edges)
     else:
-        _resolve_bins(bins, None)
+        _, edges = _resolve_bins(bins, None)
+        if edges is not None:
+            _check_edges("every feature", edges)
     return bins
 
 
