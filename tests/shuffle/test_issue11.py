@@ -50,7 +50,7 @@ def test_shuffled_model_on_a_readable_frame_pipeline(german, readable_pipe):
     assert batch_consistency(m, X, random_state=0).suspicious
 
 
-def test_explainers_take_fitted_estimators(german):
+def test_explainers_take_fitted_estimators():
     from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(0)

@@ -11,7 +11,7 @@ import pytest
 from fairlens.testsgd import TestSGD, frequent_rule_sets, text_frequent_rule_sets
 from fairlens.testsgd._rules import round_edges
 
-from .conftest import PlantedModel, make_toy
+from .conftest import make_toy
 
 FAST = dict(sample_thr=100, max_samples=2000, random_state=0)
 
