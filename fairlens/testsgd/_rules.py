@@ -224,12 +224,22 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
             w = float(f"{m * 10.0 ** e:.12g}")
             if w >= raw * (1 - 1e-12) and (width is None or w < width):
                 width = w
-    start = np.floor(lo / width + 1e-9)
-    stop = np.ceil(hi / width - 1e-9)
+    def edge(i):  # rounded to 12 significant digits: 0.3, not 0.30000000000000004
+        return float(f"{i * width:.12g}")
+
+    start, stop = np.floor(lo / width), np.ceil(hi / width)
+    # exact coverage on the rounded edges: lo in [edge(start), edge(start + 1)), hi <= edge(stop)
+    while edge(start) > lo:
+        start -= 1
+    while edge(start + 1) <= lo:
+        start += 1
+    while edge(stop) < hi:
+        stop += 1
+    while edge(stop - 1) >= hi and stop - 1 > start:
+        stop -= 1
     if stop - start < 2:  # at least two bins
         stop = start + 2
-    e = np.arange(start, stop + 1) * width
-    return np.array([float(f"{v:.12g}") for v in e])
+    return np.array([edge(i) for i in np.arange(start, stop + 1)])
 
 
 def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
