@@ -247,3 +247,61 @@ def lookup_labels(label_table, n_free, seeds_flat, seeds_start, seeds_len, group
         s = 0 if U[i, 2] < 0.5 else 1
         out[i] = label_table[src, c, s]
     return out
+
+
+# ----------------------------------------------------------------------------
+# pure-NumPy twins of the bitset kernels (same inputs, same outputs)
+# ----------------------------------------------------------------------------
+def pack_masks_np(masks):
+    """NumPy twin of :func:`pack_masks` (``np.packbits`` little-endian, viewed as uint64)."""
+    masks = np.ascontiguousarray(masks, dtype=np.uint8)
+    m, n = masks.shape
+    n_words = (n + 63) // 64
+    packed = np.packbits(masks != 0, axis=1, bitorder="little")
+    buf = np.zeros((m, n_words * 8), dtype=np.uint8)
+    buf[:, :packed.shape[1]] = packed
+    return np.ascontiguousarray(buf).view("<u8").astype(np.uint64).reshape(m, n_words)
+
+
+def unpack_bits_np(bits, n):
+    """NumPy twin of :func:`unpack_bits`."""
+    bits = np.ascontiguousarray(bits, dtype=np.uint64)
+    m = bits.shape[0]
+    as_bytes = bits.astype("<u8").view(np.uint8).reshape(m, -1)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n].astype(np.uint8)
+
+
+def and_popcount_np(parent_bits, rule_bits, parent_idx, rule_idx, out_bits, block=4096):
+    """NumPy twin of :func:`and_popcount` (vectorised in blocks of candidates)."""
+    n_cand = parent_idx.shape[0]
+    counts = np.zeros(n_cand, dtype=np.int64)
+    write = out_bits.shape[0] == n_cand
+    for a in range(0, n_cand, block):
+        b = min(n_cand, a + block)
+        v = parent_bits[parent_idx[a:b]] & rule_bits[rule_idx[a:b]]
+        if write:
+            out_bits[a:b] = v
+        counts[a:b] = np.bitwise_count(v).sum(axis=1, dtype=np.int64)
+    return counts
+
+
+def and_popcount_chain_np(rule_bits, members):
+    """NumPy twin of :func:`and_popcount_chain`."""
+    n_cand, k = members.shape
+    v = np.full((n_cand, rule_bits.shape[1]), ~np.uint64(0), dtype=np.uint64)
+    for j in range(k):
+        q = members[:, j]
+        ok = q >= 0
+        v[ok] &= rule_bits[q[ok]]
+    return np.bitwise_count(v).sum(axis=1, dtype=np.int64)
+
+
+#: Under ``NUMBA_DISABLE_JIT=1`` the kernels above would run as slow plain Python; the
+#: bitset ones are then replaced by their NumPy twins (identical results, tested).
+JIT_KERNELS = dict(pack_masks=pack_masks, unpack_bits=unpack_bits, and_popcount=and_popcount,
+                   and_popcount_chain=and_popcount_chain)
+if numba.config.DISABLE_JIT:  # pragma: no cover - exercised by the NUMBA_DISABLE_JIT run
+    pack_masks = pack_masks_np
+    unpack_bits = unpack_bits_np
+    and_popcount = and_popcount_np
+    and_popcount_chain = and_popcount_chain_np

@@ -127,3 +127,28 @@ def test_bitset_kernels_against_numpy():
         expect = (masks[pairs[:, 0]] & masks[pairs[:, 1]]).sum(axis=1)
         np.testing.assert_array_equal(counts, expect)
         np.testing.assert_array_equal(_kernels.unpack_bits(out, n), masks[pairs[:, 0]] & masks[pairs[:, 1]])
+
+
+def test_bitset_kernels_equal_their_numpy_twins():
+    """The NumPy twins (used under NUMBA_DISABLE_JIT) give the kernels' exact results."""
+    from fairlens.testsgd import _kernels as K
+
+    rng = np.random.default_rng(0)
+    for n in (1, 63, 64, 65, 200):
+        masks = (rng.random((7, n)) < 0.4).astype(np.uint8)
+        bits = K.JIT_KERNELS["pack_masks"](masks)
+        np.testing.assert_array_equal(K.pack_masks_np(masks), bits)
+        np.testing.assert_array_equal(K.unpack_bits_np(bits, n), masks)
+        np.testing.assert_array_equal(K.JIT_KERNELS["unpack_bits"](bits, n), masks)
+        p = rng.integers(0, 7, 30).astype(np.int64)
+        q = rng.integers(0, 7, 30).astype(np.int64)
+        out_a = np.zeros((30, bits.shape[1]), np.uint64)
+        out_b = np.zeros((30, bits.shape[1]), np.uint64)
+        ca = K.JIT_KERNELS["and_popcount"](bits, bits, p, q, out_a)
+        cb = K.and_popcount_np(bits, bits, p, q, out_b)
+        np.testing.assert_array_equal(ca, cb)
+        np.testing.assert_array_equal(out_a, out_b)
+        np.testing.assert_array_equal(ca, (masks[p] & masks[q]).sum(1))   # brute force
+        members = np.column_stack([p, np.where(q % 2 == 0, q, -1)]).astype(np.int64)
+        np.testing.assert_array_equal(K.JIT_KERNELS["and_popcount_chain"](bits, members),
+                                      K.and_popcount_chain_np(bits, members))
