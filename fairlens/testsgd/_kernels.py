@@ -296,12 +296,61 @@ def and_popcount_chain_np(rule_bits, members):
     return np.bitwise_count(v).sum(axis=1, dtype=np.int64)
 
 
-#: Under ``NUMBA_DISABLE_JIT=1`` the kernels above would run as slow plain Python; the
-#: bitset ones are then replaced by their NumPy twins (identical results, tested).
+def _picks(seeds_flat, seeds_start, seeds_len, group, U, n_free):
+    g = group
+    pick = np.minimum((U[:, 0] * seeds_len[g]).astype(np.int64), seeds_len[g] - 1)
+    src = seeds_flat[seeds_start[g] + pick]
+    c = (np.minimum((U[:, 1] * n_free).astype(np.int64), n_free - 1) if n_free > 0
+         else np.zeros(g.shape[0], np.int64))
+    return src, c, (U[:, 2] >= 0.5).astype(np.int64)
+
+
+def sample_rows_np(X, seeds_flat, seeds_start, seeds_len, group, U, free_cols, step, lo, hi, out):
+    """NumPy twin of :func:`sample_rows`."""
+    k = free_cols.shape[0]
+    src, c, s = _picks(seeds_flat, seeds_start, seeds_len, group, U, k)
+    out[:] = X[src]
+    if k > 0 and group.shape[0]:
+        col = free_cols[c]
+        i = np.arange(group.shape[0])
+        v = np.where(s == 0, X[src, col] - step[col], X[src, col] + step[col])
+        out[i, col] = np.minimum(np.maximum(v, lo[col]), hi[col])
+    return out
+
+
+def neighbourhood_rows_np(X, rows, free_cols, step, lo, hi, out):
+    """NumPy twin of :func:`neighbourhood_rows`."""
+    k = free_cols.shape[0]
+    kk = k if k > 0 else 1
+    t = np.repeat(np.arange(rows.shape[0]), kk * 2)
+    c = np.tile(np.repeat(np.arange(kk), 2), rows.shape[0])
+    s = np.tile(np.array([0, 1]), rows.shape[0] * kk)
+    src = rows[t]
+    out[:] = X[src]
+    if k > 0 and src.size:
+        col = free_cols[c]
+        v = np.where(s == 0, X[src, col] - step[col], X[src, col] + step[col])
+        out[np.arange(src.size), col] = np.minimum(np.maximum(v, lo[col]), hi[col])
+    return out
+
+
+def lookup_labels_np(label_table, n_free, seeds_flat, seeds_start, seeds_len, group, U, out):
+    """NumPy twin of :func:`lookup_labels`."""
+    src, c, s = _picks(seeds_flat, seeds_start, seeds_len, group, U, int(n_free))
+    out[:] = label_table[src, c, s]
+    return out
+
+
+#: Under ``NUMBA_DISABLE_JIT=1`` the kernels above would run as slow plain Python; they
+#: are then replaced by their NumPy twins (identical results, tested against each other).
 JIT_KERNELS = dict(pack_masks=pack_masks, unpack_bits=unpack_bits, and_popcount=and_popcount,
-                   and_popcount_chain=and_popcount_chain)
+                   and_popcount_chain=and_popcount_chain, sample_rows=sample_rows,
+                   neighbourhood_rows=neighbourhood_rows, lookup_labels=lookup_labels)
 if numba.config.DISABLE_JIT:  # pragma: no cover - exercised by the NUMBA_DISABLE_JIT run
     pack_masks = pack_masks_np
     unpack_bits = unpack_bits_np
     and_popcount = and_popcount_np
     and_popcount_chain = and_popcount_chain_np
+    sample_rows = sample_rows_np
+    neighbourhood_rows = neighbourhood_rows_np
+    lookup_labels = lookup_labels_np
