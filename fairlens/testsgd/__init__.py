@@ -11,7 +11,7 @@ imported when it is first accessed).
 from __future__ import annotations
 
 from ._rules import (FrequentRuleSets, Rule, RuleSet, frequent_rule_sets,
-                     frequent_rule_sets_bruteforce, single_rules)
+                     frequent_rule_sets_bruteforce, round_edges, single_rules)
 from ._score import (Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
                      score_rule_sets, z_value)
 from ._testsgd import TestSGD, TestSGDReport
@@ -27,6 +27,7 @@ __all__ = [
     "single_rules",
     "frequent_rule_sets",
     "frequent_rule_sets_bruteforce",
+    "round_edges",
     "Sampler",
     "ScoreResult",
     "z_value",

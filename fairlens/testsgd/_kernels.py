@@ -247,3 +247,110 @@ def lookup_labels(label_table, n_free, seeds_flat, seeds_start, seeds_len, group
         s = 0 if U[i, 2] < 0.5 else 1
         out[i] = label_table[src, c, s]
     return out
+
+
+# ----------------------------------------------------------------------------
+# pure-NumPy twins of the bitset kernels (same inputs, same outputs)
+# ----------------------------------------------------------------------------
+def pack_masks_np(masks):
+    """NumPy twin of :func:`pack_masks` (``np.packbits`` little-endian, viewed as uint64)."""
+    masks = np.ascontiguousarray(masks, dtype=np.uint8)
+    m, n = masks.shape
+    n_words = (n + 63) // 64
+    packed = np.packbits(masks != 0, axis=1, bitorder="little")
+    buf = np.zeros((m, n_words * 8), dtype=np.uint8)
+    buf[:, :packed.shape[1]] = packed
+    return np.ascontiguousarray(buf).view("<u8").astype(np.uint64).reshape(m, n_words)
+
+
+def unpack_bits_np(bits, n):
+    """NumPy twin of :func:`unpack_bits`."""
+    bits = np.ascontiguousarray(bits, dtype=np.uint64)
+    m = bits.shape[0]
+    as_bytes = bits.astype("<u8").view(np.uint8).reshape(m, -1)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n].astype(np.uint8)
+
+
+def and_popcount_np(parent_bits, rule_bits, parent_idx, rule_idx, out_bits, block=4096):
+    """NumPy twin of :func:`and_popcount` (vectorised in blocks of candidates)."""
+    n_cand = parent_idx.shape[0]
+    counts = np.zeros(n_cand, dtype=np.int64)
+    write = out_bits.shape[0] == n_cand
+    for a in range(0, n_cand, block):
+        b = min(n_cand, a + block)
+        v = parent_bits[parent_idx[a:b]] & rule_bits[rule_idx[a:b]]
+        if write:
+            out_bits[a:b] = v
+        counts[a:b] = np.bitwise_count(v).sum(axis=1, dtype=np.int64)
+    return counts
+
+
+def and_popcount_chain_np(rule_bits, members):
+    """NumPy twin of :func:`and_popcount_chain`."""
+    n_cand, k = members.shape
+    v = np.full((n_cand, rule_bits.shape[1]), ~np.uint64(0), dtype=np.uint64)
+    for j in range(k):
+        q = members[:, j]
+        ok = q >= 0
+        v[ok] &= rule_bits[q[ok]]
+    return np.bitwise_count(v).sum(axis=1, dtype=np.int64)
+
+
+def _picks(seeds_flat, seeds_start, seeds_len, group, U, n_free):
+    g = group
+    pick = np.minimum((U[:, 0] * seeds_len[g]).astype(np.int64), seeds_len[g] - 1)
+    src = seeds_flat[seeds_start[g] + pick]
+    c = (np.minimum((U[:, 1] * n_free).astype(np.int64), n_free - 1) if n_free > 0
+         else np.zeros(g.shape[0], np.int64))
+    return src, c, (U[:, 2] >= 0.5).astype(np.int64)
+
+
+def sample_rows_np(X, seeds_flat, seeds_start, seeds_len, group, U, free_cols, step, lo, hi, out):
+    """NumPy twin of :func:`sample_rows`."""
+    k = free_cols.shape[0]
+    src, c, s = _picks(seeds_flat, seeds_start, seeds_len, group, U, k)
+    out[:] = X[src]
+    if k > 0 and group.shape[0]:
+        col = free_cols[c]
+        i = np.arange(group.shape[0])
+        v = np.where(s == 0, X[src, col] - step[col], X[src, col] + step[col])
+        out[i, col] = np.minimum(np.maximum(v, lo[col]), hi[col])
+    return out
+
+
+def neighbourhood_rows_np(X, rows, free_cols, step, lo, hi, out):
+    """NumPy twin of :func:`neighbourhood_rows`."""
+    k = free_cols.shape[0]
+    kk = k if k > 0 else 1
+    t = np.repeat(np.arange(rows.shape[0]), kk * 2)
+    c = np.tile(np.repeat(np.arange(kk), 2), rows.shape[0])
+    s = np.tile(np.array([0, 1]), rows.shape[0] * kk)
+    src = rows[t]
+    out[:] = X[src]
+    if k > 0 and src.size:
+        col = free_cols[c]
+        v = np.where(s == 0, X[src, col] - step[col], X[src, col] + step[col])
+        out[np.arange(src.size), col] = np.minimum(np.maximum(v, lo[col]), hi[col])
+    return out
+
+
+def lookup_labels_np(label_table, n_free, seeds_flat, seeds_start, seeds_len, group, U, out):
+    """NumPy twin of :func:`lookup_labels`."""
+    src, c, s = _picks(seeds_flat, seeds_start, seeds_len, group, U, int(n_free))
+    out[:] = label_table[src, c, s]
+    return out
+
+
+#: Under ``NUMBA_DISABLE_JIT=1`` the kernels above would run as slow plain Python; they
+#: are then replaced by their NumPy twins (identical results, tested against each other).
+JIT_KERNELS = dict(pack_masks=pack_masks, unpack_bits=unpack_bits, and_popcount=and_popcount,
+                   and_popcount_chain=and_popcount_chain, sample_rows=sample_rows,
+                   neighbourhood_rows=neighbourhood_rows, lookup_labels=lookup_labels)
+if numba.config.DISABLE_JIT:  # pragma: no cover - exercised by the NUMBA_DISABLE_JIT run
+    pack_masks = pack_masks_np
+    unpack_bits = unpack_bits_np
+    and_popcount = and_popcount_np
+    and_popcount_chain = and_popcount_chain_np
+    sample_rows = sample_rows_np
+    neighbourhood_rows = neighbourhood_rows_np
+    lookup_labels = lookup_labels_np

@@ -66,6 +66,13 @@ def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int,
     is ``label`` (the paper's "generated instances with the opposite label").
     Returns fewer than ``n`` rows only if ``max_draws`` draws did not suffice.
     """
+    from .._validation import check_int, check_probability
+
+    n = check_int("n", n, min=0)
+    if isinstance(label, (str, bytes)) or label not in (0, 1):
+        raise ValueError(f"label must be 0 or 1 (the predicted label to keep); got {label!r}")
+    threshold = check_probability("threshold", threshold)
+    max_draws = check_int("max_draws", max_draws, min=1)
     table = as_table(dataset)
     scorer = make_scorer(model, table)
     rng = np.random.default_rng(seed_value(random_state))
@@ -122,9 +129,15 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     if amounts is None:
         top = max(50, int(0.1 * n))
         amounts = np.unique(np.geomspace(50, top, 6).astype(int))
-    amounts = [int(a) for a in amounts]
-    if any(a <= 0 for a in amounts):
-        raise ValueError(f"amounts must be positive integers, got {amounts}")
+    from .._validation import check_int, check_real
+
+    if isinstance(amounts, (str, bytes)) or np.ndim(amounts) != 1 or len(amounts) == 0:
+        raise TypeError(f"amounts must be a non-empty list of positive integers; got {amounts!r}")
+    amounts = [check_int("amounts[i]", int(a) if isinstance(a, np.integer) else a, min=1)
+               for a in amounts]
+    max_accuracy_drop = check_real("max_accuracy_drop", max_accuracy_drop, min=0.0, max=1.0)
+    if fit is not None and not callable(fit):
+        raise TypeError(f"fit must be None or a callable fit(X, y) -> model; got {fit!r}")
     if fit is None:
         from sklearn.base import clone
 

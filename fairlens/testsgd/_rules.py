@@ -224,12 +224,22 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
             w = float(f"{m * 10.0 ** e:.12g}")
             if w >= raw * (1 - 1e-12) and (width is None or w < width):
                 width = w
-    start = np.floor(lo / width + 1e-9)
-    stop = np.ceil(hi / width - 1e-9)
+    def edge(i):  # rounded to 12 significant digits: 0.3, not 0.30000000000000004
+        return float(f"{i * width:.12g}")
+
+    start, stop = np.floor(lo / width), np.ceil(hi / width)
+    # exact coverage on the rounded edges: lo in [edge(start), edge(start + 1)), hi <= edge(stop)
+    while edge(start) > lo:
+        start -= 1
+    while edge(start + 1) <= lo:
+        start += 1
+    while edge(stop) < hi:
+        stop += 1
+    while edge(stop - 1) >= hi and stop - 1 > start:
+        stop -= 1
     if stop - start < 2:  # at least two bins
         stop = start + 2
-    e = np.arange(start, stop + 1) * width
-    return np.array([float(f"{v:.12g}") for v in e])
+    return np.array([edge(i) for i in np.arange(start, stop + 1)])
 
 
 def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
@@ -292,13 +302,7 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
         else:
             e = _nice_edges(lo, hi, n_bins)
     else:
-        try:
-            e = np.asarray(edges, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"bins for {feature!r} must be a bin count or a list of numeric "
-                            f"edges; got {edges!r}") from None
-        if e.ndim != 1 or e.size < 3 or np.any(~np.isfinite(e)) or np.any(np.diff(e) <= 0):
-            raise ValueError(f"bins for {feature!r} must be >= 3 finite increasing edges, got {edges!r}")
+        e = _check_edges(feature, edges)
     k = len(e) - 1
     out = []
     for a in range(k):
@@ -392,6 +396,17 @@ def _resolve_bins(bins, feature):
     return None, list(v)
 
 
+def _check_edges(feature, edges):
+    try:
+        e = np.asarray(edges, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"bins for {feature!r} must be a bin count or a list of numeric "
+                        f"edges; got {edges!r}") from None
+    if e.ndim != 1 or e.size < 3 or np.any(~np.isfinite(e)) or np.any(np.diff(e) <= 0):
+        raise ValueError(f"bins for {feature!r} must be >= 3 finite increasing edges, got {edges!r}")
+    return e
+
+
 def check_bins(bins, feature_names):
     """Validate ``bins`` (None, a count, a list of edges, or ``{feature: count or edges}``)."""
     if bins is None:
@@ -404,9 +419,13 @@ def check_bins(bins, feature_names):
         if unknown:
             raise ValueError(f"bins names unknown feature(s) {unknown}; choose from {list(feature_names)}")
         for k in bins:
-            _resolve_bins(bins, k)
+            _, edges = _resolve_bins(bins, k)
+            if edges is not None:
+                _check_edges(k, edges)
     else:
-        _resolve_bins(bins, None)
+        _, edges = _resolve_bins(bins, None)
+        if edges is not None:
+            _check_edges("every feature", edges)
     return bins
 
 

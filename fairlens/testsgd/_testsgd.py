@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_int, check_no_kwargs
+from .._validation import check_bool, check_choice, check_int
 from ._rules import (BINNINGS, FrequentRuleSets, RuleSet, as_table, check_bins, frequent_rule_sets,
                      N_BINS_DEFAULT, MAX_CATEGORY_VALUES, _check_theta)
 from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, check_perturbation,

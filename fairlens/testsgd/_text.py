@@ -318,7 +318,9 @@ def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confid
                for j, rs in enumerate(fr.rule_sets)]
     t2 = time.perf_counter()
     params = dict(theta=float(theta), error=error, confidence=confidence, sample_thr=sample_thr,
-                  max_samples=max_samples, random_state=random_state, sensitive=list(terms))
+                  max_samples=max_samples, random_state=random_state, sensitive=list(terms),
+                  threshold=threshold,
+                  model_input=f"{type(model).__name__}: a model on a list of documents (strings)")
     return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1, n_rows[0], "text")
 
 

@@ -79,7 +79,14 @@ def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1
         If there are more than ``max_subgroups`` subgroups (the paper reports a
         24-hour timeout on Crime).
     """
+    from .._validation import check_int, check_probability
+
     t0 = time.perf_counter()
+    n_samples = check_int("n_samples", n_samples, min=1)
+    n_bins = check_int("n_bins", n_bins, min=2)
+    threshold = check_probability("threshold", threshold)
+    max_subgroups = check_int("max_subgroups", max_subgroups, min=1)
+    batch_rows = check_int("batch_rows", batch_rows, min=1)
     table = as_table(dataset)
     if isinstance(sensitive, str):
         sensitive = [sensitive]

@@ -1,0 +1,274 @@
+"""Issue 11 regressions for TestSGD: one model protocol, validation at the boundary, one
+stop convention; and the issue-13 options (round bins, merged equivalents, signed scores)."""
+import threading
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairlens.testsgd import TestSGD, frequent_rule_sets, text_frequent_rule_sets
+from fairlens.testsgd._rules import round_edges
+
+from .conftest import make_toy
+
+FAST = dict(sample_thr=100, max_samples=2000, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def german():
+    from fairlens.datasets import load_german_credit
+
+    return load_german_credit()
+
+
+# ------------------------------------------------------------------ model protocol
+def test_readable_frame_pipeline_is_decoded(german):
+    """A ColumnTransformer+OneHotEncoder+LogisticRegression pipeline fitted on
+    dataset.frame[dataset.feature_names] gives the same report as the same model called
+    correctly (rows decoded by hand)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    ds = german
+    frame = ds.frame[ds.feature_names]
+    cats = [c for c, t in zip(ds.feature_names, ds.feature_types) if t == "categorical"]
+    pipe = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats)],
+                          remainder=StandardScaler()),
+        LogisticRegression(max_iter=500)).fit(frame, ds.y)
+
+    def by_hand(A):
+        return pipe.predict_proba(ds.decode(A)[ds.feature_names])[:, 1]
+
+    rep = TestSGD(pipe, ds, ["sex", "age"], **FAST).run()
+    ref = TestSGD(by_hand, ds, ["sex", "age"], **FAST).run()
+    assert rep.params["model_input"].startswith("Pipeline") and "readable" in rep.params["model_input"]
+    assert "callable" in ref.params["model_input"]
+    expected_acc = float(np.mean(pipe.predict(frame) == ds.y))
+    assert rep.accuracy == pytest.approx(expected_acc) and ref.accuracy == pytest.approx(expected_acc)
+    pd.testing.assert_frame_equal(rep.to_frame(), ref.to_frame())
+
+
+def test_encoded_dataframe_model_with_reordered_columns(german):
+    """TestSGD on a model fitted with reordered columns reported accuracy 0.40."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    ds = german
+    names = list(ds.feature_names)
+    Xdf = pd.DataFrame(ds.X, columns=names)[names[::-1]]
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(Xdf, ds.y)
+
+    def by_hand(A):
+        return model.predict_proba(pd.DataFrame(A, columns=names)[names[::-1]])[:, 1]
+
+    rep = TestSGD(model, ds, ["sex"], **FAST).run()
+    ref = TestSGD(by_hand, ds, ["sex"], **FAST).run()
+    assert "DataFrame" in rep.params["model_input"]
+    expected_acc = float(np.mean(model.predict(Xdf) == ds.y))
+    assert expected_acc > 0.7
+    assert rep.accuracy == pytest.approx(expected_acc)
+    pd.testing.assert_frame_equal(rep.to_frame(), ref.to_frame())
+
+
+def test_callable_logits_are_refused_unless_declared(toy):
+    def logits(A):
+        return np.asarray(A)[:, 3] - 4.5          # education - 4.5: outside [0, 1]
+
+    with pytest.raises(ValueError, match="logit"):
+        TestSGD(logits, toy, ["gender"], **FAST).run()
+    from fairlens.models import as_scorer
+
+    rep = TestSGD(as_scorer(logits, output="logit"), toy, ["gender"], **FAST).run()
+    expected = float(np.mean((toy.X[:, 3] - 4.5 >= 0) == (toy.y == 1)))
+    assert rep.accuracy == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize("kw, exc, name", [
+    (dict(threshold=1.5), ValueError, "threshold"),
+    (dict(threshold=float("nan")), ValueError, "threshold"),
+    (dict(threshold="0.5"), TypeError, "threshold"),
+    (dict(theta=0), ValueError, "theta"),
+    (dict(theta=1.2), ValueError, "theta"),
+    (dict(theta=float("nan")), ValueError, "theta"),
+    (dict(error=0), ValueError, "error"),
+    (dict(error=float("inf")), ValueError, "error"),
+    (dict(confidence=1.0), ValueError, "confidence"),
+    (dict(confidence=0), ValueError, "confidence"),
+    (dict(sample_thr=0), ValueError, "sample_thr"),
+    (dict(sample_thr=10.5), TypeError, "sample_thr"),
+    (dict(max_samples=50, sample_thr=100), ValueError, "max_samples"),
+    (dict(max_samples=10**12), ValueError, "max_samples"),
+    (dict(n_bins=1), ValueError, "n_bins"),
+    (dict(n_bins=2.5), TypeError, "n_bins"),
+    (dict(bins={"height": 5}), ValueError, "bins"),
+    (dict(bins={"age": 1}), ValueError, "bins"),
+    (dict(bins={"age": "ten"}), TypeError, "bins"),
+    (dict(bins={"age": [0, 50, 40]}), ValueError, "bins"),
+    (dict(perturbation=-1), ValueError, "perturbation"),
+    (dict(perturbation={"height": 1}), ValueError, "perturbation"),
+    (dict(batch_rows=0), ValueError, "batch_rows"),
+    (dict(strategy="fast"), ValueError, "strategy"),
+    (dict(rule_form="box"), ValueError, "rule_form"),
+    (dict(binning="quantile"), ValueError, "binning"),
+    (dict(max_size=0), ValueError, "max_size"),
+    (dict(max_size=-2), ValueError, "max_size"),
+    (dict(random_state="abc"), TypeError, "random_state"),
+    (dict(random_state=-1), ValueError, "random_state"),
+    (dict(progress="yes"), TypeError, "progress"),
+])
+def test_bad_parameters_name_the_argument(toy, planted, kw, exc, name):
+    kw = {**FAST, **kw}
+    with pytest.raises(exc, match=name):
+        TestSGD(planted, toy, ["gender", "age"], **kw)
+
+
+def test_max_size_none_is_no_limit_and_zero_is_refused(toy):
+    full = frequent_rule_sets(toy, ["gender", "race", "age"], 0.05, max_size=None)
+    assert max(len(r) for r in full.rule_sets) == 3
+    one = frequent_rule_sets(toy, ["gender", "race", "age"], 0.05, max_size=1)
+    assert max(len(r) for r in one.rule_sets) == 1
+    with pytest.raises(ValueError, match="max_size"):
+        frequent_rule_sets(toy, ["gender", "race", "age"], 0.05, max_size=0)
+    with pytest.raises(ValueError, match="max_size"):
+        text_frequent_rule_sets(["a gay man"], max_size=0)
+
+
+def test_top_k_must_be_non_negative(toy, planted):
+    rep = TestSGD(planted, toy, ["gender"], **FAST).run()
+    assert len(rep.top(1)) == 1 and len(rep.top(0)) == 0
+    with pytest.raises(ValueError, match="k"):
+        rep.top(k=-1)
+    with pytest.raises(TypeError, match="k"):
+        rep.top(k=1.5)
+
+
+def test_text_docs_must_be_a_list_of_strings():
+    with pytest.raises(TypeError, match="docs"):
+        text_frequent_rule_sets("a gay man")
+    with pytest.raises(TypeError, match="docs"):
+        text_frequent_rule_sets(["a gay man", 3])
+    with pytest.raises(ValueError, match="docs"):
+        text_frequent_rule_sets([])
+    fr = text_frequent_rule_sets(["a gay man", "an old woman"], categories="gender", theta=0.5)
+    assert len(fr) == len(fr.rules["gender"])
+
+
+def test_nan_in_data_is_refused(planted):
+    ds = make_toy(200)
+    ds.X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        TestSGD(planted, ds, ["gender"], **FAST)
+
+
+# ------------------------------------------------------------------ stop convention
+def test_stop_accepts_event_and_callable_and_stop_flag_is_deprecated(toy, planted):
+    t = TestSGD(planted, toy, ["gender", "race"], **FAST)
+    ev = threading.Event()
+    ev.set()
+    rep = t.run(stop=ev)
+    assert rep.stopped and len(rep.results) == 0
+    rep = t.run(stop=lambda: True)
+    assert rep.stopped and len(rep.results) == 0
+    full = t.run(stop=threading.Event())
+    assert not full.stopped and len(full.results) == full.n_rule_sets > 0
+    with pytest.warns(DeprecationWarning, match="stop_flag"):
+        rep = t.run(stop_flag=lambda: True)
+    assert rep.stopped
+    with pytest.raises(TypeError, match="stop"):
+        t.run(stop="now")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(TypeError, match="stop"):
+            t.run(stop=ev, stop_flag=ev.is_set)
+
+
+# ------------------------------------------------------------------ issue 13 options
+def test_round_edges_are_round_and_cover_the_range():
+    e = round_edges(17, 90, 10)
+    np.testing.assert_allclose(e, np.arange(10, 91, 10))
+    for lo, hi, k in [(0.013, 0.977, 10), (-3.2, 41.7, 7), (1, 2, 2), (1990, 2024, 10), (0, 1e6, 4)]:
+        e = round_edges(lo, hi, k)
+        w = e[1] - e[0]
+        mant = w / 10 ** np.floor(np.log10(w))
+        assert any(np.isclose(mant, m) for m in (1, 2, 2.5, 5)), (lo, hi, k, w)
+        np.testing.assert_allclose(np.diff(e), w)
+        assert e[0] <= lo and e[-1] >= hi
+        assert k / 2 <= len(e) - 1 <= k + 2
+
+
+def test_round_binning_gives_readable_rules():
+    rng = np.random.default_rng(1)
+    n = 600
+    age = rng.integers(17, 91, n)
+    ds = SimpleNamespace(name="ages", X=np.column_stack([rng.integers(0, 2, n), age]).astype(float),
+                         feature_names=["sex", "age"], feature_types=["categorical", "integer"],
+                         bounds=np.array([[0, 1], [17, 90]], float), categories={"sex": {0: "f", 1: "m"}})
+    eq = frequent_rule_sets(ds, ["age"], 0.05)
+    rd = frequent_rule_sets(ds, ["age"], 0.05, binning="round")
+    edges = rd.rules["age"][0].edges
+    np.testing.assert_allclose(edges, np.arange(10, 91, 10))
+    assert any(str(r) == "40<=age<60" for r in rd.rule_sets)
+    assert any("38.9" in str(r) or "60.8" in str(r) for r in eq.rule_sets)   # the paper's edges
+    # every row falls in some bin of the round edges and supports are counted exactly
+    for r, c in zip(rd.rule_sets, rd.counts):
+        assert c == int(r.mask(ds.X).sum())
+
+
+def _merge_data():
+    """Nobody is younger than 20, so age<30 and 20<=age<30 select the same people."""
+    rng = np.random.default_rng(0)
+    n = 400
+    age = rng.integers(20, 100, n)
+    g = rng.integers(0, 2, n)
+    X = np.column_stack([g, age, rng.integers(0, 10, n)]).astype(float)
+    return SimpleNamespace(name="merge", X=X, y=None, feature_names=["gender", "age", "edu"],
+                           feature_types=["categorical", "integer", "integer"],
+                           bounds=np.array([[0, 1], [0, 100], [0, 9]], float),
+                           categories={"gender": {0: "female", 1: "male"}})
+
+
+def test_merge_equivalent_hand_example():
+    ds = _merge_data()
+
+    def model(A):
+        A = np.asarray(A)
+        return np.where((A[:, 0] == 1) & (A[:, 1] >= 50), 0.9, 0.2)
+
+    rep = TestSGD(model, ds, ["age"], theta=0.05, **FAST).run()
+    merged = rep.merge_equivalent()
+    strs = [str(r.rule_set) for r in rep.results]
+    assert "age<30" in strs and "20<=age<30" in strs
+    kept = merged.result_for("age<30")
+    assert "20<=age<30" in kept.aliases
+    assert "20<=age<30" not in [str(r.rule_set) for r in merged.results]
+    assert kept.score == rep.result_for("age<30").score
+    # brute force: one row per distinct support mask, each alias has the kept mask
+    masks = {r.rule_set.mask(ds.X).tobytes() for r in rep.results}
+    assert len(merged.results) == len(masks) == merged.n_rule_sets
+    for r in merged.results:
+        for a in r.aliases:
+            np.testing.assert_array_equal(rep.result_for(a).rule_set.mask(ds.X), r.rule_set.mask(ds.X))
+            assert len(a) >= len(str(r.rule_set))
+    assert merged.to_frame().loc[merged.to_frame().rule_set == "age<30", "aliases"].iloc[0].count(
+        "20<=age<30") == 1
+    assert len(rep.results) == len(strs)      # the original report is unchanged
+
+
+def test_signed_scores_say_which_side_is_favoured(toy, planted):
+    rep = TestSGD(planted, toy, ["gender"], **FAST).run()
+    male, female = rep.result_for("gender=male"), rep.result_for("gender=female")
+    assert male.rate_in > male.rate_out and male.sign == 1
+    assert male.favoured == "gender=male" and male.disfavoured == "not (gender=male)"
+    assert female.favoured == "not (gender=female)" and female.sign == -1
+    df = rep.to_frame()
+    assert {"signed_score", "favoured", "favoured_rate", "disfavoured", "disfavoured_rate",
+            "aliases"} <= set(df.columns)
+    np.testing.assert_allclose(df["favoured_rate"], np.maximum(df["rate_in"], df["rate_out"]))
+    np.testing.assert_allclose(df["score"], np.abs(df["signed_score"]))   # the paper's score stays
