@@ -256,6 +256,8 @@ class WidgetProtocol:
         for name, v in views.items():
             if v.get("png") is not None and name in self.images:
                 self.images[name].value = v["png"]
+            if v.get("html") is not None and name in getattr(self, "htmls", {}):
+                self.htmls[name].value = v["html"]
         self._published_gen = gen
         self._clear_error()
         self._on_published(state, views)
