@@ -111,11 +111,6 @@ def labelled(widget, tooltip):
     if hasattr(widget, "style") and "description_width" in getattr(widget.style, "keys", []):
         widget.style.description_width = "initial"
     widget.tooltip = tooltip
-    if hasattr(widget, "description_tooltip"):
-        try:
-            widget.description_tooltip = tooltip
-        except Exception:
-            pass
     return widget
 
 
@@ -145,6 +140,7 @@ class WidgetProtocol:
         self.status_html = W.HTML(layout=W.Layout(min_height="1.6em"))
         self.error_html = W.HTML()
         self._status_text = "ready"
+        self._busy_msg = None
         self.last_error = None
         self._paint_status(busy=False)
 
@@ -170,12 +166,15 @@ class WidgetProtocol:
             self._status_text = text
         if busy is None:
             busy = self._busy()
+        shown = self._status_text
+        if busy and self._busy_msg and not self._jobs:
+            shown = self._busy_msg
         main = next(iter(self._views), None)
         params = self._views[main]["params"] if main else None
         self.status_html.value = (
             f"<div class='fl-state' data-generation='{self._published_gen}' data-requested='{self._gen}' "
             f"data-busy='{int(bool(busy))}' data-params='{html.escape(json.dumps(params, default=str))}'>"
-            + ("<i class='fa fa-spinner fa-spin'></i> " if busy else "") + self._status_text + "</div>")
+            + ("<i class='fa fa-spinner fa-spin'></i> " if busy else "") + shown + "</div>")
 
     def _set_status(self, text, busy=None):
         self._paint_status(busy=busy, text=text)
@@ -186,7 +185,10 @@ class WidgetProtocol:
         self.error_html.value = (f"<div class='fl-error' style='color:#b00020'><b>Error{where}:</b> "
                                  f"{html.escape(msg)}</div>")
 
-    def _clear_error(self):
+    def _clear_error(self, render_only=False):
+        if render_only and getattr(self, "_job_error", False):
+            return  # an error of a long action stays until the next action
+        self._job_error = False
         self.last_error = None
         self.error_html.value = ""
 
@@ -220,7 +222,8 @@ class WidgetProtocol:
             late = self._published_gen < gen and self._gen == gen
         if late:
             try:
-                self._paint_status(busy=True, text=self._busy_text(state))
+                self._busy_msg = self._busy_text(state)
+                self._paint_status(busy=True)
             except Exception:
                 pass
 
@@ -259,7 +262,8 @@ class WidgetProtocol:
             if v.get("html") is not None and name in getattr(self, "htmls", {}):
                 self.htmls[name].value = v["html"]
         self._published_gen = gen
-        self._clear_error()
+        self._busy_msg = None
+        self._clear_error(render_only=True)
         self._on_published(state, views)
         self._paint_status(busy=bool(self._jobs) or self._render_req is not None)
 
@@ -271,6 +275,7 @@ class WidgetProtocol:
                 raise RuntimeError(f"{', '.join(self._jobs)} is already running; press Stop or wait.")
             self._jobs[name] = time.perf_counter()
             self._stop_event.clear()
+        self._clear_error()
         self._set_running(True)
 
         def run():
@@ -278,6 +283,8 @@ class WidgetProtocol:
                 fn(self._stop_event)
             except Exception as exc:  # shown in the widget
                 self._show_error(exc, f" in {name}")
+                self._job_error = True
+                self._status_text = f"error in {name} (see above)"
             finally:
                 with self._cond:
                     self._jobs.pop(name, None)
