@@ -141,6 +141,7 @@ class WidgetProtocol:
         self.error_html = W.HTML()
         self._status_text = "ready"
         self._busy_msg = None
+        self._job_ended = False
         self.last_error = None
         self._paint_status(busy=False)
 
@@ -264,7 +265,11 @@ class WidgetProtocol:
         self._published_gen = gen
         self._busy_msg = None
         self._clear_error(render_only=True)
+        keep = self._status_text
         self._on_published(state, views)
+        if self._job_ended:
+            self._status_text = keep
+            self._job_ended = False
         self._paint_status(busy=bool(self._jobs) or self._render_req is not None)
 
     # ------------------------------------------------------------ jobs
@@ -286,16 +291,20 @@ class WidgetProtocol:
                 self._job_error = True
                 self._status_text = f"error in {name} (see above)"
             finally:
-                with self._cond:
-                    self._jobs.pop(name, None)
-                    self._cond.notify_all()
                 try:
-                    self._set_running(False)
                     if after is not None:
                         after()
-                    self.request_render()
                 except Exception as exc:
                     self._show_error(exc)
+                self._job_ended = True  # the next publish keeps the job's status line
+                self._set_running(False)
+                try:
+                    self.request_render()  # before the job leaves: wait() never returns in between
+                finally:
+                    with self._cond:
+                        self._jobs.pop(name, None)
+                        self._cond.notify_all()
+                    self._paint_status()
 
         if self.use_threads:
             threading.Thread(target=run, daemon=True, name=f"{type(self).__name__}-{name}").start()

@@ -107,6 +107,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
         self._searches = {}
         self._proj = {}
         self._run_id = 0
+        self._searching = False
         self._run_params = {}
         self._live_interval = float(live_plot_interval)
         self._last_draw = 0.0
@@ -169,7 +170,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
         return self.last_error
 
     def _sync_enabled(self):
-        self.controls["h"].disabled = "MAFT" not in self.controls["methods"].value or self.running
+        self.controls["h"].disabled = "MAFT" not in self.controls["methods"].value or self._searching
 
     def _key(self, method):
         p = self._run_params
@@ -195,7 +196,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
         for k in ("start", "methods", "n_seeds", "n_local", "max_iter", "random_state"):
             c[k].disabled = running
         c["stop"].disabled = not running
-        self._sync_enabled()
+        c["h"].disabled = running or "MAFT" not in c["methods"].value
 
     def start(self):
         """Start the selected methods in the background (no-op if running)."""
@@ -223,6 +224,13 @@ class MAFTSession(W.VBox, WidgetProtocol):
     def _work(self, stop):
         from ._search import warmup
 
+        self._searching = True
+        try:
+            self._search_all(stop, warmup)
+        finally:
+            self._searching = False
+
+    def _search_all(self, stop, warmup):
         warmup()
         p = self._run_params
         for m in p["methods"]:
@@ -280,7 +288,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
             res = results.get(m)
             vp = dict(p, run=run, method=m)
             if res is None:
-                running = run and m in p.get("methods", ()) and self.running
+                running = run and m in p.get("methods", ()) and self._searching
                 msg = f"{m}: running..." if running else f"{m}: not run in this session"
                 views[f"projection:{m}"] = {"params": dict(vp, shown=False), "png": message_png(msg, (4.2, 3.6))}
                 views[f"pairs:{m}"] = {"params": dict(vp, shown=False), "html": f"<i>{html.escape(msg)}</i>"}
