@@ -111,6 +111,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         self.partial = {}
         self._batches = {}
         self._fairness = {}
+        self._note = None
         self.result = {}
         # validate once, with a clear error
         self._make_model(dict(attack="dominance", p=0.8, quantile=0.0, region=1.0,
@@ -284,6 +285,9 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
                f"{state['params']['attack']}: {b.n_events} unfair moves")
         expl = views["attributions"]["params"]["explainers"]
         self._status_text = txt + f" &mdash; shown: {', '.join(expl)}"
+        if self._note:
+            self._status_text += f" ({self._note})"
+            self._note = None
 
     def update(self, draw=True):
         """Recompute every view for the current controls and wait for it (scripts)."""
@@ -307,8 +311,8 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         params = self.params()
         key = self._key(params)
         if (key, name) in self.cache:
+            self._note = f"{name}: cached"
             self.request_render()
-            self._status_text = f"{name}: cached"
             return None
         from . import _kernels
 
