@@ -274,7 +274,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         png = draw_png(draw, (7.6, 3.4), ncols=2)
         side = self._side(r.rate_in, r.rate_out)
         n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
-        parts = [f"<b>{html.escape(str(r.rule_set))}</b>: {side} &mdash; rate in R {r.rate_in:.1%} vs outside "
+        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side} &mdash; rate in R {r.rate_in:.1%} vs outside "
                  f"{r.rate_out:.1%}; score {r.score:.1%} ± {r.margin:.1%}; group size {n} rows "
                  f"({r.support:.1%}); n = {r.n_samples}; {r.status}" + (" (re-estimated)" if reest else "")]
         al = self.aliases.get(str(r.rule_set))
