@@ -117,17 +117,19 @@ class CoverVisualizer(WidgetProtocol):
         c["next"].on_click(lambda _: self._step(+1))
         c["summary"].on_click(lambda _: self.compute_summary())
         c["stop"].on_click(lambda _: self.stop())
-        self.images["matrix"].layout.width = "540px"
-        self.images["detail"].layout.width = "440px"
-        self.images["summary"].layout.width = "380px"
+        # widths in % of the notebook column: the three panels stay side by side at any width
+        self.images["matrix"].layout.width = "39%"
+        self.images["detail"].layout.width = "32%"
+        self.images["summary"].layout.width = "28%"
         self.images["summary"].value = message_png("press 'accuracy vs b' for the summary", (3.8, 4.6))
         self.widget = W.VBox([
             W.HBox([c["prev"], c["index"], c["next"], c["status"], c["budget"], c["summary"], c["stop"],
-                    self.progress]),
+                    self.progress], layout=W.Layout(flex_flow="row wrap")),
             self.status_html,
             self.error_html,
             self.info,
-            W.HBox([self.images["matrix"], self.images["detail"], self.images["summary"]]),
+            W.HBox([self.images["matrix"], self.images["detail"], self.images["summary"]],
+                   layout=W.Layout(width="100%")),
         ])
         self.request_render()
 

@@ -29,31 +29,38 @@ __all__ = ["MAFTSession"]
 _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
 
 
-def _pairs_html(res, max_rows=8):
-    """Compact x / x' view: one row per pair, the changed attributes highlighted as ``x -> x'``."""
+def _pairs_html(res, max_rows=6):
+    """Compact x / x' view: one column per pair, one row per attribute; the changed
+    attribute(s) highlighted as ``x -> x'`` (a few hundred pixels wide whatever the data)."""
     if res.n_instances == 0:
         return "<i>no discriminatory instance found</i>"
     fr = res.to_frame(max_rows=max_rows)
     feats = [c for (g, c) in fr.columns if g == "x"]
-    head = "".join(f"<th>{html.escape(str(f))}</th>" for f in feats)
+
+    def fmt(v):
+        return f"{v:.3g}" if isinstance(v, (float, np.floating)) else str(v)
+
+    td = "style='padding:1px 6px;border-bottom:1px solid #eee'"
+    head = "".join(f"<th {td}>pair {k + 1}</th>" for k in range(len(fr)))
     rows = []
-    for k in range(len(fr)):
+    for f in feats:
         cells = []
-        for f in feats:
-            a, b = fr[("x", f)].iloc[k], fr[("x'", f)].iloc[k]
-            fa = f"{a:.3g}" if isinstance(a, (float, np.floating)) else str(a)
-            fb = f"{b:.3g}" if isinstance(b, (float, np.floating)) else str(b)
+        for k in range(len(fr)):
+            fa, fb = fmt(fr[("x", f)].iloc[k]), fmt(fr[("x'", f)].iloc[k])
             if fa != fb:
-                cells.append(f"<td class='fl-changed' style='background:#ffe08a;font-weight:bold'>{html.escape(fa)} &rarr; "
-                             f"{html.escape(fb)}</td>")
+                cells.append(f"<td class='fl-changed' style='background:#ffe08a;font-weight:bold;padding:1px 6px'>"
+                             f"{html.escape(fa)} &rarr; {html.escape(fb)}</td>")
             else:
-                cells.append(f"<td>{html.escape(fa)}</td>")
-        px, pxx = fr[("", "p(x)")].iloc[k], fr[("", "p(x')")].iloc[k]
-        rows.append("<tr>" + "".join(cells) + f"<td>{px:.2f} / {pxx:.2f}</td></tr>")
-    return ("<div style='overflow-x:auto;max-width:930px;font-size:12px'>"
-            f"<b>first {len(fr)} of {res.n_instances} pairs</b> (highlighted: the protected attribute(s) "
-            "changed, x &rarr; x')<table class='fl-pairs' style='border-collapse:collapse'>"
-            f"<tr>{head}<th>p(x) / p(x')</th></tr>" + "".join(rows) + "</table></div>")
+                cells.append(f"<td {td}>{html.escape(fa)}</td>")
+        rows.append(f"<tr><th {td} style='text-align:left'>{html.escape(str(f))}</th>{''.join(cells)}</tr>")
+    px, pxx = fr[("", "p(x)")].to_numpy(), fr[("", "p(x')")].to_numpy()
+    probs = "".join(f"<td {td}>{px[k]:.2f} / {pxx[k]:.2f}</td>" for k in range(len(fr)))
+    rows.append(f"<tr><th {td} style='text-align:left'>p(x) / p(x')</th>{probs}</tr>")
+    return ("<div style='overflow:auto;max-width:100%;max-height:380px;font-size:12px'>"
+            f"<b>first {len(fr)} of {res.n_instances} pairs</b>: highlighted cells are the protected "
+            "attribute(s) changed from x to x'; every other attribute is equal"
+            f"<table class='fl-pairs' style='border-collapse:collapse'><tr><th></th>{head}</tr>"
+            + "".join(rows) + "</table></div>")
 
 
 class MAFTSession(W.VBox, WidgetProtocol):
@@ -148,19 +155,22 @@ class MAFTSession(W.VBox, WidgetProtocol):
         c["start"].on_click(lambda _: self.start())
         c["stop"].on_click(lambda _: self.stop())
         c["methods"].observe(lambda _: self._sync_enabled(), names="value")
-        self.images["timeline"].layout.width = "420px"
+        self.images["timeline"].layout.width = "100%"
         tabs = []
         for m in _METHODS:
-            self.images[f"projection:{m}"].layout.width = "420px"
+            self.images[f"projection:{m}"].layout.width = "40%"
+            self.htmls[f"pairs:{m}"].layout.width = "59%"
             tabs.append(W.HBox([self.images[f"projection:{m}"], self.htmls[f"pairs:{m}"]]))
         self.tabs = W.Tab(children=tabs)
         for k, m in enumerate(_METHODS):
             self.tabs.set_title(k, m)
         params = W.HBox([c["methods"], W.VBox([c["h"], c["n_seeds"], c["n_local"]]),
                          W.VBox([c["max_iter"], c["random_state"], W.HBox([c["start"], c["stop"]])]),
-                         W.VBox([c["progress_global"], c["progress_local"]])])
+                         W.VBox([c["progress_global"], c["progress_local"]])], layout=W.Layout(flex_flow="row wrap"))
+        self.tabs.layout.width = "68%"
         super().__init__([params, self.status_html, self.error_html,
-                          W.HBox([self.images["timeline"], self.tabs])])
+                          W.HBox([W.Box([self.images["timeline"]], layout=W.Layout(width="31%")), self.tabs],
+                                 layout=W.Layout(width="100%"))])
         self._sync_enabled()
         self.request_render()
 

@@ -159,15 +159,17 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         c["run_shap"].on_click(lambda _: self._guard(self.run_explainer, "shap"))
         c["run_lime"].on_click(lambda _: self._guard(self.run_explainer, "lime"))
         c["stop"].on_click(lambda _: self.stop())
-        self.images["scores"].layout.width = "440px"
-        self.images["attributions"].layout.width = "440px"
-        self.images["fairness"].layout.width = "500px"
+        # widths in % of the notebook column: the three views stay side by side at any width
+        self.images["scores"].layout.width = "31%"
+        self.images["attributions"].layout.width = "31%"
+        self.images["fairness"].layout.width = "36%"
 
         grid = W.GridBox([c["attack"], c["bottom_attack"], c["region"], c["mixing_rule"], c["p"], c["quantile"],
                           c["threshold"]],
-                         layout=W.Layout(grid_template_columns="repeat(4, 340px)"))
+                         layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(330px, 1fr))"))
         buttons = W.HBox([c["run_shap"], c["run_lime"], c["stop"], self.progress])
-        views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]])
+        views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]],
+                       layout=W.Layout(width="100%"))
         super().__init__([grid, buttons, self.status_html, self.error_html, views])
         self._sync_enabled()
         if self.use_threads:

@@ -109,7 +109,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
                                                   readout_format=".2f", layout=lay),
                               f"Only rule sets covering at least this share of the data (largest: {smax:.2f})"),
             "select": labelled(widgets.Select(options=[], rows=14, description="",
-                                              layout=widgets.Layout(width="560px")),
+                                              layout=widgets.Layout(width="98%")),
                                "Rule sets: score ± margin, which side is favoured, the rules"),
             "error": labelled(widgets.FloatSlider(value=float(report.params.get("error", 0.05)) / 2, min=0.005,
                                                   max=0.2, step=0.005, description="re-estimate error",
@@ -140,7 +140,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         c["mitigate"].on_click(self._on_mitigate)
         c["stop"].on_click(lambda _: self.stop())
         c["mitigate"].disabled = test is None
-        self.images["detail"].layout.width = "760px"
+        self.images["detail"].layout.width = "100%"
         merged = (f"; {sum(len(v) for v in self.aliases.values())} equivalent rule sets merged"
                   if self.aliases else "")
         head = widgets.HTML(f"<b>TestSGD</b> on <i>{html.escape(str(report.dataset_name))}</i>: "
@@ -149,9 +149,9 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         left = widgets.VBox([widgets.HBox([c["sort_by"], c["ascending"]]), widgets.HBox([c["filter"]]),
                              c["theta"], c["select"], self.list_html,
                              c["error"], widgets.HBox([c["reestimate"], c["mitigate"], c["stop"]]), self.progress],
-                            layout=widgets.Layout(width="580px"))
-        right = widgets.VBox([self.images["detail"], self.info_html], layout=widgets.Layout(width="780px"))
-        super().__init__([head, self.status_html, self.error_html, widgets.HBox([left, right])])
+                            layout=widgets.Layout(width="42%"))
+        right = widgets.VBox([self.images["detail"], self.info_html], layout=widgets.Layout(width="57%"))
+        super().__init__([head, self.status_html, self.error_html, widgets.HBox([left, right], layout=widgets.Layout(width="100%"))])
         self._on_filter()
 
     # ------------------------------------------------------------------ data

@@ -60,7 +60,7 @@ def test_pairs_view_highlights_the_changed_attribute(toy, smooth):
     html = s.snapshot()["pairs:MAFT"]["html"]
     assert res.n_instances > 0
     # every highlighted cell is a feature where x and x' differ: count them independently
-    fr = res.to_frame(max_rows=8)
+    fr = res.to_frame(max_rows=6)
     feats = [c for (g, c) in fr.columns if g == "x"]
     n_diff = sum(str(fr[("x", f)].iloc[k]) != str(fr[("x'", f)].iloc[k]) for k in range(len(fr)) for f in feats)
     assert html.count("class='fl-changed'") == n_diff > 0
