@@ -142,6 +142,8 @@ class WidgetProtocol:
         self._status_text = "ready"
         self._busy_msg = None
         self._job_ended = False
+        self._view_cache = {}
+        self._extra = None
         self.last_error = None
         self._paint_status(busy=False)
 
@@ -154,6 +156,10 @@ class WidgetProtocol:
 
     def _on_published(self, state, views):
         pass
+
+    def _view_key(self, state):
+        """Hashable key of the rendered views of ``state`` (None: never reuse)."""
+        return None
 
     def _set_running(self, running):
         pass
@@ -238,7 +244,16 @@ class WidgetProtocol:
                 gen, state = self._render_req
                 self._render_req = None
             try:
-                views = self._compute_views(state)
+                key = self._view_key(state)
+                hit = self._view_cache.get(key) if key is not None else None
+                if hit is not None:  # a state shown before: only the swap (well under 0.5 s)
+                    views, self._extra = hit
+                else:
+                    views = self._compute_views(state)
+                    if key is not None:
+                        if len(self._view_cache) >= 64:
+                            self._view_cache.pop(next(iter(self._view_cache)))
+                        self._view_cache[key] = (views, self._extra)
                 error = None
             except Exception as exc:  # shown in the widget, never swallowed
                 views, error = None, exc

@@ -196,7 +196,7 @@ class CoverVisualizer(WidgetProtocol):
         views = {"summary": {"params": sum_params, "png": png_sum}}
         if rows.size == 0:
             msg = (f"No instance has status {want!r} at b = {b}; pick another filter or budget.")
-            self._shown = (res, None, None)
+            self._extra = (res, None, None)
             views.update({
                 "text": {"params": dict(base, instance=None), "html": f"<i>{html.escape(msg)}</i>"},
                 "matrix": {"params": dict(base, instance=None), "png": message_png(msg, (5.4, 4.6))},
@@ -248,15 +248,18 @@ class CoverVisualizer(WidgetProtocol):
                 plot_witness(self.X[i], res.witnesses[i], self.feature_names, ax=axes[1])
 
         png_d = draw_png(detail, (4.4, 4.6), nrows=2 if has_w else 1)
-        self._shown = (res, ic, i)
+        self._extra = (res, ic, i)
         p = dict(base, instance=i, verdict=str(status))
         views.update({"text": {"params": dict(p), "html": "<br>".join(lines)},
                       "matrix": {"params": dict(p, cover=[list(map(str, c)) for c in (cover or [])]), "png": png_m},
                       "detail": {"params": dict(p, witness=has_w), "png": png_d}})
         return views
 
+    def _view_key(self, state):
+        return tuple(sorted(state.items()))
+
     def _on_published(self, state, views):
-        res, ic, i = self._shown
+        res, ic, i = self._extra
         self.result, self.instance = res, ic
         if not self.running:
             n = int(self.matching(res, state["status"]).size)

@@ -269,15 +269,21 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         png_a = draw_png(lambda fig, ax: plots.plot_attributions(att, ax=ax), (4.4, 3.6))
         png_f = (draw_png(lambda fig, ax: plots.plot_fairness(fair, ax=ax), (5.0, 3.6)) if fair is not None
                  else message_png("pass y=... to see fairness before / after", (5.0, 3.6)))
-        self._pending_result = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,
+        self._extra = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,
                                     update_ms=1e3 * (time.perf_counter() - t0))
         base = dict(params, threshold=thr)
         return {"scores": {"params": dict(base), "png": png_s},
                 "attributions": {"params": dict(base, explainers=explainers), "png": png_a},
                 "fairness": {"params": dict(base), "png": png_f}}
 
+    def _view_key(self, state):
+        key = self._key(state["params"])
+        have = tuple(sorted(str(e) for (k, e) in list(self.cache) + list(self.partial) if k == key))
+        partial = tuple(id(v) for (k, e), v in list(self.partial.items()) if k == key)
+        return (key, state["threshold"], have, partial)
+
     def _on_published(self, state, views):
-        self.result = self._pending_result
+        self.result = self._extra
         b = self.result["batch"]
         if self.running:
             return

@@ -252,7 +252,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
                           " &middot; ▲ group R favoured, ▼ R disfavoured</small>"}}
         if r is None:
             msg = "No rule set matches the filter; loosen the filter or lower theta."
-            self._shown = None
+            self._extra = None
             views["detail"] = {"params": dict(lp, rule_set=None), "png": message_png(msg, (7.6, 3.4))}
             views["info"] = {"params": dict(lp, rule_set=None), "html": f"<i>{html.escape(msg)}</i>"}
             return views
@@ -293,15 +293,21 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
                              + comp.to_html(index=False, float_format=lambda v: f"{v:.2f}") + "</div>")
             except Exception as exc:
                 parts.append(f"<i>composition unavailable: {html.escape(str(exc))}</i>")
-        self._shown = r
+        self._extra = r
         dp = dict(lp, rule_set=str(r.rule_set), error=state["error"] if reest else None, side=side,
                   mitigation=mit is not None)
         views["detail"] = {"params": dict(dp), "png": png}
         views["info"] = {"params": dict(dp), "html": "<br>".join(parts)}
         return views
 
+    def _view_key(self, state):
+        i = state["index"]
+        name = None if i is None else self.frame.loc[i, "rule_set"]
+        reest = name is not None and (name, state["error"]) in self._cache
+        return tuple(sorted({**state, "reest": reest, "error": state["error"] if reest else None}.items()))
+
     def _on_published(self, state, views):
-        self.result = self._shown
+        self.result = self._extra
         if not self.running:
             self._status_text = views["list"]["html"].replace("<small>", "").replace("</small>", "")
 
