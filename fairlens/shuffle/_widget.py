@@ -278,7 +278,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
 
     def _view_key(self, state):
         key = self._key(state["params"])
-        have = tuple(sorted(str(e) for (k, e) in list(self.cache) + list(self.partial) if k == key))
+        have = tuple(sorted(str(e) for (k, e) in list(self.cache) + list(self.partial) if k == key and e != "linear"))
         partial = tuple(id(v) for (k, e), v in list(self.partial.items()) if k == key)
         return (key, state["threshold"], have, partial)
 
