@@ -99,7 +99,7 @@ class CoverVisualizer(WidgetProtocol):
                                "Number of features the attacker may change"),
             "summary": labelled(W.Button(description="accuracy vs b", button_style="info", icon="line-chart"),
                                 f"Accuracy under attack for b = 1..{max_budget} (FLB, ELB, exact)"),
-            "stop": labelled(W.Button(description="Stop", button_style="warning", icon="stop", disabled=True),
+            "stop": labelled(W.Button(description="Stop", icon="stop", disabled=True),
                              "Stop the summary after the current budget (keeps the budgets done)"),
         }
         self.progress = labelled(W.IntProgress(value=0, min=0, max=max_budget, description="summary"),
@@ -277,6 +277,7 @@ class CoverVisualizer(WidgetProtocol):
     def _set_running(self, running):
         self.controls["summary"].disabled = running
         self.controls["stop"].disabled = not running
+        self.controls["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
 
     def compute_summary(self, block=False):
         """Accuracy under attack for b = 1..max_budget (FLB, ELB, exact), in the background.

@@ -138,7 +138,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
                                      "Seed of the search (same seed, same result)"),
             "start": labelled(W.Button(description="Start", button_style="success", icon="play"),
                               "Run the selected searches (clears the previous run's views)"),
-            "stop": labelled(W.Button(description="Stop", button_style="danger", icon="stop", disabled=True),
+            "stop": labelled(W.Button(description="Stop", icon="stop", disabled=True),
                              "Stop the running search; what was found is kept"),
             "progress_global": labelled(W.IntProgress(value=0, min=0, max=1, description="global"),
                                         "Global phase: seeds done"),
@@ -206,6 +206,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
         for k in ("start", "methods", "n_seeds", "n_local", "max_iter", "random_state"):
             c[k].disabled = running
         c["stop"].disabled = not running
+        c["stop"].button_style = "danger" if running else ""  # looks enabled only when it is
         c["h"].disabled = running or "MAFT" not in c["methods"].value
 
     def start(self):

@@ -148,7 +148,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
                                  f"Explain the first {self.n_explain} rows with SHAP (cached per setting)")
         c["run_lime"] = labelled(W.Button(description="Run LIME", icon="play"),
                                  f"Explain the first {self.n_explain} rows with LIME (cached per setting)")
-        c["stop"] = labelled(W.Button(description="Stop", icon="stop", button_style="warning", disabled=True),
+        c["stop"] = labelled(W.Button(description="Stop", icon="stop", disabled=True),
                              "Stop the running explanation (keeps the rows explained so far)")
         self.controls = c
         self.progress = labelled(W.FloatProgress(value=0.0, min=0.0, max=1.0, description="explain"),
@@ -309,6 +309,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         c["run_shap"].disabled = running
         c["run_lime"].disabled = running
         c["stop"].disabled = not running
+        c["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
 
     def run_explainer(self, name, block=None):
         """Explain the first ``n_explain`` rows with ``"shap"``/``"lime"``/``"kernel"``.

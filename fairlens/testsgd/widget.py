@@ -119,7 +119,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
                                    "Score the selected rule set again with the error above (cached)"),
             "mitigate": labelled(widgets.Button(description="mitigate", icon="wrench"),
                                  "Retrain with generated samples for the selected group (needs test=)"),
-            "stop": labelled(widgets.Button(description="stop", icon="stop", button_style="warning", disabled=True),
+            "stop": labelled(widgets.Button(description="stop", icon="stop", disabled=True),
                              "Stop the mitigation after the current retraining step (keeps the steps done)"),
         }
         self.controls = c
@@ -356,6 +356,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         c["reestimate"].disabled = running
         c["mitigate"].disabled = running or self.test is None
         c["stop"].disabled = not running
+        c["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
 
     def _on_reestimate(self, _=None):
         try:
