@@ -266,3 +266,24 @@ def test_dataframe_input_and_shuffled_model_argument(data):
     assert w.last_error is None
     lime = w.result["attributions"].query("explainer == 'lime'").set_index("feature")
     assert lime["mean_abs"].idxmax() == "research"  # Dominance makes Research dominate LIME
+
+
+def test_fairness_plot_separates_ratios_and_shows_nan():
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from fairlens.shuffle import plots
+
+    df = pd.DataFrame({"metric": ["demographic_parity_difference", "equal_opportunity_difference",
+                                  "disparate_impact_ratio"],
+                       "before": [0.1, np.nan, 0.8], "after": [0.3, 0.2, np.nan]})
+    fig = Figure()
+    ax = fig.subplots()
+    plots.plot_fairness(df, ax=ax)
+    axes = fig.axes
+    assert len(axes) == 2  # differences and the ratio on separate axes
+    assert len(axes[0].patches) == 4 and len(axes[1].patches) == 2
+    assert [t.get_text() for t in axes[1].get_xticklabels()] == ["disparate impact ratio"]
+    # every NaN is written where its bar would be, not dropped silently
+    nan_labels = [t for a in axes for t in a.texts if t.get_text() == "NaN"]
+    assert len(nan_labels) == int(df[["before", "after"]].isna().sum().sum()) == 2
