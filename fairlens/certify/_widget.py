@@ -2,14 +2,21 @@
 
 A thin view: every number it shows comes from :func:`certify`,
 :func:`instance_covers` and :func:`accuracy_under_attack`.
+
+Drawing: the text, the cover matrix and the FLB/witness panel of one instance
+are computed together by one latest-wins render worker, rendered to PNG with
+Agg (pyplot-free ``Figure``) and swapped in together through
+``ipywidgets.Image``/``HTML`` values (thread-safe: they only send comm
+messages), so the screen never mixes two instances and no panel stays blank
+(see :mod:`fairlens._widgets`).
 """
 from __future__ import annotations
 
 import html
-import traceback
 
 import numpy as np
 
+from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
 from ._certify import STATUSES, certify, instance_covers
 from ._flatten import check_X, flatten_forest
 
@@ -21,7 +28,7 @@ def _plain(value):
     return repr(value.item() if hasattr(value, "item") else value)
 
 
-class CoverVisualizer:
+class CoverVisualizer(WidgetProtocol):
     """Explore, instance by instance, why a forest is (not) robust to b-feature attacks.
 
     Shows, for the selected instance, the trees x features matrix of its
@@ -38,18 +45,25 @@ class CoverVisualizer:
     budget : int, initial attacker budget b.
     max_budget : int, largest b offered by the slider and the summary.
     feature_names : list of str, optional.
+    use_threads : bool, default True
+        Compute and draw in background threads; ``False``: synchronously.
 
     Attributes
     ----------
     controls : dict of the named controls (``index``, ``prev``, ``next``,
         ``status``, ``budget``, ``summary``, ``stop``).
-    result : the :class:`CertificationResult` of the current budget.
-    instance : the :class:`InstanceCovers` of the current instance.
+    result : the :class:`CertificationResult` of the budget shown.
+    instance : the :class:`InstanceCovers` of the instance shown.
     summary_frame : DataFrame of the last summary (None before).
     last_error : text of the last error shown (None if none).
+
+    Notes
+    -----
+    Test protocol: :meth:`wait`, :meth:`snapshot` (views ``text``,
+    ``matrix``, ``detail``, ``summary``).
     """
 
-    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None):
+    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, use_threads=True):
         import ipywidgets as W
 
         self.forest = flatten_forest(forest)
@@ -64,59 +78,60 @@ class CoverVisualizer:
         self.feature_names = list(feature_names) if feature_names is not None else (
             self.forest.feature_names or [f"x{f}" for f in range(self.forest.n_features)])
         self._cache = {}
-        self._stop = False
+        self._covers = {}
         self.result = None
         self.instance = None
         self.summary_frame = None
-        self.last_error = None
         n = self.X.shape[0]
         self.controls = {
-            "index": W.BoundedIntText(value=0, min=0, max=n - 1, description="instance"),
-            "prev": W.Button(description="<", layout=W.Layout(width="40px")),
-            "next": W.Button(description=">", layout=W.Layout(width="40px")),
-            "status": W.Dropdown(options=["all", *STATUSES], value="all", description="filter"),
-            "budget": W.IntSlider(value=int(budget), min=1, max=max_budget, description="budget b",
-                                  continuous_update=False),
-            "summary": W.Button(description="accuracy vs b", button_style="info"),
-            "stop": W.Button(description="stop", button_style="warning"),
+            "index": labelled(W.BoundedIntText(value=0, min=0, max=n - 1, description="instance",
+                                               layout=W.Layout(width="170px")),
+                              f"Row of X to inspect (0-{n - 1})"),
+            "prev": labelled(W.Button(description="<", layout=W.Layout(width="40px")),
+                             "Previous instance matching the filter"),
+            "next": labelled(W.Button(description=">", layout=W.Layout(width="40px")),
+                             "Next instance matching the filter"),
+            "status": labelled(W.Dropdown(options=["all", *STATUSES], value="all", description="show only",
+                                          layout=W.Layout(width="260px")),
+                               "Only step through instances with this verdict at the current budget"),
+            "budget": labelled(W.IntSlider(value=int(budget), min=1, max=max_budget, description="budget b",
+                                           continuous_update=False, layout=W.Layout(width="300px")),
+                               "Number of features the attacker may change"),
+            "summary": labelled(W.Button(description="accuracy vs b", button_style="info", icon="line-chart"),
+                                f"Accuracy under attack for b = 1..{max_budget} (FLB, ELB, exact)"),
+            "stop": labelled(W.Button(description="Stop", icon="stop", disabled=True),
+                             "Stop the summary after the current budget (keeps the budgets done)"),
         }
-        self.progress = W.IntProgress(value=0, min=0, max=max_budget, description="summary")
-        self.info = W.HTML()
-        self.error = W.Output()
-        self.out_matrix = W.Output()
-        self.out_detail = W.Output()
-        self.out_summary = W.Output()
+        self.progress = labelled(W.IntProgress(value=0, min=0, max=max_budget, description="summary"),
+                                 "Budgets done")
+        self._init_protocol(["text", "matrix", "detail", "summary"], use_threads=use_threads,
+                            images=["matrix", "detail", "summary"])
+        self.info = W.HTML(layout=W.Layout(min_height="5em"))
+        self.htmls = {"text": self.info}
+        self.error = self.error_html
         c = self.controls
-        c["index"].observe(self._guard(self._on_index), names="value")
-        c["budget"].observe(self._guard(self._on_budget), names="value")
-        c["status"].observe(self._guard(self._on_filter), names="value")
-        c["prev"].on_click(self._guard(lambda _: self._step(-1)))
-        c["next"].on_click(self._guard(lambda _: self._step(+1)))
-        c["summary"].on_click(self._guard(lambda _: self.compute_summary()))
-        c["stop"].on_click(lambda _: setattr(self, "_stop", True))
+        c["index"].observe(lambda _: self.request_render(), names="value")
+        c["budget"].observe(lambda _: self.request_render(), names="value")
+        c["status"].observe(lambda _: self.request_render(), names="value")
+        c["prev"].on_click(lambda _: self._step(-1))
+        c["next"].on_click(lambda _: self._step(+1))
+        c["summary"].on_click(lambda _: self.compute_summary())
+        c["stop"].on_click(lambda _: self.stop())
+        # widths in % of the notebook column: the three panels stay side by side at any width
+        self.images["matrix"].layout.width = "39%"
+        self.images["detail"].layout.width = "32%"
+        self.images["summary"].layout.width = "28%"
+        self.images["summary"].value = message_png("press 'accuracy vs b' for the summary", (3.8, 4.6))
         self.widget = W.VBox([
-            W.HBox([c["prev"], c["index"], c["next"], c["status"], c["budget"]]),
+            W.HBox([c["prev"], c["index"], c["next"], c["status"], c["budget"], c["summary"], c["stop"],
+                    self.progress], layout=W.Layout(flex_flow="row wrap")),
+            self.status_html,
+            self.error_html,
             self.info,
-            self.error,
-            W.HBox([self.out_matrix, self.out_detail]),
-            W.HBox([c["summary"], c["stop"], self.progress]),
-            self.out_summary,
+            W.HBox([self.images["matrix"], self.images["detail"], self.images["summary"]],
+                   layout=W.Layout(width="100%")),
         ])
-        self._guard(lambda: self._on_budget(None))()
-
-    # -- plumbing --------------------------------------------------------
-    def _guard(self, fn):
-        def wrapped(*a, **k):
-            try:
-                self.error.clear_output()
-                self.last_error = None
-                return fn(*a, **k)
-            except Exception as exc:  # shown in the widget, never swallowed silently
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                # append_* works with or without a running kernel (headless tests)
-                self.error.append_stdout(self.last_error + "\n")
-                self.error.append_stderr(traceback.format_exc())
-        return wrapped
+        self.request_render()
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -132,52 +147,67 @@ class CoverVisualizer:
     def index(self):
         return int(self.controls["index"].value)
 
-    def matching(self):
+    def matching(self, result=None, status=None):
         """Rows matching the status filter."""
-        want = self.controls["status"].value
-        if want == "all" or self.result is None:
+        want = self.controls["status"].value if status is None else status
+        result = self.result if result is None else result
+        if want == "all" or result is None:
             return np.arange(self.X.shape[0])
-        return np.flatnonzero(self.result.status == want)
+        return np.flatnonzero(result.status == want)
 
     def _result_for(self, b):
         if b not in self._cache:
             self._cache[b] = certify(self.forest, self.X, self.y, budget=b, method="cascade")
         return self._cache[b]
 
-    def _on_budget(self, _change):
-        self.result = self._result_for(self.budget)
-        self._on_filter(None)
-
-    def _on_filter(self, _change):
-        rows = self.matching()
-        if rows.size == 0:
-            raise ValueError(f"no instance has status {self.controls['status'].value!r} at b = {self.budget}; "
-                             "pick another filter or budget.")
-        if self.index not in rows:
-            self.controls["index"].value = int(rows[0])  # triggers _on_index
-        else:
-            self.render()
-
-    def _on_index(self, _change):
-        self.render()
-
     def _step(self, direction):
         rows = self.matching()
         if rows.size == 0:
-            raise ValueError("no instance matches the filter.")
+            self._set_status("no instance matches the filter; pick another filter or budget.")
+            return
         i = self.index
         nxt = rows[rows > i] if direction > 0 else rows[rows < i][::-1]
         self.controls["index"].value = int(nxt[0] if nxt.size else (rows[0] if direction > 0 else rows[-1]))
 
+    def _state(self):
+        return dict(index=self.index, budget=self.budget, status=self.controls["status"].value,
+                    summary=None if self.summary_frame is None else id(self.summary_frame))
+
+    def _busy_text(self, state):
+        from . import _kernels
+
+        return f"computing b = {state['budget']}..." + (f" {COMPILING}" if kernels_cold(_kernels) else "")
+
     # -- rendering -------------------------------------------------------
-    def render(self):
-        import matplotlib.pyplot as plt
-        from IPython.display import display
+    def _compute_views(self, state):
+        from .plots import plot_accuracy_vs_budget, plot_cover_matrix, plot_flb, plot_witness
 
-        from .plots import plot_cover_matrix, plot_flb, plot_witness
-
-        i, b, res = self.index, self.budget, self.result
-        self.instance = ic = instance_covers(self.forest, self.X[i], self.y[i], budget=b)
+        b, want = state["budget"], state["status"]
+        res = self._result_for(b)
+        rows = self.matching(res, want)
+        base = dict(budget=b, status_filter=want)
+        summary = self.summary_frame
+        if summary is not None:
+            png_sum = draw_png(lambda fig, ax: plot_accuracy_vs_budget(summary, ax=ax), (3.8, 4.6))
+            sum_params = dict(budgets=[int(v) for v in summary["budget"]])
+        else:
+            png_sum = self._views["summary"]["png"]
+            sum_params = dict(budgets=[])
+        views = {"summary": {"params": sum_params, "png": png_sum}}
+        if rows.size == 0:
+            msg = (f"No instance has status {want!r} at b = {b}; pick another filter or budget.")
+            self._extra = (res, None, None)
+            views.update({
+                "text": {"params": dict(base, instance=None), "html": f"<i>{html.escape(msg)}</i>"},
+                "matrix": {"params": dict(base, instance=None), "png": message_png(msg, (5.4, 4.6))},
+                "detail": {"params": dict(base, instance=None), "png": message_png(msg, (4.4, 4.6))},
+            })
+            return views
+        i = state["index"] if state["index"] in rows else int(rows[0])
+        key = (i, b)
+        if key not in self._covers:
+            self._covers[key] = instance_covers(self.forest, self.X[i], self.y[i], budget=b)
+        ic = self._covers[key]
         status = res.status[i]
         cover = res.covers.get(i)
         target = None
@@ -199,53 +229,82 @@ class CoverVisualizer:
             lines.append(f"<span style='color:#d73027'>witness x' flips the vote: {txt}</span>")
         elif status == "robust_brute":
             lines.append("brute force: no attack on at most b features exists.")
-        self.info.value = "<br>".join(lines)
-        self.out_matrix.clear_output(wait=True)
-        with self.out_matrix:
-            fig, ax = plt.subplots(figsize=(6.5, 4.5))
-            plot_cover_matrix(ic, ax=ax, cover=cover, feature_names=self.feature_names)
-            fig.tight_layout()
-            display(fig)
-            plt.close(fig)
-        self.out_detail.clear_output(wait=True)
-        with self.out_detail:
-            rows = 2 if i in res.witnesses else 1
-            fig, axes = plt.subplots(rows, 1, figsize=(4.8, 3 * rows), squeeze=False)
+        vote = getattr(res, "vote", None)
+        if vote is not None:
+            lines.append(f"<span style='color:#555'>certified vote: {html.escape(str(vote))}</span>")
+        png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
+                                                           feature_names=self.feature_names), (5.4, 4.6))
+        has_w = i in res.witnesses
+
+        def detail(fig, axes):
+            axes = np.atleast_1d(axes)
             if ic.correct:
-                plot_flb(ic, ax=axes[0, 0], target=target, feature_names=self.feature_names)
+                plot_flb(ic, ax=axes[0], target=target, feature_names=self.feature_names)
             else:
-                axes[0, 0].text(0.5, 0.5, "misclassified before any attack", ha="center")
-                axes[0, 0].set_axis_off()
-            if i in res.witnesses:
-                plot_witness(self.X[i], res.witnesses[i], self.feature_names, ax=axes[1, 0])
-            fig.tight_layout()
-            display(fig)
-            plt.close(fig)
+                axes[0].text(0.5, 0.5, "misclassified before any attack", ha="center", va="center",
+                             transform=axes[0].transAxes)
+                axes[0].set_axis_off()
+            if has_w:
+                plot_witness(self.X[i], res.witnesses[i], self.feature_names, ax=axes[1])
 
-    def compute_summary(self):
-        """Accuracy under attack for b = 1..max_budget (FLB, ELB, exact); can be stopped between budgets."""
-        import matplotlib.pyplot as plt
+        png_d = draw_png(detail, (4.4, 4.6), nrows=2 if has_w else 1)
+        self._extra = (res, ic, i)
+        p = dict(base, instance=i, verdict=str(status))
+        views.update({"text": {"params": dict(p), "html": "<br>".join(lines)},
+                      "matrix": {"params": dict(p, cover=[list(map(str, c)) for c in (cover or [])]), "png": png_m},
+                      "detail": {"params": dict(p, witness=has_w), "png": png_d}})
+        return views
+
+    def _view_key(self, state):
+        return tuple(sorted(state.items()))
+
+    def _on_published(self, state, views):
+        res, ic, i = self._extra
+        self.result, self.instance = res, ic
+        if not self.running:
+            n = int(self.matching(res, state["status"]).size)
+            self._status_text = (f"b = {state['budget']}: {n} of {self.X.shape[0]} instances match "
+                                 f"'{state['status']}'")
+        if i is not None and i != self.index:
+            self.controls["index"].value = i  # follow the filter (redraws the same, cached state)
+
+    def render(self):
+        """Redraw for the current controls and wait (scripts)."""
+        self.request_render()
+        self.wait()
+
+    # -- summary ---------------------------------------------------------
+    def _set_running(self, running):
+        self.controls["summary"].disabled = running
+        self.controls["stop"].disabled = not running
+        self.controls["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
+
+    def compute_summary(self, block=False):
+        """Accuracy under attack for b = 1..max_budget (FLB, ELB, exact), in the background.
+
+        Stop takes effect between budgets and keeps the budgets done.
+        """
         import pandas as pd
-        from IPython.display import display
 
-        from .plots import plot_accuracy_vs_budget
+        from . import _kernels
 
-        self._stop = False
-        frames = []
         self.progress.value = 0
-        for b in range(1, self.controls["budget"].max + 1):
-            if self._stop:
-                break
-            frames.append(self._result_for(b).summary())
-            self.progress.value = b
-        self.summary_frame = pd.concat(frames, ignore_index=True) if frames else None
-        self.out_summary.clear_output(wait=True)
-        if self.summary_frame is not None:
-            with self.out_summary:
-                fig, ax = plt.subplots(figsize=(5, 3.2))
-                plot_accuracy_vs_budget(self.summary_frame, ax=ax)
-                fig.tight_layout()
-                display(fig)
-                plt.close(fig)
-        return self.summary_frame
+        cold = kernels_cold(_kernels)
+        self._set_status("computing accuracy vs b..." + (f" {COMPILING}" if cold else ""), busy=True)
 
+        def job(stop):
+            frames = []
+            for b in range(1, self.controls["budget"].max + 1):
+                if stop.is_set():
+                    break
+                frames.append(self._result_for(b).summary())
+                self.progress.value = b
+            if frames:
+                self.summary_frame = pd.concat(frames, ignore_index=True)
+            self._status_text = (("stopped: " if stop.is_set() else "summary: ")
+                                 + f"{len(frames)} of {self.controls['budget'].max} budgets")
+
+        self._start_job("summary", job)
+        if block:
+            self.wait()
+        return self.summary_frame

@@ -65,7 +65,8 @@ def plot_accuracy_vs_budget(frame, ax=None, title=None):
     ax.set_xlabel("attacker budget b (features changed)")
     ax.set_ylabel("accuracy under attack")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=8, loc="lower left")
+    # legend below the axes, off the points
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     if title:
         ax.set_title(title)
     return ax
@@ -111,8 +112,11 @@ def plot_cover_matrix(covers, ax=None, cover=None, feature_names=None, max_featu
         ax.plot(-0.9, t, marker=">", color="k", ms=4, clip_on=False)
     names = feature_names or [f"x{f}" for f in range(mem.shape[1])]
     ax.set_xticks(range(n_f))
-    ax.set_xticklabels([names[f] for f in used], rotation=90, fontsize=7)
-    step = max(1, n_trees // 25)
+    ax.set_xticklabels([names[f] for f in used], rotation=90, fontsize=8)
+    # at most ~12 row labels whatever the figure height: they never overlap
+    height_in = ax.get_position().height * ax.figure.get_figheight()
+    max_labels = max(2, int(height_in * 72 / (2.2 * 10)))
+    step = max(1, int(np.ceil(n_trees / max_labels)))
     ax.set_yticks(range(0, n_trees, step))
     ax.set_ylabel("tree (grey: wrong before attack; > covered)")
     ax.set_title("S_f+ (blue), S_f- (orange), both (brown)", fontsize=9)
@@ -140,7 +144,7 @@ def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels([names[f] for f in order], rotation=90, fontsize=7)
     verdict = "certified" if total < delta else "not certified"
-    ax.set_title(f"FLB: sum of {covers.budget} largest = {total} vs delta = {delta} -> {verdict}", fontsize=9)
+    ax.set_title(f"FLB: {covers.budget} largest sum to {total} vs delta {delta}\n-> {verdict}", fontsize=10)
     ax.set_ylabel("|S_f| (max of + / -)")
     ax.legend(fontsize=8)
     return ax
@@ -158,6 +162,6 @@ def plot_witness(x, witness, feature_names=None, ax=None):
     ax.barh(pos + 0.2, w[changed], height=0.4, label="x' (witness)", color="#d73027")
     ax.set_yticks(pos)
     ax.set_yticklabels([names[f] for f in changed])
-    ax.legend(fontsize=8)
-    ax.set_title("brute-force witness: changed features", fontsize=9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("brute-force witness: changed features", fontsize=10)
     return ax

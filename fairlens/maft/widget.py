@@ -2,19 +2,25 @@
 
 A thin view over :mod:`fairlens.maft`: every number it shows comes from the
 same ``MAFT/EIDIG/ADF/AEQUITAS(...).run(...)`` calls a script would make.  The
-search runs in a background thread (progress bars and the live plot update from
-the engine's per-step callback); *Stop* sets the engine's stop event and keeps
-what was found.
+search runs as a background job (progress bars and the live timeline update
+from the engine's per-step callback); *Stop* sets the engine's stop event and
+keeps what was found.
+
+Drawing: figures are rendered to PNG with Agg (pyplot-free ``Figure``) and set
+as ``ipywidgets.Image`` values by one latest-wins render worker; setting a
+widget value only sends a comm message, which is safe from any thread, so a
+finished run always shows up (see :mod:`fairlens._widgets`). One tab per
+method shows its projection and a compact x / x' table.
 """
 from __future__ import annotations
 
-import threading
+import html
 import time
-import traceback
 
 import ipywidgets as W
 import numpy as np
 
+from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
 from . import plots
 from ._search import ADF, AEQUITAS, EIDIG, MAFT
 
@@ -23,38 +29,41 @@ __all__ = ["MAFTSession"]
 _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
 
 
-def _figure(figsize=(5, 3.3)):
-    # pyplot-free figures: safe to build in the background thread
-    from matplotlib.figure import Figure
+def _pairs_html(res, max_rows=6):
+    """Compact x / x' view: one column per pair, one row per attribute; the changed
+    attribute(s) highlighted as ``x -> x'`` (a few hundred pixels wide whatever the data)."""
+    if res.n_instances == 0:
+        return "<i>no discriminatory instance found</i>"
+    fr = res.to_frame(max_rows=max_rows)
+    feats = [c for (g, c) in fr.columns if g == "x"]
 
-    fig = Figure(figsize=figsize)
-    return fig, fig.subplots()
+    def fmt(v):
+        return f"{v:.3g}" if isinstance(v, (float, np.floating)) else str(v)
+
+    td = "style='padding:1px 6px;border-bottom:1px solid #eee'"
+    head = "".join(f"<th {td}>pair {k + 1}</th>" for k in range(len(fr)))
+    rows = []
+    for f in feats:
+        cells = []
+        for k in range(len(fr)):
+            fa, fb = fmt(fr[("x", f)].iloc[k]), fmt(fr[("x'", f)].iloc[k])
+            if fa != fb:
+                cells.append(f"<td class='fl-changed' style='background:#ffe08a;font-weight:bold;padding:1px 6px'>"
+                             f"{html.escape(fa)} &rarr; {html.escape(fb)}</td>")
+            else:
+                cells.append(f"<td {td}>{html.escape(fa)}</td>")
+        rows.append(f"<tr><th {td} style='text-align:left'>{html.escape(str(f))}</th>{''.join(cells)}</tr>")
+    px, pxx = fr[("", "p(x)")].to_numpy(), fr[("", "p(x')")].to_numpy()
+    probs = "".join(f"<td {td}>{px[k]:.2f} / {pxx[k]:.2f}</td>" for k in range(len(fr)))
+    rows.append(f"<tr><th {td} style='text-align:left'>p(x) / p(x')</th>{probs}</tr>")
+    return ("<div style='overflow:auto;max-width:100%;max-height:380px;font-size:12px'>"
+            f"<b>first {len(fr)} of {res.n_instances} pairs</b>: highlighted cells are the protected "
+            "attribute(s) changed from x to x'; every other attribute is equal"
+            f"<table class='fl-pairs' style='border-collapse:collapse'><tr><th></th>{head}</tr>"
+            + "".join(rows) + "</table></div>")
 
 
-def _fig_to_output(out, fig):
-    # build the display message ourselves: works headless and from a thread
-    import base64
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
-    png = base64.b64encode(buf.getvalue()).decode("ascii")
-    out.outputs = (
-        {"output_type": "display_data", "data": {"image/png": png, "text/plain": "<Figure>"}, "metadata": {}},
-    )
-
-
-def _frame_to_output(out, frame):
-    out.outputs = (
-        {
-            "output_type": "display_data",
-            "data": {"text/html": frame.to_html(), "text/plain": frame.to_string()},
-            "metadata": {},
-        },
-    )
-
-
-class MAFTSession(W.VBox):
+class MAFTSession(W.VBox, WidgetProtocol):
     """Interactive MAFT session.
 
     Parameters
@@ -67,9 +76,12 @@ class MAFTSession(W.VBox):
         Protected attributes (default ``dataset.protected``).
     methods : tuple of str, default ("MAFT",)
         Initially selected methods; several are run one after the other and
-        compared on one timeline.
+        compared on one timeline, each with its own tab.
     n_seeds, n_local, h, max_iter, random_state
         Initial control values.
+    live_plot_interval : float
+        Seconds between live timeline redraws.
+    use_threads : bool, default True
 
     Attributes
     ----------
@@ -83,148 +95,176 @@ class MAFTSession(W.VBox):
         Result of the last method run.
     error : str or None
         Last error message (also shown in the widget).
+
+    Notes
+    -----
+    Test protocol: :meth:`wait`, :meth:`snapshot` (views ``timeline``,
+    ``projection:<method>``, ``pairs:<method>``).
     """
 
-    def __init__(
-        self,
-        model,
-        dataset,
-        protected=None,
-        *,
-        methods=("MAFT",),
-        n_seeds=100,
-        n_local=100,
-        h=1.0,
-        max_iter=10,
-        random_state=0,
-        live_plot_interval=1.0,
-    ):
+    def __init__(self, model, dataset, protected=None, *, methods=("MAFT",), n_seeds=100, n_local=100,
+                 h=1.0, max_iter=10, random_state=0, live_plot_interval=1.0, use_threads=True):
         self.model = model
         self.dataset = dataset
         self.protected = protected
         self.results = {}
         self.result = None
-        self.error = None
         self.live = {}
         self._cache = {}
         self._searches = {}
-        self._thread = None
-        self._stop = threading.Event()
+        self._proj = {}
+        self._run_id = 0
+        self._searching = False
+        self._run_params = {}
         self._live_interval = float(live_plot_interval)
         self._last_draw = 0.0
+        wide = W.Layout(width="300px")
         c = {
-            "methods": W.SelectMultiple(options=list(_METHODS), value=tuple(methods), description="methods", rows=4),
-            "h": W.FloatLogSlider(value=h, base=10, min=-10, max=1, step=1, description="h", continuous_update=False),
-            "n_seeds": W.BoundedIntText(value=n_seeds, min=1, max=100000, description="seeds"),
-            "n_local": W.BoundedIntText(value=n_local, min=0, max=100000, description="local iters"),
-            "max_iter": W.IntSlider(value=max_iter, min=1, max=50, description="max_iter", continuous_update=False),
-            "random_state": W.IntText(value=random_state, description="random_state"),
-            "start": W.Button(description="Start", button_style="success", icon="play"),
-            "stop": W.Button(description="Stop", button_style="danger", icon="stop", disabled=True),
-            "progress_global": W.IntProgress(value=0, min=0, max=1, description="global"),
-            "progress_local": W.IntProgress(value=0, min=0, max=1, description="local"),
-            "status": W.HTML(value="ready"),
+            "methods": labelled(W.SelectMultiple(options=list(_METHODS), value=tuple(methods),
+                                                 description="methods", rows=4, layout=W.Layout(width="220px")),
+                                "Searches to run one after the other (ctrl-click for several)"),
+            "h": labelled(W.FloatLogSlider(value=h, base=10, min=-10, max=1, step=1,
+                                           description="h (MAFT step)", continuous_update=False, layout=wide),
+                          "MAFT only: finite-difference step of the zero-order gradient estimate"),
+            "n_seeds": labelled(W.BoundedIntText(value=n_seeds, min=1, max=100000, description="seeds",
+                                                 layout=wide), "Seeds of the global phase"),
+            "n_local": labelled(W.BoundedIntText(value=n_local, min=0, max=100000,
+                                                 description="local iterations", layout=wide),
+                                "Local-phase perturbations per global instance"),
+            "max_iter": labelled(W.IntSlider(value=max_iter, min=1, max=50, description="max_iter",
+                                             continuous_update=False, layout=wide),
+                                 "Global-phase iterations per seed"),
+            "random_state": labelled(W.IntText(value=random_state, description="random_state", layout=wide),
+                                     "Seed of the search (same seed, same result)"),
+            "start": labelled(W.Button(description="Start", button_style="success", icon="play"),
+                              "Run the selected searches (clears the previous run's views)"),
+            "stop": labelled(W.Button(description="Stop", icon="stop", disabled=True),
+                             "Stop the running search; what was found is kept"),
+            "progress_global": labelled(W.IntProgress(value=0, min=0, max=1, description="global"),
+                                        "Global phase: seeds done"),
+            "progress_local": labelled(W.IntProgress(value=0, min=0, max=1, description="local"),
+                                       "Local phase: iterations done"),
         }
+        views = ["timeline"] + [f"{k}:{m}" for m in _METHODS for k in ("projection", "pairs")]
+        self._init_protocol(views, use_threads=use_threads,
+                            images=["timeline"] + [f"projection:{m}" for m in _METHODS])
+        c["status"] = self.status_html
         self.controls = c
-        self.out_timeline = W.Output()
-        self.out_projection = W.Output()
-        self.out_table = W.Output()
-        self.out_error = W.Output()
+        self.htmls = {f"pairs:{m}": W.HTML() for m in _METHODS}
+        self.out_error = self.error_html
         c["start"].on_click(lambda _: self.start())
         c["stop"].on_click(lambda _: self.stop())
-        params = W.VBox([c["methods"], c["h"], c["n_seeds"], c["n_local"], c["max_iter"], c["random_state"]])
-        run = W.VBox([W.HBox([c["start"], c["stop"]]), c["progress_global"], c["progress_local"], c["status"]])
-        views = W.HBox([self.out_timeline, self.out_projection])
-        super().__init__([W.HBox([params, run]), views, self.out_table, self.out_error])
+        c["methods"].observe(lambda _: self._sync_enabled(), names="value")
+        self.images["timeline"].layout.width = "100%"
+        tabs = []
+        for m in _METHODS:
+            self.images[f"projection:{m}"].layout.width = "40%"
+            self.htmls[f"pairs:{m}"].layout.width = "59%"
+            tabs.append(W.HBox([self.images[f"projection:{m}"], self.htmls[f"pairs:{m}"]]))
+        self.tabs = W.Tab(children=tabs)
+        for k, m in enumerate(_METHODS):
+            self.tabs.set_title(k, m)
+        params = W.HBox([c["methods"], W.VBox([c["h"], c["n_seeds"], c["n_local"]]),
+                         W.VBox([c["max_iter"], c["random_state"], W.HBox([c["start"], c["stop"]])]),
+                         W.VBox([c["progress_global"], c["progress_local"]])], layout=W.Layout(flex_flow="row wrap"))
+        self.tabs.layout.width = "68%"
+        super().__init__([params, self.status_html, self.error_html,
+                          W.HBox([W.Box([self.images["timeline"]], layout=W.Layout(width="31%")), self.tabs],
+                                 layout=W.Layout(width="100%"))])
+        self._sync_enabled()
+        self.request_render()
 
     # ------------------------------------------------------------------ state
     @property
-    def running(self):
-        return self._thread is not None and self._thread.is_alive()
+    def error(self):
+        return self.last_error
+
+    def _sync_enabled(self):
+        self.controls["h"].disabled = "MAFT" not in self.controls["methods"].value or self._searching
 
     def _key(self, method):
-        c = self.controls
-        h = c["h"].value if method == "MAFT" else None
-        return (method, h, c["n_seeds"].value, c["n_local"].value, c["max_iter"].value, c["random_state"].value)
+        p = self._run_params
+        h = p["h"] if method == "MAFT" else None
+        return (method, h, p["n_seeds"], p["n_local"], p["max_iter"], p["random_state"])
 
     def _search(self, method):
-        c = self.controls
-        key = (method, c["h"].value if method == "MAFT" else None, c["max_iter"].value)
+        p = self._run_params
+        key = (method, p["h"] if method == "MAFT" else None, p["max_iter"])
         if key not in self._searches:
-            kw = {"max_iter": c["max_iter"].value}
+            kw = {"max_iter": p["max_iter"]}
             if method == "MAFT":
-                kw["h"] = c["h"].value
+                kw["h"] = p["h"]
             self._searches[key] = _METHODS[method](self.model, self.dataset, self.protected, **kw)
         return self._searches[key]
 
+    def _state(self):
+        return dict(run=self._run_id, params=dict(self._run_params), tick=time.perf_counter())
+
     # ------------------------------------------------------------------ actions
+    def _set_running(self, running):
+        c = self.controls
+        for k in ("start", "methods", "n_seeds", "n_local", "max_iter", "random_state"):
+            c[k].disabled = running
+        c["stop"].disabled = not running
+        c["stop"].button_style = "danger" if running else ""  # looks enabled only when it is
+        c["h"].disabled = running or "MAFT" not in c["methods"].value
+
     def start(self):
-        """Start the selected methods in a background thread (no-op if running)."""
+        """Start the selected methods in the background (no-op if running)."""
         if self.running:
             return
-        methods = list(self.controls["methods"].value)
+        c = self.controls
+        methods = list(c["methods"].value)
         if not methods:
             self._show_error("select at least one method")
             return
-        self.error = None
-        self.out_error.outputs = ()
-        self._stop.clear()
+        self._clear_error()
+        self._run_id += 1
+        self._run_params = dict(methods=methods, h=float(c["h"].value), n_seeds=int(c["n_seeds"].value),
+                                n_local=int(c["n_local"].value), max_iter=int(c["max_iter"].value),
+                                random_state=int(c["random_state"].value))
         self.results = {}
         self.live = {}
-        self.controls["start"].disabled = True
-        self.controls["stop"].disabled = False
-        self._thread = threading.Thread(target=self._work, args=(methods,), daemon=True)
-        self._thread.start()
+        self.result = None
+        from . import _kernels
 
-    def stop(self):
-        """Ask the running search to stop; what was found is kept."""
-        self._stop.set()
+        cold = kernels_cold(_kernels)
+        self._set_status("preparing..." + (f" {COMPILING}" if cold else ""), busy=True)
+        self._start_job("search", self._work)
 
-    def wait(self, timeout=None):
-        """Block until the background run finishes (for scripts and tests)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return not self.running
+    def _work(self, stop):
+        from ._search import warmup
 
-    # ------------------------------------------------------------------ worker
-    def _work(self, methods):
-        c = self.controls
+        self._searching = True
         try:
-            from ._search import warmup
-
-            c["status"].value = "preparing (numba kernels)..."
-            warmup()
-            for m in methods:
-                key = self._key(m)
-                if key in self._cache and not self._cache[key].stopped:
-                    res = self._cache[key]
-                else:
-                    search = self._search(m)
-                    self.live[m] = [(0.0, 0)]
-                    c["status"].value = f"running <b>{m}</b>..."
-                    res = search.run(
-                        n_seeds=c["n_seeds"].value,
-                        n_local=c["n_local"].value,
-                        random_state=c["random_state"].value,
-                        callback=lambda st, m=m: self._on_step(m, st),
-                        stop=self._stop,
-                    )
-                    if not res.stopped:
-                        self._cache[key] = res
-                self.results[m] = res
-                self.result = res
-                self._render()
-                if self._stop.is_set():
-                    break
-            done = ", ".join(f"{k}: {v.n_instances} ({v.instances_per_second:.0f}/s)" for k, v in self.results.items())
-            c["status"].value = ("stopped - " if self._stop.is_set() else "done - ") + done
-        except Exception as exc:  # shown in the widget, never swallowed
-            self._show_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            self._search_all(stop, warmup)
         finally:
-            c["start"].disabled = False
-            c["stop"].disabled = True
+            self._searching = False
 
-    def _on_step(self, method, st):
+    def _search_all(self, stop, warmup):
+        warmup()
+        p = self._run_params
+        for m in p["methods"]:
+            if stop.is_set():
+                break
+            key = self._key(m)
+            if key in self._cache:
+                res = self._cache[key]
+            else:
+                search = self._search(m)
+                self.live[m] = [(0.0, 0)]
+                self._set_status(f"running <b>{m}</b>...", busy=True)
+                res = search.run(n_seeds=p["n_seeds"], n_local=p["n_local"], random_state=p["random_state"],
+                                 callback=lambda st, m=m: self._on_step(m, st, stop), stop=stop)
+                if not res.stopped:
+                    self._cache[key] = res
+            self.results[m] = res
+            self.result = res
+            self.request_render()
+        done = ", ".join(f"{k}: {v.n_instances} ({v.instances_per_second:.0f}/s)" for k, v in self.results.items())
+        self._status_text = ("stopped - " if stop.is_set() else "done - ") + done
+
+    def _on_step(self, method, st, stop):
         c = self.controls
         bar = c["progress_global"] if st["phase"] == "global" else c["progress_local"]
         bar.max = max(1, int(st["total"]))
@@ -232,38 +272,56 @@ class MAFTSession(W.VBox):
         if st["phase"] == "global":
             c["progress_local"].value = 0
         self.live.setdefault(method, []).append((st["elapsed"], st["n_total"]))
-        c["status"].value = f"<b>{method}</b> {st['phase']} {st['step']}/{st['total']}: {st['n_total']} instances"
+        if stop.is_set():
+            self._set_status("stopping...", busy=True)
+        else:
+            self._set_status(f"<b>{method}</b> {st['phase']} {st['step']}/{st['total']}: "
+                             f"{st['n_total']} instances", busy=True)
         now = time.perf_counter()
         if now - self._last_draw > self._live_interval:
             self._last_draw = now
-            self._draw_timeline()
-
-    def _show_error(self, msg, tb=None):
-        self.error = msg
-        self.controls["status"].value = f"<span style='color:red'>error: {msg}</span>"
-        self.out_error.outputs = (
-            {"output_type": "stream", "name": "stderr", "text": msg + "\n" + (tb or "")},
-        )
+            self.request_render()
 
     # ------------------------------------------------------------------ views
-    def _draw_timeline(self):
-        fig, ax = _figure()
-        series = {k: v.timeline for k, v in self.results.items()}
-        for k, v in self.live.items():
+    def _compute_views(self, state):
+        run, p = state["run"], state["params"]
+        results = dict(self.results)
+        series = {k: v.timeline for k, v in results.items()}
+        for k, v in list(self.live.items()):
             if k not in series and len(v) > 1:
                 series[k] = np.asarray(v, dtype=float)
-        plots.plot_timeline(series, ax=ax)
-        fig.tight_layout()
-        _fig_to_output(self.out_timeline, fig)
+        if series:
+            png_t = draw_png(lambda fig, ax: plots.plot_timeline(series, ax=ax), (4.2, 3.6))
+        else:
+            png_t = message_png("press Start to run the selected searches", (4.2, 3.6))
+        views = {"timeline": {"params": dict(p, run=run, methods_shown=sorted(series)), "png": png_t}}
+        for m in _METHODS:
+            res = results.get(m)
+            vp = dict(p, run=run, method=m)
+            if res is None:
+                running = run and m in p.get("methods", ()) and self._searching
+                msg = f"{m}: running..." if running else f"{m}: not run in this session"
+                views[f"projection:{m}"] = {"params": dict(vp, shown=False), "png": message_png(msg, (4.2, 3.6))}
+                views[f"pairs:{m}"] = {"params": dict(vp, shown=False), "html": f"<i>{html.escape(msg)}</i>"}
+                continue
+            vp.update(shown=True, n_instances=int(res.n_instances), stopped=bool(res.stopped))
+            mi = res.params.get("model_input") if isinstance(res.params, dict) else None
+            if mi is not None:
+                vp["model_input"] = mi
+            pk = (run, m, id(res))
+            if pk not in self._proj:
+                def draw(fig, ax, res=res):
+                    plots.plot_projection(res.seeds, res.instances, ax=ax, pool=getattr(self.dataset, "X", None))
+                    ax.set_title(f"{res.method}: seeds and instances (PCA)")
+                self._proj[pk] = draw_png(draw, (4.2, 3.6))
+            views[f"projection:{m}"] = {"params": dict(vp), "png": self._proj[pk]}
+            views[f"pairs:{m}"] = {"params": dict(vp), "html": _pairs_html(res)}
+        return views
 
-    def _render(self):
-        self._draw_timeline()
-        res = self.result
-        if res is None:
-            return
-        fig, ax = _figure()
-        plots.plot_projection(res.seeds, res.instances, ax=ax, pool=getattr(self.dataset, "X", None))
-        ax.set_title(f"{res.method}: seeds and instances (PCA)")
-        fig.tight_layout()
-        _fig_to_output(self.out_projection, fig)
-        _frame_to_output(self.out_table, res.to_frame(max_rows=10))
+    def _on_published(self, state, views):
+        for k, m in enumerate(_METHODS):
+            r = self.results.get(m)
+            self.tabs.set_title(k, m if r is None else f"{m} ({r.n_instances})")
+        if self.result is not None:
+            self.tabs.selected_index = list(_METHODS).index(self.result.method) \
+                if self.result.method in _METHODS else self.tabs.selected_index

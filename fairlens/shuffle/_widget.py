@@ -3,16 +3,20 @@
 A thin view: every number it shows comes from the headless core
 (:class:`ShuffledModel`, :func:`linear_shap_values`, :func:`explain`,
 :func:`fairness_before_after`).
+
+Drawing: figures are rendered to PNG with Agg (pyplot-free ``Figure``) and
+swapped into ``ipywidgets.Image`` views by one latest-wins render worker;
+setting a widget value only sends a comm message, which is safe from any
+thread, so a finished SHAP/LIME run always shows up, and the three views of
+one state are swapped in together (see :mod:`fairlens._widgets`).
 """
 from __future__ import annotations
-
-import threading
-import time
 
 import ipywidgets as W
 import numpy as np
 import pandas as pd
 
+from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
 from ._shuffled import ShuffledModel
 from . import plots
@@ -20,9 +24,10 @@ from . import plots
 __all__ = ["ShuffleAttackExplorer"]
 
 _NO_HYBRID = "(no hybrid)"
+_PARAMS = ("attack", "bottom_attack", "p", "quantile", "region", "mixing_rule", "threshold")
 
 
-class ShuffleAttackExplorer(W.VBox):
+class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     """Explore shuffling attacks on one dataset: Figures 1-2 and fairness, live.
 
     Parameters
@@ -47,8 +52,8 @@ class ShuffleAttackExplorer(W.VBox):
     higher_is_better : bool, default True
     random_state : int, default 0
     use_threads : bool, default True
-        Run SHAP/LIME in a background thread so the Stop button works; tests
-        use ``False`` (or call :meth:`wait`).
+        Redraw and explain in background threads (Stop works, the kernel stays
+        responsive); ``False`` does everything synchronously.
 
     Attributes
     ----------
@@ -57,13 +62,21 @@ class ShuffleAttackExplorer(W.VBox):
         ``region``, ``mixing_rule``, ``threshold``, ``run_shap``,
         ``run_lime``, ``stop``.
     result : dict
-        Current state: ``params``, ``model``, ``batch`` (ShuffleBatch on X),
+        State shown: ``params``, ``model``, ``batch`` (ShuffleBatch on X),
         ``attributions`` (tidy DataFrame: linear plus any cached SHAP/LIME for
         these parameters), ``fairness`` (DataFrame or None), ``update_ms``.
     cache : dict
         ``(params, explainer) -> tidy DataFrame`` of finished explanations.
+    partial : dict
+        ``(params, explainer) -> tidy DataFrame`` of stopped explanations
+        (what was found before Stop; shown, not cached as final).
     last_error : str or None
         Message of the last error (also shown in the widget).
+
+    Notes
+    -----
+    Test protocol: :meth:`wait` and :meth:`snapshot` (views ``scores``,
+    ``attributions``, ``fairness``).
     """
 
     def __init__(self, scorer, X, protected=None, favoured=None, *, y=None, feature_names=None,
@@ -94,57 +107,79 @@ class ShuffleAttackExplorer(W.VBox):
         self.random_state = random_state
         self.n_explain = int(n_explain)
         self.nsamples = nsamples
-        self.use_threads = use_threads
         self.cache = {}
+        self.partial = {}
+        self._batches = {}
+        self._fairness = {}
+        self._note = None
         self.result = {}
-        self.last_error = None
-        self._stop = threading.Event()
-        self._thread = None
         # validate once, with a clear error
         self._make_model(dict(attack="dominance", p=0.8, quantile=0.0, region=1.0,
                               mixing_rule="coin")).validate(X)
 
+        wide = W.Layout(width="330px")
         c = {}
-        c["attack"] = W.Dropdown(options=["dominance", "mixing", "swapping", "none"],
-                                 value="swapping", description="attack")
-        c["bottom_attack"] = W.Dropdown(options=[_NO_HYBRID, "dominance", "mixing", "swapping", "none"],
-                                        value=_NO_HYBRID, description="bottom half")
-        c["p"] = W.FloatSlider(value=0.8, min=0.0, max=1.0, step=0.05, description="mixing p",
-                               continuous_update=False)
-        c["quantile"] = W.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="swap quantile",
-                                      continuous_update=False)
-        c["region"] = W.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="top region",
-                                    continuous_update=False)
-        c["mixing_rule"] = W.Dropdown(options=["coin", "alg3"], value="coin", description="mixing rule")
-        c["threshold"] = W.FloatSlider(value=float(threshold), min=0.0, max=1.0, step=0.01,
-                                       description="threshold", continuous_update=False)
-        c["run_shap"] = W.Button(description="Run SHAP", icon="play")
-        c["run_lime"] = W.Button(description="Run LIME", icon="play")
-        c["stop"] = W.Button(description="Stop", icon="stop", button_style="warning")
+        c["attack"] = labelled(W.Dropdown(options=["dominance", "mixing", "swapping", "none"], value="swapping",
+                                          description="attack", layout=wide),
+                               "Attack applied to the model's outputs (top half when a hybrid is chosen)")
+        c["bottom_attack"] = labelled(W.Dropdown(options=[_NO_HYBRID, "dominance", "mixing", "swapping", "none"],
+                                                 value=_NO_HYBRID, description="bottom half (hybrid)",
+                                                 layout=wide),
+                                      "Second attack for the bottom of the score range (hybrid attack)")
+        c["p"] = labelled(W.FloatSlider(value=0.8, min=0.0, max=1.0, step=0.05, description="mixing p",
+                                        continuous_update=False, layout=wide),
+                          "Mixing: probability of taking the favoured group's score (only for mixing)")
+        c["quantile"] = labelled(W.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05,
+                                               description="swap quantile", continuous_update=False,
+                                               layout=wide),
+                                 "Swapping: only swap scores above this quantile (only for swapping)")
+        c["region"] = labelled(W.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05,
+                                             description="top region (hybrid)", continuous_update=False,
+                                             layout=wide),
+                               "Hybrid: share of the score range handled by the top attack")
+        c["mixing_rule"] = labelled(W.Dropdown(options=["coin", "alg3"], value="coin", description="mixing rule",
+                                               layout=wide),
+                                    "Mixing: coin flip per instance, or the paper's Algorithm 3")
+        c["threshold"] = labelled(W.FloatSlider(value=float(threshold), min=0.0, max=1.0, step=0.01,
+                                                description="decision threshold", continuous_update=False,
+                                                layout=wide),
+                                  "Score at or above which a row is predicted favourable (fairness view)")
+        c["run_shap"] = labelled(W.Button(description="Run SHAP", icon="play"),
+                                 f"Explain the first {self.n_explain} rows with SHAP (cached per setting)")
+        c["run_lime"] = labelled(W.Button(description="Run LIME", icon="play"),
+                                 f"Explain the first {self.n_explain} rows with LIME (cached per setting)")
+        c["stop"] = labelled(W.Button(description="Stop", icon="stop", disabled=True),
+                             "Stop the running explanation (keeps the rows explained so far)")
         self.controls = c
-        self.progress = W.FloatProgress(value=0.0, min=0.0, max=1.0, description="explain")
-        self.status = W.HTML()
-        self.out_scores = W.Output()
-        self.out_attr = W.Output()
-        self.out_fair = W.Output()
-        self.out_msg = W.Output()
-
-        for name in ("attack", "bottom_attack", "p", "quantile", "region", "mixing_rule", "threshold"):
+        self.progress = labelled(W.FloatProgress(value=0.0, min=0.0, max=1.0, description="explain"),
+                                 "Share of the rows explained")
+        self._init_protocol(["scores", "attributions", "fairness"], use_threads=use_threads)
+        for name in _PARAMS:
             c[name].observe(self._on_change, names="value")
         c["run_shap"].on_click(lambda _: self._guard(self.run_explainer, "shap"))
         c["run_lime"].on_click(lambda _: self._guard(self.run_explainer, "lime"))
         c["stop"].on_click(lambda _: self.stop())
+        # widths in % of the notebook column: the three views stay side by side at any width
+        self.images["scores"].layout.width = "31%"
+        self.images["attributions"].layout.width = "31%"
+        self.images["fairness"].layout.width = "36%"
 
-        sliders = W.VBox([c["attack"], c["bottom_attack"], c["p"], c["quantile"], c["region"],
-                          c["mixing_rule"], c["threshold"]])
+        grid = W.GridBox([c["attack"], c["bottom_attack"], c["region"], c["mixing_rule"], c["p"], c["quantile"],
+                          c["threshold"]],
+                         layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(330px, 1fr))"))
         buttons = W.HBox([c["run_shap"], c["run_lime"], c["stop"], self.progress])
-        views = W.HBox([self.out_scores, self.out_attr, self.out_fair])
-        super().__init__([W.HBox([sliders]), buttons, self.status, views, self.out_msg])
-        self._guard(self.update)
+        views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]],
+                       layout=W.Layout(width="100%"))
+        super().__init__([grid, buttons, self.status_html, self.error_html, views])
+        self._sync_enabled()
+        if self.use_threads:
+            self.request_render()
+        else:
+            self._guard(self.request_render)
 
     # ---------------------------------------------------------------- state
     def params(self):
-        """Current attack parameters (hashable tuple order in :meth:`_key`)."""
+        """Current attack parameters."""
         c = self.controls
         attack = c["attack"].value
         if c["bottom_attack"].value != _NO_HYBRID:
@@ -164,151 +199,159 @@ class ShuffleAttackExplorer(W.VBox):
 
     def _guard(self, fn, *args):
         try:
-            self.last_error = None
             return fn(*args)
         except Exception as exc:  # shown in the widget, never swallowed
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            self.out_msg.append_stdout(f"Error: {self.last_error}\n")
-            self.status.value = f"<b style='color:#c0392b'>Error:</b> {self.last_error}"
+            self._show_error(exc)
+            self._set_status(f"error: {self.last_error}", busy=False)
             return None
+
+    def _sync_enabled(self):
+        """Disable the controls that do nothing for the chosen attack."""
+        c = self.controls
+        attacks = {c["attack"].value, c["bottom_attack"].value}
+        c["p"].disabled = "mixing" not in attacks
+        c["mixing_rule"].disabled = "mixing" not in attacks
+        c["quantile"].disabled = "swapping" not in attacks
+        c["region"].disabled = c["bottom_attack"].value == _NO_HYBRID
+        c["threshold"].disabled = self.y is None
 
     def _on_change(self, change):
-        if change.get("owner") is self.controls["threshold"] and self.result:
-            self._guard(self.update_fairness)
-        else:
-            self._guard(self.update)
+        self._sync_enabled()
+        self.request_render()
 
-    def update_fairness(self, draw=True):
-        """Recompute only the fairness view (threshold moves do not change the attack)."""
-        if self.y is None:
-            return None
-        t0 = time.perf_counter()
-        self.result["fairness"] = fairness_before_after(
-            self._make_model(self.result["params"]), self.X, self.y,
-            threshold=float(self.controls["threshold"].value))
-        self.result["update_ms"] = 1e3 * (time.perf_counter() - t0)
-        if draw:
-            self.draw(views=("fairness",))
-        return self.result
+    def _state(self):
+        return dict(params=self.params(), threshold=float(self.controls["threshold"].value))
 
-    def update(self, draw=True):
-        """Recompute the attack, linear SHAP and fairness for the current parameters."""
-        t0 = time.perf_counter()
-        params = self.params()
-        model = self._make_model(params)
-        batch = model.attack_batch(self.X)
-        key = self._key(params)
-        if (key, "linear") not in self.cache:
-            Xe = self._explained()
-            phi = linear_shap_values(self._make_model(params), Xe, self.background,
-                                     feature_names=self.feature_names)
-            prot = [self.feature_names.index(q) if isinstance(q, str) else int(q)
-                    for q in model._protected]
-            self.cache[(key, "linear")] = pd.DataFrame.from_records(
-                _summarise("linear", phi, self.feature_names, prot))
-        fair = None
-        if self.y is not None:
-            fair = fairness_before_after(self._make_model(params), self.X, self.y,
-                                         threshold=float(self.controls["threshold"].value))
-        self.result = dict(params=params, model=model, batch=batch,
-                           attributions=self._current_attributions(key), fairness=fair)
-        self.result["update_ms"] = 1e3 * (time.perf_counter() - t0)
-        self.status.value = (f"{params['attack']}: {batch.n_events} unfair moves; favoured mean "
-                             f"{batch.scores_before[batch.favoured].mean():.3f} &rarr; "
-                             f"{batch.scores_after[batch.favoured].mean():.3f}")
-        if draw:
-            self.draw()
-        return self.result
+    def _busy_text(self, state):
+        from . import _kernels
+
+        cold = kernels_cold(_kernels)
+        return f"updating {state['params']['attack']}..." + (f" {COMPILING}" if cold else "")
 
     def _explained(self):
         X = self.X
         k = min(self.n_explain, len(X))
         return X.iloc[:k] if isinstance(X, pd.DataFrame) else np.asarray(X)[:k]
 
+    def _prot_idx(self, model):
+        return [self.feature_names.index(q) if isinstance(q, str) else int(q) for q in model._protected]
+
     def _current_attributions(self, key):
         frames = [df for (k, _), df in self.cache.items() if k == key]
+        frames += [df for (k, e), df in self.partial.items() if k == key and (k, e) not in self.cache]
         return pd.concat(frames, ignore_index=True) if frames else None
 
-    def draw(self, views=("scores", "attributions", "fairness")):
-        """Redraw the views (``scores``, ``attributions``, ``fairness``) from :attr:`result`."""
-        import matplotlib.pyplot as plt
-        from IPython.display import display
+    def _compute_views(self, state):
+        import time
 
-        def show(fig):
-            display(fig)
-            plt.close(fig)
+        t0 = time.perf_counter()
+        params, thr = state["params"], state["threshold"]
+        key = self._key(params)
+        model = self._make_model(params)
+        if key not in self._batches:
+            self._batches[key] = model.attack_batch(self.X)
+        batch = self._batches[key]
+        if (key, "linear") not in self.cache:
+            phi = linear_shap_values(model, self._explained(), self.background, feature_names=self.feature_names)
+            self.cache[(key, "linear")] = pd.DataFrame.from_records(
+                _summarise("linear", phi, self.feature_names, self._prot_idx(model)))
+        att = self._current_attributions(key)
+        fair = None
+        if self.y is not None:
+            fkey = (key, thr)
+            if fkey not in self._fairness:
+                self._fairness[fkey] = fairness_before_after(model, self.X, self.y, threshold=thr)
+            fair = self._fairness[fkey]
+        explainers = list(dict.fromkeys(att["explainer"])) if att is not None else []
+        png_s = draw_png(lambda fig, ax: plots.plot_score_change(
+            batch, ax=ax, title=f"{params['attack']}: f → f' per instance",
+            threshold=thr if self.y is not None else None), (4.4, 3.6))
+        png_a = draw_png(lambda fig, ax: plots.plot_attributions(att, ax=ax), (4.4, 3.6))
+        png_f = (draw_png(lambda fig, ax: plots.plot_fairness(fair, ax=ax), (5.0, 3.6)) if fair is not None
+                 else message_png("pass y=... to see fairness before / after", (5.0, 3.6)))
+        self._extra = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,
+                                    update_ms=1e3 * (time.perf_counter() - t0))
+        base = dict(params, threshold=thr)
+        return {"scores": {"params": dict(base), "png": png_s},
+                "attributions": {"params": dict(base, explainers=explainers), "png": png_a},
+                "fairness": {"params": dict(base), "png": png_f}}
 
-        r = self.result
-        if "scores" in views:
-            self.out_scores.clear_output(wait=True)
-            with self.out_scores:
-                fig, ax = plt.subplots(figsize=(4, 3.5), dpi=80)
-                plots.plot_score_change(r["batch"], ax=ax, title="f → f' per instance")
-                show(fig)
-        if "attributions" in views:
-            self.out_attr.clear_output(wait=True)
-            with self.out_attr:
-                fig, ax = plt.subplots(figsize=(5, 3.5), dpi=80)
-                plots.plot_attributions(r["attributions"], ax=ax)
-                show(fig)
-        if "fairness" in views:
-            self.out_fair.clear_output(wait=True)
-            with self.out_fair:
-                if r["fairness"] is not None:
-                    fig, ax = plt.subplots(figsize=(4.5, 3.5), dpi=80)
-                    plots.plot_fairness(r["fairness"], ax=ax)
-                    show(fig)
-                else:
-                    print("pass y=... to see fairness before/after")
+    def _view_key(self, state):
+        key = self._key(state["params"])
+        have = tuple(sorted(str(e) for (k, e) in list(self.cache) + list(self.partial) if k == key and e != "linear"))
+        partial = tuple(id(v) for (k, e), v in list(self.partial.items()) if k == key)
+        return (key, state["threshold"], have, partial)
+
+    def _on_published(self, state, views):
+        self.result = self._extra
+        b = self.result["batch"]
+        if self.running:
+            return
+        fav = b.scores_before[b.favoured]
+        txt = (f"{state['params']['attack']}: {b.n_events} unfair moves; favoured mean "
+               f"{fav.mean():.3f} &rarr; {b.scores_after[b.favoured].mean():.3f}" if fav.size else
+               f"{state['params']['attack']}: {b.n_events} unfair moves")
+        expl = views["attributions"]["params"]["explainers"]
+        self._status_text = txt + f" &mdash; shown: {', '.join(expl)}"
+        if self._note:
+            self._status_text += f" ({self._note})"
+            self._note = None
+
+    def update(self, draw=True):
+        """Recompute every view for the current controls and wait for it (scripts)."""
+        self.request_render()
+        self.wait()
+        return self.result
 
     # ---------------------------------------------------------------- explainers
+    def _set_running(self, running):
+        c = self.controls
+        c["run_shap"].disabled = running
+        c["run_lime"].disabled = running
+        c["stop"].disabled = not running
+        c["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
+
     def run_explainer(self, name, block=None):
         """Explain the first ``n_explain`` rows with ``"shap"``/``"lime"``/``"kernel"``.
 
-        Cached per parameter value; progress shown; :meth:`stop` interrupts.
+        Cached per parameter value; runs in the background (``wait()`` joins);
+        :meth:`stop` interrupts and keeps the rows explained so far.
         """
         params = self.params()
         key = self._key(params)
         if (key, name) in self.cache:
-            res = self.update()
-            self.status.value += f" &mdash; {name}: cached"
-            return res
-        if self._thread is not None and self._thread.is_alive():
-            raise RuntimeError("an explanation is already running; press Stop or wait.")
-        self._stop.clear()
-        self.progress.value = 0.0
-        block = (not self.use_threads) if block is None else block
+            self._note = f"{name}: cached"
+            self.request_render()
+            return None
+        from . import _kernels
 
-        def job():
+        self.progress.value = 0.0
+        cold = kernels_cold(_kernels)
+        self._set_status(f"running {name} on {self.n_explain} rows..." + (f" {COMPILING}" if cold else ""),
+                         busy=True)
+
+        def job(stop):
+            n_done = [0]
+
             def cb(i, n):
                 self.progress.value = i / n
-                return not self._stop.is_set()
+                n_done[0] = i
+                return not stop.is_set()
 
             model = self._make_model(params)
-            phi = explain(model, self._explained(), name, self.background, nsamples=self.nsamples,
-                          random_state=self.random_state, feature_names=self.feature_names,
-                          callback=cb)
-            if self._stop.is_set():
-                self.status.value = f"{name}: stopped (not cached)"
-                return
-            prot = [self.feature_names.index(q) if isinstance(q, str) else int(q)
-                    for q in model._protected]
-            self.cache[(key, name)] = pd.DataFrame.from_records(
-                _summarise(name, phi, self.feature_names, prot))
-            if self.params() == params:
-                self.update()
+            Xe = self._explained()
+            phi = explain(model, Xe, name, self.background, nsamples=self.nsamples,
+                          random_state=self.random_state, feature_names=self.feature_names, callback=cb)
+            df = pd.DataFrame.from_records(_summarise(name, phi, self.feature_names, self._prot_idx(model)))
+            if stop.is_set():
+                k = int((~np.isnan(phi).any(axis=1)).sum())
+                df["explainer"] = f"{name} (stopped: {k}/{len(Xe)})"
+                self.partial[(key, name)] = df
+                self._status_text = f"{name}: stopped after {k} of {len(Xe)} rows (kept, not cached)"
+            else:
+                self.cache[(key, name)] = df
+                self.partial.pop((key, name), None)
+                self._status_text = f"{name}: done"
 
-        if block:
-            return job()
-        self._thread = threading.Thread(target=lambda: self._guard(job), daemon=True)
-        self._thread.start()
+        self._start_job(name, job)
         return None
-
-    def stop(self):
-        """Ask a running explanation to stop after the current instance."""
-        self._stop.set()
-
-    def wait(self, timeout=None):
-        """Wait for a background explanation to finish (for scripts and tests)."""
-        if self._thread is not None:
-            self._thread.join(timeout)

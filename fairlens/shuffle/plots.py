@@ -24,7 +24,7 @@ def _ax(ax, figsize=(5, 4)):
     return ax
 
 
-def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None):
+def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None, threshold=None):
     """Figure 1: one line per instance from ``f(x)`` (left) to ``f'(x)`` (right).
 
     Parameters
@@ -35,6 +35,8 @@ def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None):
         At most this many instances are drawn (evenly spaced by index).
     labels : (str, str), optional
         Legend labels of the favoured and the other group.
+    threshold : float, optional
+        Decision threshold, drawn as a dotted line.
     """
     ax = _ax(ax)
     before, after, fav = batch.scores_before, batch.scores_after, batch.favoured
@@ -60,7 +62,11 @@ def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None):
     ax.set_xticklabels(["f (honest)", "f' (attacked)"])
     ax.set_ylabel("score")
     ax.set_xlim(-0.05, 1.05)
-    ax.legend(loc="best", fontsize=8)
+    if threshold is not None:
+        ax.axhline(threshold, color="k", ls=":", lw=1.2)
+        ax.text(1.06, threshold, f"threshold {threshold:g}", va="center", fontsize=9, clip_on=False)
+    # legend outside the data (below the axes)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
     if title:
         ax.set_title(title)
     return ax
@@ -80,7 +86,7 @@ def plot_attributions(df, ax=None, value="mean_abs", title=None):
     ax.set_xticks(x)
     ax.set_xticklabels([f"{f}*" if f in prot else f for f in features], rotation=30, ha="right")
     ax.set_ylabel(f"{value.replace('_', ' ')} attribution")
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.set_title(title or "attribution per feature (* = protected)")
     return ax
 
@@ -121,17 +127,43 @@ def plot_rank_counts(table, ax=None, title=None):
     return ax
 
 
-def plot_fairness(df, ax=None, title=None):
-    """Figure 3 v: fairness metrics of ``f`` and ``f'`` side by side."""
-    ax = _ax(ax, (6, 3.5))
-    x = np.arange(len(df))
-    ax.bar(x - 0.2, df["before"], 0.4, label="f (before)", color="#7f8c8d")
-    ax.bar(x + 0.2, df["after"], 0.4, label="f' (after)", color="#c0392b")
-    ax.set_xticks(x)
-    ax.set_xticklabels(df["metric"], rotation=30, ha="right")
-    ax.axhline(0, color="k", lw=0.5)
-    ax.legend(fontsize=8)
-    ax.set_title(title or "group fairness before / after the attack")
+def plot_fairness(df, ax=None, title=None, ax_ratio=None):
+    """Figure 3 v: fairness metrics of ``f`` and ``f'`` side by side.
+
+    Differences (ideal 0) and ratios (ideal 1, metric names containing
+    ``ratio``) are drawn on separate axes: ``ax_ratio`` if given, else a new
+    axes appended to the right of ``ax``. A NaN value (e.g. a group without
+    favourable outcomes) is written as "NaN" where its bar would be, never
+    dropped silently.
+    """
+    ax = _ax(ax, (7, 3.5))
+    is_ratio = df["metric"].astype(str).str.contains("ratio").to_numpy()
+    parts = [(ax, df[~is_ratio], 0.0)]
+    if is_ratio.any():
+        if ax_ratio is None:
+            from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+            ax_ratio = make_axes_locatable(ax).append_axes("right", size="30%", pad=0.9)
+        parts.append((ax_ratio, df[is_ratio], 1.0))
+    for k, (a, sub, ideal) in enumerate(parts):
+        x = np.arange(len(sub))
+        for off, col, lab, color in ((-0.2, "before", "f (before)", "#7f8c8d"),
+                                     (0.2, "after", "f' (after)", "#c0392b")):
+            vals = sub[col].to_numpy(dtype=float)
+            a.bar(x + off, np.nan_to_num(vals, nan=0.0), 0.4, label=lab if k == 0 else None, color=color)
+            for xi, v in zip(x, vals):
+                if not np.isfinite(v):
+                    a.text(xi + off, ideal, "NaN", ha="center", va="bottom", rotation=90, fontsize=9,
+                           color=color)
+        a.set_xticks(x)
+        a.set_xticklabels([str(m).replace("_difference", " diff.").replace("_", " ") for m in sub["metric"]],
+                          rotation=30, ha="right")
+        a.axhline(ideal, color="k", lw=0.8, ls="--")
+        a.set_ylabel("ratio (ideal 1)" if ideal else "difference (ideal 0)")
+    if len(parts[0][1]):
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False,
+                  borderaxespad=-2.2)
+    ax.set_title(title or "group fairness before / after", pad=28)
     return ax
 
 

@@ -45,11 +45,13 @@ def plot_rates(result, ax=None):
     ax.bar([0, 1], [result.rate_in, result.rate_out], yerr=[result.margin_in, result.margin_out],
            color=["#d95f02", "#7570b3"], capsize=6)
     ax.set_xticks([0, 1])
-    ax.set_xticklabels(["R", "not R"])
+    ax.set_xticklabels(["R (in group)", "not R"])
     ax.set_ylim(0, 1)
     ax.set_ylabel("favourable-prediction rate")
-    ax.set_title(f"{_wrap(str(result.rule_set), 45)}\nscore {result.score:.1%} ± {result.margin:.1%} "
-                 f"(conf. {result.confidence:.4g}, n={result.n_samples})", fontsize=9)
+    side = ("R favoured" if result.rate_in > result.rate_out else
+            "R disfavoured" if result.rate_in < result.rate_out else "no difference")
+    ax.set_title(f"{_wrap(str(result.rule_set), 45)}\n{side}: score {result.score:.1%} ± {result.margin:.1%} "
+                 f"(conf. {result.confidence:.3g}, n={result.n_samples})", fontsize=10)
     return ax
 
 
@@ -80,8 +82,8 @@ def plot_mitigation(result, ax=None):
     ax.set_xscale("log")
     ax.set_xlabel("generated samples added (0 plotted at 1)")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=8)
-    ax.set_title(_wrap(str(result.rule_set), 60), fontsize=9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.set_title("mitigation: " + _wrap(str(result.rule_set), 50), fontsize=10)
     return ax
 
 

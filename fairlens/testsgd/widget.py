@@ -1,12 +1,24 @@
-"""``RuleSetBrowser``: browse, filter and act on a TestSGD report (ipywidgets 8)."""
+"""``RuleSetBrowser``: browse, filter and act on a TestSGD report (ipywidgets 8).
+
+Drawing: the detail figure is rendered to PNG with Agg (pyplot-free
+``Figure``) by one latest-wins render worker and set as an
+``ipywidgets.Image`` value, the list and the group description as
+``HTML`` values; setting a widget value only sends a comm message, which is
+safe from any thread, so a finished re-estimation or mitigation (both run as
+background jobs that Stop interrupts) always shows up, and a stale selection
+never overwrites a newer one (see :mod:`fairlens._widgets`).
+"""
 from __future__ import annotations
 
 import html
+import inspect
+import math
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
+from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
 from ._mitigate import mitigate
 from ._rules import as_table, bin_index
 
@@ -15,14 +27,28 @@ __all__ = ["RuleSetBrowser"]
 _SORTABLE = ["score", "margin", "support", "rate_in", "rate_out", "n_samples", "n_rules"]
 
 
-class RuleSetBrowser(widgets.VBox):
+def _merge_equivalent(report, tester):
+    """The report with rule sets selecting the same rows merged (the core's option when present)."""
+    if hasattr(report, "merge_equivalent"):
+        try:
+            return report.merge_equivalent(), "core"
+        except Exception:
+            pass
+    return report, None
+
+
+class RuleSetBrowser(widgets.VBox, WidgetProtocol):
     """A sortable, filterable view of a :class:`TestSGDReport`.
 
-    The table lists the rule sets (score, margin, support, rates); selecting
-    one shows its two favourable rates with error bars, the group's size and
-    composition and sample rows. ``theta`` re-filters by support; buttons
-    re-estimate the selected rule set with a tighter error threshold and run
-    mitigation on it (needs ``test=`` data with labels).
+    The list shows the rule sets (score with its sign: which side is
+    favoured, margin, support); selecting one shows its two favourable rates
+    with error bars, the group's size and composition and sample rows, next
+    to the list. ``theta`` re-filters by support (up to the largest support
+    present); buttons re-estimate the selected rule set with a tighter error
+    threshold and run mitigation on it (needs ``test=`` data with labels),
+    both in the background; Stop interrupts a mitigation between retraining
+    steps and keeps the steps done. Rule sets that select exactly the same
+    rows of the data are merged (one entry, the others listed as aliases).
 
     Parameters
     ----------
@@ -31,11 +57,11 @@ class RuleSetBrowser(widgets.VBox):
     test : Dataset, optional
         Held-out labelled data for the mitigation's accuracy.
     max_rows : int
-        Rows shown in the table and the selector.
-    background : bool, default False
-        Run the mitigation in a background thread so that the kernel stays
-        responsive and the ``stop`` button takes effect between retraining
-        steps (``.wait()`` joins it). Synchronous by default.
+        Rows shown in the list.
+    mitigation_amounts : list of int, optional
+    background : bool, default True
+        Run re-estimation/mitigation and redraws in background threads
+        (``wait()`` joins them); ``False`` runs everything synchronously.
 
     Attributes
     ----------
@@ -44,69 +70,126 @@ class RuleSetBrowser(widgets.VBox):
     result : ScoreResult or None
         The selected rule set's (possibly re-estimated) result.
     filtered : pandas.DataFrame
-        Rows currently listed.
+        Rows currently listed (after merging equivalent rule sets).
     mitigation : MitigationResult or None
+
+    Notes
+    -----
+    Test protocol: :meth:`wait`, :meth:`snapshot` (views ``list``, ``detail``).
     """
 
-    def __init__(self, report, test=None, max_rows: int = 25, mitigation_amounts=None, background: bool = False):
+    def __init__(self, report, test=None, max_rows: int = 40, mitigation_amounts=None, background: bool = True):
         self.report = report
         self.tester = getattr(report, "tester", None)
         self.test = test
         self.max_rows = int(max_rows)
         self.mitigation_amounts = mitigation_amounts
-        self.frame = report.to_frame().reset_index(drop=True)
         self.result = None
         self.mitigation = None
         self._cache = {}
-        self._stop = False
+        self.filtered = None
+        self._filling = False
+        self.frame, self.aliases, self.merged_by = self._build_frame(report)
         self.background = bool(background)
-        self._thread = None
         theta0 = float(report.params.get("theta", 0.05))
+        smax = float(self.frame["support"].max()) if len(self.frame) else theta0
+        top = max(theta0, math.ceil(smax * 100) / 100)
+        lay = widgets.Layout(width="270px")
         c = {
-            "sort_by": widgets.Dropdown(options=_SORTABLE, value="score", description="sort by"),
-            "ascending": widgets.Checkbox(value=False, description="ascending", indent=False),
-            "filter": widgets.Text(value="", placeholder="e.g. sex=Male", description="contains",
-                                   continuous_update=False),
-            "theta": widgets.FloatSlider(value=theta0, min=theta0, max=1.0, step=0.01, description="theta",
-                                         continuous_update=False, readout_format=".2f"),
-            "select": widgets.Select(options=[], rows=8, description="rule set",
-                                     layout=widgets.Layout(width="98%")),
-            "error": widgets.FloatSlider(value=float(report.params.get("error", 0.05)) / 2, min=0.005, max=0.2,
-                                         step=0.005, description="error", continuous_update=False,
-                                         readout_format=".3f"),
-            "reestimate": widgets.Button(description="re-estimate", icon="refresh"),
-            "mitigate": widgets.Button(description="mitigate", icon="wrench"),
-            "stop": widgets.Button(description="stop", icon="stop", button_style="warning"),
+            "sort_by": labelled(widgets.Dropdown(options=_SORTABLE, value="score", description="sort by",
+                                                 layout=lay), "Column the list is ordered by"),
+            "ascending": labelled(widgets.Checkbox(value=False, description="ascending", indent=False,
+                                                   layout=widgets.Layout(width="110px")),
+                                  "Smallest first"),
+            "filter": labelled(widgets.Text(value="", placeholder="e.g. sex=Male", description="rule contains",
+                                            continuous_update=False, layout=lay),
+                               "Only rule sets containing all these comma-separated words"),
+            "theta": labelled(widgets.FloatSlider(value=theta0, min=theta0, max=top, step=0.01,
+                                                  description="min support theta", continuous_update=False,
+                                                  readout_format=".2f", layout=lay),
+                              f"Only rule sets covering at least this share of the data (largest: {smax:.2f})"),
+            "select": labelled(widgets.Select(options=[], rows=14, description="",
+                                              layout=widgets.Layout(width="98%")),
+                               "Rule sets: score ± margin, which side is favoured, the rules"),
+            "error": labelled(widgets.FloatSlider(value=float(report.params.get("error", 0.05)) / 2, min=0.005,
+                                                  max=0.2, step=0.005, description="re-estimate error",
+                                                  continuous_update=False, readout_format=".3f", layout=lay),
+                              "Error bound for the re-estimation (smaller: more samples, tighter margin)"),
+            "reestimate": labelled(widgets.Button(description="re-estimate", icon="refresh"),
+                                   "Score the selected rule set again with the error above (cached)"),
+            "mitigate": labelled(widgets.Button(description="mitigate", icon="wrench"),
+                                 "Retrain with generated samples for the selected group (needs test=)"),
+            "stop": labelled(widgets.Button(description="stop", icon="stop", disabled=True),
+                             "Stop the mitigation after the current retraining step (keeps the steps done)"),
         }
         self.controls = c
-        self.progress = widgets.FloatProgress(value=0, min=0, max=1, description="progress")
-        self.status = widgets.HTML()
-        self.table_out = widgets.Output()
-        self.detail_out = widgets.Output()
-        self.error_out = widgets.Output()
+        self.progress = labelled(widgets.FloatProgress(value=0, min=0, max=1, description="progress",
+                                                       layout=widgets.Layout(width="260px")),
+                                 "Share of the mitigation steps done")
+        self._init_protocol(["list", "detail", "info"], use_threads=self.background, images=["detail"])
+        self.list_html = widgets.HTML()
+        self.info_html = widgets.HTML(layout=widgets.Layout(max_height="330px", overflow="auto"))
+        self.htmls = {"list": self.list_html, "info": self.info_html}
+        self.status = self.status_html
+        self.error_out = self.error_html
         for k in ("sort_by", "ascending", "filter", "theta"):
             c[k].observe(self._on_filter, names="value")
-        c["select"].observe(self._on_select, names="value")
+        c["select"].observe(lambda _: None if self._filling else self.request_render(), names="value")
+        c["error"].observe(lambda _: self.request_render(), names="value")
         c["reestimate"].on_click(self._on_reestimate)
         c["mitigate"].on_click(self._on_mitigate)
-        c["stop"].on_click(self._on_stop)
-        super().__init__([
-            widgets.HTML(f"<b>TestSGD</b> on <i>{html.escape(str(report.dataset_name))}</i>: "
-                         f"{report.n_rule_sets} frequent rule sets, {report.elapsed:.2f} s, "
-                         f"confidence {report.confidence:.4g}"),
-            widgets.HBox([c["sort_by"], c["ascending"], c["filter"], c["theta"]]),
-            self.table_out, c["select"],
-            widgets.HBox([c["error"], c["reestimate"], c["mitigate"], c["stop"], self.progress]),
-            self.status, self.error_out, self.detail_out,
-        ])
+        c["stop"].on_click(lambda _: self.stop())
+        c["mitigate"].disabled = test is None
+        self.images["detail"].layout.width = "100%"
+        merged = (f"; {sum(len(v) for v in self.aliases.values())} equivalent rule sets merged"
+                  if self.aliases else "")
+        head = widgets.HTML(f"<b>TestSGD</b> on <i>{html.escape(str(report.dataset_name))}</i>: "
+                            f"{report.n_rule_sets} frequent rule sets{merged}, {report.elapsed:.2f} s, "
+                            f"confidence {report.confidence:.4g}")
+        left = widgets.VBox([widgets.HBox([c["sort_by"], c["ascending"]]), widgets.HBox([c["filter"]]),
+                             c["theta"], c["select"], self.list_html,
+                             c["error"], widgets.HBox([c["reestimate"], c["mitigate"], c["stop"]]), self.progress],
+                            layout=widgets.Layout(width="42%"))
+        right = widgets.VBox([self.images["detail"], self.info_html], layout=widgets.Layout(width="57%"))
+        super().__init__([head, self.status_html, self.error_html, widgets.HBox([left, right], layout=widgets.Layout(width="100%"))])
         self._on_filter()
 
-    # ------------------------------------------------------------------
-    def _show_error(self, exc):
-        with self.error_out:
-            self.error_out.clear_output()
-            print(f"{type(exc).__name__}: {exc}")
-        self.status.value = f"<span style='color:#b00'>{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"
+    # ------------------------------------------------------------------ data
+    def _build_frame(self, report):
+        rep, how = _merge_equivalent(report, self.tester)
+        frame = rep.to_frame().reset_index(drop=True)
+        aliases = {}
+        if how is None and self.tester is not None and len(frame):
+            # fallback: merge rule sets whose masks on the tester's data are identical
+            X = as_table(self.tester.dataset).X
+            keep, seen = [], {}
+            results = list(rep.results)  # to_frame() lists them in this order
+            for i, name in enumerate(frame["rule_set"]):
+                try:
+                    m = results[i].rule_set.mask(X)
+                except Exception:
+                    keep.append(i)
+                    continue
+                h = hash(np.packbits(m).tobytes())
+                if h in seen:
+                    aliases.setdefault(frame.loc[seen[h], "rule_set"], []).append(name)
+                else:
+                    seen[h] = i
+                    keep.append(i)
+            frame = frame.iloc[keep]
+            how = "widget"
+        if "favoured" not in frame.columns:
+            frame = frame.assign(favoured=np.sign(frame["rate_in"] - frame["rate_out"]))
+        frame = frame.assign(signed_score=frame["score"] * np.where(frame["favoured"] < 0, -1.0, 1.0))
+        return frame, aliases, how
+
+    @staticmethod
+    def _side(rate_in, rate_out):
+        if rate_in > rate_out:
+            return "R favoured"
+        if rate_in < rate_out:
+            return "R disfavoured"
+        return "equal"
 
     def _apply_filter(self) -> pd.DataFrame:
         c = self.controls
@@ -116,39 +199,119 @@ class RuleSetBrowser(widgets.VBox):
         if text:
             for part in [t.strip() for t in text.split(",") if t.strip()]:
                 f = f[f["rule_set"].str.contains(part, case=False, regex=False)]
-        f = f.sort_values(c["sort_by"].value, ascending=c["ascending"].value, na_position="last", kind="stable")
-        return f
+        return f.sort_values(c["sort_by"].value, ascending=c["ascending"].value, na_position="last", kind="stable")
 
     def _on_filter(self, change=None):
         try:
             f = self._apply_filter()
             self.filtered = f
             show = f.head(self.max_rows)
-            with self.table_out:
-                self.table_out.clear_output(wait=True)
-                from IPython.display import HTML, display
-                display(HTML(show.to_html(float_format=lambda v: f"{v:.3f}", max_rows=self.max_rows)))
-            opts = [(f"{r.score:6.1%} ± {r.margin:.1%} | {r.rule_set}", int(i)) for i, r in show.iterrows()]
-            self.controls["select"].options = opts
-            self.status.value = f"{len(f)} of {len(self.frame)} rule sets match"
-            if opts:
-                self.controls["select"].value = opts[0][1]
-            else:
-                self.result = None
+            opts = [(f"{r.score:6.1%} ± {r.margin:4.1%} {'▲' if r.favoured > 0 else '▼'} | {r.rule_set}", int(i))
+                    for i, r in show.iterrows()]
+            sel = self.controls["select"]
+            old = sel.value
+            self._filling = True
+            try:
+                sel.options = opts
+                if opts:
+                    sel.value = old if old in [o[1] for o in opts] else opts[0][1]
+            finally:
+                self._filling = False
+            self.request_render()
         except Exception as exc:  # shown, never swallowed
             self._show_error(exc)
 
-    def _on_select(self, change=None):
-        try:
-            i = self.controls["select"].value
-            if i is None:
-                return
-            name = self.frame.loc[i, "rule_set"]
-            self.result = self.report.result_for(name)
-            self._render_detail()
-        except Exception as exc:
-            self._show_error(exc)
+    # ------------------------------------------------------------------ views
+    def _state(self):
+        c = self.controls
+        i = c["select"].value if c["select"].options else None
+        return dict(sort_by=c["sort_by"].value, ascending=bool(c["ascending"].value), filter=c["filter"].value,
+                    theta=float(c["theta"].value), index=i, error=float(c["error"].value),
+                    n_match=0 if self.filtered is None else len(self.filtered),
+                    mitigation=None if self.mitigation is None else id(self.mitigation))
 
+    def _busy_text(self, state):
+        return "updating the detail..."
+
+    def _selected_result(self, state):
+        i = state["index"]
+        if i is None:
+            return None
+        name = self.frame.loc[i, "rule_set"]
+        key = (name, state["error"])
+        return self._cache.get(key) or self.report.result_for(name)
+
+    def _compute_views(self, state):
+        from .plots import plot_mitigation, plot_rates
+
+        lp = {k: state[k] for k in ("sort_by", "ascending", "filter", "theta", "n_match")}
+        r = self._selected_result(state)
+        n_all = len(self.frame)
+        views = {"list": {"params": dict(lp), "html": f"<small>{state['n_match']} of {n_all} rule sets match"
+                          f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
+                          " &middot; ▲ group R favoured, ▼ R disfavoured</small>"}}
+        if r is None:
+            msg = "No rule set matches the filter; loosen the filter or lower theta."
+            self._extra = None
+            views["detail"] = {"params": dict(lp, rule_set=None), "png": message_png(msg, (7.6, 3.4))}
+            views["info"] = {"params": dict(lp, rule_set=None), "html": f"<i>{html.escape(msg)}</i>"}
+            return views
+        mit = self.mitigation if (self.mitigation is not None
+                                  and str(self.mitigation.rule_set) == str(r.rule_set)) else None
+        reest = (str(r.rule_set), state["error"]) in self._cache
+
+        def draw(fig, axes):
+            axes = np.atleast_1d(axes)
+            plot_rates(r, ax=axes[0])
+            if mit is not None:
+                plot_mitigation(mit, ax=axes[1])
+            else:
+                axes[1].set_axis_off()
+                axes[1].text(0.5, 0.5, "mitigate: retrain with generated\nsamples for this group"
+                             + ("" if self.test is not None else "\n(needs test=)"), ha="center", va="center",
+                             color="0.4", transform=axes[1].transAxes)
+
+        png = draw_png(draw, (7.6, 3.4), ncols=2)
+        side = self._side(r.rate_in, r.rate_out)
+        n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
+        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side} &mdash; rate in R {r.rate_in:.1%} vs outside "
+                 f"{r.rate_out:.1%}; score {r.score:.1%} ± {r.margin:.1%}; group size {n} rows "
+                 f"({r.support:.1%}); n = {r.n_samples}; {r.status}" + (" (re-estimated)" if reest else "")]
+        al = self.aliases.get(str(r.rule_set))
+        if al:
+            parts.append(f"<small>same rows as: {html.escape('; '.join(al[:5]))}"
+                         f"{' ...' if len(al) > 5 else ''}</small>")
+        if mit is not None:
+            b = mit.after
+            parts.append("mitigation: no amount kept the accuracy" if b is None else
+                         f"mitigation: best {int(b['n_added'])} samples, score "
+                         f"{mit.before['score']:.1%} &rarr; {b['score']:.1%}")
+        if self.tester is not None:
+            try:
+                comp = self.group_composition(r)
+                parts.append("<div style='display:flex;gap:12px'>"
+                             + comp.to_html(index=False, float_format=lambda v: f"{v:.2f}") + "</div>")
+            except Exception as exc:
+                parts.append(f"<i>composition unavailable: {html.escape(str(exc))}</i>")
+        self._extra = r
+        dp = dict(lp, rule_set=str(r.rule_set), error=state["error"] if reest else None, side=side,
+                  mitigation=mit is not None)
+        views["detail"] = {"params": dict(dp), "png": png}
+        views["info"] = {"params": dict(dp), "html": "<br>".join(parts)}
+        return views
+
+    def _view_key(self, state):
+        i = state["index"]
+        name = None if i is None else self.frame.loc[i, "rule_set"]
+        reest = name is not None and (name, state["error"]) in self._cache
+        return tuple(sorted({**state, "reest": reest, "error": state["error"] if reest else None}.items()))
+
+    def _on_published(self, state, views):
+        self.result = self._extra
+        if not self.running:
+            self._status_text = views["list"]["html"].replace("<small>", "").replace("</small>", "")
+
+    # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:
         """Size and composition (per sensitive feature) of the selected group in the data."""
         result = result or self.result
@@ -187,104 +350,80 @@ class RuleSetBrowser(widgets.VBox):
         t = as_table(ds)
         return pd.DataFrame(t.X[idx], columns=t.feature_names)
 
-    def _render_detail(self):
-        import matplotlib.pyplot as plt
-        from IPython.display import display
-
-        from .plots import plot_rates
-
-        r = self.result
-        with self.detail_out:
-            self.detail_out.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(4.5, 3.2))
-            plot_rates(r, ax=ax)
-            plt.show()
-            plt.close(fig)
-            n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
-            print(f"group size: {n} rows ({r.support:.1%}); score {r.score:.1%} ± {r.margin:.1%}; "
-                  f"rates in/out {r.rate_in:.1%} / {r.rate_out:.1%}; n={r.n_samples}; status {r.status}")
-            if self.tester is not None:
-                display(self.group_composition(r))
-                display(self.sample_rows(5, r))
+    # ------------------------------------------------------------------ actions
+    def _set_running(self, running):
+        c = self.controls
+        c["reestimate"].disabled = running
+        c["mitigate"].disabled = running or self.test is None
+        c["stop"].disabled = not running
+        c["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
 
     def _on_reestimate(self, _=None):
         try:
-            if self.result is None:
+            current = self._selected_result(self._state())
+            if current is None:
                 raise ValueError("select a rule set first")
             if self.tester is None:
                 raise ValueError("the report has no tester; run it with TestSGD(...).run()")
             err = float(self.controls["error"].value)
-            key = (str(self.result.rule_set), err)
-            if key not in self._cache:
+            r = current
+            key = (str(r.rule_set), err)
+            if key in self._cache:
+                self.request_render()
+                return
+            self._set_status(f"re-estimating with error {err:.3f}...", busy=True)
+
+            def job(stop):
                 self.progress.value = 0
-                self._cache[key] = self.tester.score(self.result.rule_set, error=err)
+                res = self.tester.score(r.rule_set, error=err)
+                self._cache[key] = res
                 self.progress.value = 1
-            self.result = self._cache[key]
-            self._render_detail()
-            self.status.value = f"re-estimated with error {err:.3f}: margin {self.result.margin:.4f}"
+                self._status_text = f"re-estimated with error {err:.3f}: margin {res.margin:.4f}"
+
+            self._start_job("re-estimate", job)
         except Exception as exc:
             self._show_error(exc)
-
-    def _on_stop(self, _=None):
-        self._stop = True
+            self._set_status(f"{type(exc).__name__}: {html.escape(str(exc))}", busy=False)
 
     def _on_mitigate(self, _=None):
         try:
-            if self.result is None:
+            current = self._selected_result(self._state())
+            if current is None:
                 raise ValueError("select a rule set first")
             if self.tester is None:
                 raise ValueError("the report has no tester; run it with TestSGD(...).run()")
             if self.test is None:
                 raise ValueError("mitigation needs held-out labelled data: RuleSetBrowser(report, test=test)")
-            if self._thread is not None and self._thread.is_alive():
-                raise RuntimeError("a mitigation is already running; press stop or wait")
-            self._stop = False
+            from . import _kernels
+
+            rs = current.rule_set
             self.progress.value = 0
-            if self.background:
-                import threading
-
-                self._thread = threading.Thread(target=self._run_mitigation, daemon=True)
-                self._thread.start()
-            else:
-                self._run_mitigation()
+            self._set_status("mitigating (retraining)..." + (f" {COMPILING}" if kernels_cold(_kernels) else ""),
+                             busy=True)
+            self._start_job("mitigation", lambda stop: self._run_mitigation(rs, stop))
         except Exception as exc:
             self._show_error(exc)
+            self._set_status(f"{type(exc).__name__}: {html.escape(str(exc))}", busy=False)
 
-    def wait(self, timeout=None):
-        """Join a background mitigation (no-op when none is running)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def _run_mitigation(self, rule_set, stop):
+        t = self.tester
 
-    def _run_mitigation(self):
-        try:
-            t = self.tester
+        def prog(done, total):
+            self.progress.value = done / total
 
-            def prog(done, total):
-                self.progress.value = done / total
-
-            self.mitigation = mitigate(
-                t.model, t.dataset, self.test, self.result.rule_set, t.sensitive, amounts=self.mitigation_amounts,
-                error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
-                threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
-                progress=prog, stop=lambda: self._stop)
-            from matplotlib.figure import Figure
-
-            # append_display_data works from a background thread (the Output context manager does not)
-            fig = Figure(figsize=(5.5, 3.5))
-            self.mitigation.plot(ax=fig.add_subplot())
-            import io
-
-            from IPython.display import Image
-
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", bbox_inches="tight", dpi=90)
-            self.detail_out.outputs = ()
-            self.detail_out.append_display_data(Image(data=buf.getvalue(), format="png"))
-            self.detail_out.append_display_data(self.mitigation.to_frame())
-            b = self.mitigation.after
-            stopped = " (stopped)" if self._stop else ""
-            self.status.value = stopped + ("mitigation: no amount kept the accuracy" if b is None else
-                                 f"mitigation: best {int(b['n_added'])} samples, score "
-                                 f"{self.mitigation.before['score']:.1%} -> {b['score']:.1%}")
-        except Exception as exc:
-            self._show_error(exc)
+        kw = {}
+        params = inspect.signature(mitigate).parameters
+        if "stop" in params:
+            kw["stop"] = stop
+        else:
+            kw["stop_flag"] = stop.is_set
+        self.mitigation = mitigate(
+            t.model, t.dataset, self.test, rule_set, t.sensitive, amounts=self.mitigation_amounts,
+            error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
+            threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
+            progress=prog, **kw)
+        b = self.mitigation.after
+        stopped = "stopped: " if stop.is_set() else ""
+        self._status_text = stopped + ("mitigation: no amount kept the accuracy" if b is None else
+                                       f"mitigation: best {int(b['n_added'])} samples, score "
+                                       f"{self.mitigation.before['score']:.1%} -> {b['score']:.1%}")

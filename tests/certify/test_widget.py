@@ -33,22 +33,39 @@ def test_core_import_does_not_import_widgets():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=sys.path[0] if sys.path[0] else None)
 
 
-def test_widget_state_follows_controls(setup):
+def _w(*a, **k):
     from fairlens.certify import CoverVisualizer
 
+    w = CoverVisualizer(*a, **k)
+    w.wait(600)
+    return w
+
+
+def _set(w, **values):
+    for k, v in values.items():
+        w.controls[k].value = v
+    w.wait(600)
+
+
+def _click(w, name):
+    w.controls[name].click()
+    w.wait(600)
+
+
+def test_widget_state_follows_controls(setup):
     rf, X, y, names = setup
-    w = CoverVisualizer(rf, X, y, budget=1, feature_names=names)
+    w = _w(rf, X, y, budget=1, feature_names=names)
     assert set(w.controls) >= {"index", "prev", "next", "status", "budget", "summary", "stop"}
-    assert w.last_error is None
+    assert w.last_error is None and w.controls["stop"].disabled
     ref1 = certify(rf, X, y, budget=1)
     np.testing.assert_array_equal(w.result.status, ref1.status)
     # navigator
-    w.controls["next"].click()
+    _click(w, "next")
     assert w.index == 1
-    w.controls["prev"].click()
+    _click(w, "prev")
     assert w.index == 0
     # budget slider recomputes and caches
-    w.controls["budget"].value = 2
+    _set(w, budget=2)
     ref2 = certify(rf, X, y, budget=2)
     np.testing.assert_array_equal(w.result.status, ref2.status)
     assert w.instance.budget == 2
@@ -57,60 +74,109 @@ def test_widget_state_follows_controls(setup):
     for status in ("attackable", "certified_elb", "robust_brute"):
         if (ref2.status == status).sum() < 2:
             continue
-        w.controls["status"].value = status
+        _set(w, status=status)
         assert w.result.status[w.index] == status
-        w.controls["next"].click()
+        _click(w, "next")
         assert w.result.status[w.index] == status
     # the instance shown is the one selected, and its covers are those of the core
-    w.controls["status"].value = "attackable"
+    _set(w, status="attackable")
     i = w.index
     ic = instance_covers(rf, X[i], y[i], budget=2)
     np.testing.assert_array_equal(w.instance.membership, ic.membership)
     assert "witness" in w.info.value and i in w.result.witnesses
-    w.controls["status"].value = "certified_elb"
-    assert "ELB" in w.info.value or w.result.status[w.index] == "certified_elb"
+    assert w.snapshot()["detail"]["params"]["witness"] is True
 
 
-def test_widget_summary_and_errors(setup):
+def test_text_and_figures_always_show_one_instance(setup):
+    rf, X, y, names = setup
+    w = _w(rf, X, y, budget=1, feature_names=names)
+    for i in (45, 4, 17, 3, 60, 4):  # quick succession, as a student clicking around
+        w.controls["index"].value = i
+    w.controls["budget"].value = 2
+    w.wait(600)
+    snap = w.snapshot()
+    for view in ("text", "matrix", "detail"):
+        assert snap[view]["params"]["instance"] == 4 and snap[view]["params"]["budget"] == 2, view
+    assert "<b>instance 4</b>" in snap["text"]["html"] and "<b>instance 4</b>" in w.info.value
+    for view in ("matrix", "detail"):
+        assert snap[view]["png"][:4] == b"\x89PNG"
+        assert w.images[view].value == snap[view]["png"]  # what the page shows is the snapshot
+    assert snap["text"]["params"]["verdict"] == certify(rf, X, y, budget=2).status[4]
+
+
+def test_widget_summary_and_empty_filter(setup):
     from fairlens.certify import CoverVisualizer
 
     rf, X, y, names = setup
-    w = CoverVisualizer(rf, X, y, budget=1, max_budget=3)
-    w.controls["summary"].click()
+    w = _w(rf, X, y, budget=1, max_budget=3)
+    _click(w, "summary")
     assert w.last_error is None
     ref = accuracy_under_attack(rf, X, y, budgets=(1, 2, 3))
     np.testing.assert_allclose(w.summary_frame["accuracy_exact"], ref["accuracy_exact"])
     np.testing.assert_allclose(w.summary_frame["accuracy_flb"], ref["accuracy_flb"])
     assert w.progress.value == 3
-    # an impossible filter shows an error in the widget instead of raising
-    w.controls["budget"].value = 1
-    if (w.result.status == "not_certified").sum() == 0:
-        w.controls["status"].value = "not_certified"
-        assert w.last_error is not None and "no instance" in w.last_error
-        assert len(w.error.outputs) > 0
+    assert w.snapshot()["summary"]["params"]["budgets"] == [1, 2, 3]
+    # a filter no instance matches shows a message, not a traceback
+    empty = [s for s in ("not_certified", "misclassified", "attackable", "certified_elb", "robust_brute",
+                         "certified_flb") if (w.result.status == s).sum() == 0]
+    if empty:
+        _set(w, status=empty[0])
+        snap = w.snapshot()
+        assert w.last_error is None and "Traceback" not in w.error_html.value
+        assert "No instance has status" in snap["text"]["html"]
+        assert snap["matrix"]["params"]["instance"] is None and snap["matrix"]["png"][:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="budget"):
         CoverVisualizer(rf, X, y, budget=5, max_budget=3)
     with pytest.raises(ValueError, match="columns"):
         CoverVisualizer(rf, X[:, :3], y)
 
 
+def test_summary_stop_keeps_budgets_done(setup):
+    import threading
+
+    rf, X, y, names = setup
+    w = _w(rf, X, y, budget=1, max_budget=3)
+    first = threading.Event()
+    w.progress.observe(lambda ch: first.set() if ch["new"] >= 1 else None, names="value")
+    orig = w._result_for
+
+    def slow(b):
+        if b >= 2:
+            first.wait(60)
+            import time
+
+            time.sleep(0.5)
+        return orig(b)
+
+    w._result_for = slow
+    w.controls["summary"].click()
+    assert not w.controls["stop"].disabled
+    assert first.wait(600)
+    w.controls["stop"].click()
+    assert "stopping" in w.status_html.value
+    w.wait(600)
+    assert "stopped" in w.status_html.value
+    assert w.summary_frame is not None and 1 <= len(w.summary_frame) < 3
+    assert w.controls["stop"].disabled
+
+
 def test_widget_multiclass_and_fpf():
     from sklearn.datasets import load_wine
     from sklearn.ensemble import RandomForestClassifier
 
-    from fairlens.certify import CoverVisualizer, FeaturePartitionedForest
+    from fairlens.certify import FeaturePartitionedForest
 
     X, y = load_wine(return_X_y=True)
     rf = RandomForestClassifier(n_estimators=9, max_depth=3, random_state=0).fit(X[::2], y[::2])
-    w = CoverVisualizer(rf, X[1::2], y[1::2], budget=1, max_budget=2)
+    w = _w(rf, X[1::2], y[1::2], budget=1, max_budget=2)
     for _ in range(5):
-        w.controls["next"].click()
+        _click(w, "next")
         assert w.last_error is None
-    w.controls["budget"].value = 2
+    _set(w, budget=2)
     assert w.last_error is None
     np.testing.assert_array_equal(w.result.status, certify(rf, X[1::2], y[1::2], budget=2).status)
     fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0).fit(X[::2], (y[::2] == 0).astype(int))
-    w2 = CoverVisualizer(fpf, X[1::2], (y[1::2] == 0).astype(int), budget=1)
-    w2.controls["status"].value = "certified_flb"
+    w2 = _w(fpf, X[1::2], (y[1::2] == 0).astype(int), budget=1)
+    _set(w2, status="certified_flb")
     assert w2.last_error is None and w2.result.status[w2.index] == "certified_flb"
     assert "FLB certifies" in w2.info.value

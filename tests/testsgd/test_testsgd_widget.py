@@ -1,4 +1,4 @@
-"""RuleSetBrowser driven headless."""
+"""RuleSetBrowser driven headless through .controls, wait() and snapshot()."""
 from types import SimpleNamespace
 
 import matplotlib
@@ -12,6 +12,12 @@ from fairlens.testsgd import TestSGD  # noqa: E402
 SENS = ["gender", "race", "age"]
 
 
+@pytest.fixture(scope="module")
+def parts(request):
+    toy = request.getfixturevalue("toy") if "toy" in request.fixturenames else None
+    return toy
+
+
 @pytest.fixture
 def browser(toy):
     from sklearn.linear_model import LogisticRegression
@@ -22,7 +28,9 @@ def browser(toy):
     rep = TestSGD(model, toy, SENS, theta=0.1, sample_thr=200, random_state=0).run()
     idx = np.random.default_rng(0).permutation(toy.X.shape[0])
     test = SimpleNamespace(**{**vars(toy), "X": toy.X[idx[:500]], "y": toy.y[idx[:500]]})
-    return RuleSetBrowser(rep, test=test, mitigation_amounts=[50, 200])
+    b = RuleSetBrowser(rep, test=test, mitigation_amounts=[50, 200])
+    b.wait(300)
+    return b
 
 
 def test_import_core_does_not_import_ipywidgets():
@@ -36,31 +44,78 @@ def test_import_core_does_not_import_ipywidgets():
 
 def test_initial_state_and_selection(browser):
     c = browser.controls
-    assert set(c) >= {"sort_by", "ascending", "filter", "theta", "select", "error", "reestimate", "mitigate"}
-    assert len(c["select"].options) == min(25, len(browser.frame))
-    top = browser.report.results[0]
-    assert browser.result is not None and str(browser.result.rule_set) == str(top.rule_set)
-    # select the third row
+    assert set(c) >= {"sort_by", "ascending", "filter", "theta", "select", "error", "reestimate", "mitigate", "stop"}
+    assert c["stop"].disabled
+    assert len(c["select"].options) == min(browser.max_rows, len(browser.frame))
+    assert browser.result is not None and str(browser.result.rule_set) == browser.filtered.iloc[0]["rule_set"]
+    snap = browser.snapshot()
+    assert snap["detail"]["params"]["rule_set"] == str(browser.result.rule_set)
+    assert snap["detail"]["png"][:4] == b"\x89PNG"
+    # select the third row: detail follows
     c["select"].value = c["select"].options[2][1]
+    browser.wait(300)
     assert str(browser.result.rule_set) == browser.filtered.iloc[2]["rule_set"]
+    assert browser.snapshot()["detail"]["params"]["rule_set"] == browser.filtered.iloc[2]["rule_set"]
 
 
-def test_filter_sort_theta(browser):
+def test_fast_changes_end_on_the_final_state(browser):
+    c = browser.controls
+    opts = [v for _, v in c["select"].options]
+    for v in opts[:6] + opts[:3]:
+        c["select"].value = v
+    c["theta"].value = 0.2
+    c["sort_by"].value = "support"
+    browser.wait(300)
+    snap = browser.snapshot()
+    final = browser.frame.loc[c["select"].value, "rule_set"]
+    assert snap["detail"]["params"]["rule_set"] == final == snap["info"]["params"]["rule_set"]
+    assert snap["detail"]["params"]["theta"] == 0.2 and snap["list"]["params"]["sort_by"] == "support"
+
+
+def test_filter_sort_theta_and_empty_state(browser):
     c = browser.controls
     c["filter"].value = "gender=female"
+    browser.wait(300)
     assert len(browser.filtered) > 0
     assert browser.filtered["rule_set"].str.contains("gender=female").all()
     assert "gender=female" in str(browser.result.rule_set)
     c["filter"].value = ""
     c["theta"].value = 0.3
+    browser.wait(300)
     assert (browser.filtered["support"] >= 0.3 - 1e-12).all()
     assert len(browser.filtered) < len(browser.frame)
     c["sort_by"].value = "support"
     c["ascending"].value = True
+    browser.wait(300)
     s = browser.filtered["support"].to_numpy()
     assert np.all(np.diff(s) >= 0)
     c["filter"].value = "nothing-matches-this"
+    browser.wait(300)
     assert len(browser.filtered) == 0 and browser.result is None
+    snap = browser.snapshot()
+    assert snap["detail"]["params"]["rule_set"] is None and snap["detail"]["png"][:4] == b"\x89PNG"
+    assert "No rule set matches" in snap["info"]["html"]
+    assert browser.last_error is None and "Traceback" not in browser.error_html.value
+
+
+def test_theta_range_and_sign(browser):
+    c = browser.controls
+    smax = browser.frame["support"].max()
+    assert smax <= c["theta"].max < smax + 0.011  # only up to the largest support present
+    r = browser.result
+    side = browser.snapshot()["detail"]["params"]["side"]
+    assert side == ("R favoured" if r.rate_in > r.rate_out else "R disfavoured")
+    fav = browser.frame["favoured"].to_numpy()
+    np.testing.assert_array_equal(fav, np.sign(browser.frame["rate_in"] - browser.frame["rate_out"]))
+
+
+def test_equivalent_rule_sets_are_merged(browser, toy):
+    from fairlens.testsgd._rules import as_table
+
+    X = as_table(toy).X
+    masks = [browser.report.result_for(n).rule_set.mask(X) for n in browser.frame["rule_set"]]
+    keys = {np.packbits(m).tobytes() for m in masks}
+    assert len(keys) == len(masks)  # no two listed rule sets select the same rows
 
 
 def test_composition_matches_data(browser, toy):
@@ -77,24 +132,29 @@ def test_reestimate_tighter_and_cached(browser):
     before = browser.result
     c["error"].value = 0.02
     c["reestimate"].click()
+    browser.wait(300)
     after = browser.result
     assert str(after.rule_set) == str(before.rule_set)
     assert after.margin <= 0.02 and after.n_samples >= before.n_samples
+    assert browser.snapshot()["detail"]["params"]["error"] == 0.02
     c["reestimate"].click()
+    browser.wait(300)
     assert browser.result is after  # cached per (rule set, error)
 
 
-def test_mitigate_button_and_errors(browser):
+def test_mitigate_shows_up_and_errors(browser):
     c = browser.controls
     c["mitigate"].click()
+    browser.wait(600)
     assert browser.mitigation is not None
     assert list(browser.mitigation.steps.n_added) == [50, 200]
     assert browser.progress.value == 1
-    # errors go to the output area, not raised
+    assert browser.snapshot()["detail"]["params"]["mitigation"] is True
+    assert "mitigation" in browser.status_html.value
+    # errors are shown, not raised
     browser.test = None
     c["mitigate"].click()
-    assert "test=" in browser.status.value
-
+    assert "test=" in browser.status_html.value and "test=" in browser.last_error
 
 
 def test_non_sklearn_model_error_is_shown(toy, planted):
@@ -103,7 +163,9 @@ def test_non_sklearn_model_error_is_shown(toy, planted):
     rep = TestSGD(planted, toy, SENS, theta=0.2, sample_thr=100, random_state=0).run()
     b = RuleSetBrowser(rep, test=toy)
     b.controls["mitigate"].click()
-    assert "fit=" in b.status.value and b.mitigation is None
+    b.wait(300)
+    assert "fit=" in b.last_error and b.mitigation is None
+    assert "fit=" in b.error_html.value
 
 
 def test_import_compiles_nothing():
@@ -116,21 +178,21 @@ def test_import_compiles_nothing():
     assert out.strip() == "0"
 
 
-def test_background_mitigation_can_stop(browser):
-    browser.background = True
+def test_mitigation_can_stop_and_keeps_steps(browser):
+    import threading
+
     browser.mitigation_amounts = [50, 100, 200, 400, 800]
+    first = threading.Event()
+    orig = browser.progress.observe
+    browser.progress.observe(lambda ch: first.set() if ch["new"] > 0 else None, names="value")
     browser.controls["mitigate"].click()
+    assert not browser.controls["stop"].disabled
+    assert first.wait(600)
     browser.controls["stop"].click()
-    browser.wait(120)
-    assert not browser._thread.is_alive()
+    assert "stopping" in browser.status_html.value
+    browser.wait(600)
     assert browser.mitigation is not None
-    assert len(browser.mitigation.steps) < 5
-    assert "stopped" in browser.status.value
-    # and without stop it runs every step
-    browser.mitigation_amounts = [50, 100]
-    browser.controls["mitigate"].click()
-    browser.wait(120)
-    assert list(browser.mitigation.steps.n_added) == [50, 100]
-    assert len(browser.detail_out.outputs) == 2  # figure + table
-    assert "image/png" in browser.detail_out.outputs[0]["data"]
-    assert "text/html" in browser.detail_out.outputs[1]["data"]
+    assert 1 <= len(browser.mitigation.steps) < 5
+    assert "stopped" in browser.status_html.value
+    assert browser.controls["stop"].disabled
+    del orig
