@@ -46,3 +46,38 @@ def data_home():
 def require_data(data_home):
     """Use in tests that read mirrored datasets through the loaders."""
     return data_home
+
+
+# --- NUMBA_DISABLE_JIT=1: the pure-Python twins, at a size pure Python can afford ----------------
+# Under NUMBA_DISABLE_JIT=1 every kernel runs as plain Python, 10-1000x slower. The unit tests must
+# still pass in that mode (tests/README.md has the command), within 20 minutes. Tests listed here
+# are skipped in that mode only, each because a smaller test of the same module exercises the same
+# kernels; `jit_scale` lets a test shrink its own sizes, and `@pytest.mark.jit_heavy` skips a test
+# in that mode.
+JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
+
+PURE_PYTHON_SKIP: dict[str, str] = {
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "jit_heavy: too slow as plain Python; skipped under NUMBA_DISABLE_JIT=1 (a smaller "
+                   "test covers the same kernels)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not JIT_DISABLED:
+        return
+    for item in items:
+        reason = PURE_PYTHON_SKIP.get(item.nodeid)
+        if reason is None and item.get_closest_marker("jit_heavy") is not None:
+            reason = "marked jit_heavy"
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"NUMBA_DISABLE_JIT=1: {reason}"))
+
+
+@pytest.fixture(scope="session")
+def jit_scale():
+    """Size factor for tests: 1.0 with numba's JIT, 0.2 under NUMBA_DISABLE_JIT=1."""
+    return 0.2 if JIT_DISABLED else 1.0
