@@ -60,12 +60,6 @@ PURE_PYTHON_SKIP: dict[str, str] = {
 }
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "jit_heavy: too slow as plain Python; skipped under NUMBA_DISABLE_JIT=1 (a smaller "
-                   "test covers the same kernels)")
-
-
 def pytest_collection_modifyitems(config, items):
     if not JIT_DISABLED:
         return
