@@ -8,7 +8,7 @@ so the README's one test command and any subset of it behave the same way.
   kernel that imports numpy/pandas/numba can take longer, and nbclient then fails with
   "NBMAKE INTERNAL ERROR ... assert self.km is not None". Kernels get
   ``FAIRLENS_KERNEL_STARTUP_TIMEOUT`` seconds (default 600) to start, and each cell
-  ``FAIRLENS_CELL_TIMEOUT`` seconds (default 1800) unless ``--nbmake-timeout`` is given.
+  ``FAIRLENS_CELL_TIMEOUT`` seconds (default 900) unless ``--nbmake-timeout`` is given.
 * **Notebook kernels are offline too.** The unit tests refuse the network in-process
   (``tests/conftest.py``); a notebook kernel is a separate process, so it gets a proxy
   that refuses every connection (``http(s)_proxy`` pointing at a closed local port, with
@@ -23,7 +23,7 @@ import shutil
 import tempfile
 
 _STARTUP = int(os.environ.get("FAIRLENS_KERNEL_STARTUP_TIMEOUT", "600"))
-_CELL = int(os.environ.get("FAIRLENS_CELL_TIMEOUT", "1800"))
+_CELL = int(os.environ.get("FAIRLENS_CELL_TIMEOUT", "900"))
 _NBMAKE_DEFAULT_CELL_TIMEOUT = 300          # nbmake's own default for --nbmake-timeout
 _OFFLINE_PROXY = "http://127.0.0.1:9"       # discard port: nothing listens, connections fail fast
 
