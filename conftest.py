@@ -8,7 +8,7 @@ so the README's one test command and any subset of it behave the same way.
   kernel that imports numpy/pandas/numba can take longer, and nbclient then fails with
   "NBMAKE INTERNAL ERROR ... assert self.km is not None". Kernels get
   ``FAIRLENS_KERNEL_STARTUP_TIMEOUT`` seconds (default 600) to start, and each cell
-  ``FAIRLENS_CELL_TIMEOUT`` seconds (default 1800) unless ``--nbmake-timeout`` is given.
+  ``FAIRLENS_CELL_TIMEOUT`` seconds (default 900) unless ``--nbmake-timeout`` is given.
 * **Notebook kernels are offline too.** The unit tests refuse the network in-process
   (``tests/conftest.py``); a notebook kernel is a separate process, so it gets a proxy
   that refuses every connection (``http(s)_proxy`` pointing at a closed local port, with
@@ -23,8 +23,9 @@ import shutil
 import tempfile
 
 _STARTUP = int(os.environ.get("FAIRLENS_KERNEL_STARTUP_TIMEOUT", "600"))
-_CELL = int(os.environ.get("FAIRLENS_CELL_TIMEOUT", "1800"))
+_CELL = int(os.environ.get("FAIRLENS_CELL_TIMEOUT", "900"))
 _NBMAKE_DEFAULT_CELL_TIMEOUT = 300          # nbmake's own default for --nbmake-timeout
+_SLICE = 2.0                                # seconds per poll of a kernel channel (see PatientNotebookClient)
 _OFFLINE_PROXY = "http://127.0.0.1:9"       # discard port: nothing listens, connections fail fast
 
 
@@ -54,16 +55,77 @@ def _offline_kernel_env():
 
 def _patch_nbmake() -> None:
     try:
-        from nbclient.client import NotebookClient
-        from traitlets import Integer
+        import asyncio
+        from queue import Empty
+        from time import monotonic
+
         import nbmake.nb_run as nb_run
+        from nbclient.client import NotebookClient, timestamp
+        from nbclient.exceptions import CellExecutionComplete, CellTimeoutError
+        from nbclient.util import ensure_async
+        from traitlets import Integer
     except ImportError:  # nbmake is a dev extra; without it there are no notebook items
         return
     if getattr(nb_run, "_fairlens_patched", False):
         return
 
     class PatientNotebookClient(NotebookClient):
+        """nbclient with a long kernel start-up limit and polling that cannot miss a message.
+
+        nbclient waits for a cell's reply with one ``get_msg(timeout=<cell timeout>)`` on the
+        shell channel (and ``timeout=None`` on IOPub). With widgets in the notebook, that wait
+        sometimes never wakes although the reply has arrived (jupyter/nbclient#312): the kernel
+        sits idle until the cell times out. Here both channels are polled in short slices, and
+        every new poll sees a message that is already there.
+        """
+
         startup_timeout = Integer(_STARTUP).tag(config=True)
+
+        async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg,
+                                        task_poll_kernel_alive):
+            deadline = None if timeout is None else monotonic() + timeout
+            timeout_reply = None
+            while True:
+                if timeout_reply is not None:
+                    msg = timeout_reply
+                    msg["parent_header"] = {"msg_id": msg_id}
+                else:
+                    left = _SLICE if deadline is None else max(0.0, min(_SLICE, deadline - monotonic()))
+                    try:
+                        msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+                    except Empty:
+                        if deadline is None or monotonic() < deadline:
+                            continue
+                        task_poll_kernel_alive.cancel()
+                        await self._async_check_alive()
+                        timeout_reply = await self._async_handle_timeout(timeout, cell)
+                        continue
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if self.record_timing:
+                    cell["metadata"]["execution"]["shell.execute_reply"] = timestamp(msg)
+                try:
+                    await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
+                except (asyncio.TimeoutError, Empty):
+                    if self.raise_on_iopub_timeout:
+                        task_poll_kernel_alive.cancel()
+                        raise CellTimeoutError.error_from_timeout_and_cell(
+                            "Timeout waiting for IOPub output", self.iopub_timeout, cell) from None
+                    self.log.warning("Timeout waiting for IOPub output")
+                task_poll_kernel_alive.cancel()
+                return msg
+
+        async def _async_poll_output_msg(self, parent_msg_id, cell, cell_index):
+            while True:
+                try:
+                    msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=_SLICE))
+                except Empty:
+                    continue
+                if msg["parent_header"].get("msg_id") == parent_msg_id:
+                    try:
+                        self.process_message(msg, cell, cell_index)
+                    except CellExecutionComplete:
+                        return
 
     nb_run.NotebookClient = PatientNotebookClient
     execute = nb_run.NotebookRun.execute

@@ -46,3 +46,50 @@ def data_home():
 def require_data(data_home):
     """Use in tests that read mirrored datasets through the loaders."""
     return data_home
+
+
+# --- NUMBA_DISABLE_JIT=1: the pure-Python twins, at a size pure Python can afford ----------------
+# Under NUMBA_DISABLE_JIT=1 every kernel runs as plain Python, 10-1000x slower. The unit tests must
+# still pass in that mode (tests/README.md has the command), within 20 minutes. Tests listed here
+# are skipped in that mode only, each because a smaller test of the same module exercises the same
+# kernels; `jit_scale` lets a test shrink its own sizes, and `@pytest.mark.jit_heavy` skips a test
+# in that mode.
+JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
+
+PURE_PYTHON_SKIP: dict[str, str] = {
+    # the quick tour runs every slice end to end; test_quick_tour_sections_and_html runs the same
+    # tour in-process, so the CLI subprocess only repeats it as plain Python
+    "tests/tour/test_tour.py::test_cli_quick_tour":
+        "same quick tour as test_quick_tour_sections_and_html, in a subprocess",
+    # bitset mining vs brute force: the german_credit variant runs the same kernels on a smaller table
+    "tests/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[compas]":
+        "the german_credit variant covers the mining kernels",
+    "tests/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[law_school]":
+        "the german_credit variant covers the mining kernels",
+    # 180 s as plain Python (COMPAS, every rule set scored); the same kernels run on the toy table in
+    # test_report_frame_and_top and test_run_matches_reference_per_rule_set
+    "tests/testsgd/test_testsgd_real.py::test_compas_report_readable":
+        "the report kernels are covered on the toy table by test_testsgd_report.py",
+    # three full TestSGD runs; one run's kernels are covered by test_report_frame_and_top and
+    # test_run_matches_reference_per_rule_set
+    "tests/testsgd/test_testsgd_report.py::test_same_seed_same_report":
+        "reproducibility of the same kernels is checked with the JIT; one run is covered by "
+        "test_report_frame_and_top",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    if not JIT_DISABLED:
+        return
+    for item in items:
+        reason = PURE_PYTHON_SKIP.get(item.nodeid)
+        if reason is None and item.get_closest_marker("jit_heavy") is not None:
+            reason = "marked jit_heavy"
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"NUMBA_DISABLE_JIT=1: {reason}"))
+
+
+@pytest.fixture(scope="session")
+def jit_scale():
+    """Size factor for tests: 1.0 with numba's JIT, 0.2 under NUMBA_DISABLE_JIT=1."""
+    return 0.2 if JIT_DISABLED else 1.0
