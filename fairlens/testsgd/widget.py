@@ -11,7 +11,6 @@ never overwrites a newer one (see :mod:`fairlens._widgets`).
 from __future__ import annotations
 
 import html
-import inspect
 import math
 
 import ipywidgets as widgets
@@ -25,16 +24,6 @@ from ._rules import as_table, bin_index
 __all__ = ["RuleSetBrowser"]
 
 _SORTABLE = ["score", "margin", "support", "rate_in", "rate_out", "n_samples", "n_rules"]
-
-
-def _merge_equivalent(report, tester):
-    """The report with rule sets selecting the same rows merged (the core's option when present)."""
-    if hasattr(report, "merge_equivalent"):
-        try:
-            return report.merge_equivalent(), "core"
-        except Exception:
-            pass
-    return report, None
 
 
 class RuleSetBrowser(widgets.VBox, WidgetProtocol):
@@ -156,31 +145,13 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
 
     # ------------------------------------------------------------------ data
     def _build_frame(self, report):
-        rep, how = _merge_equivalent(report, self.tester)
+        rep = report.merge_equivalent()  # rule sets selecting the same rows of D, merged
         frame = rep.to_frame().reset_index(drop=True)
-        aliases = {}
-        if how is None and self.tester is not None and len(frame):
-            # fallback: merge rule sets whose masks on the tester's data are identical
-            X = as_table(self.tester.dataset).X
-            keep, seen = [], {}
-            results = list(rep.results)  # to_frame() lists them in this order
-            for i, name in enumerate(frame["rule_set"]):
-                try:
-                    m = results[i].rule_set.mask(X)
-                except Exception:
-                    keep.append(i)
-                    continue
-                h = hash(np.packbits(m).tobytes())
-                if h in seen:
-                    aliases.setdefault(frame.loc[seen[h], "rule_set"], []).append(name)
-                else:
-                    seen[h] = i
-                    keep.append(i)
-            frame = frame.iloc[keep]
-            how = "widget"
-        if "favoured" not in frame.columns:
-            frame = frame.assign(favoured=np.sign(frame["rate_in"] - frame["rate_out"]))
-        frame = frame.assign(signed_score=frame["score"] * np.where(frame["favoured"] < 0, -1.0, 1.0))
+        aliases = {row.rule_set: row.aliases.split("; ") for row in frame.itertuples()
+                   if row.aliases}
+        how = "core"
+        # the sign says which side is treated better: +1 group R, -1 its complement
+        frame = frame.assign(side=np.sign(frame["signed_score"].fillna(0.0)))
         return frame, aliases, how
 
     @staticmethod
@@ -206,7 +177,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
             f = self._apply_filter()
             self.filtered = f
             show = f.head(self.max_rows)
-            opts = [(f"{r.score:6.1%} ± {r.margin:4.1%} {'▲' if r.favoured > 0 else '▼'} | {r.rule_set}", int(i))
+            opts = [(f"{r.score:6.1%} ± {r.margin:4.1%} {'▲' if r.side > 0 else '▼'} | {r.rule_set}", int(i))
                     for i, r in show.iterrows()]
             sel = self.controls["select"]
             old = sel.value
@@ -411,17 +382,11 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         def prog(done, total):
             self.progress.value = done / total
 
-        kw = {}
-        params = inspect.signature(mitigate).parameters
-        if "stop" in params:
-            kw["stop"] = stop
-        else:
-            kw["stop_flag"] = stop.is_set
         self.mitigation = mitigate(
             t.model, t.dataset, self.test, rule_set, t.sensitive, amounts=self.mitigation_amounts,
             error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
             threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
-            progress=prog, **kw)
+            progress=prog, stop=stop)
         b = self.mitigation.after
         stopped = "stopped: " if stop.is_set() else ""
         self._status_text = stopped + ("mitigation: no amount kept the accuracy" if b is None else

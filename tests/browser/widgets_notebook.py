@@ -35,13 +35,12 @@ tag(MAFTSession(mlp, census, protected=["sex"], n_seeds=10, n_local=10), "fl-maf
 """
 
 TESTSGD = """\
-import inspect
 from fairlens.testsgd import TestSGD, RuleSetBrowser
 people = load_adult()
 order = np.random.default_rng(0).permutation(people.n_samples)
 train, test = people.subset(order[:8000]), people.subset(order[8000:10000])
 mlp_raw = train_mlp(train, random_state=0)
-extra = {"binning": "round"} if "binning" in inspect.signature(TestSGD).parameters else {}
+extra = {"binning": "round"}
 report = TestSGD(mlp_raw, train, sensitive=["sex", "race"], sample_thr=200, max_samples=2000,
                  random_state=0, **extra).run()
 tag(RuleSetBrowser(report, test=test), "fl-testsgd")

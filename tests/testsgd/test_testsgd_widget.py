@@ -105,8 +105,10 @@ def test_theta_range_and_sign(browser):
     r = browser.result
     side = browser.snapshot()["detail"]["params"]["side"]
     assert side == ("R favoured" if r.rate_in > r.rate_out else "R disfavoured")
-    fav = browser.frame["favoured"].to_numpy()
-    np.testing.assert_array_equal(fav, np.sign(browser.frame["rate_in"] - browser.frame["rate_out"]))
+    side = browser.frame["side"].to_numpy()
+    np.testing.assert_array_equal(side, np.sign((browser.frame["rate_in"] - browser.frame["rate_out"]).fillna(0.0)))
+    up = browser.frame["side"] > 0
+    assert (browser.frame.loc[up, "favoured"] == browser.frame.loc[up, "rule_set"]).all()
 
 
 def test_equivalent_rule_sets_are_merged(browser, toy):
