@@ -18,7 +18,7 @@ import numpy as np
 
 from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
 from ._certify import STATUSES, certify, instance_covers
-from ._flatten import check_X, flatten_forest
+from ._flatten import flatten_forest
 
 __all__ = ["CoverVisualizer"]
 
@@ -47,6 +47,9 @@ class CoverVisualizer(WidgetProtocol):
     feature_names : list of str, optional.
     use_threads : bool, default True
         Compute and draw in background threads; ``False``: synchronously.
+    vote : {None, "soft", "hard"}
+        Which vote to certify (see :func:`fairlens.certify.certify`); default: what the
+        model's own ``predict`` does (soft vote for scikit-learn forests, hard for an FPF).
 
     Attributes
     ----------
@@ -63,11 +66,12 @@ class CoverVisualizer(WidgetProtocol):
     ``matrix``, ``detail``, ``summary``).
     """
 
-    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, use_threads=True):
+    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, use_threads=True,
+                 vote=None):
         import ipywidgets as W
 
-        self.forest = flatten_forest(forest)
-        self.X, _ = check_X(X, self.forest.n_features)
+        self.forest = flatten_forest(forest, vote=vote)  # certify what the model's predict does
+        self.X, _ = self.forest.check_X(X)  # a DataFrame is aligned by column name
         self.y = np.asarray(y)
         self.forest.encode_y(self.y)
         if self.y.shape[0] != self.X.shape[0]:
@@ -217,8 +221,14 @@ class CoverVisualizer(WidgetProtocol):
             # the class closest to being reachable (largest FLB sum - delta), as in flb_kernel
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
-            lines.append(f"delta = {ic.delta[target]} trees to change (target class "
-                         f"{_plain(self.forest.classes_[target])}); FLB sum = {ic.flb[target][0]}: {verdict}.")
+            cls = _plain(self.forest.classes_[target])
+            if self.forest.vote == "soft":
+                lines.append(f"margin delta = {ic.delta[target]:.4g} (mean probability of the label minus "
+                             f"that of class {cls}); FLB sum of the b largest probability swings = "
+                             f"{ic.flb[target][0]:.4g}: {verdict}.")
+            else:
+                lines.append(f"delta = {ic.delta[target]} trees to change (target class {cls}); "
+                             f"FLB sum = {ic.flb[target][0]}: {verdict}.")
         if cover:
             txt = ", ".join(f"S{s}[{html.escape(self.feature_names[f])}]" for f, s in cover)
             lines.append(f"ELB cover found: {txt} (necessary condition only; brute force decides).")

@@ -180,3 +180,29 @@ def test_widget_multiclass_and_fpf():
     _set(w2, status="certified_flb")
     assert w2.last_error is None and w2.result.status[w2.index] == "certified_flb"
     assert "FLB certifies" in w2.info.value
+
+
+def test_dataframe_is_aligned_and_soft_vote_text():
+    """A reordered DataFrame shows the same instances; the text speaks of a margin under the
+    soft vote of a scikit-learn forest (what its predict does), of trees under the hard vote."""
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    from fairlens.certify import CoverVisualizer
+
+    data = load_breast_cancer(as_frame=True)
+    X, y = data.data.iloc[:80], data.target.iloc[:80].to_numpy()
+    rf = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X, y)
+    rev = X[X.columns[::-1]]
+    a = CoverVisualizer(rf, X, y, use_threads=False)
+    b = CoverVisualizer(rf, rev, y, use_threads=False)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.result.vote == "soft"
+    assert a.last_error is None
+    hard = CoverVisualizer(rf, pd.DataFrame(X), y, use_threads=False, vote="hard")
+    assert hard.result.vote == "hard"
+    soft_text, hard_text = a.snapshot()["text"]["html"], hard.snapshot()["text"]["html"]
+    assert "certified vote: soft" in soft_text and "certified vote: hard" in hard_text
+    if a.instance.correct:
+        assert "margin delta" in soft_text and "trees to change" in hard_text
