@@ -3,7 +3,7 @@ reference, in the same run, plus vectored vs non-vectored zero-order gradients.
 
 Usage (from the repository root)::
 
-    FAIRLENS_DATA_HOME=../shared/data PYTHONPATH=. python benchmarks/maft_search.py \
+    PYTHONPATH=. python benchmarks/maft_search.py \
         --n-seeds 1000 --n-local 1000
 
 Prints the budget it ran, unique instances of both engines (and their ratio),
@@ -45,7 +45,6 @@ def main(argv=None):
     from fairlens.maft import MAFT, zero_order_gradient
     from fairlens.models import as_scorer
 
-    os.environ.setdefault("FAIRLENS_DATA_HOME", "../shared/data")
     ds = load_dataset(args.dataset, encoding="benchmark")
     t = time.perf_counter()
     model = _model(ds, args.random_state)
