@@ -10,7 +10,7 @@ those rule sets).
 
 Usage::
 
-    FAIRLENS_DATA_HOME=../shared/data PYTHONPATH=. python benchmarks/testsgd_rulesets.py
+    PYTHONPATH=. python benchmarks/testsgd_rulesets.py   # bundled data (law school: FAIRLENS_DATA_HOME)
     ... --datasets adult compas --n-ref 3
     FAIRLENS_REDUCED=1 ...   # small smoke run
 """
