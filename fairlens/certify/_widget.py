@@ -223,8 +223,8 @@ class CoverVisualizer(WidgetProtocol):
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             cls = _plain(self.forest.classes_[target])
             if self.forest.vote == "soft":
-                lines.append(f"margin delta = {ic.delta[target]:.4g} (mean probability of the label minus "
-                             f"that of class {cls}); FLB sum of the b largest probability swings = "
+                lines.append(f"margin delta = {ic.delta[target]:.4g} (summed over the {len(ic.votes)} trees: "
+                             f"P(label) - P(class {cls})); FLB sum of the b largest probability swings = "
                              f"{ic.flb[target][0]:.4g}: {verdict}.")
             else:
                 lines.append(f"delta = {ic.delta[target]} trees to change (target class {cls}); "

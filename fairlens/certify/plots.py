@@ -140,12 +140,14 @@ def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
         bars[j].set_hatch("//")
     total, _ = covers.flb[c]
     delta = covers.delta[c]
-    ax.axhline(delta, color="r", ls="--", label=f"delta = {delta}")
+    soft = getattr(covers, "vote", "hard") == "soft"
+    ax.axhline(delta, color="r", ls="--", label=f"delta = {delta:.4g}")
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels([names[f] for f in order], rotation=90, fontsize=7)
     verdict = "certified" if total < delta else "not certified"
-    ax.set_title(f"FLB: {covers.budget} largest sum to {total} vs delta {delta}\n-> {verdict}", fontsize=10)
-    ax.set_ylabel("|S_f| (max of + / -)")
+    ax.set_title(f"FLB: b = {covers.budget} largest sum to {total:.4g}\nvs delta {delta:.4g} -> {verdict}",
+                 fontsize=10)
+    ax.set_ylabel("probability swing of S_f (max of + / -)" if soft else "|S_f| (max of + / -)")
     ax.legend(fontsize=8)
     return ax
 
