@@ -262,7 +262,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
             if fkey not in self._fairness:
                 self._fairness[fkey] = fairness_before_after(model, self.X, self.y, threshold=thr)
             fair = self._fairness[fkey]
-        explainers = list(dict.fromkeys(att["explainer"])) if att is not None else []
+        explainers = sorted(set(att["explainer"])) if att is not None else []  # order-free: runs finish in any order
         png_s = draw_png(lambda fig, ax: plots.plot_score_change(
             batch, ax=ax, title=f"{params['attack']}: f → f' per instance",
             threshold=thr if self.y is not None else None), (4.4, 3.6))
