@@ -155,8 +155,16 @@ def test_keyboard_interrupt_between_chunks_leaves_everything_reusable(data):
         if stage == "brute":
             _thread.interrupt_main()  # as Ctrl-C would
 
-    with pytest.raises(KeyboardInterrupt):
-        certify(rf, X, y, budget=2, method="brute", chunk_size=2, progress=interrupt)
+    # a process started in the background by a non-interactive shell ignores SIGINT, and then
+    # interrupt_main() does nothing: install Python's own handler, as an interactive session has
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            certify(rf, X, y, budget=2, method="brute", chunk_size=2, progress=interrupt)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert "vote" in calls and "brute" in calls
 
     def stop(stage, done, total):
