@@ -28,6 +28,13 @@ def _plain(value):
     return repr(value.item() if hasattr(value, "item") else value)
 
 
+_SUMMARY_CHUNK = 8  # rows per certify call in the summary (how soon Stop is seen)
+
+
+class _Stopped(Exception):
+    """Raised from certify's progress callback when Stop was pressed."""
+
+
 class CoverVisualizer(WidgetProtocol):
     """Explore, instance by instance, why a forest is (not) robust to b-feature attacks.
 
@@ -292,7 +299,8 @@ class CoverVisualizer(WidgetProtocol):
     def compute_summary(self, block=False):
         """Accuracy under attack for b = 1..max_budget (FLB, ELB, exact), in the background.
 
-        Stop takes effect between budgets and keeps the budgets done.
+        Stop takes effect between chunks of ``_SUMMARY_CHUNK`` rows of the budget being
+        certified, and keeps the budgets already done.
         """
         import pandas as pd
 
@@ -303,11 +311,21 @@ class CoverVisualizer(WidgetProtocol):
         self._set_status("computing accuracy vs b..." + (f" {COMPILING}" if cold else ""), busy=True)
 
         def job(stop):
+            def check(stage, done, total):  # called between row chunks of certify
+                if stop.is_set():
+                    raise _Stopped
+
             frames = []
             for b in range(1, self.controls["budget"].max + 1):
                 if stop.is_set():
                     break
-                frames.append(self._result_for(b).summary())
+                if b not in self._cache:
+                    try:  # small chunks: Stop takes effect within a few rows, not a whole budget
+                        self._cache[b] = certify(self.forest, self.X, self.y, budget=b, method="cascade",
+                                                 progress=check, chunk_size=_SUMMARY_CHUNK)
+                    except _Stopped:
+                        break
+                frames.append(self._cache[b].summary())
                 self.progress.value = b
             if frames:
                 self.summary_frame = pd.concat(frames, ignore_index=True)

@@ -206,3 +206,33 @@ def test_dataframe_is_aligned_and_soft_vote_text():
     assert "certified vote: soft" in soft_text and "certified vote: hard" in hard_text
     if a.instance.correct:
         assert "margin delta" in soft_text and "trees to change" in hard_text
+
+
+def test_stop_during_a_budget_of_the_summary(monkeypatch):
+    """Stop pressed while a budget is being certified ends the summary at the next row chunk,
+    keeps the budgets already done, and leaves the widget usable."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    import fairlens.certify._widget as W
+
+    data = load_breast_cancer()
+    X, y = data.data[:40], data.target[:40]
+    rf = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
+    w = W.CoverVisualizer(rf, X, y, max_budget=3, use_threads=False)
+    real = W.certify
+    calls = []
+
+    def certify_then_press_stop(*args, **kwargs):
+        calls.append(kwargs["budget"])
+        if kwargs["budget"] == 2:
+            w._stop_event.set()  # as the Stop button does, mid-budget
+        return real(*args, **kwargs)
+
+    w._cache = {1: w._cache[1]} if 1 in w._cache else {}
+    monkeypatch.setattr(W, "certify", certify_then_press_stop)
+    w.compute_summary(block=True)
+    assert 2 in calls and 3 not in calls  # budget 2 was interrupted, 3 never started
+    assert list(w.summary_frame["budget"].unique()) == [1]
+    assert w.last_error is None and w._status_text.startswith("stopped: 1 of 3 budgets")
+    assert 2 not in w._cache  # nothing half-done is cached
