@@ -406,8 +406,12 @@ def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive:
 def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[str], *,
                          error_thr: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                          max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,
-                         perturbation=None, random_state=None, method: str = "batched") -> ScoreResult:
+                         perturbation=None, random_state=None, method: str = "batched",
+                         stop=None) -> ScoreResult | None:
     """Group fairness score of one rule set (Algorithm 2).
+
+    ``stop`` (None, a ``threading.Event`` or a callable; batched method only) ends the
+    sampling between rounds; the function then returns ``None`` (no score).
 
     ``method="batched"`` (default) or ``"reference"``; both give the same
     result for the same ``random_state``.
@@ -437,7 +441,7 @@ def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[
         raise ValueError(f"method must be 'batched' or 'reference', got {method!r}")
     rng = np.random.default_rng(seed_value(random_state))
     res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng],
-                             strategy="sample", **kw)
+                             strategy="sample", stop=stop, **kw)
     return res[0]
 
 
@@ -469,7 +473,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     neighbourhood is smaller than the rows sampling would score.
 
     ``stop``: None, a ``threading.Event`` or a zero-argument callable, checked between
-    chunks of rule sets (``stop_flag=`` is its deprecated alias); rule sets not scored
+    sampling rounds and chunks of rule sets (``stop_flag=`` is its deprecated alias); rule sets not scored
     when it fires are ``None`` in ``results``.
 
     Returns
@@ -537,6 +541,8 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
             active.append(j)
         drawn = {j: 0 for j in active}
         while active:
+            if stop_fn() and any(drawn[j] for j in active):
+                break  # Stop between sampling rounds too: unfinished rule sets stay None
             # how many iterations each active rule set draws now
             want = {j: (first if drawn[j] == 0 else block) for j in active}
             want = {j: min(w, max_samples - drawn[j]) for j, w in want.items()}

@@ -353,15 +353,20 @@ class TestSGD:
                              self.table.name, acc, stopped, tester=self)
 
     def score(self, rule_set: RuleSet, *, error: float | None = None, method: str = "batched",
-              random_state=None) -> ScoreResult:
-        """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``)."""
+              random_state=None, stop=None) -> ScoreResult | None:
+        """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``).
+
+        ``stop`` (None, a ``threading.Event`` or a callable) ends the sampling between
+        rounds; the result is then ``None``.
+        """
         if error is not None:
             _check_alg2_params(error, self.sample_thr, self.max_samples, name="error")
         return group_fairness_score(
             self.scorer, self.table, rule_set, self.sensitive, error_thr=self.error if error is None else error,
             confidence=self.confidence, sample_thr=self.sample_thr, max_samples=self.max_samples,
             threshold=self.threshold, perturbation=self.perturbation,
-            random_state=self.random_state if random_state is None else random_state, method=method)
+            random_state=self.random_state if random_state is None else random_state, method=method,
+            stop=stop)
 
     def sampler(self) -> Sampler:
         return Sampler(self.table, self.sensitive, self.perturbation)

@@ -346,7 +346,10 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
 
             def job(stop):
                 self.progress.value = 0
-                res = self.tester.score(r.rule_set, error=err)
+                res = self.tester.score(r.rule_set, error=err, stop=stop)
+                if res is None:  # stopped between sampling rounds: nothing half-estimated is kept
+                    self._status_text = "stopped: re-estimate discarded"
+                    return
                 self._cache[key] = res
                 self.progress.value = 1
                 self._status_text = f"re-estimated with error {err:.3f}: margin {res.margin:.4f}"

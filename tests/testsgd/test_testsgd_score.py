@@ -205,3 +205,24 @@ def test_table_strategy_equals_sampling(toy, planted):
         ref = group_fairness_score_reference(planted, toy, sets[j], SENS, random_state=np.random.default_rng(children[j]),
                                              sample_thr=150, error_thr=0.06)
         assert (ref.n_samples, ref.rate_in, ref.rate_out) == (a[j].n_samples, a[j].rate_in, a[j].rate_out)
+
+
+def test_stop_between_sampling_rounds_returns_no_score(planted, toy):
+    """A stop raised after the first sampling round ends Algorithm 2 for that rule set with
+    no (half-estimated) score; a stop that never fires changes nothing."""
+    import threading
+
+    rs = _rs(toy, ("gender", "gender=male"))
+    kw = dict(error_thr=0.01, sample_thr=200, max_samples=50_000, random_state=3)
+    full = group_fairness_score(planted, toy, rs, SENS, **kw)
+    assert full.n_samples > 200  # needs more than one round
+    never = threading.Event()
+    assert group_fairness_score(planted, toy, rs, SENS, stop=never, **kw) == full
+    calls = []
+
+    def counting(X):
+        calls.append(len(X))
+        return planted.predict_proba(X)
+
+    assert group_fairness_score(counting, toy, rs, SENS, stop=lambda: len(calls) >= 1, **kw) is None
+    assert len(calls) == 1  # one round drawn, then stopped
