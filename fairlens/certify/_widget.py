@@ -246,9 +246,7 @@ class CoverVisualizer(WidgetProtocol):
             lines.append(f"<span style='color:#d73027'>witness x' flips the vote: {txt}</span>")
         elif status == "robust_brute":
             lines.append("brute force: no attack on at most b features exists.")
-        vote = getattr(res, "vote", None)
-        if vote is not None:
-            lines.append(f"<span style='color:#555'>certified vote: {html.escape(str(vote))}</span>")
+        lines.append(f"<span style='color:#555'>certified vote: {html.escape(res.vote)}</span>")
         png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
                                                            feature_names=self.feature_names), (5.4, 4.6))
         has_w = i in res.witnesses

@@ -304,10 +304,8 @@ class MAFTSession(W.VBox, WidgetProtocol):
                 views[f"projection:{m}"] = {"params": dict(vp, shown=False), "png": message_png(msg, (4.2, 3.6))}
                 views[f"pairs:{m}"] = {"params": dict(vp, shown=False), "html": f"<i>{html.escape(msg)}</i>"}
                 continue
-            vp.update(shown=True, n_instances=int(res.n_instances), stopped=bool(res.stopped))
-            mi = res.params.get("model_input") if isinstance(res.params, dict) else None
-            if mi is not None:
-                vp["model_input"] = mi
+            vp.update(shown=True, n_instances=int(res.n_instances), stopped=bool(res.stopped),
+                      model_input=res.params["model_input"])
             pk = (run, m, id(res))
             if pk not in self._proj:
                 def draw(fig, ax, res=res):
