@@ -296,15 +296,38 @@ class Scorer:
         return _as_encoded(X, self.feature_names, self.n_features, self.dataset, name)
 
     def _raw(self, X, kind):
+        return self._fn(self._in_form(X, kind))
+
+    def _in_form(self, X, kind):
         if kind in ("callable", "encoded"):
-            return self._fn(X)
+            return X
         if kind == "readable":
             frame = self.dataset.decode(X)
         else:
             import pandas as pd
 
             frame = pd.DataFrame(X, columns=self.feature_names)
-        return self._fn(frame[self.model_feature_names])
+        return frame[self.model_feature_names]
+
+    def model_input(self, X):
+        """Encoded rows ``X`` in the form the model was fitted on: the readable frame, an
+        encoded DataFrame in the model's column order, or the array (to refit a clone)."""
+        return self._in_form(self.check_X(X), self.input_kind)
+
+    def model_labels(self, y):
+        """fairlens labels (1 = favourable, 0 = not) as the model's own classes (to refit a
+        clone of a model fitted on, e.g., the readable target labels)."""
+        y = np.asarray(y)
+        classes = getattr(self.model, "classes_", None)
+        if classes is None:
+            return y
+        classes = np.asarray(classes)
+        fav = self.favourable_class
+        other = [c for c in classes.tolist() if c != fav][0]
+        if fav == 1 and other == 0:
+            return y
+        return np.where(y == 1, np.asarray(fav, dtype=object),
+                        np.asarray(other, dtype=object)).astype(classes.dtype)
 
     def _to_scores(self, out, n, check_range=True, check_finite=True):
         out = np.asarray(out)

@@ -336,25 +336,8 @@ def retrain_with_instances(
         ya = np.repeat(ya, pb.C)
 
     # the model's own input form and labels
-    classes = getattr(est, "classes_", None)
     fav = scorer.favourable_class
-    other = None if classes is None else [c for c in np.asarray(classes).tolist() if c != fav][0]
-
-    def form(Z):
-        if scorer.input_kind == "readable":
-            return dataset.decode(Z)[scorer.model_feature_names]
-        if scorer.input_kind == "encoded_frame":
-            import pandas as pd
-
-            return pd.DataFrame(Z, columns=scorer.feature_names)[scorer.model_feature_names]
-        return Z
-
-    def labels(y01):
-        if classes is None or (fav == 1 and other == 0):
-            return y01
-        return np.where(y01 == 1, np.asarray(fav, dtype=object), np.asarray(other, dtype=object)).astype(
-            np.asarray(classes).dtype
-        )
+    form, labels = scorer.model_input, scorer.model_labels
 
     def acc(m):
         return float(np.mean((resolve_scorer(m, dataset, fav)(Xte) > 0.5).astype(int) == yte))

@@ -98,6 +98,30 @@ def _accuracy(model, X, y, threshold, table=None):
     return float(np.mean((np.asarray(s(X)) >= threshold).astype(int) == np.asarray(y)))
 
 
+def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
+    """``fit(X, y)`` in a daemon thread, polled every ``poll`` s: the fitted model, or
+    ``None`` as soon as ``stop_fn()`` is true (the abandoned fit's result is discarded)."""
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["model"] = fit(X, y)
+        except BaseException as exc:  # re-raised in the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="fairlens-mitigate-fit", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(poll)
+        if worker.is_alive() and stop_fn():
+            return None
+    if "error" in box:
+        raise box["error"]
+    return box["model"]
+
+
 def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, max_accuracy_drop: float = 0.01,
              fit=None, error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
              max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
@@ -117,10 +141,17 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     ``fit(X, y) -> model`` if given, else ``sklearn.base.clone(model).fit``
     (same hyper-parameters and seed, trained from scratch).
 
+    A model fitted on the readable frame (or on the readable target labels) is refit in
+    that same form (:meth:`fairlens.models.Scorer.model_input` / ``model_labels``); a
+    custom ``fit`` receives the encoded ``X`` and 0/1 ``y``.
+
     ``stop`` (None, a ``threading.Event`` or a zero-argument callable; ``stop_flag=`` is
-    its deprecated alias) is checked before each retraining; the steps done are kept.
+    its deprecated alias) is checked before each retraining and, every 50 ms, during it:
+    a retraining in flight is then abandoned (it finishes in a daemon thread and is
+    discarded), so a stop takes effect at once; the steps done are kept.
     """
     stop_fn = resolve_stop(stop, stop_flag, "mitigate")
+    stop_given = stop is not None or stop_flag is not None
     t0 = time.perf_counter()
     tr, te = as_table(train), as_table(test)
     if tr.y is None or te.y is None:
@@ -145,11 +176,13 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
             raise TypeError(f"{type(model).__name__} is not a scikit-learn estimator and cannot be cloned for "
                             "retraining; pass fit=callable(X, y) -> fitted model")
 
+        own = make_scorer(model, train)  # the model's own input form and class labels
+
         def fit(X, y):
             m = clone(model)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return m.fit(X, y)
+                return m.fit(own.model_input(X), own.model_labels(y))
 
     kw = dict(error_thr=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
               threshold=threshold, perturbation=perturbation, random_state=random_state)
@@ -166,7 +199,9 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
         k = min(k, extra.shape[0])
         X = np.vstack([tr.X, extra[:k]])
         y = np.concatenate([tr.y, np.full(k, label, dtype=tr.y.dtype)])
-        m = fit(X, y)
+        m = _fit_or_stop(fit, X, y, stop_fn) if stop_given else fit(X, y)
+        if m is None:  # stopped during the retraining: that step is abandoned
+            break
         s = group_fairness_score(m, tr, rule_set, sensitive, **kw)
         rows.append(dict(n_added=k, accuracy=_accuracy(m, te.X, te.y, threshold, te), score=s.score,
                          rate_in=s.rate_in, rate_out=s.rate_out, margin=s.margin))

@@ -272,3 +272,64 @@ def test_signed_scores_say_which_side_is_favoured(toy, planted):
             "aliases"} <= set(df.columns)
     np.testing.assert_allclose(df["favoured_rate"], np.maximum(df["rate_in"], df["rate_out"]))
     np.testing.assert_allclose(df["score"], np.abs(df["signed_score"]))   # the paper's score stays
+
+
+# ------------------------------------------------------------------ mitigation
+def _readable_pipe(ds, target):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    cats = [c for c, t in zip(ds.feature_names, ds.feature_types) if t == "categorical"]
+    return make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats)],
+                          remainder=StandardScaler()),
+        LogisticRegression(max_iter=500)).fit(ds.frame[ds.feature_names], target)
+
+
+def test_mitigation_refits_a_readable_pipeline_in_its_own_form(german):
+    """The retrained clone is fitted on the readable frame with the model's own (string)
+    class labels, like the model the auditor deployed."""
+    from fairlens.testsgd import mitigate
+
+    train, test = german.split(test_size=0.3, random_state=0)
+    pipe = _readable_pipe(train, train.frame[train.target])  # classes are label strings
+    rep = TestSGD(pipe, train, ["sex"], **FAST).run()
+    rs = rep.results[0].rule_set
+    res = mitigate(pipe, train, test, rs, ["sex"], amounts=[20, 60], sample_thr=100,
+                   max_samples=2000, random_state=0)
+    assert len(res.steps) == 2  # before: clone(pipe).fit(encoded array, 0/1) raised
+    assert res.steps["accuracy"].between(0.5, 1.0).all()
+    if res.best_model is not None:
+        assert list(res.best_model.classes_) == list(pipe.classes_)
+        assert list(res.best_model.feature_names_in_) == list(pipe.feature_names_in_)
+
+
+def test_stop_during_a_retraining_abandons_it_at_once(toy, planted):
+    """A stop pressed while a retraining runs ends mitigate without waiting for that fit;
+    the steps done are kept."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fairlens.testsgd import mitigate
+
+    release = threading.Event()
+    fits = []
+    stop = threading.Event()
+
+    def fit(X, y):
+        fits.append(len(y))
+        if len(fits) == 2:  # the second retraining hangs until released
+            stop.set()
+            release.wait(60)
+        return LogisticRegression(max_iter=200).fit(X, y)
+
+    train = test = toy
+    rep = TestSGD(planted, train, ["gender"], **FAST).run()
+    try:
+        res = mitigate(planted, train, test, rep.results[0].rule_set, ["gender"], amounts=[20, 40, 80],
+                       fit=fit, sample_thr=100, max_samples=2000, random_state=0, stop=stop)
+        assert release.is_set() is False  # returned while the second fit was still hanging
+        assert len(res.steps) == 1 and len(fits) == 2
+    finally:
+        release.set()
