@@ -1,0 +1,209 @@
+"""Parallel execution the scikit-learn way: ``n_jobs`` over joblib, identical results.
+
+Every heavy loop of fairlens (MAFT seed blocks, TestSGD rule-set blocks, certification row
+blocks, explainer instance blocks, discrimination-rate sample blocks) is written as
+
+1. a list of **fixed chunks** whose boundaries depend only on the problem (never on
+   ``n_jobs``), and
+2. a pure function ``func(payload, chunk)`` that processes one chunk, drawing its random
+   numbers from :func:`chunk_rng` (a counter-based stream keyed by the run's seed and the
+   chunk's index),
+
+and handed to :func:`run_chunks`.  Because neither the chunking nor the random streams depend
+on how the chunks are distributed, the answer is the same at every ``n_jobs`` and on every
+joblib backend -- ``loky`` on one machine, or dask.distributed through
+``with joblib.parallel_config(backend="dask"):``.
+
+What one task carries: contiguous chunks are grouped into at most ``4 * n_workers`` tasks;
+each task carries the chunk descriptions (a few integers or row indices) and a reference to
+the :class:`Payload` (model, dataset, arrays).  On the dask backend joblib scatters the
+payload to the workers once per call (it is a weak-referenceable object that reports its
+pickled size), so the model is not sent with every task; on loky, numpy arrays above 1 MB are
+memory-mapped and the rest is pickled once per task (so at most ``4 * n_workers`` times).
+
+With ``n_jobs`` resolving to one worker nothing is pickled: the chunks run in this process,
+in order, with the same random streams.
+"""
+from __future__ import annotations
+
+import numbers
+import pickle
+
+import numpy as np
+
+__all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
+           "run_chunks"]
+
+#: How many tasks per worker the chunks are grouped into (load balance vs. per-task cost).
+TASKS_PER_WORKER = 4
+
+
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """Validate ``n_jobs`` with scikit-learn's semantics.
+
+    ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context; ``-1``
+    means all workers (all cores with loky, all workers of the cluster with dask); ``-2`` all
+    but one, and so on.  ``0``, bools and non-integers are refused.
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None or a non-zero integer (-1 = all cores); got {n_jobs!r} "
+            f"({type(n_jobs).__name__})."
+        )
+    if int(n_jobs) == 0:
+        raise ValueError(f"{name} must be None or a non-zero integer (-1 = all cores); got 0.")
+    return int(n_jobs)
+
+
+def effective_n_jobs(n_jobs):
+    """Number of workers ``n_jobs`` resolves to under the active joblib configuration."""
+    import joblib
+
+    return max(1, int(joblib.effective_n_jobs(n_jobs)))
+
+
+def fixed_chunks(n, chunk_size):
+    """``[(start, stop), ...]`` covering ``range(n)`` in blocks of ``chunk_size``.
+
+    The blocks depend only on ``n`` and ``chunk_size``: pass a constant ``chunk_size`` (not one
+    derived from ``n_jobs``) so that the random stream of each block, and hence the result, is
+    the same at every ``n_jobs``.
+    """
+    n = int(n)
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1; got {chunk_size}.")
+    return [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
+
+
+def base_seed(random_state, name="random_state"):
+    """One 63-bit integer from ``random_state`` (None/int/RandomState/Generator), drawn once.
+
+    The run's chunk streams are all derived from it with :func:`chunk_rng`, so it is the only
+    state that has to be recorded to reproduce a run.
+    """
+    from ._validation import check_random_state
+
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    rs = check_random_state(random_state, name)  # validates ints to [0, 2**32 - 1]
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    return int(rs.randint(0, 2**31 - 1)) * 2**31 + int(rs.randint(0, 2**31 - 1))
+
+
+def chunk_rng(seed, chunk_index, *stream):
+    """The counter-based random stream of one chunk: ``Generator(Philox)`` keyed by
+    ``(seed, chunk_index, *stream)``.
+
+    Independent of which worker runs the chunk and of what ran before it on that worker;
+    ``stream`` separates independent uses within a chunk (e.g. ``0`` for sampling and ``1`` for
+    a local search).
+    """
+    ss = np.random.SeedSequence([int(seed) & (2**64 - 1), int(chunk_index), *map(int, stream)])
+    return np.random.Generator(np.random.Philox(ss))
+
+
+class Payload:
+    """The large, read-only arguments of a parallel call (model, dataset, arrays), shipped once.
+
+    Attributes are set from the keyword arguments.  The object is weak-referenceable and its
+    ``sys.getsizeof`` is its pickled size, so joblib's dask backend scatters it to the workers
+    once per call instead of embedding it in every task.
+    """
+
+    def __init__(self, **objects):
+        self.__dict__.update(objects)
+        self._nbytes = None
+
+    def nbytes(self):
+        """Pickled size in bytes (computed once)."""
+        if self._nbytes is None:
+            try:
+                self._nbytes = len(pickle.dumps({k: v for k, v in self.__dict__.items() if k != "_nbytes"},
+                                                protocol=pickle.HIGHEST_PROTOCOL))
+            except Exception:  # unpicklable: only the sequential path can use it anyway
+                self._nbytes = 0
+        return self._nbytes
+
+    def __sizeof__(self):
+        return object.__sizeof__(self) + self.nbytes()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_nbytes"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+def _run_group(func, payload, chunks):
+    return [func(payload, c) for c in chunks]
+
+
+def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
+    """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(payload, chunk) -> result``; a module-level function (it is pickled for the
+        workers) that must not mutate ``payload``.
+    payload : Payload
+        Shared read-only arguments, shipped once per worker on dask.
+    chunks : sequence
+        Chunk descriptions, in the order the results are returned.
+    n_jobs : int or None
+        Validated with :func:`check_n_jobs`; resolved under the active
+        ``joblib.parallel_config``.
+    stop : callable or None
+        Zero-argument callable (see ``_validation.check_stop``); checked between chunks (or
+        between finished tasks when parallel).  When it returns True the remaining chunks are
+        not run and the results so far are returned (fewer than ``len(chunks)``, always a
+        prefix, in chunk order).
+    progress : callable or None
+        ``progress(done, total)`` after each chunk (sequential) or each task (parallel).
+
+    Returns
+    -------
+    list
+        The results of a prefix of ``chunks`` (all of them unless stopped), in chunk order.
+    """
+    chunks = list(chunks)
+    total = len(chunks)
+    workers = effective_n_jobs(n_jobs) if total > 1 else 1
+    out = []
+    if workers <= 1:
+        for i, c in enumerate(chunks):
+            if stop is not None and stop():
+                break
+            out.append(func(payload, c))
+            if progress is not None:
+                progress(i + 1, total)
+        return out
+
+    import joblib
+
+    n_tasks = min(total, TASKS_PER_WORKER * workers)
+    bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
+    groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    done = 0
+    gen = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(
+        joblib.delayed(_run_group)(func, payload, g) for g in groups
+    )
+    try:
+        for res in gen:
+            out.extend(res)
+            done += len(res)
+            if progress is not None:
+                progress(done, total)
+            if stop is not None and stop():
+                break
+    finally:
+        close = getattr(gen, "close", None)
+        if close is not None:
+            close()
+    return out

@@ -1,0 +1,94 @@
+"""The shared parallel mechanism: fixed chunks + counter-based streams = same answer anywhere."""
+import numpy as np
+import pytest
+
+from fairlens._parallel import (Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks,
+                                run_chunks)
+
+
+def _draw(payload, chunk):
+    a, b = chunk
+    rng = chunk_rng(payload.seed, a)
+    return payload.offset[a:b] + rng.random(b - a)
+
+
+def _reference(seed, n, size):
+    # an independent transcription: one stream per block, blocks in order
+    out = []
+    for a in range(0, n, size):
+        b = min(a + size, n)
+        g = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, a])))
+        out.append(np.arange(a, b, dtype=float) + g.random(b - a))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, -1])
+def test_same_answer_at_any_n_jobs(n_jobs):
+    n, size = 103, 10
+    p = Payload(seed=7, offset=np.arange(n, dtype=float))
+    got = np.concatenate(run_chunks(_draw, p, fixed_chunks(n, size), n_jobs=n_jobs))
+    np.testing.assert_array_equal(got, _reference(7, n, size))
+
+
+def test_same_answer_on_dask_localcluster():
+    distributed = pytest.importorskip("distributed")
+    joblib = pytest.importorskip("joblib")
+    n, size = 57, 8
+    p = Payload(seed=3, offset=np.arange(n, dtype=float), big=np.zeros(50_000))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"):
+            got = np.concatenate(run_chunks(_draw, p, fixed_chunks(n, size), n_jobs=-1))
+    np.testing.assert_array_equal(got, _reference(3, n, size))
+
+
+def test_payload_reports_its_pickled_size_so_dask_scatters_it():
+    import sys
+
+    p = Payload(a=np.zeros(10_000))
+    assert sys.getsizeof(p) > 80_000  # joblib's dask backend scatters arguments above 1 kB
+    q = __import__("pickle").loads(__import__("pickle").dumps(p))
+    np.testing.assert_array_equal(q.a, p.a)
+
+
+def test_stop_returns_a_prefix():
+    n = 50
+    p = Payload(seed=1, offset=np.arange(n, dtype=float))
+    calls = []
+
+    def stop():
+        calls.append(1)
+        return len(calls) > 3
+
+    got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=1, stop=stop)
+    assert len(got) == 3
+    np.testing.assert_array_equal(np.concatenate(got), _reference(1, n, 5)[:15])
+
+
+def test_progress_reaches_total():
+    seen = []
+    p = Payload(seed=1, offset=np.arange(20, dtype=float))
+    run_chunks(_draw, p, fixed_chunks(20, 3), n_jobs=2, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (7, 7)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+@pytest.mark.parametrize("bad, exc", [(0, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)])
+def test_check_n_jobs_refuses(bad, exc):
+    with pytest.raises(exc, match="n_jobs"):
+        check_n_jobs(bad)
+
+
+def test_base_seed_and_streams():
+    assert base_seed(5) == 5
+    assert base_seed(np.random.RandomState(0)) == base_seed(np.random.RandomState(0))
+    with pytest.raises(ValueError, match="random_state"):
+        base_seed(-1)
+    with pytest.raises(TypeError, match="random_state"):
+        base_seed("abc")
+    a = chunk_rng(1, 0).random(4)
+    assert not np.array_equal(a, chunk_rng(1, 1).random(4))
+    assert not np.array_equal(a, chunk_rng(1, 0, 1).random(4))
+    np.testing.assert_array_equal(a, chunk_rng(1, 0).random(4))
+    with pytest.raises(ValueError, match="chunk_size"):
+        fixed_chunks(10, 0)
