@@ -93,3 +93,22 @@ def pytest_collection_modifyitems(config, items):
 def jit_scale():
     """Size factor for tests: 1.0 with numba's JIT, 0.2 under NUMBA_DISABLE_JIT=1."""
     return 0.2 if JIT_DISABLED else 1.0
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One ``dask.distributed`` LocalCluster (2 worker processes, 1 thread each) for the session.
+
+    Tests that check "same answer on dask" run their call inside
+    ``with joblib.parallel_config(backend="dask"):`` while this client is alive.  Skipped when
+    the ``dask`` extra is not installed.
+    """
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=50)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

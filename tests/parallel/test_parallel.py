@@ -30,15 +30,13 @@ def test_same_answer_at_any_n_jobs(n_jobs):
     np.testing.assert_array_equal(got, _reference(7, n, size))
 
 
-def test_same_answer_on_dask_localcluster():
-    distributed = pytest.importorskip("distributed")
-    joblib = pytest.importorskip("joblib")
+def test_same_answer_on_dask_localcluster(dask_client):
+    import joblib
+
     n, size = 57, 8
     p = Payload(seed=3, offset=np.arange(n, dtype=float), big=np.zeros(50_000))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_config(backend="dask"):
-            got = np.concatenate(run_chunks(_draw, p, fixed_chunks(n, size), n_jobs=-1))
+    with joblib.parallel_config(backend="dask"):
+        got = np.concatenate(run_chunks(_draw, p, fixed_chunks(n, size), n_jobs=-1))
     np.testing.assert_array_equal(got, _reference(3, n, size))
 
 
