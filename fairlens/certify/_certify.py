@@ -14,20 +14,30 @@ reaches may move ``p[c] - p[y]`` by at most its largest swing; the margin
 Partitioned Forest) the paper's definitions on the majority of hard votes.
 
 Every stage runs as a Python loop over bounded kernel calls (chunks of rows;
-brute force additionally stops and resumes inside a row after a bounded amount
-of work), so Ctrl-C arrives as ``KeyboardInterrupt`` between calls and a
-``progress`` callback sees every step.
+brute force additionally pauses inside a row -- between sign patterns or inside
+one pattern's value search -- after a bounded amount of work and resumes exactly
+there), so Ctrl-C arrives as ``KeyboardInterrupt`` between calls, a
+``progress`` callback sees every step and a ``time_limit`` is honoured within
+about a tenth of a second (anytime certification: unsettled rows are
+``"unknown"`` and ``accuracy_interval`` brackets the exact accuracy).
+
+Rows are processed in fixed blocks through :func:`fairlens._parallel.run_chunks`
+(``n_jobs``; joblib, hence also dask): first FLB -> ELB on blocks of correctly
+classified rows, then brute force on small strided blocks of the rows left, so
+the answer is identical at every ``n_jobs``.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
-from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs
+from .._parallel import Payload, check_n_jobs, effective_n_jobs, run_chunks
+from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs, check_real
 from ._flatten import VOTES, flatten_forest
 
 __all__ = [
@@ -52,6 +62,7 @@ STATUSES = (
     "robust_brute",    # robust: brute force found no attack (section 4.1)
     "attackable",      # brute force found a witness x'
     "not_certified",   # flb/elb methods only: the bound could not prove robustness
+    "unknown",         # not settled before certify's time_limit
 )
 
 
@@ -64,6 +75,21 @@ SOFT_TOL = 1e-9
 #: Work (patterns + forest evaluations) after which a brute-force kernel call returns at
 #: the next resumable point, so that long searches are a Python loop of bounded calls.
 _MAX_WORK = 200_000
+
+#: Work of the first bounded brute-force call of a block; later calls adapt it so that one
+#: call lasts about :data:`_CALL_SECONDS` (never more than :data:`_MAX_WORK`). Pauses are
+#: exact, so this changes when Ctrl-C and the time limit are seen, never the answer.
+_START_WORK = 2_000
+_CALL_SECONDS = 0.1
+
+#: Correctly classified rows per task of the FLB/ELB pass (fixed: never derived from n_jobs).
+_BOUNDS_BLOCK = 256
+
+#: Rows per block of the brute-force pass (fixed; small, because one row can take seconds).
+_BRUTE_BLOCK = 2
+
+#: Rows per FLB/ELB kernel call when a time limit is set (how often the deadline is checked).
+_DEADLINE_CHUNK = 8
 
 
 def _check_budget(budget, n_features, name="budget"):
@@ -121,12 +147,24 @@ class CertificationResult:
         probabilities) or ``"hard"`` (the paper's majority of hard votes):
         the predictor that was certified.
     accuracy : certified accuracy under attack of ``method`` (ACC_FLB,
-        ACC_ELB or the exact ACC_{A_b} for ``"brute"`` and ``"cascade"``).
+        ACC_ELB or the exact ACC_{A_b} for ``"brute"`` and ``"cascade"``);
+        when a ``time_limit`` left rows ``"unknown"`` and that value is not
+        known, the lower end of ``accuracy_interval`` (a sound certified
+        accuracy).
+    accuracy_interval : (lower, upper), bounds on the exact accuracy under
+        attack: ``lower`` = rows proven robust (FLB, ELB or brute force) / n,
+        ``upper`` = 1 - rows proven wrong (misclassified or attackable) / n;
+        ``"unknown"`` (and ``"not_certified"``) rows count as attackable in
+        ``lower`` and robust in ``upper``. For the cascade or brute force with
+        every row settled, ``lower == upper == accuracy_exact``.
+    time_limit : the ``time_limit`` of the call (None: no limit).
     accuracy_clean : accuracy of the certified predictor without attack.
     accuracy_flb, accuracy_elb, accuracy_exact : the three accuracies of
         section 4 when the method computed them (the cascade gives all three,
-        since ELB certifies everything FLB certifies), else ``None``.
-    status : (n,) array of verdicts from :data:`STATUSES`.
+        since ELB certifies everything FLB certifies), else ``None`` (also
+        when a time limit stopped the stage before every row was settled).
+    status : (n,) array of verdicts from :data:`STATUSES` (``"unknown"``:
+        not settled before the time limit).
     witnesses : dict row -> x' (float64 row on which the certified predictor,
         e.g. ``forest.predict``, does not return the label).
     witness_changes : dict row -> (attacked features, their new values).
@@ -136,7 +174,9 @@ class CertificationResult:
         ``sum_t p_t[y] - p_t[c]`` (``nan`` where not computed).
     flb_sum : (n,) the FLB sum (int count for hard, float total swing for soft).
     stage_counts : instances settled by each stage.
-    timings : seconds per stage; ``elapsed`` their total.
+    timings : wall-clock seconds per stage (with ``n_jobs > 1`` the FLB+ELB
+        pass runs as one, split between the two in proportion to the
+        workers' time in each); ``elapsed`` the wall-clock time of the call.
     n_evaluations : forest evaluations done by brute force.
     """
 
@@ -161,6 +201,8 @@ class CertificationResult:
     witness_changes: dict = field(default_factory=dict, repr=False)
     vote: str = "hard"
     model: str = ""
+    accuracy_interval: tuple | None = None
+    time_limit: float | None = None
 
     @property
     def n_instances(self):
@@ -172,11 +214,15 @@ class CertificationResult:
         return int(np.isin(self.status, ("robust_brute", "attackable")).sum())
 
     def summary(self):
-        """One-row DataFrame: vote, accuracies, stage counts and timings."""
+        """One-row DataFrame: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``,
+        the ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
+        unsettled) and timings."""
         row = {"method": self.method, "vote": self.vote, "budget": self.budget, "n": self.n_instances,
                "accuracy": self.accuracy, "accuracy_clean": self.accuracy_clean,
                "accuracy_flb": self.accuracy_flb, "accuracy_elb": self.accuracy_elb,
                "accuracy_exact": self.accuracy_exact}
+        lo, hi = self.accuracy_interval if self.accuracy_interval is not None else (None, None)
+        row.update({"accuracy_lower": lo, "accuracy_upper": hi})
         row.update({f"n_{k}": v for k, v in self.stage_counts.items()})
         row.update({f"time_{k}": v for k, v in self.timings.items()})
         row["elapsed"] = self.elapsed
@@ -184,7 +230,10 @@ class CertificationResult:
         return pd.DataFrame([row])
 
     def to_frame(self):
-        """Per-instance table: status, delta, FLB sum, cover and witness (and the vote)."""
+        """Per-instance table: status, delta, FLB sum, cover and witness (and the vote).
+
+        ``frame.attrs["accuracy_interval"]`` holds the result's ``accuracy_interval``.
+        """
         names = self.feature_names
 
         def fname(f):
@@ -201,6 +250,7 @@ class CertificationResult:
             df.insert(0, "y", self.y)
         df["vote"] = self.vote
         df.index.name = "row"
+        df.attrs["accuracy_interval"] = self.accuracy_interval
         return df
 
     def plot(self, ax=None):
@@ -224,7 +274,7 @@ def _prepare_inputs(forest, X, y, budget, vote, tie_class):
 
 
 def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, tie_class=None,
-            progress=False, chunk_size=64):
+            progress=False, chunk_size=64, n_jobs=None, time_limit=None):
     """Accuracy under attack of ``forest``'s own prediction, for attackers changing ``budget`` features.
 
     Implements section 4 of the paper on certifying tree ensembles against
@@ -269,32 +319,81 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     tie_class : label, optional
         Class winning ties of the hard vote (see :func:`flatten_forest`).
     progress : bool or callable, default=False
-        ``True`` shows a tqdm bar over the brute-force chunks; a callable is
-        called as ``progress(stage, done, total)`` after every chunk of every
-        stage (``stage`` in ``"vote"``, ``"flb"``, ``"elb"``, ``"brute"``).
-        An exception it raises (e.g. ``KeyboardInterrupt``) stops the run.
+        ``True`` shows a ``tqdm.auto`` bar for every stage (clean vote, FLB/ELB,
+        brute force); a callable is called as ``progress(stage, done, total)``
+        (``stage`` in ``"vote"``, ``"flb"``, ``"elb"``, ``"brute"``, and
+        ``"delta"`` for ``method="brute"``), counting rows: ``"flb"`` and
+        ``"elb"`` both count the correctly classified rows (a row FLB certifies
+        is past ELB too), ``"brute"`` the rows sent to brute force. Sequentially
+        it is called after every bounded kernel call; with ``n_jobs > 1`` after
+        every finished task. An exception it raises (e.g. ``KeyboardInterrupt``)
+        stops the run.
     chunk_size : int, default=64
         Rows per kernel call. Long stages run as a Python loop over bounded
-        kernel calls, so Ctrl-C arrives as ``KeyboardInterrupt`` between
-        chunks and nothing is left half-done.
+        kernel calls (brute force also pauses *inside* a row, within its value
+        search, after about 0.1 s of work and resumes exactly where it stopped),
+        so Ctrl-C arrives as ``KeyboardInterrupt`` within a fraction of a second
+        and nothing is left half-done. The result does not depend on it.
+    n_jobs : int or None, default=None
+        Parallel workers, with scikit-learn's semantics (``None`` = 1 unless
+        inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` = all cores, or
+        all workers of a dask cluster under
+        ``joblib.parallel_config(backend="dask")``). The rows are cut into fixed
+        blocks (never derived from ``n_jobs``): the FLB/ELB pass runs blocks of
+        256 correctly classified rows, then brute force runs blocks of 2 of the
+        rows still unsettled (row ``k`` of block ``j`` is the unsettled row
+        ``j + k * n_blocks``, which spreads the expensive rows over the tasks).
+        Statuses, witnesses, covers and accuracies are identical at every
+        ``n_jobs`` and on every joblib backend (without ``time_limit``).
+        What one task carries: its row indices (a few int64 per row) and a
+        reference to one payload -- the flattened forest, ``X`` (float64) and
+        the labels -- which dask scatters to each worker once per pass and
+        loky memory-maps (arrays above 1 MB) or pickles once per task (at most
+        4 tasks per worker per pass). For a 100-tree depth-10 soft-vote random
+        forest on a binary task the flattened forest pickles to about 6 MB
+        (about 60 bytes per node, ~100,000 nodes).
+    time_limit : float or None, default=None
+        Anytime certification: seconds (``>= 0``) after which the searches
+        stop. Rows not settled by then get status ``"unknown"``; the clean vote
+        of every row is always computed. With ``n_jobs > 1`` the limit applies
+        to the whole call: every task gets the call's wall-clock deadline
+        (``time.time()`` at the start plus ``time_limit``) and stops at it, so
+        the workers' clocks must agree. Brute force is checked between bounded
+        kernel calls (about 0.1 s each) and the ELB of one row is not
+        interrupted (usually milliseconds). Which rows remain unknown depends on
+        timing, hence on ``n_jobs``, the backend and the machine's load: results
+        under a time limit are not identical across ``n_jobs``, but every
+        settled row is correct (the same verdict as without a limit). ``None``:
+        no limit, nothing changes.
 
     Returns
     -------
     CertificationResult
         With ``vote`` saying which predictor was certified; every witness
-        changes that predictor's output.
+        changes that predictor's output; ``accuracy_interval`` brackets the
+        exact accuracy under attack (a single point when every row is settled
+        by the cascade or brute force).
     """
     method = check_choice("method", method, METHODS)
     prune = check_bool("prune", prune)
     chunk_size = check_int("chunk_size", chunk_size, min=1)
     progress = _check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
+    time_limit = check_real("time_limit", time_limit, min=0.0, allow_none=True)
     ff, budget, X64, Xr, yi = _prepare_inputs(forest, X, y, budget, vote, tie_class)
+    return _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit)
+
+
+def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit):
+    """The forest cascade of :func:`certify` (arguments validated)."""
+    t_call = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + time_limit
     n = X64.shape[0]
     soft = ff.vote == "soft"
     tol = SOFT_TOL * ff.n_trees
     check_memory(n * (8.0 * (4 * budget + 12)) + 8.0 * ff.n_trees * ff.n_classes * 4,
                  f"certifying {n} rows at budget {budget}", "certify fewer rows at a time.")
-    status = np.full(n, "", dtype=object)
+    status = np.full(n, "unknown", dtype=object)
     if soft:
         delta = np.full(n, np.nan, dtype=np.float64)
         flb_sum = np.full(n, np.nan, dtype=np.float64)
@@ -305,154 +404,323 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     timings = {}
     n_eval = 0
     rows_all = np.arange(n, dtype=np.int64)
-
-    def chunks(rows):
-        return [rows[s:s + chunk_size] for s in range(0, rows.shape[0], chunk_size)]
-
-    def report(stage, done, total):
-        if callable(progress):
-            progress(stage, done, total)
-
-    # stage 0: clean prediction of the certified predictor
-    t0 = time.perf_counter()
-    pred = np.empty(n, dtype=np.int64)
-    done = 0
-    for rows in chunks(rows_all):
-        sl = slice(int(rows[0]), int(rows[-1]) + 1)
-        if soft:
-            pred[sl] = np.argmax(_call(_kernels.soft_proba, *ff.soft_arrays(), Xr[sl]), axis=1)
-        else:
-            pred[sl] = _call(_kernels.vote, _call(_kernels.predict_trees, *ff.arrays(), Xr[sl]),
-                             ff.n_classes, ff.rank)
-        done += rows.shape[0]
-        report("vote", done, n)
-    correct = pred == yi
-    status[~correct] = "misclassified"
-    timings["vote"] = time.perf_counter() - t0
-    todo = rows_all[correct]
-
-    def run_stage(stage, kernel, rows, extra):
-        """Run a row kernel chunk by chunk; returns the per-row outputs concatenated."""
-        outs = []
-        done = 0
-        for ch in chunks(rows):
-            _check_kernel_inputs(ff, Xr, yi, ch, budget)
+    bar = _Progress(progress, budget)
+    payload = Payload(ff=ff, Xr=Xr, yi=yi, budget=budget, prune=prune, tol=tol, chunk_size=chunk_size,
+                      deadline=deadline, run_flb=method in ("flb", "cascade"),
+                      run_elb=method in ("elb", "cascade"))
+    try:
+        # stage 0: clean prediction of the certified predictor (always complete: it is cheap)
+        t0 = time.perf_counter()
+        pred = np.empty(n, dtype=np.int64)
+        bar.start("vote", n)
+        for s in range(0, n, chunk_size):
+            sl = slice(s, min(s + chunk_size, n))
             if soft:
-                outs.append(_call(kernel, *ff.soft_arrays(), ff.tmax, *extra(ch)))
+                pred[sl] = np.argmax(_call(_kernels.soft_proba, *ff.soft_arrays(), Xr[sl]), axis=1)
             else:
-                outs.append(_call(kernel, *ff.arrays(), ff.n_classes, ff.rank, *extra(ch)))
-            done += ch.shape[0]
-            report(stage, done, rows.shape[0])
-        if not outs:
-            return None
-        return [np.concatenate([o[k] for o in outs]) for k in range(len(outs[0]))]
+                pred[sl] = _call(_kernels.vote, _call(_kernels.predict_trees, *ff.arrays(), Xr[sl]),
+                                 ff.n_classes, ff.rank)
+            bar.add("vote", sl.stop - sl.start)
+        correct = pred == yi
+        status[~correct] = "misclassified"
+        timings["vote"] = time.perf_counter() - t0
+        todo = rows_all[correct]
+        complete_flb = complete_elb = True
 
-    if method in ("flb", "cascade"):
-        t0 = time.perf_counter()
-        kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
-        out = run_stage("flb", kern, todo, lambda ch: (Xr, yi, ch, budget, tol) if soft else (Xr, yi, ch, budget))
-        if out is not None:
-            _, att, fsum, dlt, _ = out
-            flb_sum[todo] = fsum
-            delta[todo] = dlt
-            status[todo[~att]] = "certified_flb"
-            if method == "flb":
-                status[todo[att]] = "not_certified"
-            todo = todo[att]
-        timings["flb"] = time.perf_counter() - t0
+        # stage 1 (FLB -> ELB), fixed blocks of the correctly classified rows
+        if method in ("flb", "elb", "cascade") and todo.size:
+            t0 = time.perf_counter()
+            blocks = [todo[s:s + _BOUNDS_BLOCK] for s in range(0, todo.size, _BOUNDS_BLOCK)]
+            if payload.run_flb:
+                bar.start("flb", todo.size)
+            if payload.run_elb:
+                bar.start("elb", todo.size)
+            outs = _run_blocks(_bounds_block, payload, blocks, n_jobs, bar, ("flb", "elb"))
+            wall = time.perf_counter() - t0
+            t_f = sum(o["t_flb"] for o in outs)
+            t_e = sum(o["t_elb"] for o in outs)
+            share = t_f / (t_f + t_e) if t_f + t_e > 0 else 1.0
+            if payload.run_flb:
+                timings["flb"] = wall * share
+            if payload.run_elb:
+                timings["elb"] = wall * (1.0 - share) if payload.run_flb else wall
+            o = {k: np.concatenate([b_[k] for b_ in outs]) for k in outs[0] if not k.startswith("t_")}
+            rows = np.concatenate(blocks[:len(outs)])
+            done_f, att_f = o["flb_done"], o["flb_att"]
+            done_e, att_e = o["elb_done"], o["elb_att"]
+            if payload.run_flb:
+                ok = done_f
+                flb_sum[rows[ok]] = o["flb_sum"][ok]
+                delta[rows[ok]] = o["flb_delta"][ok]
+                status[rows[ok & ~att_f]] = "certified_flb"
+                complete_flb = bool(done_f.size == todo.size and done_f.all())
+                if method == "flb":
+                    status[rows[ok & att_f]] = "not_certified"
+            if payload.run_elb:
+                need = (done_f & att_f) if payload.run_flb else np.ones(rows.size, dtype=bool)
+                if method == "elb":
+                    delta[rows[done_e]] = o["elb_delta"][done_e]
+                status[rows[done_e & ~att_e]] = "certified_elb"
+                for k in np.flatnonzero(done_e & att_e):
+                    covers[int(rows[k])] = [(int(f), "+" if s_ == 0 else "-")
+                                            for f, s_ in zip(o["cover_f"][k], o["cover_s"][k]) if f >= 0]
+                if method == "elb":
+                    status[rows[done_e & att_e]] = "not_certified"
+                complete_elb = complete_flb and rows.size == todo.size and bool(np.all(done_e[need]))
+            # rows the bounds could not settle go to brute force (the cascade); rows the time
+            # limit kept from the bounds stay "unknown" and are not brute-forced
+            todo = rows[done_e & att_e] if method == "cascade" else todo[:0]
 
-    if method in ("elb", "cascade"):
-        t0 = time.perf_counter()
-        kern = _kernels.elb_soft_kernel if soft else _kernels.elb_kernel
-        out = run_stage("elb", kern, todo, lambda ch: (Xr, yi, ch, budget, tol) if soft else (Xr, yi, ch, budget))
-        if out is not None:
-            _, att, cf, cs, _, _, dlt = out
-            if method == "elb":
-                delta[todo] = dlt
-            status[todo[~att]] = "certified_elb"
-            for k in np.flatnonzero(att):
-                covers[int(todo[k])] = [(int(f), "+" if s == 0 else "-") for f, s in zip(cf[k], cs[k]) if f >= 0]
-            if method == "elb":
-                status[todo[att]] = "not_certified"
-            todo = todo[att]
-        timings["elb"] = time.perf_counter() - t0
-
-    if method in ("brute", "cascade"):
-        t0 = time.perf_counter()
-        parts = chunks(todo)
-        it = parts
-        bar = None
-        if progress is True and parts:
-            from tqdm.auto import tqdm
-
-            it = bar = tqdm(parts, desc=f"brute force b={budget}")
-        done = 0
-        try:
-            for rows in it:
-                start_item = 0
-                while rows.shape[0]:
-                    _check_kernel_inputs(ff, Xr, yi, rows, budget)
+        # stage 2: brute force over fixed, strided blocks of the rows left
+        if method in ("brute", "cascade"):
+            t0 = time.perf_counter()
+            n_blocks = -(-todo.size // _BRUTE_BLOCK)
+            blocks = [todo[j::n_blocks] for j in range(n_blocks)]
+            bar.start("brute", todo.size)
+            outs = _run_blocks(_brute_block, payload, blocks, n_jobs, bar, ("brute",))
+            for blk, (st, wf, wv, ne) in zip(blocks, outs):
+                n_eval += int(ne)
+                status[blk[st == 1]] = "robust_brute"
+                status[blk[st == 2]] = "attackable"
+                for k in np.flatnonzero(st == 2):
+                    i = int(blk[k])
+                    feats = [int(f) for f in wf[k] if f >= 0]
+                    vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
+                    xw = X64[i].copy()
+                    xw[feats] = vals
+                    witnesses[i] = xw
+                    changes[i] = (feats, vals)
+            timings["brute"] = time.perf_counter() - t0
+            if method == "brute":
+                # delta for reporting (binary hard vote: the paper's ceil(|T|/2) - |C_bar|)
+                t0 = time.perf_counter()
+                rows_c = rows_all[correct]
+                bar.start("delta", rows_c.size)
+                kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
+                for s in range(0, rows_c.size, chunk_size):
+                    ch = rows_c[s:s + chunk_size]
+                    _check_kernel_inputs(ff, Xr, yi, ch, budget)
                     if soft:
-                        out = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax, ff.values_ptr,
-                                    ff.values, Xr, yi, rows, budget, prune, tol, start_item, _MAX_WORK)
+                        out = _call(kern, *ff.soft_arrays(), ff.tmax, Xr, yi, ch, budget, tol)
                     else:
-                        out = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr,
-                                    ff.values, Xr, yi, rows, budget, prune, start_item, _MAX_WORK)
-                    ok, att, wf, wv, ne, n_done, resume = out
-                    n_done, resume = int(n_done), int(resume)
-                    n_eval += int(ne.sum())
-                    fin = rows[:n_done]
-                    status[fin[~att[:n_done]]] = "robust_brute"
-                    status[fin[att[:n_done]]] = "attackable"
-                    for k in np.flatnonzero(att[:n_done]):
-                        i = int(rows[k])
-                        feats = [int(f) for f in wf[k] if f >= 0]
-                        vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
-                        xw = X64[i].copy()
-                        xw[feats] = vals
-                        witnesses[i] = xw
-                        changes[i] = (feats, vals)
-                    done += n_done
-                    report("brute", done, todo.shape[0])
-                    if resume < 0:
-                        break
-                    rows, start_item = rows[n_done:], resume
-        finally:
-            if bar is not None:
-                bar.close()
-        timings["brute"] = time.perf_counter() - t0
-        if method == "brute":
-            # delta for reporting (binary hard vote: the paper's ceil(|T|/2) - |C_bar|)
-            kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
-            out = run_stage("delta", kern, rows_all[correct],
-                            lambda ch: (Xr, yi, ch, budget, tol) if soft else (Xr, yi, ch, budget))
-            if out is not None:
-                delta[correct] = out[3]
+                        out = _call(kern, *ff.arrays(), ff.n_classes, ff.rank, Xr, yi, ch, budget)
+                    delta[ch] = out[3]
+                    bar.add("delta", ch.size)
+                timings["delta"] = time.perf_counter() - t0
+    finally:
+        bar.close()
 
     counts = {s: int(np.sum(status == s)) for s in STATUSES}
     acc_clean = float(np.mean(correct))
-
-    def acc(stats):
-        return float(np.isin(status, stats).sum() / n)
-
+    lower = (counts["certified_flb"] + counts["certified_elb"] + counts["robust_brute"]) / n
+    upper = 1.0 - (counts["misclassified"] + counts["attackable"]) / n
     a_flb = a_elb = a_exact = None
-    if method == "flb":
-        a_flb = acc(("certified_flb",))
-    if method == "elb":
-        a_elb = acc(("certified_elb",))
-    if method == "cascade":
-        a_flb = acc(("certified_flb",))
-        a_elb = acc(("certified_flb", "certified_elb"))
-    if method in ("brute", "cascade"):
-        a_exact = acc(("certified_flb", "certified_elb", "robust_brute"))
+    if method in ("flb", "cascade") and complete_flb:
+        a_flb = counts["certified_flb"] / n
+    if method == "elb" and complete_elb:
+        a_elb = counts["certified_elb"] / n
+    if method == "cascade" and complete_elb:
+        a_elb = (counts["certified_flb"] + counts["certified_elb"]) / n
+    if method in ("brute", "cascade") and counts["unknown"] == 0:
+        a_exact = lower
     accuracy = {"flb": a_flb, "elb": a_elb, "brute": a_exact, "cascade": a_exact}[method]
+    if accuracy is None:
+        accuracy = lower
     return CertificationResult(
-        method=method, budget=budget, accuracy=accuracy, accuracy_clean=acc_clean,
+        method=method, budget=budget, accuracy=float(accuracy), accuracy_clean=acc_clean,
         status=status.astype(str), witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum,
-        stage_counts=counts, timings=timings, elapsed=float(sum(timings.values())), n_evaluations=n_eval,
+        stage_counts=counts, timings=timings, elapsed=time.perf_counter() - t_call, n_evaluations=n_eval,
         accuracy_flb=a_flb, accuracy_elb=a_elb, accuracy_exact=a_exact, y=np.asarray(y),
         feature_names=ff.feature_names, witness_changes=changes, vote=ff.vote, model=ff.source,
+        accuracy_interval=(float(lower), float(upper)), time_limit=time_limit,
     )
+
+
+# --- the block functions run by fairlens._parallel.run_chunks (module level: pickled for workers) ---
+
+def _deadline_passed(deadline):
+    return deadline is not None and time.time() >= deadline
+
+
+def _bounds_block(payload, rows, report=None):
+    """FLB and/or ELB (as the method asks) for the rows ``rows`` of one block.
+
+    Returns a dict of per-row arrays (``flb_done``, ``flb_att``, ``flb_sum``,
+    ``flb_delta``, ``elb_done``, ``elb_att``, ``cover_f``, ``cover_s``,
+    ``elb_delta``) and the seconds spent in each stage. With a deadline, kernel
+    calls stop once it has passed; rows not reached keep ``*_done = False``.
+    """
+    p = payload
+    ff = p.ff
+    soft = ff.vote == "soft"
+    m = rows.shape[0]
+    b = p.budget
+    fdt = np.float64 if soft else np.int64
+    out = {"flb_done": np.zeros(m, bool), "flb_att": np.zeros(m, bool),
+           "flb_sum": np.zeros(m, fdt), "flb_delta": np.zeros(m, fdt),
+           "elb_done": np.zeros(m, bool), "elb_att": np.zeros(m, bool),
+           "cover_f": np.full((m, b), -1, np.int64), "cover_s": np.full((m, b), -1, np.int64),
+           "elb_delta": np.zeros(m, fdt), "t_flb": 0.0, "t_elb": 0.0}
+    step = p.chunk_size if p.deadline is None else min(p.chunk_size, _DEADLINE_CHUNK)
+
+    def run(kernel, loc):
+        ch = rows[loc]
+        _check_kernel_inputs(ff, p.Xr, p.yi, ch, b)
+        if soft:
+            return _call(kernel, *ff.soft_arrays(), ff.tmax, p.Xr, p.yi, ch, b, p.tol)
+        return _call(kernel, *ff.arrays(), ff.n_classes, ff.rank, p.Xr, p.yi, ch, b)
+
+    cand = np.arange(m)
+    if p.run_flb:
+        t0 = time.perf_counter()
+        kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
+        for s in range(0, m, step):
+            if _deadline_passed(p.deadline):
+                break
+            loc = np.arange(s, min(s + step, m))
+            _, att, fsum, dlt, _ = run(kern, loc)
+            out["flb_done"][loc] = True
+            out["flb_att"][loc] = att
+            out["flb_sum"][loc] = fsum
+            out["flb_delta"][loc] = dlt
+            if report is not None:
+                report("flb", loc.size)
+        out["t_flb"] = time.perf_counter() - t0
+        cand = np.flatnonzero(out["flb_done"] & out["flb_att"])
+        if report is not None and p.run_elb:
+            report("elb", int(np.sum(out["flb_done"] & ~out["flb_att"])))  # certified: past ELB too
+    if p.run_elb:
+        t0 = time.perf_counter()
+        kern = _kernels.elb_soft_kernel if soft else _kernels.elb_kernel
+        for s in range(0, cand.size, step):
+            if _deadline_passed(p.deadline):
+                break
+            loc = cand[s:s + step]
+            _, att, cf, cs, _, _, dlt = run(kern, loc)
+            out["elb_done"][loc] = True
+            out["elb_att"][loc] = att
+            out["cover_f"][loc] = cf
+            out["cover_s"][loc] = cs
+            out["elb_delta"][loc] = dlt
+            if report is not None:
+                report("elb", loc.size)
+        out["t_elb"] = time.perf_counter() - t0
+    return out
+
+
+def _next_work(work, seconds):
+    """Work for the next bounded brute-force call, aiming at :data:`_CALL_SECONDS` per call."""
+    if seconds <= 0:
+        new = 4 * work
+    else:
+        new = int(work * min(4.0, max(0.25, _CALL_SECONDS / seconds)))
+    return int(min(max(new, 1), _MAX_WORK))
+
+
+def _brute_block(payload, rows, report=None):
+    """Brute force (section 4.1) for the rows ``rows`` of one block, in bounded kernel calls.
+
+    Returns ``(status, wit_f, wit_v, n_evaluations)`` with ``status`` 1 = robust,
+    2 = attackable, 0 = not settled before the deadline. The kernel pauses after
+    a bounded amount of work (also inside one pattern's value search) and
+    resumes exactly, so the deadline and Ctrl-C are seen between short calls.
+    """
+    p = payload
+    ff = p.ff
+    soft = ff.vote == "soft"
+    m = rows.shape[0]
+    b = p.budget
+    st = np.zeros(m, np.int8)
+    wit_f = np.full((m, b), -1, np.int64)
+    wit_v = np.full((m, b), np.nan, np.float64)
+    n_eval = 0
+    state = np.zeros(3 + 2 * b, np.int64)
+    work = int(min(_START_WORK, _MAX_WORK))
+    pos = 0
+    while pos < m:
+        if _deadline_passed(p.deadline):
+            break
+        sub = np.ascontiguousarray(rows[pos:pos + p.chunk_size])
+        _check_kernel_inputs(ff, p.Xr, p.yi, sub, b)
+        if state.shape != (3 + 2 * b,) or state.dtype != np.int64:
+            raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
+        t0 = time.perf_counter()
+        if soft:
+            out = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax, ff.values_ptr, ff.values,
+                        p.Xr, p.yi, sub, b, p.prune, p.tol, state, work)
+        else:
+            out = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values,
+                        p.Xr, p.yi, sub, b, p.prune, state, work)
+        dt = time.perf_counter() - t0
+        _, att, wf, wv, ne, n_done = out
+        n_done = int(n_done)
+        n_eval += int(ne.sum())
+        st[pos:pos + n_done] = np.where(att[:n_done], 2, 1)
+        wit_f[pos:pos + n_done] = wf[:n_done]
+        wit_v[pos:pos + n_done] = wv[:n_done]
+        pos += n_done
+        if report is not None:
+            report("brute", n_done)
+        work = _next_work(work, dt)
+    return st, wit_f, wit_v, n_eval
+
+
+def _run_blocks(func, payload, blocks, n_jobs, bar, stages):
+    """``[func(payload, block) for block in blocks]`` through :func:`fairlens._parallel.run_chunks`.
+
+    Sequentially the block function reports every kernel call to ``bar``; in
+    parallel each finished task sets the stages' row counts.
+    """
+    if not blocks:
+        return []
+    if len(blocks) == 1 or effective_n_jobs(n_jobs) <= 1:
+        return run_chunks(partial(func, report=bar.add), payload, blocks, n_jobs=1)
+    sizes = np.cumsum([0] + [blk.size for blk in blocks])
+
+    def on_task(done, total):
+        for stage in stages:
+            bar.set(stage, int(sizes[done]))
+
+    return run_chunks(func, payload, blocks, n_jobs=n_jobs, progress=on_task)
+
+
+class _Progress:
+    """Progress over the stages: a ``tqdm.auto`` bar per stage and/or ``progress(stage, done, total)``."""
+
+    _NAMES = {"vote": "clean vote", "flb": "FLB", "elb": "ELB", "brute": "brute force", "delta": "delta"}
+
+    def __init__(self, progress, budget):
+        self.callback = progress if callable(progress) and progress is not True else None
+        self.use_bar = progress is True
+        self.budget = budget
+        self.done, self.total = {}, {}
+        self.bar = None
+        self.bar_stage = None
+
+    def start(self, stage, total):
+        self.done[stage], self.total[stage] = 0, int(total)
+        if self.use_bar:
+            if self.bar is not None:
+                self.bar.close()
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=int(total), desc=f"{self._NAMES[stage]} b={self.budget}")
+            self.bar_stage = stage
+
+    def add(self, stage, k):
+        self.set(stage, self.done.get(stage, 0) + int(k))
+
+    def set(self, stage, done):
+        self.done[stage] = done
+        if self.bar is not None and stage == self.bar_stage:
+            self.bar.update(done - self.bar.n)
+        if self.callback is not None:
+            self.callback(stage, done, self.total.get(stage, done))
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **kwargs):
@@ -467,19 +735,29 @@ def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **k
     budgets : iterable of int
         The budgets ``b`` (each ``1 <= b <= n_features``), at least one.
     **kwargs
-        ``vote``, ``prune``, ``tie_class``, ``progress``, ``chunk_size`` of
-        :func:`certify`; any other keyword is a ``TypeError``.
+        ``vote``, ``prune``, ``tie_class``, ``progress``, ``chunk_size``,
+        ``n_jobs`` and ``time_limit`` of :func:`certify`; any other keyword is a
+        ``TypeError``. ``n_jobs`` parallelises each budget's rows (same table at
+        every ``n_jobs``); ``time_limit`` is for the whole table: the budgets run
+        in the order given and each gets what is left of it (columns
+        ``accuracy_lower``/``accuracy_upper`` and ``n_unknown`` say what was settled).
     """
-    allowed = {"vote", "prune", "tie_class", "progress", "chunk_size"}
+    allowed = {"vote", "prune", "tie_class", "progress", "chunk_size", "n_jobs", "time_limit"}
     check_no_kwargs("accuracy_under_attack", {k: v for k, v in kwargs.items() if k not in allowed})
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
+    check_n_jobs(kwargs.get("n_jobs"))
+    time_limit = check_real("time_limit", kwargs.pop("time_limit", None), min=0.0, allow_none=True)
+    t0 = time.perf_counter()
     ff = flatten_forest(forest, tie_class=kwargs.pop("tie_class", None), vote=kwargs.pop("vote", None))
     budgets = [_check_budget(b, ff.n_features, name="budgets") for b in budgets]
-    frames = [certify(ff, X, y, budget=b, method=method, **kwargs).summary() for b in budgets]
+    frames = []
+    for b in budgets:
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+        frames.append(certify(ff, X, y, budget=b, method=method, time_limit=left, **kwargs).summary())
     return pd.concat(frames, ignore_index=True)
 
 
@@ -602,3 +880,4 @@ def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
     return InstanceCovers(membership=mem, votes=votes, y=yi, wrong=votes != yi, correct=bool(ok), delta=delta,
                           plus_sizes=plus, minus_sizes=minus, budget=budget, flb=flb, vote=ff.vote,
                           weights=weights)
+

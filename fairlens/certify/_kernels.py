@@ -375,17 +375,21 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
 
 
 @numba.njit(cache=True)
-def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n_aff,
+def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
                  feature, threshold, left, right, leaf_class, roots, votes, counts, yi, rank,
-                 cur, lo, hi, newcounts):
-    """Enumerate every relevant value combination of one sign pattern.
+                 cur, lo, hi, newcounts, resume, max_eval):
+    """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
     Feature ``item_f[pick[q]]`` takes, in turn, every relevant value strictly
     above (sign 0) or strictly below (sign 1) the interval holding ``x``. Only
     the trees ``aff[:n_aff]`` (those whose path tests an attacked feature in the
-    attacked direction) can change their vote. Returns True at the first value
-    combination the vote does not classify as ``yi``; ``cur`` then holds the
-    value indices. ``xp`` is restored before returning False.
+    attacked direction) can change their vote.
+
+    Bounded and resumable: at most ``max_eval`` combinations are voted on in
+    this call; ``resume=True`` continues from the combination held in ``cur``.
+    Returns ``(status, n_evaluated)``: status 1 = the vote does not return
+    ``yi`` on the combination ``cur`` (a witness), 0 = no combination flips it,
+    2 = paused (``cur`` is the next combination to vote on). ``xp`` is restored.
     """
     for q in range(k):
         f = item_f[pick[q]]
@@ -395,9 +399,16 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n
         else:
             lo[q] = values_ptr[f]
             hi[q] = values_ptr[f] + region[f]
-        cur[q] = lo[q]
-        xp[f] = values[lo[q]]
+        if not resume:
+            cur[q] = lo[q]
+        xp[f] = values[cur[q]]
+    n_eval = 0
+    status = 0
     while True:
+        if n_eval >= max_eval:
+            status = 2
+            break
+        n_eval += 1
         newcounts[:] = counts
         for a in range(n_aff):
             t = aff[a]
@@ -406,7 +417,8 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n
                 newcounts[votes[t]] -= 1
                 newcounts[c2] += 1
         if _winner(newcounts, rank) != yi:
-            return True
+            status = 1
+            break
         q = k - 1
         while q >= 0:
             f = item_f[pick[q]]
@@ -419,7 +431,10 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, xp, aff, n
             q -= 1
         if q < 0:
             break
-    return False
+    for q in range(k):
+        f = item_f[pick[q]]
+        xp[f] = x[f]
+    return status, n_eval
 
 
 @numba.njit(cache=True)
@@ -478,14 +493,21 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
 @numba.njit(cache=True)
 def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
                 feature, threshold, left, right, leaf_class, roots, yi, rank, ppos, cur, lo, hi,
-                rlo, rhi, stack, maxc):
+                rlo, rhi, stack, maxc, resume, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
     Assigns the attacked features one after the other; before going deeper
     :func:`_attack_possible` checks, with the unassigned features free over
     their whole range, whether any completion can succeed. Exact: a leaf of
     the search is a full assignment, where the test is the forest vote.
-    Returns ``(found, n_nodes)``; on success ``cur`` holds the value indices.
+
+    Bounded and resumable: the search pauses once ``max_nodes`` nodes were
+    visited in this call; ``resume=True`` continues a paused search at level
+    ``q_resume`` with the value indices ``cur`` (levels above it fixed to
+    ``cur``, levels below free), exactly where it stopped, so that a paused and
+    resumed search visits the same nodes in the same order as an uninterrupted
+    one. Returns ``(status, n_nodes, q)``: status 1 = attack found (``cur``
+    holds the value indices), 0 = none exists, 2 = paused at level ``q``.
     """
     for q in range(k):
         f = item_f[pick[q]]
@@ -498,13 +520,25 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             hi[q] = values_ptr[f] + region[f] - 1
         rlo[q] = lo[q]
         rhi[q] = hi[q]
-    nodes = 1
-    found = False
-    if _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
-                        ppos, rlo, rhi, values, yi, rank, stack, maxc):
-        q = 0
+    nodes = 0
+    status = 0
+    q = 0
+    go = True
+    if resume:
+        q = q_resume
+        for qq in range(q_resume):
+            rlo[qq] = cur[qq]
+            rhi[qq] = cur[qq]
+    else:
+        nodes = 1
+        go = _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+                              ppos, rlo, rhi, values, yi, rank, stack, maxc)
         cur[0] = lo[0] - 1
+    if go:
         while q >= 0:
+            if nodes >= max_nodes:
+                status = 2
+                break
             cur[q] += 1
             if cur[q] > hi[q]:
                 rlo[q] = lo[q]
@@ -518,18 +552,28 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
                                     fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
                 continue
             if q == k - 1:
-                found = True
+                status = 1
                 break
             q += 1
             cur[q] = lo[q] - 1
-    for q in range(k):
-        ppos[item_f[pick[q]]] = -1
-    return found, nodes
+    for qq in range(k):
+        ppos[item_f[pick[qq]]] = -1
+    return status, nodes, q
+
+
+@numba.njit(cache=True)
+def _save_state(state, phase, depth, aux, pick, cur, budget):
+    state[0] = phase
+    state[1] = depth
+    state[2] = aux
+    for q in range(budget):
+        state[3 + q] = pick[q]
+        state[3 + budget + q] = cur[q]
 
 
 @numba.njit(cache=True)
 def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
-                 values_ptr, values, X, y, rows, budget, prune, start_item, max_work):
+                 values_ptr, values, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) for the instances ``rows``.
 
     Enumerates every set of at most ``budget`` attacked features and, for each,
@@ -549,17 +593,20 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     (:func:`_bb_pattern`): a partial assignment is abandoned as soon as no
     completion can give any class enough votes.
 
-    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done, resume_item``:
-    for an attackable instance the attacked features and their new values (-1 /
-    nan padded), and the number of (full or partial) forest evaluations per
-    instance.
+    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done``: for an
+    attackable instance the attacked features and their new values (-1 / nan
+    padded), the number of (full or partial) forest evaluations per instance,
+    and the number of rows finished.
 
-    Bounded work: the first row resumes at depth-0 item ``start_item`` (0 for a
-    fresh row); once the work done in this call reaches ``max_work`` the kernel
-    stops at the next depth-0 boundary and returns, so that long searches run as
-    a Python loop of bounded calls (Ctrl-C arrives between them). The extra
-    outputs ``n_done, resume_item`` give the number of rows finished and, when
-    ``resume_item >= 0``, the item at which row ``rows[n_done]`` resumes.
+    Bounded work, exactly resumable: once the work done in this call (patterns
+    picked + nodes / value combinations evaluated) reaches ``max_work >= 1``
+    the kernel pauses -- between two patterns, or inside the value search of
+    one pattern -- and returns with ``n_done < len(rows)``; the int64 array
+    ``state`` (length ``3 + 2 * budget``: phase, depth, level, the picked items,
+    the value indices) then describes where row ``rows[n_done]`` stopped. A call
+    whose ``state[0] != 0`` resumes ``rows[0]`` from there (the caller passes
+    the unfinished rows again). The pauses change nothing in the answer, the
+    witnesses or the evaluation counts.
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -569,7 +616,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     wit_f = np.full((n, budget), -1, np.int64)
     wit_v = np.full((n, budget), np.nan, np.float64)
     n_evals = np.zeros(n, np.int64)
-    cur = np.empty(budget, np.int64)
+    cur = np.zeros(budget, np.int64)
     lo = np.empty(budget, np.int64)
     hi = np.empty(budget, np.int64)
     newcounts = np.empty(n_classes, np.int64)
@@ -583,6 +630,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     for ii in range(n):
         i = rows[ii]
         x = X[i]
+        resume = ii == 0 and state[0] != 0
         votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
                                             n_classes, rank, x, y[i])
         if not ok:
@@ -647,60 +695,85 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
         aff = np.empty(n_trees, np.int64)
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
-        if ii == 0:
-            pick[0] = start_item - 1
         added = np.zeros(budget, np.bool_)
         depth = 0
-        found = False
-        while depth >= 0:
-            if added[depth]:
-                k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+        phase = 0
+        q_res = 0
+        if resume:  # rebuild the search state where the previous call paused
+            phase = state[0]
+            depth = state[1]
+            for q in range(budget):
+                pick[q] = state[3 + q]
+            top = depth + 1 if (phase == 2 or state[2] == 1) else depth
+            for lev in range(top):
+                added[lev] = True
+                k = 2 * item_f[pick[lev]] + item_s[pick[lev]]
                 for q in range(ptr[k], ptr[k + 1]):
                     t = trees[q]
-                    cnt[t] -= 1
                     if cnt[t] == 0:
                         for c in range(n_classes):
                             if votes[t] != c:
-                                covered[c] -= 1
-                added[depth] = False
-                if depth == 0 and work >= max_work:
-                    return correct, attackable, wit_f, wit_v, n_evals, ii, pick[0] + 1
-            nxt = pick[depth] + 1
-            if depth > 0:
-                jprev = item_j[pick[depth - 1]]
-                while nxt < ni and item_j[nxt] == jprev:
-                    nxt += 1
-            if nxt >= ni:
-                depth -= 1
-                continue
-            if prune:
-                jn = item_j[nxt]
-                hi_j = min(jn + budget - depth, nc)
-                bound = prefix[hi_j] - prefix[jn]
-                hope = False
-                for c in range(n_classes):
-                    if c != yi and covered[c] + bound >= delta[c]:
-                        hope = True
-                if not hope:
+                                covered[c] += 1
+                    cnt[t] += 1
+            if phase == 2:
+                q_res = state[2]
+                for q in range(budget):
+                    cur[q] = state[3 + budget + q]
+            state[0] = 0
+        found = False
+        while depth >= 0:
+            if phase == 2:  # resume inside the value search of the pattern pick[:depth + 1]
+                feasible = True
+            else:
+                if work >= max_work:
+                    _save_state(state, 1, depth, 1 if added[depth] else 0, pick, cur, budget)
+                    return correct, attackable, wit_f, wit_v, n_evals, ii
+                if added[depth]:
+                    k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+                    for q in range(ptr[k], ptr[k + 1]):
+                        t = trees[q]
+                        cnt[t] -= 1
+                        if cnt[t] == 0:
+                            for c in range(n_classes):
+                                if votes[t] != c:
+                                    covered[c] -= 1
+                    added[depth] = False
+                nxt = pick[depth] + 1
+                if depth > 0:
+                    jprev = item_j[pick[depth - 1]]
+                    while nxt < ni and item_j[nxt] == jprev:
+                        nxt += 1
+                if nxt >= ni:
                     depth -= 1
                     continue
-            pick[depth] = nxt
-            work += 1
-            k = 2 * item_f[nxt] + item_s[nxt]
-            for q in range(ptr[k], ptr[k + 1]):
-                t = trees[q]
-                if cnt[t] == 0:
+                if prune:
+                    jn = item_j[nxt]
+                    hi_j = min(jn + budget - depth, nc)
+                    bound = prefix[hi_j] - prefix[jn]
+                    hope = False
                     for c in range(n_classes):
-                        if votes[t] != c:
-                            covered[c] += 1
-                cnt[t] += 1
-            added[depth] = True
-            feasible = True
-            if prune:
-                feasible = False
-                for c in range(n_classes):
-                    if c != yi and covered[c] >= delta[c]:
-                        feasible = True
+                        if c != yi and covered[c] + bound >= delta[c]:
+                            hope = True
+                    if not hope:
+                        depth -= 1
+                        continue
+                pick[depth] = nxt
+                work += 1
+                k = 2 * item_f[nxt] + item_s[nxt]
+                for q in range(ptr[k], ptr[k + 1]):
+                    t = trees[q]
+                    if cnt[t] == 0:
+                        for c in range(n_classes):
+                            if votes[t] != c:
+                                covered[c] += 1
+                    cnt[t] += 1
+                added[depth] = True
+                feasible = True
+                if prune:
+                    feasible = False
+                    for c in range(n_classes):
+                        if c != yi and covered[c] >= delta[c]:
+                            feasible = True
             if feasible:
                 n_aff = 0
                 for t in range(n_trees):
@@ -711,48 +784,35 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     fixed[:] = counts
                     for a in range(n_aff):
                         fixed[votes[aff[a]]] -= 1
-                    ok_bb, nodes = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
-                                               aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
-                                               roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts)
-                    n_evals[ii] += nodes
-                    work += nodes
-                    if ok_bb:
-                        found = True
-                        for q in range(depth + 1):
-                            wit_f[ii, q] = item_f[pick[q]]
-                            wit_v[ii, q] = values[cur[q]]
-                        break
+                    st, nodes, q_at = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
+                                                  aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
+                                                  roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts,
+                                                  phase == 2, q_res, max_work - work)
                 else:
-                    size = 1
+                    st, nodes = _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
+                                             aff, n_aff, feature, threshold, left, right, leaf_class, roots,
+                                             votes, counts, yi, rank, cur, lo, hi, newcounts, phase == 2,
+                                             max_work - work)
+                    q_at = 0
+                phase = 0
+                n_evals[ii] += nodes
+                work += nodes
+                if st == 2:
+                    _save_state(state, 2, depth, q_at, pick, cur, budget)
+                    return correct, attackable, wit_f, wit_v, n_evals, ii
+                if st == 1:
+                    found = True
                     for q in range(depth + 1):
-                        f = item_f[pick[q]]
-                        if item_s[pick[q]] == 0:
-                            size *= values_ptr[f + 1] - values_ptr[f] - region[f] - 1
-                        else:
-                            size *= region[f]
-                    if _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, xp,
-                                    aff, n_aff, feature, threshold, left, right, leaf_class, roots,
-                                    votes, counts, yi, rank, cur, lo, hi, newcounts):
-                        found = True
-                        for q in range(depth + 1):
-                            wit_f[ii, q] = item_f[pick[q]]
-                            wit_v[ii, q] = values[cur[q]]
-                        done = 0
-                        for q in range(depth + 1):
-                            done = done * (hi[q] - lo[q]) + (cur[q] - lo[q])
-                        n_evals[ii] += done + 1
-                        break
-                    n_evals[ii] += size
-                    work += size
-                    for q in range(depth + 1):
-                        f = item_f[pick[q]]
-                        xp[f] = x[f]
+                        wit_f[ii, q] = item_f[pick[q]]
+                        wit_v[ii, q] = values[cur[q]]
+                    break
             if depth + 1 < budget:
                 depth += 1
                 pick[depth] = pick[depth - 1]
                 added[depth] = False
         attackable[ii] = found
-    return correct, attackable, wit_f, wit_v, n_evals, n, -1
+    state[0] = 0
+    return correct, attackable, wit_f, wit_v, n_evals, n
 
 
 # ---------------------------------------------------------------------------
@@ -1112,11 +1172,12 @@ def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x,
 @numba.njit(cache=True)
 def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed,
                      feature, threshold, left, right, leaf_proba, roots, leaves, yi, ppos, cur, lo, hi,
-                     rlo, rhi, stack, bound, best, tmp_leaves, acc, tol):
+                     rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, resume, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
-    As :func:`_bb_pattern`; a full assignment that the bound does not exclude is
-    checked with the exact replay of ``forest.predict``. Returns ``(found, n_nodes)``.
+    As :func:`_bb_pattern` (bounded and resumable the same way); a full
+    assignment that the bound does not exclude is checked with the exact replay
+    of ``forest.predict``. Returns ``(status, n_nodes, q)``.
     """
     for q in range(k):
         f = item_f[pick[q]]
@@ -1129,13 +1190,25 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             hi[q] = values_ptr[f] + region[f] - 1
         rlo[q] = lo[q]
         rhi[q] = hi[q]
-    nodes = 1
-    found = False
-    if _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
-                             ppos, rlo, rhi, values, yi, stack, bound, best, tol):
-        q = 0
+    nodes = 0
+    status = 0
+    q = 0
+    go = True
+    if resume:
+        q = q_resume
+        for qq in range(q_resume):
+            rlo[qq] = cur[qq]
+            rhi[qq] = cur[qq]
+    else:
+        nodes = 1
+        go = _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
+                                   ppos, rlo, rhi, values, yi, stack, bound, best, tol)
         cur[0] = lo[0] - 1
+    if go:
         while q >= 0:
+            if nodes >= max_nodes:
+                status = 2
+                break
             cur[q] += 1
             if cur[q] > hi[q]:
                 rlo[q] = lo[q]
@@ -1157,22 +1230,23 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
                     f = item_f[pick[qq]]
                     xp[f] = x[f]
                 if flips:
-                    found = True
+                    status = 1
                     break
                 continue
             q += 1
             cur[q] = lo[q] - 1
-    for q in range(k):
-        ppos[item_f[pick[q]]] = -1
-    return found, nodes
+    for qq in range(k):
+        ppos[item_f[pick[qq]]] = -1
+    return status, nodes, q
 
 
 @numba.njit(cache=True)
 def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
                       feature, threshold, left, right, leaf_proba, roots, leaves, yi, cur, lo, hi,
-                      tmp_leaves, acc):
+                      tmp_leaves, acc, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
-    replayed exactly). Returns ``(found, n_evaluated)``; ``cur`` holds the witness."""
+    replayed exactly), bounded and resumable as :func:`_try_pattern`.
+    Returns ``(status, n_evaluated)``; on status 1 ``cur`` holds the witness."""
     for q in range(k):
         f = item_f[pick[q]]
         if item_s[pick[q]] == 0:
@@ -1181,15 +1255,19 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
         else:
             lo[q] = values_ptr[f]
             hi[q] = values_ptr[f] + region[f]
-        cur[q] = lo[q]
-        xp[f] = values[lo[q]]
+        if not resume:
+            cur[q] = lo[q]
+        xp[f] = values[cur[q]]
     n_eval = 0
-    found = False
+    status = 0
     while True:
+        if n_eval >= max_eval:
+            status = 2
+            break
         n_eval += 1
         if _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi,
                        tmp_leaves, acc):
-            found = True
+            status = 1
             break
         q = k - 1
         while q >= 0:
@@ -1206,12 +1284,12 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
     for q in range(k):
         f = item_f[pick[q]]
         xp[f] = x[f]
-    return found, n_eval
+    return status, n_eval
 
 
 @numba.njit(cache=True)
 def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, values_ptr, values, X, y, rows,
-                      budget, prune, tol, start_item, max_work):
+                      budget, prune, tol, state, max_work):
     """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
 
     Same enumeration as :func:`brute_kernel` (every set of at most ``budget``
@@ -1222,8 +1300,8 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     (:func:`_bb_pattern_soft`); every candidate is confirmed by replaying
     ``forest.predict`` exactly. ``prune=False`` replays every combination.
 
-    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done, resume_item``
-    (see :func:`brute_kernel` for the bounded-work protocol).
+    Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done`` (see
+    :func:`brute_kernel` for the bounded, exactly resumable ``state`` protocol).
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -1234,7 +1312,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     wit_f = np.full((n, budget), -1, np.int64)
     wit_v = np.full((n, budget), np.nan, np.float64)
     n_evals = np.zeros(n, np.int64)
-    cur = np.empty(budget, np.int64)
+    cur = np.zeros(budget, np.int64)
     lo = np.empty(budget, np.int64)
     hi = np.empty(budget, np.int64)
     region = np.zeros(d, np.int64)
@@ -1256,6 +1334,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         i = rows[ii]
         x = X[i]
         yi = y[i]
+        resume = ii == 0 and state[0] != 0
         if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
@@ -1316,58 +1395,82 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         aff = np.empty(n_trees, np.int64)
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
-        if ii == 0:
-            pick[0] = start_item - 1
         added = np.zeros(budget, np.bool_)
         depth = 0
-        found = False
-        while depth >= 0:
-            if added[depth]:
-                k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+        phase = 0
+        q_res = 0
+        if resume:  # rebuild the search state where the previous call paused
+            phase = state[0]
+            depth = state[1]
+            for q in range(budget):
+                pick[q] = state[3 + q]
+            top = depth + 1 if (phase == 2 or state[2] == 1) else depth
+            for lev in range(top):
+                added[lev] = True
+                k = 2 * item_f[pick[lev]] + item_s[pick[lev]]
                 for q in range(ptr[k], ptr[k + 1]):
                     t = trees[q]
-                    cnt[t] -= 1
                     if cnt[t] == 0:
                         for c in range(K):
-                            covered[c] -= w[t, c]
-                added[depth] = False
-                if depth == 0 and work >= max_work:
-                    return correct, attackable, wit_f, wit_v, n_evals, ii, pick[0] + 1
-            nxt = pick[depth] + 1
-            if depth > 0:
-                jprev = item_j[pick[depth - 1]]
-                while nxt < ni and item_j[nxt] == jprev:
-                    nxt += 1
-            if nxt >= ni:
-                depth -= 1
-                continue
-            if prune:
-                jn = item_j[nxt]
-                hi_j = min(jn + budget - depth, nc)
-                bnd = prefix[hi_j] - prefix[jn]
-                hope = False
-                for c in range(K):
-                    if c != yi and covered[c] + bnd >= margin[c] - tol:
-                        hope = True
-                if not hope:
+                            covered[c] += w[t, c]
+                    cnt[t] += 1
+            if phase == 2:
+                q_res = state[2]
+                for q in range(budget):
+                    cur[q] = state[3 + budget + q]
+            state[0] = 0
+        found = False
+        while depth >= 0:
+            if phase == 2:  # resume inside the value search of the pattern pick[:depth + 1]
+                feasible = True
+            else:
+                if work >= max_work:
+                    _save_state(state, 1, depth, 1 if added[depth] else 0, pick, cur, budget)
+                    return correct, attackable, wit_f, wit_v, n_evals, ii
+                if added[depth]:
+                    k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+                    for q in range(ptr[k], ptr[k + 1]):
+                        t = trees[q]
+                        cnt[t] -= 1
+                        if cnt[t] == 0:
+                            for c in range(K):
+                                covered[c] -= w[t, c]
+                    added[depth] = False
+                nxt = pick[depth] + 1
+                if depth > 0:
+                    jprev = item_j[pick[depth - 1]]
+                    while nxt < ni and item_j[nxt] == jprev:
+                        nxt += 1
+                if nxt >= ni:
                     depth -= 1
                     continue
-            pick[depth] = nxt
-            work += 1
-            k = 2 * item_f[nxt] + item_s[nxt]
-            for q in range(ptr[k], ptr[k + 1]):
-                t = trees[q]
-                if cnt[t] == 0:
+                if prune:
+                    jn = item_j[nxt]
+                    hi_j = min(jn + budget - depth, nc)
+                    bnd = prefix[hi_j] - prefix[jn]
+                    hope = False
                     for c in range(K):
-                        covered[c] += w[t, c]
-                cnt[t] += 1
-            added[depth] = True
-            feasible = True
-            if prune:
-                feasible = False
-                for c in range(K):
-                    if c != yi and covered[c] >= margin[c] - tol:
-                        feasible = True
+                        if c != yi and covered[c] + bnd >= margin[c] - tol:
+                            hope = True
+                    if not hope:
+                        depth -= 1
+                        continue
+                pick[depth] = nxt
+                work += 1
+                k = 2 * item_f[nxt] + item_s[nxt]
+                for q in range(ptr[k], ptr[k + 1]):
+                    t = trees[q]
+                    if cnt[t] == 0:
+                        for c in range(K):
+                            covered[c] += w[t, c]
+                    cnt[t] += 1
+                added[depth] = True
+                feasible = True
+                if prune:
+                    feasible = False
+                    for c in range(K):
+                        if c != yi and covered[c] >= margin[c] - tol:
+                            feasible = True
             if feasible:
                 n_aff = 0
                 for t in range(n_trees):
@@ -1380,19 +1483,24 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                         if cnt[t] == 0:
                             for c in range(K):
                                 fixed[c] += dmat[t, c]
-                    ok_bb, nodes = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                    x, xp, aff, n_aff, fixed, feature, threshold, left, right,
-                                                    leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
-                                                    stack, bound, best, tmp_leaves, acc, tol)
-                    n_evals[ii] += nodes
-                    work += nodes
+                    st, nodes, q_at = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
+                                                       x, xp, aff, n_aff, fixed, feature, threshold, left, right,
+                                                       leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
+                                                       stack, bound, best, tmp_leaves, acc, tol, phase == 2, q_res,
+                                                       max_work - work)
                 else:
-                    ok_bb, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                     x, xp, aff, n_aff, feature, threshold, left, right,
-                                                     leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc)
-                    n_evals[ii] += nodes
-                    work += nodes
-                if ok_bb:
+                    st, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
+                                                  x, xp, aff, n_aff, feature, threshold, left, right,
+                                                  leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc,
+                                                  phase == 2, max_work - work)
+                    q_at = 0
+                phase = 0
+                n_evals[ii] += nodes
+                work += nodes
+                if st == 2:
+                    _save_state(state, 2, depth, q_at, pick, cur, budget)
+                    return correct, attackable, wit_f, wit_v, n_evals, ii
+                if st == 1:
                     found = True
                     for q in range(depth + 1):
                         wit_f[ii, q] = item_f[pick[q]]
@@ -1403,4 +1511,5 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                 pick[depth] = pick[depth - 1]
                 added[depth] = False
         attackable[ii] = found
-    return correct, attackable, wit_f, wit_v, n_evals, n, -1
+    state[0] = 0
+    return correct, attackable, wit_f, wit_v, n_evals, n
