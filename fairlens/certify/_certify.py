@@ -513,7 +513,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
     counts = {s: int(np.sum(status == s)) for s in STATUSES}
     acc_clean = float(np.mean(correct))
     lower = (counts["certified_flb"] + counts["certified_elb"] + counts["robust_brute"]) / n
-    upper = 1.0 - (counts["misclassified"] + counts["attackable"]) / n
+    upper = (n - counts["misclassified"] - counts["attackable"]) / n
     a_flb = a_elb = a_exact = None
     if method in ("flb", "cascade") and complete_flb:
         a_flb = counts["certified_flb"] / n

@@ -246,6 +246,8 @@ class CoverVisualizer(WidgetProtocol):
             lines.append(f"<span style='color:#d73027'>witness x' flips the vote: {txt}</span>")
         elif status == "robust_brute":
             lines.append("brute force: no attack on at most b features exists.")
+        elif status == "unknown":
+            lines.append("not settled: the time limit stopped the search before this instance was decided.")
         lines.append(f"<span style='color:#555'>certified vote: {html.escape(res.vote)}</span>")
         png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
                                                            feature_names=self.feature_names), (5.4, 4.6))

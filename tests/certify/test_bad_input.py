@@ -110,9 +110,11 @@ def test_enums_flags_and_keywords(data):
     with pytest.raises(TypeError, match="progress"):
         certify(rf, X, y, progress="bar")
     with pytest.raises(TypeError):
-        certify(rf, X, y, n_jobs=2)
+        certify(rf, X, y, n_jobs=2.0)
     with pytest.raises(TypeError, match="n_jobs"):
-        accuracy_under_attack(rf, X, y, budgets=(1,), n_jobs=2)
+        accuracy_under_attack(rf, X, y, budgets=(1,), n_jobs="2")
+    with pytest.raises(TypeError, match="nope"):
+        accuracy_under_attack(rf, X, y, budgets=(1,), nope=2)
     with pytest.raises(ValueError, match="budgets"):
         accuracy_under_attack(rf, X, y, budgets=(1, 99))
     with pytest.raises(ValueError, match="budgets"):
