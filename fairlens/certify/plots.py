@@ -19,6 +19,7 @@ STATUS_COLORS = {
     "robust_brute": "#d9ef8b",
     "attackable": "#d73027",
     "not_certified": "#fdae61",
+    "unknown": "#c7c7c7",
 }
 
 
