@@ -419,44 +419,68 @@ def _xgb_has_best(model):
 
 
 def _xgb_base(bm, booster, info, K):
-    """Base margin per class, recovered exactly (the float32 that replays round 0 bit for bit)."""
+    """Base margin per class: the float32 with which the float32 replay of all trees matches
+    ``predict(output_margin=True)`` bit for bit on probe rows drawn from the relevant values
+    (candidates: the configured ``base_score`` through the objective's link, and a scan of
+    float32 neighbours of the value implied by the first round)."""
     import xgboost as xgb
 
     rng = np.random.default_rng(0)
-    X = np.vstack([np.zeros(bm.n_features), rng.normal(size=(7, bm.n_features))])
+    n_probe = 64
+    X = np.zeros((n_probe, bm.n_features))
+    for f in range(bm.n_features):
+        v = bm.values[bm.values_ptr[f]:bm.values_ptr[f + 1]]
+        X[:, f] = rng.choice(v, n_probe) if v.size else 0.0
     dm = xgb.DMatrix(X, feature_names=booster.feature_names)
-    m01 = np.asarray(booster.predict(dm, output_margin=True, iteration_range=(0, 1)), dtype=np.float32)
-    m01 = m01.reshape(X.shape[0], -1)
-    # trees of round 0
-    n0 = 1
+    full = np.asarray(booster.predict(dm, output_margin=True), dtype=np.float32).reshape(n_probe, -1)
+    m01 = np.asarray(booster.predict(dm, output_margin=True, iteration_range=(0, 1)),
+                     dtype=np.float32).reshape(n_probe, -1)
+    cfg = json.loads(booster.save_config())["learner"]
+    try:
+        bs = [float(v) for v in cfg["learner_model_param"]["base_score"].strip("[]").split(",")]
+    except (KeyError, ValueError):  # pragma: no cover - other formats
+        bs = []
+    n_trees = bm.n_trees
     indptr = None
     try:
         indptr = json.loads(bytes(booster.save_raw(raw_format="json")))["learner"]["gradient_booster"]["model"].get(
             "iteration_indptr")
     except Exception:  # pragma: no cover - older formats
         indptr = None
-    if indptr is not None and len(indptr) > 1:
-        n0 = int(indptr[1])
+    n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
     Xr = bm.round_X(X)
+    leaves = np.array([[bm.value[_bk._leaf(bm.feature, bm.threshold, bm.left, bm.right, bm.roots[t], x)]
+                        for t in range(n_trees)] for x in Xr], dtype=np.float32)
     base = np.zeros(K)
-    for gcol in range(m01.shape[1]):
+    for gcol in range(full.shape[1]):
         g = 1 if K == 2 else gcol
-        ts = [t for t in range(n0) if bm.group[t] == g]
-        leaves = np.array([[bm.value[_bk._leaf(bm.feature, bm.threshold, bm.left, bm.right, bm.roots[t], x)]
-                            for t in ts] for x in Xr])
-        guess = np.float32(float(m01[0, gcol]) - float(np.sum(leaves[0])))
-        best, best_err = guess, np.inf
-        cand = guess
-        for _ in range(9):
-            cand = np.nextafter(cand, np.float32(-np.inf))
-        for _ in range(19):
-            acc = np.full(X.shape[0], cand, dtype=np.float32)
-            for j in range(len(ts)):
-                acc = (acc + leaves[:, j].astype(np.float32)).astype(np.float32)
-            err = np.abs(acc.astype(np.float64) - m01[:, gcol].astype(np.float64)).max()
-            if err < best_err:
-                best, best_err = cand, err
-            cand = np.nextafter(cand, np.float32(np.inf))
+        ts = np.flatnonzero(bm.group == g)
+        cands = []
+        if len(bs) == full.shape[1] or len(bs) == 1:
+            p = bs[gcol] if len(bs) == full.shape[1] else bs[0]
+            if bm._objective == "binary:logistic" and 0.0 < p < 1.0:
+                cands += [np.float32(np.log(p / (1.0 - p))), np.float32(-np.log(1.0 / np.float32(p) - 1.0)),
+                          -np.log(np.float32(1.0) / np.float32(p) - np.float32(1.0))]
+            else:
+                cands.append(np.float32(p))
+        t0 = [t for t in ts if t < n0]
+        guess = np.float32(float(m01[0, gcol]) - float(leaves[0, t0].astype(np.float64).sum()))
+        c = guess
+        for _ in range(48):
+            c = np.nextafter(c, np.float32(-np.inf))
+        for _ in range(97):
+            cands.append(c)
+            c = np.nextafter(c, np.float32(np.inf))
+        best, best_hits = cands[0], -1
+        for cand in cands:
+            acc = np.full(n_probe, np.float32(cand), dtype=np.float32)
+            for t in ts:
+                acc = (acc + leaves[:, t]).astype(np.float32)
+            hits = int(np.sum(acc == full[:, gcol]))
+            if hits > best_hits:
+                best, best_hits = cand, hits
+            if hits == n_probe:
+                break
         base[g] = float(best)
     return base
 
