@@ -374,6 +374,14 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         exact accuracy under attack (a single point when every row is settled
         by the cascade or brute force).
     """
+    from ._boosted import certify_boosted, is_boosted
+
+    if is_boosted(forest):  # XGBoost, LightGBM, scikit-learn gradient boosting: summed raw scores
+        if vote is not None or tie_class is not None:
+            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
+                             "the summed raw scores; leave them unset.")
+        return certify_boosted(forest, X, y, budget=budget, method=method, progress=progress, n_jobs=n_jobs,
+                               time_limit=time_limit)
     method = check_choice("method", method, METHODS)
     prune = check_bool("prune", prune)
     chunk_size = check_int("chunk_size", chunk_size, min=1)
@@ -744,6 +752,17 @@ def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **k
     """
     allowed = {"vote", "prune", "tie_class", "progress", "chunk_size", "n_jobs", "time_limit"}
     check_no_kwargs("accuracy_under_attack", {k: v for k, v in kwargs.items() if k not in allowed})
+    from ._boosted import flatten_boosted, is_boosted
+
+    if is_boosted(forest):
+        bm = flatten_boosted(forest)
+        if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
+            raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
+        budgets = [_check_budget(b, bm.n_features, name="budgets") for b in list(budgets)]
+        if not budgets:
+            raise ValueError("budgets must contain at least one budget.")
+        return pd.concat([certify(bm, X, y, budget=b, method=method, **kwargs).summary() for b in budgets],
+                         ignore_index=True)
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)
@@ -823,6 +842,10 @@ def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
     budget : int, ``1 <= budget <= n_features``.
     vote : {"soft", "hard"}, optional, as in :func:`certify`.
     """
+    from ._boosted import boosted_instance_covers, is_boosted
+
+    if is_boosted(forest):
+        return boosted_instance_covers(forest, x, y, budget=budget)
     ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
     budget = _check_budget(budget, ff.n_features)
     if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):  # a Series

@@ -1,0 +1,974 @@
+"""Certify boosted tree ensembles: XGBoost, LightGBM, scikit-learn gradient boosting.
+
+Beyond the paper (section 4 certifies forests voting by majority): a boosted model
+predicts from the *sum* of its trees' leaf values, one raw score per class
+(binary models: one margin). The attacker's question is unchanged -- can changing
+``b`` features flip ``predict``? -- and the cascade carries over:
+
+* **FLB, generalised** (section 4.3): tree ``t`` can lower the margin
+  ``s_y - s_c`` by at most its swing (current leaf value minus its smallest leaf
+  when it adds to ``y``; its largest leaf minus the current one when it adds to
+  ``c``), and only if an attacked feature is tested on the instance's path in
+  ``t`` (``S_f^+`` when the attacker must increase ``x_f``, ``S_f^-`` when she
+  must decrease it). If the margin exceeds the sum of the ``b`` largest
+  per-feature swings (``max(W(S_f^+), W(S_f^-))``), the row is certified.
+* **ELB, generalised** (section 4.4): no cover of at most ``b`` sets whose
+  union's total swing reaches the margin -- certified.
+* **Brute force** (section 4.1): every set of at most ``b`` features and every
+  relevant value (one representative per interval between the thresholds,
+  chosen so that the library's own comparison puts it in that interval),
+  searched by branch and bound with the same swing bound, each assignment
+  replayed with the library's arithmetic; every witness is then checked with the
+  library's own ``predict``.
+
+Each library's trees are read from its public model dump and evaluated on its own
+split semantics:
+
+=====================  ===================================  ==========================
+library                split (left branch)                  raw score
+=====================  ===================================  ==========================
+XGBoost                ``float32(x) < split`` (float32)     float32 sum, tree order
+LightGBM               ``x <= threshold`` (double)          double sum (init score in
+                                                            the first tree)
+HistGradientBoosting   ``x <= threshold`` (double)          baseline + double sum
+GradientBoosting       ``float32(x) <= threshold``          init raw + learning_rate *
+                                                            leaf values
+=====================  ===================================  ==========================
+
+XGBoost's ``x < s`` is rewritten as ``x <= s^-`` with ``s^-`` the float32 just
+below ``s``, so every model becomes the same flat arrays the forest kernels walk
+(``x[f] <= threshold``). Inputs must be finite (missing values are refused; the
+default directions are recorded but never taken) and attack values are finite
+too. Categorical splits raise a ``ValueError`` naming the feature.
+
+Replay and ties: the replay sums the leaves as the library does (float32 in tree
+order for XGBoost, bit-for-bit; float64 otherwise). Scores within ``tol`` of a tie
+are *ambiguous* -- the library's link (sigmoid/softmax in float32 for XGBoost) or
+tie rule (``>= 0`` for GradientBoosting, ``> 0`` for HistGradientBoosting) decides
+them -- and are resolved by calling the library's ``predict`` on that input. The
+clean prediction is always the library's ``predict``.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _boosted_kernels as _bk
+from .._validation import check_memory
+
+__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "certify_boosted", "boosted_instance_covers",
+           "relevant_values64"]
+
+#: Rows per fixed block (the unit of ``n_jobs`` parallelism and of ``time_limit``).
+ROW_BLOCK = 32
+
+#: Work units after which a brute-force kernel call returns (bounded calls: Ctrl-C,
+#: time limits and progress between them).
+_MAX_WORK = 100_000
+
+
+# ---------------------------------------------------------------------------------------------
+# detection (never imports xgboost or lightgbm)
+# ---------------------------------------------------------------------------------------------
+def _family(model):
+    mod = type(model).__module__.split(".")[0]
+    names = {c.__name__ for c in type(model).__mro__}
+    if mod == "xgboost":
+        if "Booster" in names:
+            return "xgboost_booster"
+        if "XGBClassifier" in names or "XGBRFClassifier" in names:
+            return "xgboost"
+        if "XGBModel" in names:
+            return "xgboost_other"
+    if mod == "lightgbm":
+        if "Booster" in names:
+            return "lightgbm_booster"
+        if "LGBMClassifier" in names:
+            return "lightgbm"
+        if "LGBMModel" in names:
+            return "lightgbm_other"
+    if mod == "sklearn":
+        if "GradientBoostingClassifier" in names:
+            return "sklearn_gb"
+        if "HistGradientBoostingClassifier" in names:
+            return "sklearn_hgb"
+        if "GradientBoostingRegressor" in names or "HistGradientBoostingRegressor" in names:
+            return "sklearn_other"
+    return None
+
+
+def is_boosted(model):
+    """Whether ``model`` is a boosted ensemble handled by this module (or a refused relative)."""
+    return isinstance(model, BoostedModel) or _family(model) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# flat representation
+# ---------------------------------------------------------------------------------------------
+def relevant_values64(feature, threshold, n_features):
+    """Relevant attack values for ``x <= threshold`` on float64 inputs (LightGBM, HGB).
+
+    For feature ``f`` the sorted distinct thresholds ``t_1 < ... < t_k`` and the
+    next float64 above ``t_k``: ``t_j`` is the largest number of the interval
+    ``(t_{j-1}, t_j]``, so each interval has exactly one representative.
+    """
+    ptr = np.zeros(n_features + 1, dtype=np.int64)
+    chunks = []
+    for f in range(n_features):
+        thr = np.asarray(threshold[feature == f], dtype=np.float64)
+        if thr.size == 0:
+            ptr[f + 1] = ptr[f]
+            continue
+        u = np.unique(thr)
+        vals = np.concatenate([u, [np.nextafter(u[-1], np.inf)]])
+        chunks.append(vals)
+        ptr[f + 1] = ptr[f] + vals.size
+    values = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float64)
+    return ptr, values
+
+
+@dataclass
+class BoostedModel:
+    """A boosted ensemble as flat arrays plus the library calls that define it.
+
+    Attributes
+    ----------
+    feature, threshold, left, right : node arrays (``x[f] <= threshold`` goes
+        left on the library-rounded input, see :meth:`round_X`).
+    value : (n_nodes,) float64 leaf values (0 on internal nodes).
+    default_left : (n_nodes,) bool, the library's direction for a missing value
+        (recorded; inputs are required finite).
+    roots : (n_trees,) root node of each tree, in the library's order.
+    group : (n_trees,) class index each tree adds to (binary: 1).
+    base : (n_classes,) base score / init raw prediction (binary: ``[0, base]``).
+    classes_ : labels; ``n_features``; ``feature_names``.
+    f32 : XGBoost accumulates in float32 and GradientBoosting/XGBoost round the
+        input to float32 (``f32_input``).
+    tol : half-width of the ambiguous zone around ties of the replayed scores.
+    acc_err : bound on the float32 accumulation error of a real-number margin
+        (added to ``tol`` in the bounds).
+    source : estimator class name; ``library`` the family.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    default_left: np.ndarray
+    roots: np.ndarray
+    group: np.ndarray
+    base: np.ndarray
+    classes_: np.ndarray
+    n_features: int
+    f32: bool
+    f32_input: bool
+    tol: float
+    acc_err: float
+    source: str
+    library: str
+    model: object = field(default=None, repr=False)
+    feature_names: list | None = field(default=None, repr=False)
+    feature_names_in: np.ndarray | None = field(default=None, repr=False)
+    vmin: np.ndarray = field(default=None, repr=False)
+    vmax: np.ndarray = field(default=None, repr=False)
+    values_ptr: np.ndarray = field(default=None, repr=False)
+    values: np.ndarray = field(default=None, repr=False)
+    vote: str = "additive"
+
+    def __post_init__(self):
+        n_trees = self.roots.shape[0]
+        ends = np.append(self.roots[1:], self.feature.shape[0])
+        self.vmin = np.empty(n_trees)
+        self.vmax = np.empty(n_trees)
+        for t in range(n_trees):
+            sl = slice(int(self.roots[t]), int(ends[t]))
+            lv = self.value[sl][self.feature[sl] < 0]
+            self.vmin[t], self.vmax[t] = lv.min(), lv.max()
+        if self.f32_input:
+            from ._flatten import relevant_values
+
+            self.values_ptr, self.values = relevant_values(self.feature, self.threshold, self.n_features)
+        else:
+            self.values_ptr, self.values = relevant_values64(self.feature, self.threshold, self.n_features)
+
+    @property
+    def n_trees(self):
+        return int(self.roots.shape[0])
+
+    @property
+    def n_classes(self):
+        return int(len(self.classes_))
+
+    def arrays(self):
+        """Kernel argument order: feature, threshold, left, right, value, roots, group, base, vmin, vmax."""
+        return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
+                self.base, self.vmin, self.vmax)
+
+    def round_X(self, X64):
+        """The input as the library's comparisons see it (float32-rounded for XGBoost/GB)."""
+        if self.f32_input:
+            return np.ascontiguousarray(X64.astype(np.float32).astype(np.float64))
+        return np.ascontiguousarray(X64, dtype=np.float64)
+
+    def check_X(self, X, name="X"):
+        """``(X64, Xr)``: validated float64 input (DataFrames aligned by column name) and its
+        library-rounded copy."""
+        from ._flatten import check_X
+
+        X64, _ = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        return X64, self.round_X(X64)
+
+    def replay_scores(self, X):
+        """Raw scores (n, n_classes) replayed from the flat arrays (binary: ``[0, margin]``)."""
+        _, Xr = self.check_X(X)
+        return _bk.raw_scores(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
+                              self.group, self.base, self.f32, Xr)
+
+    def _lib_input(self, X64):
+        if self.feature_names_in is not None and self.library in ("xgboost", "lightgbm", "sklearn_gb",
+                                                                   "sklearn_hgb"):
+            import pandas as pd
+
+            return pd.DataFrame(X64, columns=list(self.feature_names_in))
+        return X64
+
+    def library_predict_index(self, X64):
+        """Class index predicted by the library's own ``predict`` for float64 rows."""
+        X64 = np.ascontiguousarray(X64, dtype=np.float64)
+        if X64.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        m = self.model
+        lib = self.library
+        if lib in ("xgboost", "lightgbm", "sklearn_gb", "sklearn_hgb"):
+            labels = np.asarray(m.predict(self._lib_input(X64)))
+            return self.encode_y(labels, name="predict")
+        if lib == "xgboost_booster":
+            import xgboost as xgb
+
+            p = np.asarray(m.predict(xgb.DMatrix(X64, feature_names=m.feature_names)))
+        else:  # lightgbm_booster
+            p = np.asarray(m.predict(X64))
+        if p.ndim == 1:
+            if self._objective == "multi:softmax":
+                return p.astype(np.int64)
+            if lib == "xgboost_booster":
+                return (p > 0.5).astype(np.int64)
+            return np.argmax(np.column_stack([1.0 - p, p]), axis=1).astype(np.int64)
+        return np.argmax(p, axis=1).astype(np.int64)
+
+    def library_scores(self, X64):
+        """Raw scores from the library (n, n_classes; binary ``[0, margin]``)."""
+        X64 = np.ascontiguousarray(X64, dtype=np.float64)
+        m = self.model
+        lib = self.library
+        if lib == "xgboost":
+            r = m.predict(self._lib_input(X64), output_margin=True)
+        elif lib == "xgboost_booster":
+            import xgboost as xgb
+
+            r = m.predict(xgb.DMatrix(X64, feature_names=m.feature_names), output_margin=True)
+        elif lib == "lightgbm":
+            r = m.predict(self._lib_input(X64), raw_score=True)
+        elif lib == "lightgbm_booster":
+            r = m.predict(X64, raw_score=True)
+        else:
+            r = m.decision_function(self._lib_input(X64))
+        r = np.asarray(r, dtype=np.float64)
+        if r.ndim == 1 or r.shape[1] == 1:
+            r = r.reshape(-1)
+            return np.column_stack([np.zeros_like(r), r])
+        return r
+
+    def encode_y(self, y, name="y", n_rows=None):
+        from ._fpf import _encode_labels
+
+        if n_rows is None:
+            n_rows = np.shape(y)[0] if np.ndim(y) >= 1 else 1
+        return _encode_labels(y, self.classes_, n_rows, name=name)
+
+    def predict(self, X):
+        """The certified prediction: the library's own ``predict`` (labels)."""
+        X64, _ = self.check_X(X)
+        return self.classes_[self.library_predict_index(X64)]
+
+    _objective: str = ""
+
+
+def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, source, library, model,
+              feature_names_in, eps, objective=""):
+    """Concatenate per-tree arrays ``(feature, threshold, left, right, value, default_left)``."""
+    n_nodes = int(sum(t[0].shape[0] for t in trees))
+    K = len(classes)
+    check_memory(8.0 * n_nodes * 7 + 8.0 * len(trees) * (K + 4),
+                 f"flattening {len(trees)} boosted trees with {n_nodes} nodes",
+                 "certify a smaller model (fewer or shallower trees).")
+    if not trees:
+        raise ValueError(f"the {source} has no trees; fit it before certifying.")
+    offsets = np.cumsum([0] + [t[0].shape[0] for t in trees])
+    feature = np.concatenate([t[0] for t in trees]).astype(np.int64)
+    threshold = np.concatenate([t[1] for t in trees]).astype(np.float64)
+    left = np.concatenate([np.where(t[2] >= 0, t[2] + o, -1) for t, o in zip(trees, offsets)]).astype(np.int64)
+    right = np.concatenate([np.where(t[3] >= 0, t[3] + o, -1) for t, o in zip(trees, offsets)]).astype(np.int64)
+    value = np.concatenate([t[4] for t in trees]).astype(np.float64)
+    dleft = np.concatenate([t[5] for t in trees]).astype(bool)
+    if feature.size and feature.max() >= n_features:
+        raise ValueError(f"the {source} tests feature {int(feature.max())} but has {n_features} features.")
+    roots = offsets[:-1].astype(np.int64)
+    groups = np.asarray(groups, dtype=np.int64)
+    base = np.asarray(base, dtype=np.float64)
+    # float accumulation error bound (only XGBoost sums in float32) and the ambiguous zone
+    absmax = np.array([np.abs(t[4][t[0] < 0]).max() for t in trees])
+    per_group = np.zeros(K)
+    count = np.zeros(K)
+    np.add.at(per_group, groups, absmax)
+    np.add.at(count, groups, 1)
+    scale = float((per_group + np.abs(base)).max())
+    acc_err = float(((count.max() + 2) * eps * scale)) if f32 else float((count.max() + 2) * 2.0**-52 * scale)
+    tol = (1e-5 if f32 else 1e-9) * max(1.0, scale)
+    names_in = getattr(model, "feature_names_in_", None)
+    feature_names = [str(c) for c in names_in] if names_in is not None else None
+    bm = BoostedModel(
+        feature=np.ascontiguousarray(feature), threshold=np.ascontiguousarray(threshold),
+        left=np.ascontiguousarray(left), right=np.ascontiguousarray(right), value=np.ascontiguousarray(value),
+        default_left=dleft, roots=roots, group=np.ascontiguousarray(groups), base=np.ascontiguousarray(base),
+        classes_=np.asarray(classes), n_features=int(n_features), f32=bool(f32), f32_input=bool(f32_input),
+        tol=float(tol), acc_err=acc_err, source=source, library=library, model=model,
+        feature_names=feature_names,
+        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object),
+    )
+    bm._objective = objective
+    return bm
+
+
+# ---------------------------------------------------------------------------------------------
+# XGBoost
+# ---------------------------------------------------------------------------------------------
+def _flatten_xgboost(model, library):
+    booster = model if library == "xgboost_booster" else model.get_booster()
+    js = json.loads(bytes(booster.save_raw(raw_format="json")))
+    learner = js["learner"]
+    objective = learner["objective"]["name"]
+    if objective not in ("binary:logistic", "multi:softprob", "multi:softmax"):
+        raise ValueError(f"XGBoost objective {objective!r} is not supported; certify a classifier trained with "
+                         "'binary:logistic', 'multi:softprob' or 'multi:softmax'.")
+    gb = learner["gradient_booster"]
+    if gb["name"] != "gbtree":
+        raise ValueError(f"XGBoost booster {gb['name']!r} is not supported; use booster='gbtree' "
+                         "(dart drops trees at random, gblinear has no trees).")
+    mp = learner["learner_model_param"]
+    if int(mp.get("num_target", "1")) != 1:
+        raise ValueError("multi-target XGBoost models are not supported; fit one model per target.")
+    num_class = int(mp.get("num_class", "0"))
+    n_features = int(mp["num_feature"])
+    tmodel = gb["model"]
+    trees_js = tmodel["trees"]
+    info = [int(g) for g in tmodel["tree_info"]]
+    n_use = len(trees_js)
+    if library == "xgboost":
+        best = getattr(model, "best_iteration", None) if _xgb_has_best(model) else None
+        if best is not None:
+            indptr = tmodel.get("iteration_indptr")
+            if indptr is not None:
+                n_use = int(indptr[int(best) + 1])
+    names = booster.feature_names or [f"f{j}" for j in range(n_features)]
+    trees = []
+    for t in trees_js[:n_use]:
+        L = np.asarray(t["left_children"], dtype=np.int64)
+        R = np.asarray(t["right_children"], dtype=np.int64)
+        F = np.asarray(t["split_indices"], dtype=np.int64)
+        C = np.asarray(t["split_conditions"], dtype=np.float32)
+        D = np.asarray(t["default_left"], dtype=bool)
+        S = np.asarray(t.get("split_type", [0] * L.size), dtype=np.int64)
+        leaf = L < 0
+        if np.any(S[~leaf] != 0):
+            f = int(F[~leaf][S[~leaf] != 0][0])
+            raise ValueError(f"feature {names[f]!r} (index {f}) has categorical splits in this XGBoost model; "
+                             "categorical splits are not supported -- one-hot encode it instead.")
+        feat = np.where(leaf, -1, F)
+        # x < s  (float32)  <=>  x <= the float32 just below s
+        thr = np.where(leaf, 0.0, np.nextafter(C, np.float32(-np.inf)).astype(np.float64))
+        val = np.where(leaf, C.astype(np.float64), 0.0)
+        trees.append((feat, thr, np.where(leaf, -1, L), np.where(leaf, -1, R), val, D))
+    if num_class <= 1:
+        classes = np.asarray(model.classes_) if library == "xgboost" else np.array([0, 1])
+        groups = [1] * n_use
+        K = 2
+    else:
+        classes = np.asarray(model.classes_) if library == "xgboost" else np.arange(num_class)
+        groups = info[:n_use]
+        K = num_class
+    if len(classes) != K:
+        raise ValueError(f"the XGBoost model has {K} outputs but {len(classes)} classes.")
+    bm = _assemble(trees, groups, np.zeros(K), classes, n_features, f32=True, f32_input=True,
+                   source=type(model).__name__, library=library, model=model,
+                   feature_names_in=getattr(model, "feature_names_in_", None), eps=2.0**-24,
+                   objective=objective)
+    bm.base = _xgb_base(bm, booster, info, K)
+    return bm
+
+
+def _xgb_has_best(model):
+    try:
+        return getattr(model, "best_iteration", None) is not None
+    except AttributeError:
+        return False
+
+
+def _xgb_base(bm, booster, info, K):
+    """Base margin per class: the float32 with which the float32 replay of all trees matches
+    ``predict(output_margin=True)`` bit for bit on probe rows drawn from the relevant values
+    (candidates: the configured ``base_score`` through the objective's link, and a scan of
+    float32 neighbours of the value implied by the first round)."""
+    import xgboost as xgb
+
+    rng = np.random.default_rng(0)
+    n_probe = 64
+    X = np.zeros((n_probe, bm.n_features))
+    for f in range(bm.n_features):
+        v = bm.values[bm.values_ptr[f]:bm.values_ptr[f + 1]]
+        X[:, f] = rng.choice(v, n_probe) if v.size else 0.0
+    dm = xgb.DMatrix(X, feature_names=booster.feature_names)
+    full = np.asarray(booster.predict(dm, output_margin=True), dtype=np.float32).reshape(n_probe, -1)
+    m01 = np.asarray(booster.predict(dm, output_margin=True, iteration_range=(0, 1)),
+                     dtype=np.float32).reshape(n_probe, -1)
+    cfg = json.loads(booster.save_config())["learner"]
+    try:
+        bs = [float(v) for v in cfg["learner_model_param"]["base_score"].strip("[]").split(",")]
+    except (KeyError, ValueError):  # pragma: no cover - other formats
+        bs = []
+    n_trees = bm.n_trees
+    indptr = None
+    try:
+        indptr = json.loads(bytes(booster.save_raw(raw_format="json")))["learner"]["gradient_booster"]["model"].get(
+            "iteration_indptr")
+    except Exception:  # pragma: no cover - older formats
+        indptr = None
+    n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
+    Xr = bm.round_X(X)
+    leaves = np.array([[bm.value[_bk._leaf(bm.feature, bm.threshold, bm.left, bm.right, bm.roots[t], x)]
+                        for t in range(n_trees)] for x in Xr], dtype=np.float32)
+    base = np.zeros(K)
+    for gcol in range(full.shape[1]):
+        g = 1 if K == 2 else gcol
+        ts = np.flatnonzero(bm.group == g)
+        cands = []
+        if len(bs) == full.shape[1] or len(bs) == 1:
+            p = bs[gcol] if len(bs) == full.shape[1] else bs[0]
+            if bm._objective == "binary:logistic" and 0.0 < p < 1.0:
+                cands += [np.float32(np.log(p / (1.0 - p))), np.float32(-np.log(1.0 / np.float32(p) - 1.0)),
+                          -np.log(np.float32(1.0) / np.float32(p) - np.float32(1.0))]
+            else:
+                cands.append(np.float32(p))
+        t0 = [t for t in ts if t < n0]
+        guess = np.float32(float(m01[0, gcol]) - float(leaves[0, t0].astype(np.float64).sum()))
+        c = guess
+        for _ in range(48):
+            c = np.nextafter(c, np.float32(-np.inf))
+        for _ in range(97):
+            cands.append(c)
+            c = np.nextafter(c, np.float32(np.inf))
+        best, best_hits = cands[0], -1
+        for cand in cands:
+            acc = np.full(n_probe, np.float32(cand), dtype=np.float32)
+            for t in ts:
+                acc = (acc + leaves[:, t]).astype(np.float32)
+            hits = int(np.sum(acc == full[:, gcol]))
+            if hits > best_hits:
+                best, best_hits = cand, hits
+            if hits == n_probe:
+                break
+        base[g] = float(best)
+    return base
+
+
+# ---------------------------------------------------------------------------------------------
+# LightGBM
+# ---------------------------------------------------------------------------------------------
+def _flatten_lightgbm(model, library):
+    booster = model if library == "lightgbm_booster" else model.booster_
+    dump = booster.dump_model()
+    objective = str(dump.get("objective", "")).split(" ")[0]
+    if objective not in ("binary", "multiclass", "multiclassova"):
+        raise ValueError(f"LightGBM objective {objective!r} is not supported; certify a classifier trained with "
+                         "'binary', 'multiclass' or 'multiclassova'.")
+    if dump.get("average_output", False):
+        raise ValueError("LightGBM boosting='rf' (averaged output) is not supported; use boosting='gbdt'.")
+    K_iter = int(dump["num_tree_per_iteration"])
+    n_features = int(dump["max_feature_idx"]) + 1
+    names = dump.get("feature_names") or [f"Column_{j}" for j in range(n_features)]
+    trees = []
+    groups = []
+    for k, ti in enumerate(dump["tree_info"]):
+        trees.append(_lgb_tree(ti["tree_structure"], names))
+        groups.append(1 if K_iter == 1 else k % K_iter)
+    if library == "lightgbm":
+        classes = np.asarray(model.classes_)
+    else:
+        classes = np.arange(2 if K_iter == 1 else K_iter)
+    K = 2 if K_iter == 1 else K_iter
+    if len(classes) != K:
+        raise ValueError(f"the LightGBM model has {K} outputs but {len(classes)} classes.")
+    return _assemble(trees, groups, np.zeros(K), classes, n_features, f32=False, f32_input=False,
+                     source=type(model).__name__, library=library, model=model,
+                     feature_names_in=getattr(model, "feature_names_in_", None), eps=2.0**-52,
+                     objective=objective)
+
+
+def _lgb_tree(root, names):
+    feat, thr, L, R, val, D = [], [], [], [], [], []
+
+    def add(node):
+        i = len(feat)
+        feat.append(-1)
+        thr.append(0.0)
+        L.append(-1)
+        R.append(-1)
+        val.append(0.0)
+        D.append(False)
+        if "leaf_value" in node or "split_feature" not in node:
+            if "leaf_coeff" in node or "leaf_features" in node:
+                raise ValueError("LightGBM linear trees (linear_tree=True) are not supported.")
+            val[i] = float(node.get("leaf_value", 0.0))
+            return i
+        f = int(node["split_feature"])
+        if node.get("decision_type", "<=") != "<=":
+            raise ValueError(f"feature {names[f]!r} (index {f}) has categorical splits in this LightGBM model; "
+                             "categorical splits are not supported -- one-hot encode it instead.")
+        if node.get("missing_type", "None") == "Zero":
+            raise ValueError(f"feature {names[f]!r} (index {f}) treats zero as missing in this LightGBM model "
+                             "(zero_as_missing=True); that is not supported.")
+        feat[i] = f
+        thr[i] = float(node["threshold"])
+        D[i] = bool(node.get("default_left", True))
+        a = add(node["left_child"])
+        b = add(node["right_child"])
+        L[i], R[i] = a, b
+        return i
+
+    add(root)
+    return (np.asarray(feat, dtype=np.int64), np.asarray(thr, dtype=np.float64), np.asarray(L, dtype=np.int64),
+            np.asarray(R, dtype=np.int64), np.asarray(val, dtype=np.float64), np.asarray(D, dtype=bool))
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn
+# ---------------------------------------------------------------------------------------------
+def _flatten_sklearn_gb(model):
+    from sklearn.dummy import DummyClassifier
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "estimators_")
+    init = model.init_
+    if not (isinstance(init, str) and init == "zero") and not isinstance(init, DummyClassifier):
+        raise ValueError(f"GradientBoostingClassifier with init={type(init).__name__} is not supported: its "
+                         "raw score is not a constant plus trees; use init=None (the default) or 'zero'.")
+    n_features = int(model.n_features_in_)
+    # the init raw prediction is a constant (prior or zero); pinned private API, see tests
+    base_raw = np.asarray(model._raw_predict_init(np.zeros((1, n_features))), dtype=np.float64)[0]
+    est = model.estimators_
+    K_iter = est.shape[1]
+    lr = float(model.learning_rate)
+    trees, groups = [], []
+    for i in range(est.shape[0]):
+        for k in range(K_iter):
+            tr = est[i, k].tree_
+            feat = np.asarray(tr.feature, dtype=np.int64).copy()
+            leaf = tr.children_left < 0
+            feat[leaf] = -1
+            thr = np.where(leaf, 0.0, np.asarray(tr.threshold, dtype=np.float64))
+            val = np.where(leaf, lr * np.asarray(tr.value[:, 0, 0], dtype=np.float64), 0.0)
+            mgl = getattr(tr, "missing_go_to_left", np.zeros(leaf.shape, dtype=np.uint8))
+            trees.append((feat, thr, np.asarray(tr.children_left, dtype=np.int64),
+                          np.asarray(tr.children_right, dtype=np.int64), val, np.asarray(mgl, dtype=bool)))
+            groups.append(1 if K_iter == 1 else k)
+    classes = np.asarray(model.classes_)
+    K = 2 if K_iter == 1 else K_iter
+    base = np.zeros(K)
+    if K_iter == 1:
+        base[1] = base_raw[0]
+    else:
+        base[:] = base_raw
+    return _assemble(trees, groups, base, classes, n_features, f32=False, f32_input=True,
+                     source=type(model).__name__, library="sklearn_gb", model=model,
+                     feature_names_in=getattr(model, "feature_names_in_", None), eps=2.0**-52)
+
+
+def _flatten_sklearn_hgb(model):
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "_predictors")
+    n_features = int(model.n_features_in_)
+    names_in = getattr(model, "feature_names_in_", None)
+    names = [str(c) for c in names_in] if names_in is not None else [f"x{j}" for j in range(n_features)]
+    is_cat = getattr(model, "is_categorical_", None)
+    if is_cat is not None and np.any(is_cat):
+        f = int(np.flatnonzero(is_cat)[0])
+        raise ValueError(f"feature {names[f]!r} (index {f}) is categorical in this HistGradientBoostingClassifier; "
+                         "categorical splits are not supported -- one-hot encode it instead "
+                         "(or fit with categorical_features=None).")
+    # pinned private API (scikit-learn 1.4-1.9): _predictors[iteration][k].nodes, _baseline_prediction
+    baseline = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
+    trees, groups = [], []
+    K_iter = len(model._predictors[0]) if model._predictors else 1
+    for it in model._predictors:
+        for k, pred in enumerate(it):
+            nd = pred.nodes
+            leaf = nd["is_leaf"].astype(bool)
+            if np.any(nd["is_categorical"][~leaf]):
+                f = int(nd["feature_idx"][~leaf][nd["is_categorical"][~leaf].astype(bool)][0])
+                raise ValueError(f"feature {names[f]!r} (index {f}) has categorical splits; not supported.")
+            feat = np.where(leaf, -1, nd["feature_idx"]).astype(np.int64)
+            thr = np.where(leaf, 0.0, nd["num_threshold"]).astype(np.float64)
+            L = np.where(leaf, -1, nd["left"].astype(np.int64))
+            R = np.where(leaf, -1, nd["right"].astype(np.int64))
+            val = np.where(leaf, nd["value"], 0.0).astype(np.float64)
+            trees.append((feat, thr, L, R, val, nd["missing_go_to_left"].astype(bool)))
+            groups.append(1 if K_iter == 1 else k)
+    classes = np.asarray(model.classes_)
+    K = 2 if K_iter == 1 else K_iter
+    base = np.zeros(K)
+    if K_iter == 1:
+        base[1] = baseline[0]
+    else:
+        base[:] = baseline
+    return _assemble(trees, groups, base, classes, n_features, f32=False, f32_input=False,
+                     source=type(model).__name__, library="sklearn_hgb", model=model,
+                     feature_names_in=names_in, eps=2.0**-52)
+
+
+def flatten_boosted(model):
+    """Read a fitted boosted classifier into a :class:`BoostedModel`.
+
+    Parameters
+    ----------
+    model : xgboost.XGBClassifier or Booster, lightgbm.LGBMClassifier or Booster,
+        sklearn GradientBoostingClassifier or HistGradientBoostingClassifier
+        (binary or multi-class), or a BoostedModel (returned as is).
+
+    Raises
+    ------
+    TypeError
+        Regressors and rankers.
+    ValueError
+        Unsupported objectives, boosters, categorical splits (naming the feature).
+    """
+    if isinstance(model, BoostedModel):
+        return model
+    fam = _family(model)
+    if fam in ("xgboost_other", "lightgbm_other", "sklearn_other"):
+        raise TypeError(f"{type(model).__name__} is not a classifier; certify classifies the attacked decision, "
+                        "so pass a boosted classifier (XGBClassifier, LGBMClassifier, GradientBoostingClassifier, "
+                        "HistGradientBoostingClassifier).")
+    if fam in ("xgboost", "xgboost_booster"):
+        if fam == "xgboost":
+            from sklearn.utils.validation import check_is_fitted
+
+            try:
+                model.get_booster()
+            except Exception as exc:
+                raise ValueError(f"the XGBClassifier is not fitted; call fit first ({exc}).") from None
+            del check_is_fitted
+        return _flatten_xgboost(model, fam)
+    if fam in ("lightgbm", "lightgbm_booster"):
+        if fam == "lightgbm" and not getattr(model, "fitted_", False):
+            raise ValueError("the LGBMClassifier is not fitted; call fit first.")
+        return _flatten_lightgbm(model, fam)
+    if fam == "sklearn_gb":
+        return _flatten_sklearn_gb(model)
+    if fam == "sklearn_hgb":
+        return _flatten_sklearn_hgb(model)
+    raise TypeError(f"{type(model).__name__} is not a supported boosted ensemble.")
+
+
+# ---------------------------------------------------------------------------------------------
+# certification
+# ---------------------------------------------------------------------------------------------
+def _block(payload, chunk):
+    """Certify the rows ``range(*chunk)``: the pure function one parallel task runs."""
+    bm = payload.bm
+    s, e = chunk
+    n = e - s
+    out = {
+        "status": np.full(n, "", dtype=object), "delta": np.full(n, np.nan), "flb_sum": np.full(n, np.nan),
+        "covers": {}, "witnesses": {}, "n_eval": 0, "timings": {"flb": 0.0, "elb": 0.0, "brute": 0.0},
+    }
+    status = out["status"]
+    yi, pred = payload.yi, payload.pred
+    rows = np.arange(s, e, dtype=np.int64)
+    status[pred[s:e] != yi[s:e]] = "misclassified"
+    todo = rows[pred[s:e] == yi[s:e]]
+    deadline = payload.deadline
+    method, budget = payload.method, payload.budget
+    Xr = payload.Xr
+    arrs = bm.arrays()
+
+    def expired():
+        return deadline is not None and time.time() > deadline
+
+    if expired():
+        status[todo - s] = "unknown"
+        return out
+    if method in ("flb", "cascade") and todo.size:
+        t0 = time.perf_counter()
+        att, fsum, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        out["flb_sum"][todo - s] = fsum
+        out["delta"][todo - s] = marg
+        status[todo[~att] - s] = "certified_flb"
+        if method == "flb":
+            status[todo[att] - s] = "not_certified"
+        todo = todo[att]
+        out["timings"]["flb"] += time.perf_counter() - t0
+    if method in ("elb", "cascade") and todo.size:
+        if expired():
+            status[todo - s] = "unknown"
+            return out
+        t0 = time.perf_counter()
+        att, cf, cs, _, _, marg = _bk.elb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        if method == "elb":
+            out["delta"][todo - s] = marg
+        status[todo[~att] - s] = "certified_elb"
+        for k in np.flatnonzero(att):
+            out["covers"][int(todo[k])] = [(int(f), "+" if sg == 0 else "-") for f, sg in zip(cf[k], cs[k])
+                                           if f >= 0]
+        if method == "elb":
+            status[todo[att] - s] = "not_certified"
+        todo = todo[att]
+        out["timings"]["elb"] += time.perf_counter() - t0
+    if method in ("brute", "cascade") and todo.size:
+        t0 = time.perf_counter()
+        _brute_rows(payload, todo, status, s, out)
+        out["timings"]["brute"] += time.perf_counter() - t0
+    if method == "brute":
+        ok = rows[pred[s:e] == yi[s:e]]
+        if ok.size:
+            _, _, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, ok, budget, payload.tol_b)
+            out["delta"][ok - s] = marg
+    return out
+
+
+def _brute_rows(payload, todo, status, s, out):
+    """Brute force on ``todo`` with bounded kernel calls; candidates checked by the library."""
+    bm = payload.bm
+    Xr, X64, yi = payload.Xr, payload.X64, payload.yi
+    budget = payload.budget
+    deadline = payload.deadline
+    queue = [int(r) for r in todo]
+    start_item, skip = 0, 0
+    pos = 0
+    while pos < len(queue):
+        if deadline is not None and time.time() > deadline:
+            for r in queue[pos:]:
+                status[r - s] = "unknown"
+            return
+        rows = np.asarray(queue[pos:], dtype=np.int64)
+        res = _bk.brute_boost_kernel(*bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
+                                     rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
+        outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
+        n_done, resume, amb_item, amb_skip = int(n_done), int(resume), int(amb_item), int(amb_skip)
+        out["n_eval"] += int(ne.sum())
+        # candidates of the finished rows, checked with the library's predict in one call
+        cand = [k for k in range(n_done) if outcome[k] > 0]
+        flips = {}
+        if cand:
+            xs = []
+            for k in cand:
+                xw = X64[rows[k]].copy()
+                feats = [int(f) for f in wf[k] if f >= 0]
+                xw[feats] = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
+                xs.append(xw)
+            lib = bm.library_predict_index(np.vstack(xs))
+            for j, k in enumerate(cand):
+                flips[k] = (lib[j] != yi[rows[k]], xs[j])
+        retry = None
+        for k in range(n_done):
+            r = int(rows[k])
+            if outcome[k] == 0:
+                status[r - s] = "robust_brute"
+                continue
+            flipped, xw = flips[k]
+            if flipped:
+                status[r - s] = "attackable"
+                feats = [int(f) for f in wf[k] if f >= 0]
+                out["witnesses"][r] = (xw, feats, [float(xw[f]) for f in feats])
+            elif outcome[k] == 1:
+                raise RuntimeError(
+                    f"internal: the replay of the {bm.source} found an attack on row {r} that the library's own "
+                    "predict does not confirm; please report this model.")
+            else:  # ambiguous and rejected: resume the row after this candidate
+                retry = (amb_item, amb_skip + 1)
+        pos += n_done
+        if retry is not None:
+            pos -= 1
+            start_item, skip = retry
+        elif resume >= 0:
+            start_item, skip = resume, 0
+        else:
+            start_item, skip = 0, 0
+
+
+def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, chunk_size=None, n_jobs=None,
+                    time_limit=None, **ignored):
+    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring)."""
+    from .._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
+    from .._validation import check_choice, check_real
+    from ._certify import METHODS, STATUSES, CertificationResult, _check_budget, _check_progress
+
+    method = check_choice("method", method, METHODS)
+    progress = _check_progress(progress)
+    n_jobs = check_n_jobs(n_jobs)
+    if time_limit is not None:
+        time_limit = check_real("time_limit", time_limit, min=0.0)
+    bm = flatten_boosted(model)
+    budget = _check_budget(budget, bm.n_features)
+    X64, Xr = bm.check_X(X)
+    n = X64.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows; pass at least one instance to certify.")
+    yi = bm.encode_y(y, n_rows=n)
+    check_memory(n * 8.0 * (4 * budget + 16) + 8.0 * bm.n_trees * bm.n_classes * 4,
+                 f"certifying {n} rows at budget {budget}", "certify fewer rows at a time.")
+    t_start = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + float(time_limit)
+    pred = bm.library_predict_index(X64)
+    # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
+    rep = _bk.raw_scores(bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
+                         Xr)
+    lib = bm.library_scores(X64)
+    if lib.shape != rep.shape:
+        raise RuntimeError(f"internal: library scores have shape {lib.shape}, replay {rep.shape}.")
+    err = float(np.max(np.abs((lib - lib[:, :1]) - (rep - rep[:, :1])))) if n else 0.0
+    tol = max(bm.tol, 8.0 * err)
+    tol_b = tol + bm.acc_err + 2.0 * err
+    for i in np.flatnonzero(pred == yi):
+        if _bk._decide(rep[i], int(yi[i]), tol) == 1:
+            raise RuntimeError(f"internal: the replay of the {bm.source} disagrees with its predict on row {int(i)}.")
+    t_vote = time.perf_counter() - t_start
+    payload = Payload(bm=bm, Xr=Xr, X64=X64, yi=yi, pred=pred, budget=budget, method=method, tol=tol, tol_b=tol_b,
+                      deadline=deadline)
+    chunks = fixed_chunks(n, ROW_BLOCK)
+    bar = None
+    cb = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(chunks), desc=f"certify b={budget}")
+
+        def cb(done, total):
+            bar.n = done
+            bar.refresh()
+    elif callable(progress):
+        def cb(done, total):
+            progress("blocks", done, total)
+    try:
+        results = run_chunks(_block, payload, chunks, n_jobs=n_jobs, progress=cb)
+    finally:
+        if bar is not None:
+            bar.close()
+    status = np.concatenate([r["status"] for r in results]).astype(str)
+    delta = np.concatenate([r["delta"] for r in results])
+    flb_sum = np.concatenate([r["flb_sum"] for r in results])
+    covers, witnesses, changes = {}, {}, {}
+    timings = {"vote": t_vote, "flb": 0.0, "elb": 0.0, "brute": 0.0}
+    n_eval = 0
+    for r in results:
+        covers.update(r["covers"])
+        for i, (xw, feats, vals) in r["witnesses"].items():
+            witnesses[i] = xw
+            changes[i] = (feats, vals)
+        n_eval += r["n_eval"]
+        for k, v in r["timings"].items():
+            timings[k] += v
+    counts = {st: int(np.sum(status == st)) for st in STATUSES}
+    acc_clean = float(np.mean(pred == yi))
+
+    def acc(stats):
+        return float(np.isin(status, stats).sum() / n)
+
+    n_unknown = int(np.sum(status == "unknown"))
+    a_flb = a_elb = a_exact = None
+    if method == "flb":
+        a_flb = acc(("certified_flb",))
+    if method == "elb":
+        a_elb = acc(("certified_elb",))
+    if method == "cascade":
+        a_flb = acc(("certified_flb",))
+        a_elb = acc(("certified_flb", "certified_elb"))
+    robust = ("certified_flb", "certified_elb", "robust_brute")
+    lower = acc(robust)
+    upper = float(lower + n_unknown / n)
+    if method in ("brute", "cascade") and n_unknown == 0:
+        a_exact = lower
+    accuracy = {"flb": a_flb, "elb": a_elb, "brute": lower, "cascade": lower}[method]
+    elapsed = time.perf_counter() - t_start
+    return CertificationResult(
+        method=method, budget=budget, accuracy=accuracy, accuracy_clean=acc_clean, status=status,
+        witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum, stage_counts=counts, timings=timings,
+        elapsed=float(elapsed), n_evaluations=n_eval, accuracy_flb=a_flb, accuracy_elb=a_elb,
+        accuracy_exact=a_exact, y=np.asarray(y), feature_names=bm.feature_names, witness_changes=changes,
+        vote="additive", model=bm.source,
+        accuracy_interval=(lower, upper) if method in ("brute", "cascade") else None,
+    )
+
+
+def boosted_instance_covers(model, x, y, budget=1):
+    """:func:`fairlens.certify.instance_covers` for a boosted model.
+
+    ``membership`` is the trees x features ``S_f^+``/``S_f^-`` matrix of the
+    instance, ``weights[c]`` each tree's swing towards ``c``, ``delta[c]`` the
+    margin ``s_y - s_c``; ``contributions`` (trees,) the current leaf value of each
+    tree and ``tree_group`` the class it adds to.
+    """
+    from ._certify import InstanceCovers, _check_budget
+    from ._kernels import instance_sets
+
+    bm = flatten_boosted(model)
+    budget = _check_budget(budget, bm.n_features)
+    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):
+        x = x.to_frame().T
+    if hasattr(x, "columns"):
+        if len(x) != 1:
+            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
+        X64, Xr = bm.check_X(x, name="x")
+    else:
+        try:
+            xa = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"x must be one numeric instance of {bm.n_features} values; got {x!r}.") from None
+        if xa.ndim != 1:
+            raise ValueError(f"x must be one instance, a 1-D array of {bm.n_features} values; got shape {xa.shape}.")
+        X64, Xr = bm.check_X(xa.reshape(1, -1), name="x")
+    if np.ndim(y) != 0:
+        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
+    yi = int(bm.encode_y(np.asarray([y]), n_rows=1)[0])
+    xr = Xr[0]
+    d = bm.n_features
+    pred = int(bm.library_predict_index(X64)[0])
+    leaves, w, margin = _bk.row_quantities(*bm.arrays(), xr, yi)
+    ptr, trees = instance_sets(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, xr, d)
+    mem = np.zeros((bm.n_trees, d), dtype=np.int8)
+    for k in range(2 * d):
+        f, sg = divmod(k, 2)
+        mem[trees[ptr[k]:ptr[k + 1]], f] |= (1 << sg)
+    plus, minus, flb, delta, weights = {}, {}, {}, {}, {}
+    for c in range(bm.n_classes):
+        if c == yi:
+            continue
+        wc = w[:, c]
+        p = ((mem & 1).astype(bool) * wc[:, None]).sum(axis=0)
+        m = ((mem & 2).astype(bool) * wc[:, None]).sum(axis=0)
+        plus[c], minus[c], weights[c] = p, m, wc
+        mx = np.maximum(p, m)
+        top = np.argsort(-mx, kind="mergesort")[:budget]
+        flb[c] = (float(mx[top].sum()), [int(f) for f in top])
+        delta[c] = float(margin[c])
+    contrib = bm.value[leaves]
+    cov = InstanceCovers(membership=mem, votes=bm.group.copy(), y=yi, wrong=np.zeros(bm.n_trees, dtype=bool),
+                         correct=pred == yi, delta=delta, plus_sizes=plus, minus_sizes=minus, budget=budget,
+                         flb=flb, vote="additive", weights=weights)
+    cov.contributions = contrib
+    cov.tree_group = bm.group.copy()
+    return cov

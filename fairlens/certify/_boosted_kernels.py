@@ -1,0 +1,576 @@
+"""numba kernels for certifying boosted tree ensembles (additive raw scores).
+
+A boosted model (see :mod:`fairlens.certify._boosted`) is flattened into the node
+arrays of the forest kernels -- ``feature`` (int64, -1 on leaves), ``threshold``
+(float64), ``left``/``right`` (int64), ``roots`` -- plus
+
+* ``value`` (float64): the leaf value of every leaf node (0 on internal nodes);
+* ``group`` (int64, per tree): the class whose raw score the tree adds to
+  (binary models: class 1, whose score is the margin; class 0 keeps score 0);
+* ``base`` (float64, per class): base score / init raw prediction;
+* ``vmin``/``vmax`` (float64, per tree): the smallest and largest leaf value;
+* ``f32`` (bool): the library accumulates the scores in float32 (XGBoost): the
+  replay rounds to float32 after every addition, in tree order (bit-for-bit what
+  XGBoost's CPU predictor does).
+
+Every split is ``x[f] <= threshold`` on the library-rounded input (``_boosted``
+converts XGBoost's ``x < split`` in float32 to that form), so the tree walk
+:func:`fairlens.certify._kernels._leaf` and the per-instance sets ``S_f^+`` /
+``S_f^-`` (:func:`fairlens.certify._kernels.instance_sets`) are shared with the
+forest kernels.
+
+Decisions: for an instance predicted ``y`` the margin towards class ``c`` is
+``s_y - s_c``. A replayed score vector is *decisive* for ``y`` when every margin
+exceeds ``tol`` and decisive against ``y`` when some margin is below ``-tol``;
+in between it is *ambiguous* (the library's own link/tie rule may go either
+way) and the caller resolves it by calling the library's ``predict``.
+
+Bounds (generalised FLB/ELB of section 4.3/4.4): tree ``t`` can lower the margin
+towards ``c`` by at most its swing ``w[t, c]`` -- ``value(leaf) - vmin[t]`` when
+``t`` adds to ``y``, ``vmax[t] - value(leaf)`` when it adds to ``c``, else 0 --
+and only if an attacked feature is tested on its path (``S_f^+``/``S_f^-``).
+Bounds compare real-number margins with ``tol_b`` (``tol`` plus the worst
+float32 accumulation error), so they are sound for the library's arithmetic.
+
+Every kernel is plain Python as well (``NUMBA_DISABLE_JIT=1``).
+"""
+import numba
+import numpy as np
+
+from ._kernels import (
+    _cover_search_soft,
+    _feature_max_f,
+    _leaf,
+    _top_sum_f,
+    _weighted_sizes,
+    instance_sets,
+)
+
+__all__ = ["raw_scores", "flb_boost_kernel", "elb_boost_kernel", "brute_boost_kernel", "row_quantities"]
+
+
+@numba.njit(cache=True)
+def _add_scores(value, group, leaves, base, f32, out):
+    """``out = base + sum_t value[leaf_t]`` into ``out[group[t]]``, in tree order
+    (float32 rounding after each addition when ``f32``)."""
+    K = base.shape[0]
+    for c in range(K):
+        out[c] = base[c]
+    n_trees = leaves.shape[0]
+    if f32:
+        for t in range(n_trees):
+            g = group[t]
+            out[g] = np.float64(np.float32(out[g] + value[leaves[t]]))
+    else:
+        for t in range(n_trees):
+            g = group[t]
+            out[g] = out[g] + value[leaves[t]]
+
+
+@numba.njit(cache=True)
+def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, X):
+    """Replayed raw scores (n, K) of the rows of ``X`` (the library's arithmetic)."""
+    n = X.shape[0]
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    out = np.empty((n, K), np.float64)
+    leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    for i in range(n):
+        for t in range(n_trees):
+            leaves[t] = _leaf(feature, threshold, left, right, roots[t], X[i])
+        _add_scores(value, group, leaves, base, f32, acc)
+        out[i, :] = acc
+    return out
+
+
+@numba.njit(cache=True)
+def _decide(s, yi, tol):
+    """0: decisively ``yi``; 1: decisively another class; 2: ambiguous (within ``tol``)."""
+    amb = False
+    for c in range(s.shape[0]):
+        if c == yi:
+            continue
+        d = s[yi] - s[c]
+        if d < -tol:
+            return 1
+        if d <= tol:
+            amb = True
+    return 2 if amb else 0
+
+
+@numba.njit(cache=True)
+def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin):
+    """Leaves, swings ``w[t, c]`` and real-number margins ``margin[c] = s_y - s_c``."""
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    for c in range(K):
+        margin[c] = base[yi] - base[c]
+    for t in range(n_trees):
+        lf = _leaf(feature, threshold, left, right, roots[t], x)
+        leaves[t] = lf
+        g = group[t]
+        v = value[lf]
+        for c in range(K):
+            w[t, c] = 0.0
+        if g == yi:
+            for c in range(K):
+                if c != yi:
+                    margin[c] += v
+                    w[t, c] = v - vmin[t]
+        else:
+            margin[g] -= v
+            w[t, g] = vmax[t] - v
+
+
+@numba.njit(cache=True)
+def row_quantities(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi):
+    """``(leaves, w, margin)`` of one instance (for ``instance_covers`` and the widget)."""
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    leaves = np.empty(n_trees, np.int64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin)
+    return leaves, w, margin
+
+
+@numba.njit(cache=True)
+def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
+                     tol_b):
+    """Generalised FLB (section 4.3) for additive scores.
+
+    For every target class ``c`` the ``budget`` largest per-feature swings
+    ``max(W(S_f^+), W(S_f^-))`` (``W`` = sum of the tree swings ``w[t, c]``) are
+    added; the row is certified when that sum stays below ``margin[c] - tol_b``
+    for every ``c``. Rows must be predicted ``y`` (the caller checks with the
+    library).
+
+    Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
+    """
+    n = rows.shape[0]
+    d_ = X.shape[1]
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    attackable = np.zeros(n, np.bool_)
+    flb_sum = np.full(n, np.nan, np.float64)
+    margin_out = np.full(n, np.nan, np.float64)
+    leaves = np.empty(n_trees, np.int64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
+                     margin)
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        best = -np.inf
+        for c in range(K):
+            if c == yi:
+                continue
+            s = _top_sum_f(_feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d_), d_), budget)
+            if s - margin[c] > best:
+                best = s - margin[c]
+                flb_sum[ii] = s
+                margin_out[ii] = margin[c]
+            if s >= margin[c] - tol_b:
+                attackable[ii] = True
+    return attackable, flb_sum, margin_out
+
+
+@numba.njit(cache=True)
+def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
+                     tol_b):
+    """Generalised ELB (section 4.4/4.6): some cover of at most ``budget`` sets
+    (never ``S_f^+`` with ``S_f^-``) whose union's total swing reaches
+    ``margin[c] - tol_b`` for some class ``c``; else the row is certified.
+
+    Returns ``attackable, cover_f, cover_s, target, covered, margin``.
+    """
+    n = rows.shape[0]
+    d_ = X.shape[1]
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    attackable = np.zeros(n, np.bool_)
+    cover_f = np.full((n, budget), -1, np.int64)
+    cover_s = np.full((n, budget), -1, np.int64)
+    target = np.full(n, -1, np.int64)
+    covered_out = np.zeros(n, np.float64)
+    margin_out = np.full(n, np.nan, np.float64)
+    pf = np.empty(budget, np.int64)
+    ps = np.empty(budget, np.int64)
+    leaves = np.empty(n_trees, np.int64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
+                     margin)
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        for c in range(K):
+            if c == yi:
+                continue
+            sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
+            found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol_b, n_trees, pf, ps)
+            if np.isnan(margin_out[ii]):
+                margin_out[ii] = margin[c]
+            if found:
+                attackable[ii] = True
+                cover_f[ii, :] = pf
+                cover_s[ii, :] = ps
+                target[ii] = c
+                covered_out[ii] = cov
+                margin_out[ii] = margin[c]
+                break
+    return attackable, cover_f, cover_s, target, covered_out, margin_out
+
+
+@numba.njit(cache=True)
+def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
+                     rhi, values, stack, bound, tol_b):
+    """Sound test of the branch and bound: can some completion of the partial
+    assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
+    ``q = ppos[f]``) give some class ``c`` a score within ``tol_b`` of ``y``'s?
+
+    Each affected tree is relaxed independently: the smallest (tree adds to
+    ``y``) or largest (tree adds to ``c``) leaf value among the leaves some
+    allowed value reaches. ``fixed[c]`` holds ``s_c - s_y`` of the other trees.
+    """
+    K = fixed.shape[0]
+    for c in range(K):
+        bound[c] = fixed[c]
+    for a in range(n_aff):
+        t = aff[a]
+        lo_v = np.inf
+        hi_v = -np.inf
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            f = feature[node]
+            if f < 0:
+                v = value[node]
+                if v < lo_v:
+                    lo_v = v
+                if v > hi_v:
+                    hi_v = v
+                continue
+            q = ppos[f]
+            if q < 0:
+                if x[f] <= threshold[node]:
+                    stack[sp] = left[node]
+                else:
+                    stack[sp] = right[node]
+                sp += 1
+            else:
+                if values[rlo[q]] <= threshold[node]:
+                    stack[sp] = left[node]
+                    sp += 1
+                if values[rhi[q]] > threshold[node]:
+                    stack[sp] = right[node]
+                    sp += 1
+        g = group[t]
+        if g == yi:
+            for c in range(K):
+                if c != yi:
+                    bound[c] -= lo_v
+        else:
+            bound[g] += hi_v
+    for c in range(K):
+        if c != yi and bound[c] >= -tol_b:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff, xp, yi, tmp_leaves,
+            acc, tol):
+    """Decision (see :func:`_decide`) of the exact replay on ``xp``; only the trees
+    ``aff`` are re-walked."""
+    tmp_leaves[:] = leaves
+    for a in range(n_aff):
+        t = aff[a]
+        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+    _add_scores(value, group, tmp_leaves, base, f32, acc)
+    return _decide(acc, yi, tol)
+
+
+@numba.njit(cache=True)
+def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed, feature, threshold,
+                left, right, value, roots, group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack, bound,
+                tmp_leaves, acc, tol, tol_b, skip):
+    """Branch and bound over the relevant values of one sign pattern.
+
+    Returns ``(outcome, n_nodes, n_ambiguous_skipped)`` with ``outcome`` 0 (no
+    attack), 1 (decisive witness in ``cur``) or 2 (the ``skip``-th ambiguous
+    candidate, in ``cur``); ambiguous candidates before it are counted and passed.
+    """
+    for q in range(k):
+        f = item_f[pick[q]]
+        ppos[f] = q
+        if item_s[pick[q]] == 0:
+            lo[q] = values_ptr[f] + region[f] + 1
+            hi[q] = values_ptr[f + 1] - 1
+        else:
+            lo[q] = values_ptr[f]
+            hi[q] = values_ptr[f] + region[f] - 1
+        rlo[q] = lo[q]
+        rhi[q] = hi[q]
+    nodes = 1
+    outcome = 0
+    seen = 0
+    if _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
+                        rhi, values, stack, bound, tol_b):
+        q = 0
+        cur[0] = lo[0] - 1
+        while q >= 0:
+            cur[q] += 1
+            if cur[q] > hi[q]:
+                rlo[q] = lo[q]
+                rhi[q] = hi[q]
+                q -= 1
+                continue
+            rlo[q] = cur[q]
+            rhi[q] = cur[q]
+            nodes += 1
+            if not _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed,
+                                    ppos, rlo, rhi, values, stack, bound, tol_b):
+                continue
+            if q == k - 1:
+                for qq in range(k):
+                    xp[item_f[pick[qq]]] = values[cur[qq]]
+                dec = _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff,
+                              xp, yi, tmp_leaves, acc, tol)
+                for qq in range(k):
+                    f = item_f[pick[qq]]
+                    xp[f] = x[f]
+                if dec == 1:
+                    outcome = 1
+                    break
+                if dec == 2:
+                    if seen >= skip:
+                        outcome = 2
+                        break
+                    seen += 1
+                continue
+            q += 1
+            cur[q] = lo[q] - 1
+    for q in range(k):
+        ppos[item_f[pick[q]]] = -1
+    return outcome, nodes, seen
+
+
+@numba.njit(cache=True)
+def brute_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, f32, values_ptr,
+                       values, X, y, rows, budget, tol, tol_b, start_item, skip, max_work):
+    """Exact attack search (section 4.1) against the summed raw scores.
+
+    Every set of at most ``budget`` attacked features and every sign pattern
+    (each attacked feature leaves its interval upwards, ``S_f^+``, or
+    downwards, ``S_f^-``) is considered in the depth-first order of the soft
+    forest kernel, pruned by the ELB-style union of swings; the relevant values
+    of a pattern are searched by branch and bound (:func:`_bb_pattern`), every
+    full assignment replayed with the library's arithmetic.
+
+    Bounded work: the first row starts at top-level item ``start_item`` and
+    passes its first ``skip`` ambiguous candidates there. The kernel returns
+    when a row yields an ambiguous candidate (the caller asks the library) or
+    after about ``max_work`` steps (at a top-level item boundary).
+
+    Returns ``outcome, wit_f, wit_v, n_evals, n_done, resume_item, amb_item,
+    amb_skip``: ``outcome[ii]`` 0 robust / 1 witness / 2 ambiguous candidate of
+    the rows ``rows[:n_done]``; ``resume_item >= 0`` when row ``rows[n_done]``
+    must be resumed at that item (with ``skip=0``); for an ambiguous candidate
+    (always the last done row) ``amb_item``/``amb_skip`` say where to resume if
+    the library rejects it (``start_item=amb_item, skip=amb_skip + 1``).
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    n_trees = roots.shape[0]
+    K = base.shape[0]
+    outcome = np.zeros(n, np.int64)
+    wit_f = np.full((n, budget), -1, np.int64)
+    wit_v = np.full((n, budget), np.nan, np.float64)
+    n_evals = np.zeros(n, np.int64)
+    cur = np.empty(budget, np.int64)
+    lo = np.empty(budget, np.int64)
+    hi = np.empty(budget, np.int64)
+    region = np.zeros(d, np.int64)
+    ppos = np.full(d, -1, np.int64)
+    rlo = np.empty(budget, np.int64)
+    rhi = np.empty(budget, np.int64)
+    stack = np.empty(feature.shape[0] + 1, np.int64)
+    fixed = np.empty(K, np.float64)
+    bound = np.empty(K, np.float64)
+    leaves = np.empty(n_trees, np.int64)
+    tmp_leaves = np.empty(n_trees, np.int64)
+    acc = np.empty(K, np.float64)
+    w = np.empty((n_trees, K), np.float64)
+    margin = np.empty(K, np.float64)
+    contrib = np.empty((n_trees, K), np.float64)
+    work = 0
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
+                     margin)
+        # contrib[t, c]: what tree t adds to s_c - s_y at its current leaf
+        for t in range(n_trees):
+            g = group[t]
+            v = value[leaves[t]]
+            for c in range(K):
+                contrib[t, c] = 0.0
+            if g == yi:
+                for c in range(K):
+                    if c != yi:
+                        contrib[t, c] = -v
+            else:
+                contrib[t, g] = v
+        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        for f in range(d):
+            a = values_ptr[f]
+            b = values_ptr[f + 1]
+            if b == a:
+                region[f] = 0
+                continue
+            r = 0
+            while a + r < b - 1 and values[a + r] < x[f]:
+                r += 1
+            region[f] = r
+        m = np.zeros(d, np.float64)
+        for c in range(K):
+            if c == yi:
+                continue
+            mc = _feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d), d)
+            for f in range(d):
+                if mc[f] > m[f]:
+                    m[f] = mc[f]
+        order = np.argsort(-m, kind="mergesort")
+        item_f = np.empty(2 * d, np.int64)
+        item_s = np.empty(2 * d, np.int64)
+        item_j = np.empty(2 * d, np.int64)
+        ni = 0
+        nc = 0
+        for j in range(d):
+            f = order[j]
+            nv = values_ptr[f + 1] - values_ptr[f]
+            if nv == 0:
+                continue
+            has = False
+            if region[f] + 1 < nv:
+                item_f[ni] = f
+                item_s[ni] = 0
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if region[f] > 0:
+                item_f[ni] = f
+                item_s[ni] = 1
+                item_j[ni] = nc
+                ni += 1
+                has = True
+            if has:
+                order[nc] = f
+                nc += 1
+        if ni == 0:
+            continue
+        prefix = np.zeros(nc + 1, np.float64)
+        for j in range(nc):
+            prefix[j + 1] = prefix[j] + m[order[j]]
+        cnt = np.zeros(n_trees, np.int64)
+        covered = np.zeros(K, np.float64)
+        aff = np.empty(n_trees, np.int64)
+        xp = x.copy()
+        pick = np.full(budget, -1, np.int64)
+        row_skip = 0
+        item_seen = 0
+        if ii == 0:
+            pick[0] = start_item - 1
+            row_skip = skip
+        added = np.zeros(budget, np.bool_)
+        depth = 0
+        while depth >= 0:
+            if added[depth]:
+                k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
+                for q in range(ptr[k], ptr[k + 1]):
+                    t = trees[q]
+                    cnt[t] -= 1
+                    if cnt[t] == 0:
+                        for c in range(K):
+                            covered[c] -= w[t, c]
+                added[depth] = False
+                if depth == 0:
+                    row_skip = 0  # skips only apply within the item the row was resumed at
+                    item_seen = 0
+                    if work >= max_work:
+                        return outcome, wit_f, wit_v, n_evals, ii, pick[0] + 1, -1, -1
+            nxt = pick[depth] + 1
+            if depth > 0:
+                jprev = item_j[pick[depth - 1]]
+                while nxt < ni and item_j[nxt] == jprev:
+                    nxt += 1
+            if nxt >= ni:
+                depth -= 1
+                continue
+            jn = item_j[nxt]
+            hi_j = min(jn + budget - depth, nc)
+            bnd = prefix[hi_j] - prefix[jn]
+            hope = False
+            for c in range(K):
+                if c != yi and covered[c] + bnd >= margin[c] - tol_b:
+                    hope = True
+            if not hope:
+                depth -= 1
+                continue
+            pick[depth] = nxt
+            work += 1
+            k = 2 * item_f[nxt] + item_s[nxt]
+            for q in range(ptr[k], ptr[k + 1]):
+                t = trees[q]
+                if cnt[t] == 0:
+                    for c in range(K):
+                        covered[c] += w[t, c]
+                cnt[t] += 1
+            added[depth] = True
+            feasible = False
+            for c in range(K):
+                if c != yi and covered[c] >= margin[c] - tol_b:
+                    feasible = True
+            if feasible:
+                n_aff = 0
+                for c in range(K):
+                    fixed[c] = base[c] - base[yi]
+                for t in range(n_trees):
+                    if cnt[t] > 0:
+                        aff[n_aff] = t
+                        n_aff += 1
+                    else:
+                        for c in range(K):
+                            fixed[c] += contrib[t, c]
+                res, nodes, seen = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
+                                               aff, n_aff, fixed, feature, threshold, left, right, value, roots,
+                                               group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack,
+                                               bound, tmp_leaves, acc, tol, tol_b, row_skip)
+                n_evals[ii] += nodes
+                work += nodes
+                row_skip -= seen
+                item_seen += seen
+                if res > 0:
+                    outcome[ii] = res
+                    for q in range(depth + 1):
+                        wit_f[ii, q] = item_f[pick[q]]
+                        wit_v[ii, q] = values[cur[q]]
+                    if res == 2:
+                        return outcome, wit_f, wit_v, n_evals, ii + 1, -1, pick[0], item_seen
+                    break
+            if depth + 1 < budget:
+                depth += 1
+                pick[depth] = pick[depth - 1]
+                added[depth] = False
+    return outcome, wit_f, wit_v, n_evals, n, -1, -1, -1
+
