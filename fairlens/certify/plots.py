@@ -42,6 +42,9 @@ def plot_status_counts(result, ax=None):
     ax.invert_yaxis()
     ax.set_xlabel("instances")
     acc = "n/a" if result.accuracy is None else f"{result.accuracy:.3f}"
+    interval = getattr(result, "accuracy_interval", None)
+    if result.stage_counts.get("unknown", 0) and interval is not None:
+        acc = f"in [{interval[0]:.3f}, {interval[1]:.3f}] (time limit)"
     ax.set_title(f"{result.method}, b = {result.budget}: accuracy under attack {acc}")
     return ax
 

@@ -259,9 +259,10 @@ def test_keyboard_interrupt_inside_a_long_row(hard_row):
 
 @pytest.mark.parametrize("vote", ["soft", "hard"])
 @pytest.mark.parametrize("prune", [True, False])
-def test_pauses_inside_value_search_resume_exactly(bc, monkeypatch, vote, prune):
+def test_pauses_inside_value_search_resume_exactly(bc, monkeypatch, vote, prune, jit_scale):
     model, X, y = bc
-    X, y = X[:25], y[:25]
+    n = max(5, int(25 * jit_scale))  # 5 rows as plain Python (NUMBA_DISABLE_JIT=1)
+    X, y = X[:n], y[:n]
     ref = certify(model, X, y, budget=2, method="brute", vote=vote, prune=prune)
     work = 1 if prune else 97  # the literal enumeration votes on ~10^5 combinations
     monkeypatch.setattr(C, "_MAX_WORK", work)
