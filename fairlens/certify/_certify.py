@@ -139,6 +139,10 @@ class CertificationResult:
     stage_counts : instances settled by each stage.
     timings : seconds per stage; ``elapsed`` their total.
     n_evaluations : forest evaluations done by brute force.
+    accuracy_interval : ``(lower, upper)`` of the exact accuracy for boosted
+        models with ``method`` brute/cascade (equal when every row was settled;
+        rows left ``"unknown"`` by ``time_limit`` count attackable in ``lower``
+        and robust in ``upper``), else None.
     """
 
     method: str
@@ -238,7 +242,16 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     Parameters
     ----------
     forest : fitted DecisionTreeClassifier, RandomForestClassifier,
-        ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest.
+        ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
+        boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
+        ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
+        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier`` (binary
+        or multi-class) or a :class:`~fairlens.certify._boosted.BoostedModel` --
+        certified on the argmax of its summed raw scores with each library's own
+        split semantics (beyond the paper; see :mod:`fairlens.certify._boosted`:
+        generalised FLB/ELB on margin swings, exact brute force whose witnesses
+        are checked with the library's ``predict``; ``vote="additive"`` in the
+        result).
     X : (n, d) array or DataFrame
         Test instances. A DataFrame is aligned to the model's
         ``feature_names_in_`` by column name (a missing or unexpected column
@@ -279,6 +292,18 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         Rows per kernel call. Long stages run as a Python loop over bounded
         kernel calls, so Ctrl-C arrives as ``KeyboardInterrupt`` between
         chunks and nothing is left half-done.
+    n_jobs : int or None, default=None
+        Boosted models only in this version: rows are certified in fixed
+        blocks of 32 through joblib (scikit-learn semantics; identical results
+        at every ``n_jobs`` and on dask). Each task carries its row indices and
+        a reference to the payload (flat model arrays, the library model --
+        about 0.2 MB pickled for 200 depth-6 XGBoost trees on census -- and the
+        input rows), shipped once per worker on dask.
+    time_limit : float or None, default=None
+        Boosted models only in this version: seconds after which rows not yet
+        settled get status ``"unknown"``; ``accuracy_interval`` is then
+        ``(lower, upper)`` with unknown rows counted attackable in ``lower`` and
+        robust in ``upper`` (``accuracy`` is ``lower``, ``accuracy_exact`` None).
 
     Returns
     -------
