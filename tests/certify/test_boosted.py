@@ -284,6 +284,11 @@ def test_categorical_splits_raise_naming_the_feature():
     h = HistGradientBoostingClassifier(max_iter=3).fit(frame, y)
     with pytest.raises(ValueError, match="colour"):
         certify(h, frame, y)
+    xgb = pytest.importorskip("xgboost")
+    y2 = (X[:, 1] > 0).astype(int)  # colour decides: XGBoost splits on it
+    xm = xgb.XGBClassifier(n_estimators=3, max_depth=2, enable_categorical=True, tree_method="hist").fit(frame, y2)
+    with pytest.raises(ValueError, match="colour"):
+        certify(xm, frame, y2)
 
 
 def test_unsupported_models_are_refused():
