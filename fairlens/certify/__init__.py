@@ -33,6 +33,7 @@ from ._certify import (
     certify,
     instance_covers,
 )
+from ._boosted import BoostedModel, flatten_boosted
 from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
 
@@ -46,6 +47,8 @@ __all__ = [
     "FlatForest",
     "flatten_forest",
     "relevant_values",
+    "BoostedModel",
+    "flatten_boosted",
     "METHODS",
     "STATUSES",
     "VOTES",

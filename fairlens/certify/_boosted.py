@@ -440,7 +440,6 @@ def _xgb_base(bm, booster, info, K):
         bs = [float(v) for v in cfg["learner_model_param"]["base_score"].strip("[]").split(",")]
     except (KeyError, ValueError):  # pragma: no cover - other formats
         bs = []
-    n_trees = bm.n_trees
     indptr = None
     try:
         indptr = json.loads(bytes(booster.save_raw(raw_format="json")))["learner"]["gradient_booster"]["model"].get(
@@ -449,8 +448,7 @@ def _xgb_base(bm, booster, info, K):
         indptr = None
     n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
     Xr = bm.round_X(X)
-    leaves = np.array([[bm.value[_bk._leaf(bm.feature, bm.threshold, bm.left, bm.right, bm.roots[t], x)]
-                        for t in range(n_trees)] for x in Xr], dtype=np.float32)
+    leaves = _bk.leaf_values(bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, Xr).astype(np.float32)
     base = np.zeros(K)
     for gcol in range(full.shape[1]):
         g = 1 if K == 2 else gcol
@@ -472,10 +470,11 @@ def _xgb_base(bm, booster, info, K):
             cands.append(c)
             c = np.nextafter(c, np.float32(np.inf))
         best, best_hits = cands[0], -1
-        for cand in cands:
-            acc = np.full(n_probe, np.float32(cand), dtype=np.float32)
-            for t in ts:
-                acc = (acc + leaves[:, t]).astype(np.float32)
+        cand_arr = np.asarray(cands, dtype=np.float32)
+        accs = np.repeat(cand_arr[:, None], n_probe, axis=1)  # all candidates at once
+        for t in ts:
+            accs = (accs + leaves[None, :, t]).astype(np.float32)
+        for cand, acc in zip(cand_arr, accs):
             hits = int(np.sum(acc == full[:, gcol]))
             if hits > best_hits:
                 best, best_hits = cand, hits

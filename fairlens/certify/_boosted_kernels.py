@@ -85,6 +85,18 @@ def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, 
 
 
 @numba.njit(cache=True)
+def leaf_values(feature, threshold, left, right, value, roots, X):
+    """Leaf value reached in every tree by every row: (n, n_trees) float64."""
+    n = X.shape[0]
+    n_trees = roots.shape[0]
+    out = np.empty((n, n_trees), np.float64)
+    for i in range(n):
+        for t in range(n_trees):
+            out[i, t] = value[_leaf(feature, threshold, left, right, roots[t], X[i])]
+    return out
+
+
+@numba.njit(cache=True)
 def _decide(s, yi, tol):
     """0: decisively ``yi``; 1: decisively another class; 2: ambiguous (within ``tol``)."""
     amb = False

@@ -392,7 +392,8 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
         kind = "a regressor" if hasattr(model, "predict") and not is_classifier(model) else type(model).__name__
         raise TypeError(
             f"forest must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
-            f"or FeaturePartitionedForest; got {kind}. Regression forests and boosted ensembles are not supported."
+            f"or FeaturePartitionedForest; got {kind}. Regression forests are not supported; boosted classifiers "
+            "(XGBoost, LightGBM, scikit-learn gradient boosting) are certified by certify() directly."
         )
     if classes.ndim != 1:
         raise ValueError("multi-output classifiers are not supported.")

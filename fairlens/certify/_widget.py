@@ -77,7 +77,15 @@ class CoverVisualizer(WidgetProtocol):
                  vote=None):
         import ipywidgets as W
 
-        self.forest = flatten_forest(forest, vote=vote)  # certify what the model's predict does
+        from ._boosted import flatten_boosted, is_boosted
+
+        if is_boosted(forest):  # XGBoost / LightGBM / scikit-learn gradient boosting: summed raw scores
+            if vote is not None:
+                raise ValueError("vote does not apply to a boosted model (its predict sums raw scores); leave it "
+                                 "unset.")
+            self.forest = flatten_boosted(forest)
+        else:
+            self.forest = flatten_forest(forest, vote=vote)  # certify what the model's predict does
         self.X, _ = self.forest.check_X(X)  # a DataFrame is aligned by column name
         self.y = np.asarray(y)
         self.forest.encode_y(self.y)
@@ -223,13 +231,17 @@ class CoverVisualizer(WidgetProtocol):
         cover = res.covers.get(i)
         target = None
         lines = [f"<b>instance {i}</b>: label {_plain(self.y[i])}, status <b>{status}</b> at b = {b}; "
-                 f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack."]
+                 + (f"{len(ic.votes)} boosted trees (summed raw scores)." if self.forest.vote == "additive" else
+                    f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack.")]
         if ic.correct:
             # the class closest to being reachable (largest FLB sum - delta), as in flb_kernel
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             cls = _plain(self.forest.classes_[target])
-            if self.forest.vote == "soft":
+            if self.forest.vote == "additive":
+                lines.append(f"margin s_y - s_c = {ic.delta[target]:.4g} (summed raw scores, class {cls}); "
+                             f"FLB sum of the b largest margin swings = {ic.flb[target][0]:.4g}: {verdict}.")
+            elif self.forest.vote == "soft":
                 lines.append(f"margin delta = {ic.delta[target]:.4g} (summed over the {len(ic.votes)} trees: "
                              f"P(label) - P(class {cls})); FLB sum of the b largest probability swings = "
                              f"{ic.flb[target][0]:.4g}: {verdict}.")
@@ -249,8 +261,13 @@ class CoverVisualizer(WidgetProtocol):
         elif status == "unknown":
             lines.append("not settled: the time limit stopped the search before this instance was decided.")
         lines.append(f"<span style='color:#555'>certified vote: {html.escape(res.vote)}</span>")
-        png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
-                                                           feature_names=self.feature_names), (5.4, 4.6))
+        if self.forest.vote == "additive":  # boosted: per-tree margin contributions replace the matrix
+            from .plots import plot_tree_contributions
+
+            png_m = draw_png(lambda fig, ax: plot_tree_contributions(ic, ax=ax, target=target), (5.4, 4.6))
+        else:
+            png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
+                                                               feature_names=self.feature_names), (5.4, 4.6))
         has_w = i in res.witnesses
 
         def detail(fig, axes):

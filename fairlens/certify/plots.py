@@ -10,6 +10,7 @@ __all__ = [
     "plot_cover_matrix",
     "plot_flb",
     "plot_witness",
+    "plot_tree_contributions",
 ]
 
 STATUS_COLORS = {
@@ -144,14 +145,17 @@ def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
         bars[j].set_hatch("//")
     total, _ = covers.flb[c]
     delta = covers.delta[c]
-    soft = getattr(covers, "vote", "hard") == "soft"
+    soft = getattr(covers, "vote", "hard") in ("soft", "additive")
     ax.axhline(delta, color="r", ls="--", label=f"delta = {delta:.4g}")
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels([names[f] for f in order], rotation=90, fontsize=7)
     verdict = "certified" if total < delta else "not certified"
     ax.set_title(f"FLB: b = {covers.budget} largest sum to {total:.4g}\nvs delta {delta:.4g} -> {verdict}",
                  fontsize=10)
-    ax.set_ylabel("probability swing of S_f (max of + / -)" if soft else "|S_f| (max of + / -)")
+    if getattr(covers, "vote", "hard") == "additive":
+        ax.set_ylabel("margin swing of S_f (max of + / -)")
+    else:
+        ax.set_ylabel("probability swing of S_f (max of + / -)" if soft else "|S_f| (max of + / -)")
     ax.legend(fontsize=8)
     return ax
 
@@ -170,4 +174,42 @@ def plot_witness(x, witness, feature_names=None, ax=None):
     ax.set_yticklabels([names[f] for f in changed])
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.set_title("brute-force witness: changed features", fontsize=10)
+    return ax
+
+
+def plot_tree_contributions(covers, ax=None, target=None, max_trees=80):
+    """Boosted models: each tree's contribution to the margin ``s_y - s_c`` and its worst case.
+
+    The boosted analogue of the ``S_f^+``/``S_f^-`` matrix: one bar per tree adding to the
+    true class ``y`` or to the target ``c`` (green: the tree's current leaf supports ``y``,
+    red: it supports ``c``); the grey hatched extension is the tree's swing -- how far the
+    margin falls if an attacked feature sends the instance to the tree's worst leaf. Trees
+    that no feature on the instance's path can move (none, for a tree with a split) keep
+    their bar. The margin (sum of the bars plus the base scores) is in the title.
+    """
+    from matplotlib.patches import Patch
+
+    ax = _ax(ax, (6, 3))
+    c = target if target is not None else (min(covers.delta, key=covers.delta.get) if covers.delta else None)
+    contrib = getattr(covers, "contributions", None)
+    if c is None or contrib is None:
+        ax.text(0.5, 0.5, "no boosted contributions", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    group = covers.tree_group
+    y = covers.y
+    sign = np.where(group == y, 1.0, np.where(group == c, -1.0, 0.0))
+    keep = np.flatnonzero(sign != 0)[:max_trees]
+    val = sign[keep] * contrib[keep]
+    w = covers.weights[c][keep]
+    pos = np.arange(keep.size)
+    ax.bar(pos, val, color=np.where(val >= 0, "#1a9850", "#d73027"), edgecolor="none", width=0.8)
+    ax.bar(pos, -w, bottom=val, color="0.75", hatch="///", edgecolor="0.5", lw=0, width=0.8)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel(f"tree (adding to class {y} or {c}; first {keep.size})")
+    ax.set_ylabel("contribution to s_y - s_c")
+    ax.set_title(f"margin s_y - s_c = {covers.delta[c]:.4g}; worst case of every tree: "
+                 f"{covers.delta[c] - covers.weights[c].sum():.4g}", fontsize=9)
+    ax.legend(handles=[Patch(color="#1a9850", label="supports y"), Patch(color="#d73027", label="supports c"),
+                       Patch(facecolor="0.75", hatch="///", label="swing (worst leaf)")], fontsize=7,
+              loc="upper right")
     return ax

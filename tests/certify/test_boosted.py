@@ -284,6 +284,11 @@ def test_categorical_splits_raise_naming_the_feature():
     h = HistGradientBoostingClassifier(max_iter=3).fit(frame, y)
     with pytest.raises(ValueError, match="colour"):
         certify(h, frame, y)
+    xgb = pytest.importorskip("xgboost")
+    y2 = (X[:, 1] > 0).astype(int)  # colour decides: XGBoost splits on it
+    xm = xgb.XGBClassifier(n_estimators=3, max_depth=2, enable_categorical=True, tree_method="hist").fit(frame, y2)
+    with pytest.raises(ValueError, match="colour"):
+        certify(xm, frame, y2)
 
 
 def test_unsupported_models_are_refused():
@@ -389,19 +394,40 @@ def test_xgboost_split_semantics_at_the_threshold():
     assert res.accuracy_exact == 0.0
 
 
-def test_gb_tie_goes_to_class_one_and_hgb_to_class_zero():
-    """scikit-learn's tie rules: GradientBoosting predicts class 1 at raw score 0 (``>= 0``),
-    HistGradientBoosting class 0 (``> 0``); the ambiguous zone defers to the library."""
-    from sklearn.ensemble import GradientBoostingClassifier
+def _tied_models():
+    """Two stumps with leaf values -1/+1 on x0 and x1, zero base: raw scores -2, 0, 0, 2 -- exact ties."""
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 
-    X, y = _data(4)
-    m = GradientBoostingClassifier(n_estimators=2, max_depth=1).fit(X, y)
-    bm = flatten_boosted(m)
-    assert bm.library == "sklearn_gb"
-    res = certify(m, X, y, budget=1)
-    att = list(res.witnesses)
-    if att:
-        assert np.all(m.predict(np.vstack([res.witnesses[i] for i in att])) != y[att])
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]] * 10)
+    y = np.array([0, 1, 1, 1] * 10)
+    gb = GradientBoostingClassifier(n_estimators=2, max_depth=1, learning_rate=1.0, init="zero").fit(X, y)
+    for est in gb.estimators_[:, 0]:
+        est.tree_.value[1:, 0, 0] = [-1.0, 1.0]
+    hgb = HistGradientBoostingClassifier(max_iter=2, max_depth=2, max_leaf_nodes=2, learning_rate=1.0,
+                                         min_samples_leaf=1).fit(X, y)
+    hgb._baseline_prediction[:] = 0.0
+    for (pred,) in hgb._predictors:
+        nd = pred.nodes
+        nd["value"][nd["left"][0]], nd["value"][nd["right"][0]] = -1.0, 1.0
+    return gb, hgb, X[:4], np.array([0, 1, 1, 1])
+
+
+def test_exact_ties_follow_each_librarys_rule():
+    """GradientBoosting predicts class 1 at raw score 0 (``>= 0``), HistGradientBoosting class 0
+    (``> 0``). Ties are in the ambiguous zone: the library decides, so the verdicts differ."""
+    gb, hgb, X, y = _tied_models()
+    assert list(gb.decision_function(X)) == [-2.0, 0.0, 0.0, 2.0] == list(hgb.decision_function(X))
+    assert list(gb.predict(X)) == [0, 1, 1, 1] and list(hgb.predict(X)) == [0, 0, 0, 1]
+    r_gb = certify(gb, X, y, budget=1)
+    # [0,0] -> raw 0 is class 1 for GB: attackable; [1,1] -> raw 0 stays class 1: robust
+    assert list(r_gb.status) == ["attackable", "attackable", "attackable", "robust_brute"]
+    r_h = certify(hgb, X, y, budget=1)
+    # HGB misclassifies the two rows at raw 0; [0,0] -> 0 stays class 0: robust; [1,1] -> 0 is class 0
+    assert list(r_h.status) == ["robust_brute", "misclassified", "misclassified", "attackable"]
+    for r, m in ((r_gb, gb), (r_h, hgb)):
+        for i, w in r.witnesses.items():
+            assert m.predict(w.reshape(1, -1))[0] != y[i]
+    assert certify(gb, X, y, budget=2).status[3] == "attackable"
 
 
 @pytest.mark.skipif(JIT_DISABLED, reason="medium model")
