@@ -404,8 +404,7 @@ class _BlockRec:
     in discovery order.  Each part is ``(X, counterparts, scores, counterpart scores)``.
     """
 
-    def __init__(self, d):
-        self.found = RowSet(d)
+    def __init__(self):
         self.parts = {"global": [], "local": []}
         self.tries_global = 0
         self.tries_local = 0
@@ -413,13 +412,36 @@ class _BlockRec:
         self.queries = 0
         self.calls = 0
 
-    def add(self, X, S, sc, phase):
-        if X.shape[0] == 0:
+
+class _Found:
+    """Per-block de-duplication for any number of blocks with one hash set: a row is keyed
+    by ``(row, block)``; rows new to their block go to the block's parts (and the run's union)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.rows = RowSet(d + 1)
+
+    def add(self, X, S, sc, owner, phase, recs, live):
+        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) of walkers
+        owned by blocks ``owner`` (non-decreasing); returns the mask of rows new to their block."""
+        n = X.shape[0]
+        if n == 0:
             return np.zeros(0, dtype=np.bool_)
-        new = self.found.add(X)
-        if new.any():
-            cpx, cps = _counterpart(S[new], sc[new])
-            self.parts[phase].append((X[new].copy(), cpx, sc[new, 0].copy(), cps))
+        aug = np.empty((n, self.d + 1))
+        aug[:, : self.d] = X
+        aug[:, self.d] = owner
+        new = self.rows.add(aug)
+        if not new.any():
+            return new
+        Xn, own = X[new], owner[new]
+        cpx, cps = _counterpart(S[new], sc[new])
+        s1 = sc[new, 0]
+        edges = np.searchsorted(own, np.arange(len(recs) + 1))
+        for b, rec in enumerate(recs):
+            a, e = edges[b], edges[b + 1]
+            if e > a:
+                rec.parts[phase].append((Xn[a:e].copy(), cpx[a:e], s1[a:e].copy(), cps[a:e]))
+        live.found(Xn, phase)
         return new
 
 
@@ -429,6 +451,7 @@ class _Live:
 
     def __init__(self, d, track_explored, callback, stop, t0, union=True):
         self.union = RowSet(d) if union else None
+        self.count = None  # with one block the block's own set is the union: count it instead
         self.explored = RowSet(d) if track_explored else None
         self.n_global = 0
         self.timeline = [(0.0, 0)]
@@ -438,10 +461,11 @@ class _Live:
         self.stopped = False
 
     def found(self, X, phase):
-        if self.union is not None and X.shape[0]:
-            k = int(self.union.add(X).sum())
-            if phase == "global":
-                self.n_global += k
+        if not X.shape[0]:
+            return
+        k = int(self.union.add(X).sum()) if self.union is not None else X.shape[0]
+        if phase == "global":
+            self.n_global += k
 
     def explore(self, X):
         if self.explored is not None and X.shape[0]:
@@ -449,7 +473,7 @@ class _Live:
 
     def tick(self, phase, step, total):
         el = time.perf_counter() - self.t0
-        n = len(self.union) if self.union is not None else 0
+        n = len(self.union) if self.union is not None else (self.count() if self.count is not None else 0)
         self.timeline.append((el, n))
         if self.callback is not None:
             self.callback(
@@ -481,7 +505,6 @@ def _run_block(payload, b):
     rec.explored = live.explored.rows.copy() if live.explored is not None else None
     rec.queries = int(scorer.rows + getattr(source, "rows", 0))
     rec.calls = int(scorer.calls)
-    rec.found = None  # the hash table stays here; the rows travel in rec.parts
     return rec
 
 
@@ -814,11 +837,9 @@ class _TwoPhaseSearch(abc.ABC):
         reference: one after the other) and return one :class:`_BlockRec` per block."""
         if engine == "lockstep":
             return self._lockstep(scorer, source, seeds, blocks, keys, n_local, live)
-        recs = []
-        for (a, e), key in zip(blocks, keys):
-            rec = _BlockRec(self.problem.d)
-            recs.append(rec)
-            self._reference(scorer, source, seeds[a:e], n_local, int(key), rec, live)
+        recs, found = self._start(blocks, live)
+        for b, ((a, e), key) in enumerate(zip(blocks, keys)):
+            self._reference(scorer, source, seeds[a:e], n_local, int(key), recs, b, found, live)
             if live.stopped:
                 break
         return recs
@@ -878,21 +899,14 @@ class _TwoPhaseSearch(abc.ABC):
                 break
         return hit, hitX, hitS, hitsc, tries
 
-    def _collect_global(self, blocks, recs, hit, hitX, hitS, hitsc, live):
+    def _collect_global(self, blocks, recs, hit, hitX, hitS, hitsc, found, live):
         """Record each block's global hits (seed order, unique within the block) and return the
         walkers of the local phase: rows, similar sets, scores and the owning block of each."""
-        gX, gS, gsc, owner = [], [], [], []
-        for b, (a, e) in enumerate(blocks):
-            idx = a + np.flatnonzero(hit[a:e])
-            new = recs[b].add(hitX[idx], hitS[idx], hitsc[idx], "global")
-            if new.size:
-                live.found(hitX[idx][new], "global")
-                idx = idx[new]
-            gX.append(hitX[idx])
-            gS.append(hitS[idx])
-            gsc.append(hitsc[idx])
-            owner.append(np.full(idx.size, b, dtype=np.int64))
-        return np.concatenate(gX), np.concatenate(gS), np.concatenate(gsc), np.concatenate(owner)
+        owner = np.repeat(np.arange(len(blocks), dtype=np.int64), [e - a for a, e in blocks])
+        idx = np.flatnonzero(hit)
+        new = found.add(hitX[idx], hitS[idx], hitsc[idx], owner[idx], "global", recs, live)
+        idx = idx[new]
+        return hitX[idx], hitS[idx], hitsc[idx], owner[idx]
 
     @staticmethod
     def _walker_ranges(owner, n_blocks):
@@ -900,7 +914,7 @@ class _TwoPhaseSearch(abc.ABC):
         edges = np.searchsorted(owner, np.arange(n_blocks + 1))
         return [(int(edges[b]), int(edges[b + 1])) for b in range(n_blocks)]
 
-    def _local_lockstep(self, scorer, source, gX, gS, gsc, owner, keys, recs, n_local, live):
+    def _local_lockstep(self, scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live):
         """Algorithm 4 for the global instances of all blocks at once (walker ``w`` of block
         ``b`` draws from the stream ``(keys[b], w)``)."""
         pb = self.problem
@@ -951,7 +965,7 @@ class _TwoPhaseSearch(abc.ABC):
             live.explore(X)
             _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
-            self._record_local(recs, ranges, X, S, sc, ok, live)
+            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
             S_cur[ok] = S[ok]
             sc_cur[ok] = sc[ok]
             bad = ~ok
@@ -964,28 +978,31 @@ class _TwoPhaseSearch(abc.ABC):
                 break
 
     @staticmethod
-    def _record_local(recs, ranges, X, S, sc, ok, live):
+    def _record_local(recs, ranges, X, S, sc, ok, owner, found, live):
         for rec, (s, e) in zip(recs, ranges):
-            if e == s:
-                continue
             rec.tries_local += e - s
-            o = ok[s:e]
-            if o.any():
-                Xo = X[s:e][o]
-                new = rec.add(Xo, S[s:e][o], sc[s:e][o], "local")
-                live.found(Xo[new], "local")
+        if ok.any():
+            found.add(X[ok], S[ok], sc[ok], owner[ok], "local", recs, live)
+
+    def _start(self, blocks, live):
+        recs = [_BlockRec() for _ in blocks]
+        found = _Found(self.problem.d)
+        if live.union is not None and len(blocks) == 1:
+            live.union = None  # the block's own set is the union
+            live.count = lambda: len(found.rows)
+        return recs, found
 
     def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
-        recs = [_BlockRec(self.problem.d) for _ in blocks]
+        recs, found = self._start(blocks, live)
         hit, hitX, hitS, hitsc, tries = self._global_lockstep(scorer, source, seeds, live)
         for rec, (a, e) in zip(recs, blocks):
             rec.tries_global = int(tries[a:e].sum())
-        gX, gS, gsc, owner = self._collect_global(blocks, recs, hit, hitX, hitS, hitsc, live)
+        gX, gS, gsc, owner = self._collect_global(blocks, recs, hit, hitX, hitS, hitsc, found, live)
         del hitX, hitS, hitsc
         live.tick("global", self.max_iter, self.max_iter)
         if live.stopped:
             return recs
-        self._local_lockstep(scorer, source, gX, gS, gsc, owner, keys, recs, n_local, live)
+        self._local_lockstep(scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live)
         return recs
 
     # ------------------------------------------------------------------ literal reference
@@ -993,7 +1010,7 @@ class _TwoPhaseSearch(abc.ABC):
         S = self.problem.similar(x[None, :])[0]
         return S, scorer(S)
 
-    def _reference(self, scorer, source, seeds, n_local, key, rec, live):
+    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
         """One seed at a time, literally as Algorithms 3 and 4 are printed (one seed block).
 
         Each candidate is scored together with its similar instances in one
@@ -1003,6 +1020,7 @@ class _TwoPhaseSearch(abc.ABC):
         pb = self.problem
         d = pb.d
         ui = self.update_interval
+        rec = recs[b]
         # ---- Algorithm 3
         g_rows, g_S, g_sc = [], [], []
         for i in range(seeds.shape[0]):
@@ -1033,8 +1051,7 @@ class _TwoPhaseSearch(abc.ABC):
         if not g_rows:
             return
         gX = np.array(g_rows)
-        new = rec.add(gX, np.array(g_S), np.array(g_sc), "global")
-        live.found(gX[new], "global")
+        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
         if live.stopped or n_local == 0:
             return
         # ---- Algorithm 4
@@ -1070,8 +1087,7 @@ class _TwoPhaseSearch(abc.ABC):
                 live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                    n = rec.add(x[None, :].copy(), S[None], sc[None], "local")
-                    live.found(x[None, :][n], "local")
+                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
                 else:
                     x = x0.copy()
                     prob = prob0.copy()
@@ -1233,7 +1249,7 @@ class AEQUITAS(_TwoPhaseSearch):
         pp = np.where(self.problem.free, 1.0, 0.0)
         return pp / pp.sum(), np.full(d, 0.5)
 
-    def _global_check(self, scorer, seeds, blocks, recs, live):
+    def _global_check(self, scorer, seeds, blocks, recs, found, live):
         pb = self.problem
         S = pb.similar(seeds)
         sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
@@ -1241,14 +1257,14 @@ class AEQUITAS(_TwoPhaseSearch):
         disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
         for rec, (a, e) in zip(recs, blocks):
             rec.tries_global = e - a
-        out = self._collect_global(blocks, recs, disc, seeds, S, sc, live)
+        out = self._collect_global(blocks, recs, disc, seeds, S, sc, found, live)
         live.tick("global", 1, 1)
         return out
 
     def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
         pb = self.problem
-        recs = [_BlockRec(pb.d) for _ in blocks]
-        gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, live)
+        recs, found = self._start(blocks, live)
+        gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, found, live)
         G, d, C = gX.shape[0], pb.d, pb.C
         if G == 0 or n_local == 0 or live.stopped:
             return recs
@@ -1272,7 +1288,7 @@ class AEQUITAS(_TwoPhaseSearch):
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             live.explore(X)
             ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-            self._record_local(recs, ranges, X, S, sc, ok, live)
+            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
             X[~ok] = gX[~ok]
             for (s, e), (pp, dp) in zip(ranges, probs):
                 if e > s:
@@ -1282,8 +1298,9 @@ class AEQUITAS(_TwoPhaseSearch):
                 break
         return recs
 
-    def _reference(self, scorer, source, seeds, n_local, key, rec, live):
+    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
         pb = self.problem
+        rec = recs[b]
         # global: one candidate at a time
         g_rows, g_S, g_sc = [], [], []
         for i in range(seeds.shape[0]):
@@ -1298,8 +1315,7 @@ class AEQUITAS(_TwoPhaseSearch):
         if not g_rows:
             return
         gX = np.array(g_rows)
-        new = rec.add(gX, np.array(g_S), np.array(g_sc), "global")
-        live.found(gX[new], "global")
+        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
         if n_local == 0 or live.stopped:
             return
         pp, dp = self._init_probs()
@@ -1321,8 +1337,7 @@ class AEQUITAS(_TwoPhaseSearch):
                 S, sc = self._score_similar(scorer, x)
                 ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
                 if ok:
-                    n = rec.add(x[None, :].copy(), S[None], sc[None], "local")
-                    live.found(x[None, :][n], "local")
+                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
                 else:
                     x = x_start.copy()
                 if (ok and s < 0) or (not ok and s > 0):
