@@ -1,6 +1,8 @@
 """Discrimination measurement and mitigation by retraining."""
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,9 +101,29 @@ def _uniform_grid(pb, n, rng):
     return lo + np.floor(rng.random((n, pb.d)) * (hi - lo + 1.0))
 
 
+#: Samples per chunk of :func:`discrimination_rate`, the unit of parallel work.  A constant:
+#: chunk ``k`` draws its samples from the stream ``(random_state, k)``, so the estimate is the
+#: same at every ``n_jobs``.
+RATE_CHUNK = 16384
+
+
+def _rate_chunk(payload, chunk):
+    """Discriminatory samples among chunk ``(k, (start, stop))`` (a parallel task)."""
+    from fairlens._parallel import chunk_rng
+
+    k, (a, e) = chunk
+    pb = payload.problem
+    rng = chunk_rng(payload.seed, k)
+    if payload.sample == "domain":
+        X = _uniform_grid(pb, e - a, rng)
+    else:
+        X = pb.pool[rng.integers(pb.pool.shape[0], size=e - a)]
+    return int(_mask(pb, CountingScorer(payload.scorer), np.ascontiguousarray(X)).sum())
+
+
 def discrimination_rate(
     model, dataset, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
-    *, favourable_class=1,
+    *, favourable_class=1, n_jobs=None,
 ):
     """Share of random inputs that are individual discriminatory instances.
 
@@ -116,8 +138,9 @@ def discrimination_rate(
         is then +-0.0003 at most).  They are drawn and checked in bounded blocks, with
         the same answer as one block for a given ``random_state``.
     random_state : int, RandomState, Generator or None, default=0
-        scikit-learn's ``check_random_state`` semantics (an int seeds
-        ``numpy.random.default_rng``).
+        scikit-learn's ``check_random_state`` semantics; the samples of chunk ``k``
+        (``RATE_CHUNK`` = 16,384 samples per chunk) come from the counter-based stream
+        ``fairlens._parallel.chunk_rng(base_seed(random_state), k)``.
     confidence : float in (0, 1), default=0.95
         Level of the Wilson interval.
     sample : {"domain", "data"}
@@ -125,6 +148,12 @@ def discrimination_rate(
         ADF/EIDIG retraining experiments estimate it); ``"data"``: rows drawn
         with replacement from ``dataset.X``.
     favourable_class : default=1
+    n_jobs : int or None, default=None
+        Workers for the sample chunks (scikit-learn's convention; ``-1`` all cores, or
+        all dask workers under ``joblib.parallel_config(backend="dask")``).  The estimate
+        is the same at every ``n_jobs``.  One task carries a chunk index and range; the
+        model adapter and the input domain (and the data rows for ``sample="data"``)
+        travel once per call in a :class:`fairlens._parallel.Payload`.
 
     Returns
     -------
@@ -139,21 +168,20 @@ def discrimination_rate(
             "average several calls with different random_state values."
         )
     confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
-    check_random_state(random_state)
+    from fairlens._parallel import Payload, base_seed, check_n_jobs, fixed_chunks, run_chunks
+
+    n_jobs = check_n_jobs(n_jobs)
+    seed = base_seed(random_state)
     pb = _Problem(dataset, protected)
-    rng = _generator(random_state)
-    scorer = CountingScorer(resolve_scorer(model, dataset, favourable_class))
-    # bounded blocks; numpy Generators draw sequentially, so the samples do not depend on
-    # the block size
-    per = max(1, min(n_samples, BLOCK_ROWS // max(1, min(pb.C, BLOCK_ROWS))))
-    k = 0
-    for s in range(0, n_samples, per):
-        m = min(per, n_samples - s)
-        if sample == "domain":
-            X = _uniform_grid(pb, m, rng)
-        else:
-            X = pb.pool[rng.integers(pb.pool.shape[0], size=m)]
-        k += int(_mask(pb, scorer, np.ascontiguousarray(X)).sum())
+    scorer = resolve_scorer(model, dataset, favourable_class)
+    # fixed chunks of samples; within a chunk _mask bounds memory to BLOCK_ROWS model rows
+    chunks = list(enumerate(fixed_chunks(n_samples, RATE_CHUNK)))
+    ship = copy.copy(pb)
+    ship.dataset = None
+    if sample == "domain":
+        ship.pool = pb.pool[:0]
+    payload = Payload(problem=ship, scorer=scorer, seed=seed, sample=sample)
+    k = sum(run_chunks(_rate_chunk, payload, chunks, n_jobs=n_jobs))
     lo, hi = wilson_interval(k, n_samples, confidence)
     return {"rate": k / n_samples, "low": lo, "high": hi, "n": n_samples}
 

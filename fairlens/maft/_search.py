@@ -380,16 +380,79 @@ def _counterpart(S, sc):
     return S[r, j], sc[r, j]
 
 
-class _Recorder:
-    """Unique instances (with counterparts), explored rows, timeline, progress."""
+#: Seeds per block, the unit of parallel work: one task runs the global and the local phase
+#: of one block.  A constant (never derived from ``n_jobs``), so that the blocks, their random
+#: streams and hence the instances found are the same at every ``n_jobs`` and on every backend.
+BLOCK_SIZE = 256
 
-    def __init__(self, d, track_explored, callback, stop, t0):
-        self.found = RowSet(d)
+
+def _blas_limit(blas_threads):
+    import contextlib
+
+    if blas_threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=blas_threads, user_api="blas")
+
+
+class _BlockRec:
+    """What one seed block found, independently of every other block.
+
+    Instances are unique *within the block*: the global hits in seed order (de-duplicated
+    before the block's local phase), then the local instances not found before in this block,
+    in discovery order.  Each part is ``(X, counterparts, scores, counterpart scores)``.
+    """
+
+    def __init__(self):
+        self.parts = {"global": [], "local": []}
+        self.tries_global = 0
+        self.tries_local = 0
+        self.explored = None  # rows explored by the block (parallel tasks only)
+        self.queries = 0
+        self.calls = 0
+
+
+class _Found:
+    """Per-block de-duplication for any number of blocks with one hash set: a row is keyed
+    by ``(row, block)``; rows new to their block go to the block's parts (and the run's union)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.rows = RowSet(d + 1)
+
+    def add(self, X, S, sc, owner, phase, recs, live):
+        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) of walkers
+        owned by blocks ``owner`` (non-decreasing); returns the mask of rows new to their block."""
+        n = X.shape[0]
+        if n == 0:
+            return np.zeros(0, dtype=np.bool_)
+        aug = np.empty((n, self.d + 1))
+        aug[:, : self.d] = X
+        aug[:, self.d] = owner
+        new = self.rows.add(aug)
+        if not new.any():
+            return new
+        Xn, own = X[new], owner[new]
+        cpx, cps = _counterpart(S[new], sc[new])
+        s1 = sc[new, 0]
+        edges = np.searchsorted(own, np.arange(len(recs) + 1))
+        for b, rec in enumerate(recs):
+            a, e = edges[b], edges[b + 1]
+            if e > a:
+                rec.parts[phase].append((Xn[a:e].copy(), cpx[a:e], s1[a:e].copy(), cps[a:e]))
+        live.found(Xn, phase)
+        return new
+
+
+class _Live:
+    """Run-wide bookkeeping: the union of what the blocks found (timeline, progress),
+    the explored rows, the callback and the stop test."""
+
+    def __init__(self, d, track_explored, callback, stop, t0, union=True):
+        self.union = RowSet(d) if union else None
+        self.count = None  # with one block the block's own set is the union: count it instead
         self.explored = RowSet(d) if track_explored else None
-        self.cp = []
-        self.s1 = []
-        self.s2 = []
-        self.phase = []
         self.n_global = 0
         self.timeline = [(0.0, 0)]
         self.callback = callback
@@ -397,20 +460,12 @@ class _Recorder:
         self.t0 = t0
         self.stopped = False
 
-    def add(self, X, S, sc, phase):
-        if X.shape[0] == 0:
-            return 0
-        new = self.found.add(X)
-        k = int(new.sum())
-        if k:
-            cpx, cps = _counterpart(S[new], sc[new])
-            self.cp.append(cpx)
-            self.s1.append(sc[new, 0])
-            self.s2.append(cps)
-            self.phase.append(np.full(k, phase, dtype=object))
-            if phase == "global":
-                self.n_global += k
-        return k
+    def found(self, X, phase):
+        if not X.shape[0]:
+            return
+        k = int(self.union.add(X).sum()) if self.union is not None else X.shape[0]
+        if phase == "global":
+            self.n_global += k
 
     def explore(self, X):
         if self.explored is not None and X.shape[0]:
@@ -418,7 +473,8 @@ class _Recorder:
 
     def tick(self, phase, step, total):
         el = time.perf_counter() - self.t0
-        self.timeline.append((el, len(self.found)))
+        n = len(self.union) if self.union is not None else (self.count() if self.count is not None else 0)
+        self.timeline.append((el, n))
         if self.callback is not None:
             self.callback(
                 {
@@ -426,13 +482,34 @@ class _Recorder:
                     "step": step,
                     "total": total,
                     "n_global": self.n_global,
-                    "n_total": len(self.found),
+                    "n_total": n,
                     "elapsed": el,
                 }
             )
         if self.stop():
             self.stopped = True
         return self.stopped
+
+
+def _run_block(payload, b):
+    """One parallel task: the global and local phase of seed block ``b`` (module level, so
+    that joblib can ship it).  Returns the block's :class:`_BlockRec` (without its hash table)."""
+    s = payload.search
+    a, e = payload.blocks[b]
+    with _blas_limit(payload.blas_threads):
+        scorer = CountingScorer(s.scorer)
+        source = s._source(scorer)
+        live = _Live(s.problem.d, payload.track_explored, None, lambda: False, time.perf_counter(), union=False)
+        rec = s._engine(payload.engine, scorer, source, payload.seeds[a:e], [(0, e - a)], payload.keys[b : b + 1],
+                        payload.n_local, live)[0]
+    rec.explored = live.explored.rows.copy() if live.explored is not None else None
+    rec.queries = int(scorer.rows + getattr(source, "rows", 0))
+    rec.calls = int(scorer.calls)
+    return rec
+
+
+def _cat(parts, k, shape):
+    return np.concatenate([p[k] for p in parts]) if parts else np.empty(shape)
 
 
 # ----------------------------------------------------------------------------- base
@@ -510,6 +587,20 @@ class _TwoPhaseSearch(abc.ABC):
             )
         return cache[key].copy()
 
+    def _shippable(self):
+        """A shallow copy for the workers: no dataset, no seed pool, no seed cache (the
+        scorer keeps what it needs to call the model)."""
+        import copy
+
+        c = copy.copy(self)
+        c.__dict__.pop("_seed_cache", None)
+        c.dataset = None
+        pb = copy.copy(self.problem)
+        pb.dataset = None
+        pb.pool = self.problem.pool[:0]
+        c.problem = pb
+        return c
+
     def run(
         self,
         n_seeds=1000,
@@ -522,6 +613,8 @@ class _TwoPhaseSearch(abc.ABC):
         stop=None,
         track_explored=True,
         blas_threads=1,
+        n_jobs=None,
+        block_size=BLOCK_SIZE,
     ):
         """Run the global then the local phase.
 
@@ -530,10 +623,10 @@ class _TwoPhaseSearch(abc.ABC):
         n_seeds : int, default=1000
             Global-phase seeds (``global_num``); ignored if ``seeds`` is given.
         n_local : int, default=1000
-            Local iterations per unique global instance (``local_num``); 0 skips
-            the local phase.
+            Local iterations per unique global instance of a seed block (``local_num``);
+            0 skips the local phase.
         random_state : int, RandomState, Generator or None, default=0
-            Seeds selection and the local phase's random stream.  An int in
+            Seeds selection and the local phase's random streams.  An int in
             ``[0, 2**32 - 1]`` is used as is; ``None`` draws a fresh key and a
             ``RandomState``/``Generator`` one draw from it (the int actually used
             is recorded in ``result.params["random_state"]``, so any run can be
@@ -544,20 +637,36 @@ class _TwoPhaseSearch(abc.ABC):
             Explicit seeds in the dataset's encoded space (a DataFrame is aligned
             by column name), validated against the bounds.
         callback : callable, optional
-            Called after every step with a dict (``phase``, ``step``, ``total``,
-            ``n_global``, ``n_total``, ``elapsed``).
+            Called with a dict (``phase``, ``step``, ``total``, ``n_global``,
+            ``n_total``, ``elapsed``).  In this process (``n_jobs`` resolving to one
+            worker): after every step of the search.  With several workers: after each
+            finished task, with ``phase="blocks"``, ``step``/``total`` counting seed
+            blocks and ``n_global``/``n_total`` set to None (known only when the blocks
+            are merged).
         stop : threading.Event or callable, optional
             The one stop convention of fairlens: a ``threading.Event`` (stop when
-            set) or a zero-argument callable (stop when it returns true), checked
-            after every step; the run then returns what it found so far
-            (``result.stopped``).
+            set) or a zero-argument callable (stop when it returns true).  Checked
+            after every step in this process, between finished tasks with several
+            workers (the blocks already finished are kept); the run then returns
+            what it found so far (``result.stopped``).
         track_explored : bool, default=True
             Keep the set of generated instances (for ``success_rate``).
         blas_threads : int or None, default=1
-            Limit the BLAS thread pool during the run (``threadpoolctl``): the
-            model batches here are small matrices, which run several times
-            faster single-threaded, especially on a busy machine.  ``None``
-            leaves the pool alone (large models may prefer that).
+            Limit the BLAS thread pool during the run, in this process and in each
+            worker (``threadpoolctl``): the model batches here are small matrices,
+            which run several times faster single-threaded, especially on a busy
+            machine.  ``None`` leaves the pool alone (large models may prefer that).
+        n_jobs : int or None, default=None
+            Workers for the seed blocks, scikit-learn's convention: ``None`` means 1
+            unless inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or
+            all dask workers under ``joblib.parallel_config(backend="dask")``).
+        block_size : int, default=256 (``BLOCK_SIZE``)
+            Seeds per block.  The seeds are cut into fixed blocks of this size; each
+            block runs its global phase, de-duplicates its global instances and runs
+            its local phase on them, with random streams keyed by
+            ``(random_state, block index)``.  The blocks' instances are merged in
+            block order (global instances of all blocks first, then local ones), so the
+            result depends on ``block_size`` but never on ``n_jobs`` or the backend.
 
         Returns
         -------
@@ -573,10 +682,33 @@ class _TwoPhaseSearch(abc.ABC):
 
         Notes
         -----
+        **Same answer at every n_jobs.**  With one worker all blocks walk in lockstep in
+        this process (one model call per step scores every walker of every block, the
+        fastest form for a model with a per-call overhead); with several workers each
+        task runs one block (one call per step for that block's walkers).  Each block's
+        walk, random numbers and de-duplication are the same in both forms, so the
+        instance sets are identical for any model that scores a row independently of
+        the other rows of the batch it comes in (true of scikit-learn's trees and
+        forests, of the callables used in the tests, and of dense networks except
+        where the BLAS library rounds a row differently in different batch sizes, in
+        the last bit: at a score exactly on the 0.5 threshold, or with a tiny ``h``,
+        such a model can make the two forms differ).  ``model_calls`` and
+        ``elapsed`` depend on ``n_jobs``; everything else does not.
+
+        **What one task carries.**  The block index; the search (the model adapter with
+        the model, the input domain and the protected combinations), the seeds and the
+        block keys travel once per call in a :class:`fairlens._parallel.Payload`
+        (scattered once to the dask workers).  For the benchmark census MLP the payload
+        pickles to about 5 MB (mostly the dataset held by the model adapter); a task
+        returns its block's instances, counterparts and explored rows (about 60 MB for a
+        256-seed block of the census 1000 x 1000 benchmark, 100 bytes per row).
+
         Every step is a bounded model call plus short kernel calls, so a
         ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step;
         the search object holds no per-run state and can be run again.
         """
+        from fairlens._parallel import base_seed, check_n_jobs, chunk_rng, effective_n_jobs, fixed_chunks
+
         engine = check_choice("engine", engine, ("lockstep", "reference"))
         n_local = check_int("n_local", n_local, min=0)
         random_state = check_seed_int(random_state, "random_state")
@@ -585,6 +717,8 @@ class _TwoPhaseSearch(abc.ABC):
         stop = check_stop(stop, "stop")
         track_explored = check_bool("track_explored", track_explored)
         blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
+        n_jobs = check_n_jobs(n_jobs)
+        block_size = check_int("block_size", block_size, min=1)
         if seeds is None:
             n_seeds = check_int("n_seeds", n_seeds, min=1)
             n_walkers = min(n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else n_seeds
@@ -596,70 +730,124 @@ class _TwoPhaseSearch(abc.ABC):
                 raise ValueError("seeds is empty: pass at least one seed row.")
             self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
         # worst case: every step of every walker yields a new row (found and explored sets,
-        # with their hash tables and growth copies, plus the counterparts)
+        # with their hash tables and growth copies, plus the counterparts; the blocks' own
+        # sets and the run-wide union)
         rows = float(seeds.shape[0]) * (self.max_iter + n_local)
         d = self.problem.d
         check_memory(
-            rows * ((2 * 8 * d + 16) * (2 if track_explored else 1) + 8 * d),
+            rows * ((2 * 8 * d + 16) * (3 if track_explored else 2) + 8 * d),
             f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x {self.max_iter + n_local:,} steps",
             "use fewer seeds or a smaller n_local (run several times with different random_state), "
             "or pass track_explored=False.",
         )
-        key = int(np.random.SeedSequence(random_state).generate_state(1, dtype=np.uint64)[0])
-        scorer = CountingScorer(self.scorer)
-        source = self._source(scorer)
-        import contextlib
-
-        if blas_threads is None:
-            limit = contextlib.nullcontext()
+        blocks = fixed_chunks(seeds.shape[0], block_size)
+        seed0 = base_seed(random_state)
+        keys = np.array([chunk_rng(seed0, b).integers(0, 2**63 - 1) for b in range(len(blocks))], dtype=np.uint64)
+        workers = effective_n_jobs(n_jobs) if len(blocks) > 1 else 1
+        t0 = time.perf_counter()
+        if workers <= 1:
+            with _blas_limit(blas_threads):
+                scorer = CountingScorer(self.scorer)
+                source = self._source(scorer)
+                live = _Live(d, track_explored, callback, stop, t0)
+                recs = self._engine(engine, scorer, source, seeds, blocks, keys, n_local, live)
+                elapsed = time.perf_counter() - t0
+            stopped = live.stopped
+            queries = int(scorer.rows + getattr(source, "rows", 0))
+            calls = int(scorer.calls)
+            n_explored = len(live.explored) if live.explored is not None else 0
+            timeline = live.timeline
         else:
-            from threadpoolctl import threadpool_limits
+            from fairlens._parallel import Payload, run_chunks
 
-            limit = threadpool_limits(limits=blas_threads, user_api="blas")
-        with limit:
-            t0 = time.perf_counter()
-            rec = _Recorder(self.problem.d, track_explored, callback, stop, t0)
-            if engine == "lockstep":
-                tg, tl = self._lockstep(scorer, source, seeds, n_local, key, rec)
-            else:
-                tg, tl = self._reference(scorer, source, seeds, n_local, key, rec)
+            payload = Payload(search=self._shippable(), seeds=seeds, blocks=blocks, keys=keys, n_local=n_local,
+                              engine=engine, track_explored=track_explored, blas_threads=blas_threads)
+            marks = []
+
+            def progress(done, total):
+                el = time.perf_counter() - t0
+                marks.append((el, done))
+                if callback is not None:
+                    callback({"phase": "blocks", "step": done, "total": total, "n_global": None, "n_total": None,
+                              "elapsed": el})
+
+            recs = run_chunks(_run_block, payload, range(len(blocks)), n_jobs=n_jobs, stop=stop, progress=progress)
             elapsed = time.perf_counter() - t0
-        return self._assemble(rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state)
+            stopped = len(recs) < len(blocks)
+            queries = sum(r.queries for r in recs)
+            calls = sum(r.calls for r in recs)
+            n_explored = 0
+            if track_explored:
+                ex = RowSet(d)
+                for r in recs:
+                    ex.add(r.explored)
+                n_explored = len(ex)
+            u, counts = RowSet(d), []
+            for r in recs:
+                for p in r.parts["global"] + r.parts["local"]:
+                    u.add(p[0])
+                counts.append(len(u))
+            timeline = [(0.0, 0)] + [(t, counts[k - 1]) for t, k in marks if 0 < k <= len(counts)]
+        res = self._assemble(recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored,
+                             timeline, stopped)
+        res.params.update(block_size=block_size, n_blocks=len(blocks), n_jobs=n_jobs)
+        return res
 
     _seeds_from_pool = True
 
-    def _assemble(self, rec, scorer, source, seeds, tg, tl, elapsed, engine, n_local, random_state):
+    def _assemble(self, recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored, timeline,
+                  stopped):
+        """Merge the blocks in block order: every block's global instances, then every block's
+        local ones; a row found by several blocks is kept once, at its first place."""
         d = self.problem.d
-        n = len(rec.found)
-        cat = lambda parts, shape: np.concatenate(parts) if parts else np.empty(shape)  # noqa: E731
+        gparts = [p for r in recs for p in r.parts["global"]]
+        parts = gparts + [p for r in recs for p in r.parts["local"]]
+        X = _cat(parts, 0, (0, d))
+        keep = RowSet(d, max(16, X.shape[0])).add(X) if X.shape[0] else np.zeros(0, dtype=np.bool_)
+        n_g = sum(p[0].shape[0] for p in gparts)
+        n_global = int(keep[:n_g].sum())
+        phase = np.array(["global"] * n_g + ["local"] * (X.shape[0] - n_g), dtype=object)
         params = self.params()
         params.update({"engine": engine, "n_seeds": int(seeds.shape[0]), "n_local": n_local, "random_state": random_state})
         return FairnessTestResult(
             method=self.method,
-            instances=rec.found.rows.copy(),
-            counterparts=cat(rec.cp, (0, d)),
-            instance_scores=cat(rec.s1, (0,)),
-            counterpart_scores=cat(rec.s2, (0,)),
-            phase=cat(rec.phase, (0,)).astype(str),
-            n_global=rec.n_global,
-            n_local=n - rec.n_global,
+            instances=np.ascontiguousarray(X[keep]),
+            counterparts=_cat(parts, 1, (0, d))[keep],
+            instance_scores=_cat(parts, 2, (0,))[keep],
+            counterpart_scores=_cat(parts, 3, (0,))[keep],
+            phase=phase[keep].astype(str),
+            n_global=n_global,
+            n_local=int(keep.sum()) - n_global,
             elapsed=elapsed,
-            queries=int(scorer.rows + getattr(source, "rows", 0)),
-            model_calls=int(scorer.calls),
-            tries_global=int(tg),
-            tries_local=int(tl),
-            n_explored=len(rec.explored) if rec.explored is not None else 0,
+            queries=int(queries),
+            model_calls=int(calls),
+            tries_global=int(sum(r.tries_global for r in recs)),
+            tries_local=int(sum(r.tries_local for r in recs)),
+            n_explored=int(n_explored),
             seeds=seeds,
-            timeline=np.asarray(rec.timeline, dtype=np.float64),
-            stopped=rec.stopped,
+            timeline=np.asarray(timeline, dtype=np.float64),
+            stopped=bool(stopped),
             params=params,
             feature_names=self.problem.feature_names,
             dataset=self.dataset,
         )
 
+    def _engine(self, engine, scorer, source, seeds, blocks, keys, n_local, live):
+        """Run the blocks ``[(start, stop), ...]`` of ``seeds`` (lockstep: all at once;
+        reference: one after the other) and return one :class:`_BlockRec` per block."""
+        if engine == "lockstep":
+            return self._lockstep(scorer, source, seeds, blocks, keys, n_local, live)
+        recs, found = self._start(blocks, live)
+        for b, ((a, e), key) in enumerate(zip(blocks, keys)):
+            self._reference(scorer, source, seeds[a:e], n_local, int(key), recs, b, found, live)
+            if live.stopped:
+                break
+        return recs
+
     # ------------------------------------------------------------------ gradient engines
-    def _global_lockstep(self, scorer, source, seeds, rec):
-        """Algorithm 3 for all seeds at once; returns global hits in seed order."""
+    def _global_lockstep(self, scorer, source, seeds, live):
+        """Algorithm 3 for all seeds at once; returns the hit mask, the hits' rows, similar
+        sets and scores (indexed by seed) and the iterations of each seed."""
         pb = self.problem
         W, d, C = seeds.shape[0], pb.d, pb.C
         X = seeds.copy()
@@ -670,7 +858,7 @@ class _TwoPhaseSearch(abc.ABC):
         hitS = np.empty((W, C, d))
         hitsc = np.empty((W, C))
         hit = np.zeros(W, dtype=np.bool_)
-        tries = 0
+        tries = np.zeros(W, dtype=np.int64)
         zeros = np.zeros(W)
         for it in range(self.max_iter):
             if active.size == 0:
@@ -678,7 +866,7 @@ class _TwoPhaseSearch(abc.ABC):
             Xa = X[active]
             S = pb.similar(Xa)
             sc = scorer(S.reshape(-1, d)).reshape(-1, C)
-            tries += active.size
+            tries[active] += 1
             m = active.size
             is_disc = np.empty(m, dtype=np.bool_)
             pair = np.empty(m, dtype=np.int64)
@@ -705,38 +893,55 @@ class _TwoPhaseSearch(abc.ABC):
                 X[ar] = x1
                 M1[ar] = M1a
                 M2[ar] = M2a
-                rec.explore(x1)
+                live.explore(x1)
             active = ar
-            if rec.tick("global", it + 1, self.max_iter):
+            if live.tick("global", it + 1, self.max_iter):
                 break
-        idx = np.flatnonzero(hit)
-        return hitX[idx], hitS[idx], hitsc[idx], tries
+        return hit, hitX, hitS, hitsc, tries
 
-    def _local_lockstep(self, scorer, source, gX, gS, gsc, n_local, key, rec):
-        """Algorithm 4 for all global instances at once."""
+    def _collect_global(self, blocks, recs, hit, hitX, hitS, hitsc, found, live):
+        """Record each block's global hits (seed order, unique within the block) and return the
+        walkers of the local phase: rows, similar sets, scores and the owning block of each."""
+        owner = np.repeat(np.arange(len(blocks), dtype=np.int64), [e - a for a, e in blocks])
+        idx = np.flatnonzero(hit)
+        new = found.add(hitX[idx], hitS[idx], hitsc[idx], owner[idx], "global", recs, live)
+        idx = idx[new]
+        return hitX[idx], hitS[idx], hitsc[idx], owner[idx]
+
+    @staticmethod
+    def _walker_ranges(owner, n_blocks):
+        """``[(start, stop), ...]`` of each block's walkers (walkers are grouped by block)."""
+        edges = np.searchsorted(owner, np.arange(n_blocks + 1))
+        return [(int(edges[b]), int(edges[b + 1])) for b in range(n_blocks)]
+
+    def _local_lockstep(self, scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live):
+        """Algorithm 4 for the global instances of all blocks at once (walker ``w`` of block
+        ``b`` draws from the stream ``(keys[b], w)``)."""
         pb = self.problem
         G, d, C = gX.shape[0], pb.d, pb.C
         if G == 0 or n_local == 0:
-            return 0
+            return
+        ranges = self._walker_ranges(owner, len(recs))
+        wkey = keys[owner]
+        starts = np.array([r[0] for r in ranges], dtype=np.int64)
+        wid = np.arange(G, dtype=np.int64) - starts[owner]
         X = gX.copy()
         X0 = gX.copy()
         S_cur, sc_cur = gS.copy(), gsc.copy()
         P = np.zeros((G, d))
         P0 = np.zeros((G, d))
         suc = np.full(G, self.update_interval, dtype=np.int64)
-        walkers = np.arange(G)
         is_disc = np.empty(G, dtype=np.bool_)
         pair = np.empty(G, dtype=np.int64)
         mdiff = np.empty(G, dtype=np.int64)
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
         zeros = np.zeros(G)
-        tries = 0
         for it in range(n_local):
             ref = np.flatnonzero(suc >= self.update_interval)
             if ref.size:
                 m = ref.size
-                u = stream_uniform(key, ref, it, _SLOT_PAIR)
+                u = stream_uniform(wkey[ref], wid[ref], it, _SLOT_PAIR)
                 _kcall.check_discrimination(
                     np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m]
                 )
@@ -752,16 +957,15 @@ class _TwoPhaseSearch(abc.ABC):
                     P0[:] = P
                 suc[ref] = 0
             suc += 1
-            ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
-            ud = stream_uniform(key, walkers, it, _SLOT_DIR)
+            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
             _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
-            tries += G
-            rec.explore(X)
+            live.explore(X)
             _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
-            rec.add(X[ok], S[ok], sc[ok], "local")
+            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
             S_cur[ok] = S[ok]
             sc_cur[ok] = sc[ok]
             bad = ~ok
@@ -770,39 +974,44 @@ class _TwoPhaseSearch(abc.ABC):
             suc[bad] = 0
             S_cur[bad] = gS[bad]
             sc_cur[bad] = gsc[bad]
-            if rec.tick("local", it + 1, n_local):
+            if live.tick("local", it + 1, n_local):
                 break
-        return tries
-
-    def _lockstep(self, scorer, source, seeds, n_local, key, rec):
-        gX, gS, gsc, tg = self._global_lockstep(scorer, source, seeds, rec)
-        new = rec.found.add(gX) if gX.shape[0] else np.zeros(0, dtype=bool)
-        # record the global hits (unique, seed order) -- RowSet.add above already inserted them
-        self._record_global(rec, gX, gS, gsc, new)
-        rec.tick("global", self.max_iter, self.max_iter)
-        if rec.stopped:
-            return tg, 0
-        tl = self._local_lockstep(scorer, source, gX[new], gS[new], gsc[new], n_local, key, rec)
-        return tg, tl
 
     @staticmethod
-    def _record_global(rec, gX, gS, gsc, new):
-        k = int(new.sum())
-        if k:
-            cpx, cps = _counterpart(gS[new], gsc[new])
-            rec.cp.append(cpx)
-            rec.s1.append(gsc[new, 0])
-            rec.s2.append(cps)
-            rec.phase.append(np.full(k, "global", dtype=object))
-            rec.n_global += k
+    def _record_local(recs, ranges, X, S, sc, ok, owner, found, live):
+        for rec, (s, e) in zip(recs, ranges):
+            rec.tries_local += e - s
+        if ok.any():
+            found.add(X[ok], S[ok], sc[ok], owner[ok], "local", recs, live)
+
+    def _start(self, blocks, live):
+        recs = [_BlockRec() for _ in blocks]
+        found = _Found(self.problem.d)
+        if live.union is not None and len(blocks) == 1:
+            live.union = None  # the block's own set is the union
+            live.count = lambda: len(found.rows)
+        return recs, found
+
+    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
+        recs, found = self._start(blocks, live)
+        hit, hitX, hitS, hitsc, tries = self._global_lockstep(scorer, source, seeds, live)
+        for rec, (a, e) in zip(recs, blocks):
+            rec.tries_global = int(tries[a:e].sum())
+        gX, gS, gsc, owner = self._collect_global(blocks, recs, hit, hitX, hitS, hitsc, found, live)
+        del hitX, hitS, hitsc
+        live.tick("global", self.max_iter, self.max_iter)
+        if live.stopped:
+            return recs
+        self._local_lockstep(scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live)
+        return recs
 
     # ------------------------------------------------------------------ literal reference
     def _score_similar(self, scorer, x):
         S = self.problem.similar(x[None, :])[0]
         return S, scorer(S)
 
-    def _reference(self, scorer, source, seeds, n_local, key, rec):
-        """One seed at a time, literally as Algorithms 3 and 4 are printed.
+    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
+        """One seed at a time, literally as Algorithms 3 and 4 are printed (one seed block).
 
         Each candidate is scored together with its similar instances in one
         model call (the authors' code makes one call per similar instance) and
@@ -811,15 +1020,15 @@ class _TwoPhaseSearch(abc.ABC):
         pb = self.problem
         d = pb.d
         ui = self.update_interval
+        rec = recs[b]
         # ---- Algorithm 3
         g_rows, g_S, g_sc = [], [], []
-        tries_g = 0
         for i in range(seeds.shape[0]):
             x = seeds[i].copy()
             grad1 = np.zeros(d)
             grad2 = np.zeros(d)
             for _ in range(self.max_iter):
-                tries_g += 1
+                rec.tries_global += 1
                 S, sc = self._score_similar(scorer, x)
                 y = sc[0] > 0.5
                 if np.any((sc[1:] > 0.5) != y):
@@ -836,19 +1045,16 @@ class _TwoPhaseSearch(abc.ABC):
                     if pb.free[a] and np.sign(grad1[a]) == np.sign(grad2[a]):
                         direction[a] = source.direction_sign * np.sign(grad1[a])
                 x = np.minimum(pb.hi, np.maximum(pb.lo, x + self.global_step * direction))
-                rec.explore(x[None, :])
-            if rec.tick("global", i + 1, seeds.shape[0]):
+                live.explore(x[None, :])
+            if live.tick("global", i + 1, seeds.shape[0]):
                 break
         if not g_rows:
-            return tries_g, 0
+            return
         gX = np.array(g_rows)
-        new = rec.found.add(gX)
-        gS, gsc = np.array(g_S), np.array(g_sc)
-        self._record_global(rec, gX, gS, gsc, new)
-        if rec.stopped or n_local == 0:
-            return tries_g, 0
+        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
+        if live.stopped or n_local == 0:
+            return
         # ---- Algorithm 4
-        tries_l = 0
         for w, x_start in enumerate(gX[new]):
             x = x_start.copy()
             x0 = x_start.copy()
@@ -877,18 +1083,17 @@ class _TwoPhaseSearch(abc.ABC):
                 s = -1.0 if ud < 0.5 else 1.0
                 x[a] = x[a] + s * self.local_step
                 x = np.minimum(pb.hi, np.maximum(pb.lo, x))
-                tries_l += 1
-                rec.explore(x[None, :])
+                rec.tries_local += 1
+                live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                    rec.add(x[None, :].copy(), S[None], sc[None], "local")
+                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
                 else:
                     x = x0.copy()
                     prob = prob0.copy()
                     suc_iter = 0
-            if rec.tick("local", w + 1, int(new.sum())):
+            if live.tick("local", w + 1, int(new.sum())):
                 break
-        return tries_g, tries_l
 
 
 class MAFT(_TwoPhaseSearch):
@@ -939,6 +1144,9 @@ class MAFT(_TwoPhaseSearch):
         self.h = _check_h(h)
         self.vectored = check_bool("vectored", vectored)
         super().__init__(model, dataset, protected, **kw)
+        from ._gradients import _zo_bounds
+
+        self._zo_bounds = _zo_bounds(self.scorer, dataset)  # computed here: workers get no dataset
 
     def params(self):
         p = super().params()
@@ -946,9 +1154,7 @@ class MAFT(_TwoPhaseSearch):
         return p
 
     def _source(self, scorer):
-        from ._gradients import _zo_bounds
-
-        return ZeroOrderSource(scorer, self.h, self.vectored, _zo_bounds(self.scorer, self.dataset))
+        return ZeroOrderSource(scorer, self.h, self.vectored, self._zo_bounds)
 
 
 class _WhiteBox(_TwoPhaseSearch):
@@ -1043,69 +1249,76 @@ class AEQUITAS(_TwoPhaseSearch):
         pp = np.where(self.problem.free, 1.0, 0.0)
         return pp / pp.sum(), np.full(d, 0.5)
 
-    def _global_check(self, scorer, seeds, rec):
+    def _global_check(self, scorer, seeds, blocks, recs, found, live):
         pb = self.problem
         S = pb.similar(seeds)
         sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
-        rec.explore(seeds)
+        live.explore(seeds)
         disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-        gX, gS, gsc = seeds[disc], S[disc], sc[disc]
-        new = rec.found.add(gX) if gX.shape[0] else np.zeros(0, dtype=bool)
-        self._record_global(rec, gX, gS, gsc, new)
-        rec.tick("global", 1, 1)
-        return gX[new], gS[new], gsc[new], seeds.shape[0]
+        for rec, (a, e) in zip(recs, blocks):
+            rec.tries_global = e - a
+        out = self._collect_global(blocks, recs, disc, seeds, S, sc, found, live)
+        live.tick("global", 1, 1)
+        return out
 
-    def _lockstep(self, scorer, source, seeds, n_local, key, rec):
+    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
         pb = self.problem
-        gX, gS, gsc, tg = self._global_check(scorer, seeds, rec)
+        recs, found = self._start(blocks, live)
+        gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, found, live)
         G, d, C = gX.shape[0], pb.d, pb.C
-        if G == 0 or n_local == 0 or rec.stopped:
-            return tg, 0
-        pp, dp = self._init_probs()
+        if G == 0 or n_local == 0 or live.stopped:
+            return recs
+        ranges = self._walker_ranges(owner, len(blocks))
+        starts = np.array([r[0] for r in ranges], dtype=np.int64)
+        wkey = keys[owner]
+        wid = np.arange(G, dtype=np.int64) - starts[owner]
+        probs = [self._init_probs() for _ in blocks]  # adaptive probabilities, shared within a block
         X = gX.copy()
-        walkers = np.arange(G)
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
-        tries = 0
         for it in range(n_local):
-            ua = stream_uniform(key, walkers, it, _SLOT_ATTR)
-            ud = stream_uniform(key, walkers, it, _SLOT_DIR)
-            ue = stream_uniform(key, walkers, it, _SLOT_EDGE)
-            _kcall.aequitas_perturb(X, pp, dp, ua, ud, ue, self.local_step, pb.lo, pb.hi, attr, sgn)
+            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
+            ue = stream_uniform(wkey, wid, it, _SLOT_EDGE)
+            for (s, e), (pp, dp) in zip(ranges, probs):
+                if e > s:
+                    _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
+                                            attr[s:e], sgn[s:e])
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
-            tries += G
-            rec.explore(X)
+            live.explore(X)
             ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-            rec.add(X[ok], S[ok], sc[ok], "local")
+            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
             X[~ok] = gX[~ok]
-            _kcall.aequitas_update(pp, dp, attr, sgn, ok, self.change_size, self.change_size, self.local_step)
-            if rec.tick("local", it + 1, n_local):
+            for (s, e), (pp, dp) in zip(ranges, probs):
+                if e > s:
+                    _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
+                                           self.local_step)
+            if live.tick("local", it + 1, n_local):
                 break
-        return tg, tries
+        return recs
 
-    def _reference(self, scorer, source, seeds, n_local, key, rec):
+    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
         pb = self.problem
+        rec = recs[b]
         # global: one candidate at a time
         g_rows, g_S, g_sc = [], [], []
         for i in range(seeds.shape[0]):
             S, sc = self._score_similar(scorer, seeds[i])
-            rec.explore(seeds[i][None, :])
+            live.explore(seeds[i][None, :])
             if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
                 g_rows.append(seeds[i].copy())
                 g_S.append(S)
                 g_sc.append(sc)
-        rec.tick("global", 1, 1)
-        tg = seeds.shape[0]
+        live.tick("global", 1, 1)
+        rec.tries_global += seeds.shape[0]
         if not g_rows:
-            return tg, 0
+            return
         gX = np.array(g_rows)
-        new = rec.found.add(gX)
-        self._record_global(rec, gX, np.array(g_S), np.array(g_sc), new)
-        if n_local == 0 or rec.stopped:
-            return tg, 0
+        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
+        if n_local == 0 or live.stopped:
+            return
         pp, dp = self._init_probs()
-        tries = 0
         cs = self.change_size
         for w, x_start in enumerate(gX[new]):
             x = x_start.copy()
@@ -1119,12 +1332,12 @@ class AEQUITAS(_TwoPhaseSearch):
                 if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
                     s = -1.0 if ue < 0.5 else 1.0
                 x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * self.local_step))
-                tries += 1
-                rec.explore(x[None, :])
+                rec.tries_local += 1
+                live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
                 if ok:
-                    rec.add(x[None, :].copy(), S[None], sc[None], "local")
+                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
                 else:
                     x = x_start.copy()
                 if (ok and s < 0) or (not ok and s > 0):
@@ -1133,6 +1346,5 @@ class AEQUITAS(_TwoPhaseSearch):
                     dp[a] = max(dp[a] - cs * self.local_step, 0.0)
                 pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
                 pp = pp / pp.sum()
-            if rec.tick("local", w + 1, int(new.sum())):
+            if live.tick("local", w + 1, int(new.sum())):
                 break
-        return tg, tries

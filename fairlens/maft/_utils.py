@@ -35,8 +35,9 @@ def stream_uniform(key, walkers, iteration, slot):
 
     Parameters
     ----------
-    key : int
-        Stream key derived from ``random_state``.
+    key : int or array of int
+        Stream key derived from ``random_state`` (one per walker when an array: the
+        search gives each seed block its own key, see ``_search``).
     walkers : array of int
         Walker ids.
     iteration : int
@@ -46,7 +47,7 @@ def stream_uniform(key, walkers, iteration, slot):
     """
     w = np.asarray(walkers, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        z = np.full(w.shape, np.uint64(key), dtype=np.uint64)
+        z = np.array(np.broadcast_to(np.asarray(key, dtype=np.uint64), w.shape), dtype=np.uint64)
         z = _splitmix(z ^ (w * np.uint64(0xD1B54A32D192ED03)))
         z = _splitmix(z ^ np.uint64((int(iteration) * 0x8CB92BA72F3D8DD7 + int(slot)) & 0xFFFFFFFFFFFFFFFF))
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)

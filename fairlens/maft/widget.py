@@ -266,11 +266,16 @@ class MAFTSession(W.VBox, WidgetProtocol):
 
     def _on_step(self, method, st, stop):
         c = self.controls
-        bar = c["progress_global"] if st["phase"] == "global" else c["progress_local"]
+        # "blocks": the search runs its seed blocks on several workers (n_jobs from a
+        # joblib.parallel_config context); counts are known only at the end
+        bar = c["progress_global"] if st["phase"] in ("global", "blocks") else c["progress_local"]
         bar.max = max(1, int(st["total"]))
         bar.value = min(int(st["step"]), bar.max)
-        if st["phase"] == "global":
+        if st["phase"] != "local":
             c["progress_local"].value = 0
+        if st["n_total"] is None:
+            self._set_status(f"<b>{method}</b> seed blocks {st['step']}/{st['total']} done", busy=True)
+            return
         self.live.setdefault(method, []).append((st["elapsed"], st["n_total"]))
         if stop.is_set():
             self._set_status("stopping...", busy=True)
