@@ -204,3 +204,34 @@ def test_fresh_bound_covers_the_exact_score_at_the_nominal_rate():
     # selection estimates at the top are biased upward, the fresh ones much less
     assert bias_sel / n > bias_fresh / n
     assert abs(bias_fresh / n) < 0.02
+
+
+def test_browser_shows_selection_and_fresh_estimates(seq_report):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fairlens.testsgd import RuleSetBrowser
+
+    b = RuleSetBrowser(seq_report, background=False)
+    b.wait(120)
+    c = b.controls
+    assert c["sort_by"].value == "rank"
+    opts = c["select"].options
+    k = seq_report.params["top_k"]
+    # the list follows the report: the first k carry both numbers, in the report's order
+    firsts = [lab.split("|", 1)[1].strip() for lab, _ in opts[:k]]
+    merged = seq_report.merge_equivalent()
+    assert firsts == [str(r.rule_set) for r in merged.results[:k]]
+    for (lab, _), r in zip(opts[:k], merged.results[:k]):
+        if r.fresh is not None:
+            assert f"fresh {r.fresh.score:5.1%} ± {r.fresh.margin:4.1%}" in lab and f"{r.score:6.1%}" in lab
+    c["select"].value = opts[0][1]
+    b.wait(120)
+    info = b.snapshot()["info"]["params"]
+    assert info["rule_set"] == firsts[0]
+    assert "fresh estimate" in b.info_html.value and f"{merged.results[0].fresh.score:.1%}" in b.info_html.value
+    c["sort_by"].value = "fresh_score"
+    b.wait(120)
+    fs = b.filtered["fresh_score"].to_numpy()
+    fs = fs[np.isfinite(fs)]
+    assert np.all(np.diff(fs) <= 0)
