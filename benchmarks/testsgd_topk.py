@@ -17,8 +17,9 @@ delta 0.95, sample_thr 1000) and ``top_k=10``, and checks for each reported top-
   ``|fresh_score - exact| <= fresh_margin`` hold?
 
 and prints the coverage of both over all random states (nominal: 0.95^2 = 90.25%), the mean
-error (estimate - exact) of the reported #1 and of the top-10, and how often the reported #1's
-exact score lies below its own selection bound.
+error (estimate - exact) over the top-10, of the selection ranking's #1 (the paper's top-1) and
+of the report's #1 (largest fresh estimate), and how often their exact score lies outside the
+bound quoted for them.
 
 Usage::
 
@@ -77,6 +78,7 @@ def main(argv=None):
     cov_sel = cov_fresh = n = 0
     top1_sel_err, top1_fresh_err, sel_err, fresh_err = [], [], [], []
     top1_outside = 0
+    report1_err, report1_outside = [], 0
     t0 = time.perf_counter()
     for s in range(a.states):
         rep = TestSGD(model, train, sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
@@ -94,7 +96,11 @@ def main(argv=None):
         e1 = exact(first.rule_set)
         top1_sel_err.append(first.score - e1)
         top1_outside += abs(first.score - e1) > first.margin
-        top1_fresh_err.append(rep.results[0].fresh.score - exact(rep.results[0].rule_set))
+        top1_fresh_err.append(first.fresh.score - e1)
+        report1 = rep.results[0]  # the report's #1: largest FRESH estimate among the top k
+        e_r = exact(report1.rule_set)
+        report1_err.append(report1.fresh.score - e_r)
+        report1_outside += abs(report1.fresh.score - e_r) > report1.fresh.margin
         if s == 0:
             r = first
             print(f"state 0: selection #1 {r.rule_set}: {r.score:.3f} +- {r.margin:.3f}, fresh "
@@ -108,8 +114,12 @@ def main(argv=None):
     print(f"coverage of the exact score, fresh-estimate bound:     {cov_fresh / n:.3f} "
           f"(nominal {fconf:.4f}{', Bonferroni over the top %d' % k if a.simultaneous else ''})")
     print(f"mean error (estimate - exact), top {k}: selection {np.mean(sel_err):+.4f}, fresh {np.mean(fresh_err):+.4f}")
-    print(f"mean error of the reported #1: selection {np.mean(top1_sel_err):+.4f} "
-          f"(exact outside its own bound in {top1_outside} of {a.states} runs), fresh {np.mean(top1_fresh_err):+.4f}")
+    print(f"selection ranking's #1 (the paper's top-1): selection estimate error {np.mean(top1_sel_err):+.4f} "
+          f"(exact outside its bound in {top1_outside} of {a.states} runs); its fresh estimate error "
+          f"{np.mean(top1_fresh_err):+.4f}")
+    print(f"report's #1 (largest fresh estimate among the top {k}): fresh error {np.mean(report1_err):+.4f} "
+          f"(exact outside its fresh bound in {report1_outside} of {a.states} runs) -- ranking by the fresh "
+          f"estimate is itself a (milder) selection among {k}; --simultaneous gives bounds that hold for any pick")
     return dict(coverage_selection=cov_sel / n, coverage_fresh=cov_fresh / n, n=n)
 
 
