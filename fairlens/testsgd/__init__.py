@@ -3,7 +3,9 @@
 Zhang, Sun, Wang, Sun (2022). Rule sets over the sensitive features
 (section 4.1, Algorithm 1) partition the input space; the group fairness score
 of each frequent rule set is estimated with an error bound (Algorithm 2,
-Theorem 4.2) by sampling around seeds of the data (section 4.3).
+Theorem 4.2) by sampling around seeds of the data (section 4.3). The top of the ranking is
+re-estimated on fresh samples (honest rankings). :class:`FairFictPlay` is the subgroup auditor of
+Kearns et al. (2018), the baseline of the paper's Table 8.
 
 The widget :class:`RuleSetBrowser` is imported lazily (ipywidgets is only
 imported when it is first accessed).
@@ -14,11 +16,12 @@ from ._rules import (FrequentRuleSets, Rule, RuleSet, frequent_rule_sets,
                      frequent_rule_sets_bruteforce, round_edges, single_rules)
 from ._score import (Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
                      score_rule_sets, z_value)
-from ._testsgd import TestSGD, TestSGDReport
+from ._testsgd import TestSGD, TestSGDReport, simultaneous_confidence
 from ._themis import ThemisResult, themis_group_discrimination
 from ._text import (IDENTITY_TERMS, TermRule, TextRuleSet, TextSampler, test_text_model,
                     text_frequent_rule_sets, text_group_fairness_score, text_group_fairness_score_reference)
 from ._mitigate import MitigationResult, generate_group_samples, mitigate
+from ._fairfictplay import FairFictPlay, SubgroupAudit, audit_subgroups
 
 __all__ = [
     "Rule",
@@ -36,6 +39,10 @@ __all__ = [
     "score_rule_sets",
     "TestSGD",
     "TestSGDReport",
+    "simultaneous_confidence",
+    "FairFictPlay",
+    "SubgroupAudit",
+    "audit_subgroups",
     "ThemisResult",
     "themis_group_discrimination",
     "MitigationResult",

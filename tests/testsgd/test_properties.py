@@ -115,7 +115,13 @@ def test_top_k(k):
     else:
         top = rep.top(k)
         assert len(top) == min(k, len(rep.results))
-        assert list(top["score"]) == sorted(top["score"], reverse=True)
+        # report order: fresh score for the re-estimated ones, selection score for the others
+        fresh = top[top["fresh_score"].notna()]
+        rest = top[top["fresh_score"].isna()]
+        assert list(fresh["fresh_score"]) == sorted(fresh["fresh_score"], reverse=True)
+        assert list(rest["score"]) == sorted(rest["score"], reverse=True)
+        assert list(top.index) == list(range(len(top)))
+        assert top["fresh_score"].notna().sum() == min(k, rep.params["top_k"], len(rep.results))
 
 
 _CACHE = {}

@@ -1,0 +1,306 @@
+"""FairFictPlay's subgroup auditor (Kearns, Neel, Roth, Wu 2018), the baseline of TestSGD's Table 8.
+
+Kearns et al., "Preventing Fairness Gerrymandering: Auditing and Learning for Subgroup
+Fairness" (ICML 2018), audit a classifier for *subgroup* fairness: over a class G of groups
+defined on the protected attributes ``x'`` (here: linear threshold functions), find the group
+``g`` maximising the weighted disparity ``gamma(g) = alpha(g) * beta(g)`` with
+
+* statistical parity (their Definition 2.1): ``alpha(g) = P(g(x') = 1)`` and
+  ``beta(g) = |P(D(x) = 1) - P(D(x) = 1 | g(x') = 1)|``;
+* false-positive rates (Definition 2.3): ``alpha(g) = P(g(x') = 1, y = 0)`` and
+  ``beta(g) = |P(D(x) = 1 | y = 0) - P(D(x) = 1 | g(x') = 1, y = 0)|`` (false negatives likewise on
+  ``y = 1`` with ``1 - D``).
+
+Auditing is reduced to cost-sensitive classification (CSC) of the audited rows: labelling row
+``i`` "in g" costs ``c1_i = (D_i - baseline) / n`` (or its negative, for the other direction of the
+disparity) and "not in g" costs ``c0_i = 0``; the CSC oracle of their experiments (and of the
+authors' ``gerryfair`` package, shipped in AIF360 as ``aif360.algorithms.inprocessing.gerryfair``)
+fits one least-squares linear regression per cost over ``x'`` and puts ``x`` in ``g`` when the
+predicted ``c1`` is below the predicted ``c0`` (= 0). Both directions are tried and the group
+with the larger ``gamma`` is reported. FairFictPlay (their learning algorithm) calls this auditor
+at every round of fictitious play; TestSGD's Table 8 uses it to *find* the subgroup.
+
+This module implements the auditor itself (no aif360 needed); the tests cross-check it against
+AIF360's ``Auditor`` (same members and ``gamma``). One difference on purpose: AIF360 computes the
+rate of the "negative direction" group over the complement of the positive group (a slip in its
+``get_group``); we use that group's own members (the two agree unless a fitted cost is exactly 0).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_bool, check_choice, check_probability
+from ._rules import as_table
+
+__all__ = ["FairFictPlay", "SubgroupAudit", "audit_subgroups"]
+
+METRICS = ("SP", "FP", "FN")
+
+
+@dataclass
+class SubgroupAudit:
+    """The most violated subgroup found by the auditor.
+
+    Attributes
+    ----------
+    members : ndarray of bool, shape (n,)
+        ``g(x')`` for every row of the audited data.
+    alpha : float
+        Size of the group as Kearns et al. define it: share of ALL ``n`` rows that are in ``g``
+        and in the audited subset (all rows for "SP", ``y = 0`` for "FP", ``y = 1`` for "FN").
+    beta : float
+        ``|rate in g - baseline|`` (the unweighted disparity).
+    gamma : float
+        ``alpha * beta``: the fairness violation (weighted disparity).
+    direction : int
+        +1 when the group's rate is above the baseline, -1 below.
+    rate_in, rate_out, baseline : float
+        The audited rate (favourable decisions for "SP", false positives / negatives) in ``g``,
+        in the rest of the audited subset, and over the whole subset.
+    score : float
+        ``|rate_in - rate_out|``: TestSGD's group fairness score (Definition 4.1) of the found
+        group on the data, the number comparable with TestSGD's scores.
+    coef : pandas.Series
+        Weights of the linear threshold function over the encoded protected attributes; the
+        group is ``{x : coef . x' + intercept < 0}``.
+    intercept : float
+    metric : str
+    protected : list of str
+    params : dict
+        ``model_input``, threshold, soft, favourable_class, n rows.
+    """
+
+    members: np.ndarray
+    alpha: float
+    beta: float
+    gamma: float
+    direction: int
+    rate_in: float
+    rate_out: float
+    baseline: float
+    score: float
+    coef: pd.Series
+    intercept: float
+    metric: str
+    protected: list
+    params: dict = field(default_factory=dict)
+
+    @property
+    def size(self) -> float:
+        """Share of the audited rows (all rows for "SP") that are in the group."""
+        return float(self.members.mean()) if self.members.size else float("nan")
+
+    def describe(self, digits: int = 3) -> str:
+        """The linear threshold function as text, ``w1*x1 + w2*x2 + b < 0`` (largest weights first)."""
+        c = self.coef[self.coef.abs().sort_values(ascending=False).index]
+        terms = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.{digits}g}*[{k}]" for k, v in c.items() if v != 0)
+        b = self.intercept
+        return f"{terms} {'+' if b >= 0 else '-'} {abs(b):.{digits}g} < 0".lstrip("+ ")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: metric, alpha, beta, gamma, rates, TestSGD-style score, the function."""
+        return pd.DataFrame([{
+            "metric": self.metric, "protected": ", ".join(self.protected), "alpha": self.alpha,
+            "size": self.size, "beta": self.beta, "gamma": self.gamma, "direction": self.direction,
+            "rate_in": self.rate_in, "rate_out": self.rate_out, "baseline": self.baseline,
+            "score": self.score, "subgroup": self.describe(),
+        }])
+
+    def coefficients(self) -> pd.DataFrame:
+        """The weights of the linear threshold function, one row per encoded protected column."""
+        return pd.DataFrame({"column": list(self.coef.index), "weight": self.coef.to_numpy()})
+
+    def plot(self, ax=None):
+        """Weights of the linear threshold function and the rates in/out of the group."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(1, 2, figsize=(10, 0.3 * max(6, len(self.coef)) + 1),
+                                 gridspec_kw={"width_ratios": [2, 1]})
+        ax = np.atleast_1d(ax)
+        c = self.coef
+        y = np.arange(len(c))[::-1]
+        ax[0].barh(y, c.to_numpy(), color=np.where(c.to_numpy() < 0, "#d95f02", "#1b9e77"))
+        ax[0].set_yticks(y)
+        ax[0].set_yticklabels(list(c.index), fontsize=8)
+        ax[0].axvline(0, color="0.3", lw=0.8)
+        ax[0].set_xlabel("weight (group: weights . x' + intercept < 0)")
+        ax[0].set_title(f"FairFictPlay auditor ({self.metric}): linear threshold function", fontsize=10)
+        if len(ax) > 1:
+            ax[1].bar([0, 1, 2], [self.rate_in, self.rate_out, self.baseline],
+                      color=["#d95f02", "#7570b3", "0.6"])
+            ax[1].set_xticks([0, 1, 2])
+            ax[1].set_xticklabels(["in g", "not g", "all"])
+            ax[1].set_ylim(0, 1)
+            ax[1].set_title(f"alpha {self.alpha:.3f}, beta {self.beta:.3f}\ngamma {self.gamma:.4f}, "
+                            f"score {self.score:.3f}", fontsize=10)
+        return ax
+
+
+def _encode_protected(table, protected):
+    """``x'``: categorical protected features one-hot (every level), numeric ones as they are."""
+    cols, names = [], []
+    for f in protected:
+        j = table.index_of(f)
+        col = table.X[:, j]
+        cats = table.categories.get(f)
+        if table.feature_types[j] == "categorical" or cats:
+            levels = sorted(float(c) for c in cats) if cats else sorted(np.unique(col).tolist())
+            for v in levels:
+                label = cats.get(int(v), v) if cats else f"{v:g}"
+                cols.append((col == v).astype(np.float64))
+                names.append(f"{f}={label}")
+        else:
+            cols.append(col.astype(np.float64))
+            names.append(f)
+    return np.column_stack(cols), names
+
+
+def _linear_oracle(Xp, cost1):
+    """CSC oracle of Kearns et al.: least-squares regressions of the two costs over ``x'``;
+    ``x`` is labelled 1 (in the group) when the predicted cost of 1 is below that of 0.
+
+    The cost of 0 is identically 0, so its regression predicts 0 and the rule is
+    ``reg1(x') < 0``. Returns (members, coef, intercept)."""
+    from sklearn.linear_model import LinearRegression
+
+    reg = LinearRegression().fit(Xp, cost1)
+    return reg.predict(Xp) < 0.0, np.asarray(reg.coef_, dtype=np.float64), float(reg.intercept_)
+
+
+def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
+    """The auditor on arrays: ``decisions`` (n,) in [0, 1] (hard 0/1 or soft), ``Xp`` (n, p)
+    protected attributes (numeric), ``y`` (n,) 0/1 labels for "FP"/"FN".
+
+    Returns a dict with members (over all n rows), alpha, beta, gamma, direction, rate_in,
+    rate_out, baseline, coef, intercept (see :class:`SubgroupAudit`).
+    """
+    metric = check_choice("metric", metric, METRICS)
+    d = np.asarray(decisions, dtype=np.float64)
+    Xp = np.asarray(Xp, dtype=np.float64)
+    n = d.shape[0]
+    if Xp.ndim != 2 or Xp.shape[0] != n:
+        raise ValueError(f"Xp must have shape ({n}, p) (one row per decision); got {Xp.shape}")
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(Xp))):
+        raise ValueError("decisions and protected attributes must be finite (no NaN/inf)")
+    if metric == "SP":
+        subset = np.ones(n, dtype=bool)
+        rate = d
+    else:
+        if y is None:
+            raise ValueError(f"metric={metric!r} needs the labels y (false positive/negative rates)")
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must have shape ({n},); got {y.shape}")
+        subset = (y == 0) if metric == "FP" else (y == 1)
+        rate = d if metric == "FP" else 1.0 - d
+    if not subset.any():
+        raise ValueError(f"no row to audit for metric={metric!r} (no y={0 if metric == 'FP' else 1})")
+    Xs, p = Xp[subset], rate[subset]
+    base = float(p.mean())
+    best = None
+    for sign in (1.0, -1.0):  # +1: members below the baseline; -1: above (gerryfair's func / func_neg)
+        mem, coef, b = _linear_oracle(Xs, sign * (p - base) / n)
+        r_in = float(p[mem].mean()) if mem.any() else 0.0
+        alpha = float(mem.sum()) / n
+        beta = abs(r_in - base)
+        cand = dict(mem=mem, coef=coef, intercept=b, rate_in=r_in, alpha=alpha, beta=beta, gamma=alpha * beta,
+                    direction=1 if r_in > base else -1)
+        if best is None or cand["gamma"] > best["gamma"]:  # ties: the first direction, as gerryfair
+            best = cand
+    members = np.zeros(n, dtype=bool)
+    members[np.flatnonzero(subset)[best["mem"]]] = True
+    rest = p[~best["mem"]]
+    best.update(members=members, baseline=base, rate_out=float(rest.mean()) if rest.size else float("nan"))
+    del best["mem"]
+    return best
+
+
+class FairFictPlay:
+    """Subgroup-fairness auditor of FairFictPlay (Kearns et al. 2018), TestSGD's Table 8 baseline.
+
+    Finds the linear threshold function ``g`` over the protected attributes that maximises the
+    fairness violation ``gamma = alpha * beta`` of the model's decisions on a dataset (see the
+    module docstring for the definitions and the cost-sensitive-classification oracle).
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted once with :func:`fairlens.models.as_scorer` (the same protocol as TestSGD).
+    dataset : fairlens Dataset
+        The audited rows ``D`` (the paper's Table 8 audits the models TestSGD tests).
+    protected : list of str, optional
+        Protected attributes ``x'`` (default ``dataset.protected``). Categorical ones are one-hot
+        encoded (every level), numeric ones used as they are.
+    metric : {"SP", "FP", "FN"}, default "SP"
+        Statistical parity of the favourable decision (what TestSGD's score measures), or
+        false-positive / false-negative rates (need ``dataset.y``).
+    threshold : float in [0, 1], default 0.5
+        The decision is favourable when the model's score is ``>= threshold``.
+    favourable_class : default 1
+    soft : bool, default False
+        Audit the scores themselves instead of the 0/1 decisions (gerryfair accepts both).
+
+    Examples
+    --------
+    >>> res = FairFictPlay(model, train, ["sex", "race", "age"]).audit()   # doctest: +SKIP
+    >>> res.gamma, res.alpha, res.score, res.describe()                    # doctest: +SKIP
+    """
+
+    __test__ = False
+
+    def __init__(self, model, dataset, protected: Sequence[str] | None = None, *, metric: str = "SP",
+                 threshold: float = 0.5, favourable_class=1, soft: bool = False):
+        from ._score import make_scorer
+
+        self.table = as_table(dataset)
+        self.dataset = dataset
+        if protected is None:
+            protected = list(getattr(dataset, "protected", []) or [])
+        if isinstance(protected, str):
+            protected = [protected]
+        try:
+            protected = list(protected)
+        except TypeError:
+            raise TypeError(f"protected must be a list of feature names; got {protected!r}") from None
+        if not protected:
+            raise ValueError("protected must list at least one feature (dataset.protected is empty)")
+        for f in protected:
+            if not isinstance(f, str):
+                raise TypeError(f"protected must list feature names (str); got {f!r}")
+            self.table.index_of(f)
+        if len(set(protected)) != len(protected):
+            raise ValueError(f"protected features must be distinct; got {protected}")
+        self.protected = protected
+        self.metric = check_choice("metric", metric, METRICS)
+        if self.metric != "SP" and self.table.y is None:
+            raise ValueError(f"metric={metric!r} needs labels: the dataset has no y")
+        self.threshold = check_probability("threshold", threshold)
+        self.soft = check_bool("soft", soft)
+        self.favourable_class = favourable_class
+        self.model = model
+        self.scorer = make_scorer(model, self.table, favourable_class=favourable_class)
+
+    def audit(self) -> SubgroupAudit:
+        """Run the auditor once on the model's decisions; returns a :class:`SubgroupAudit`."""
+        X = self.table.X
+        s = np.asarray(self.scorer(X), dtype=np.float64)
+        d = s if self.soft else (s >= self.threshold).astype(np.float64)
+        Xp, names = _encode_protected(self.table, self.protected)
+        y = None
+        if self.metric != "SP":
+            y = (np.asarray(self.table.y) == self.favourable_class).astype(np.int64)
+        r = audit_subgroups(d, Xp, y=y, metric=self.metric)
+        return SubgroupAudit(
+            members=r["members"], alpha=r["alpha"], beta=r["beta"], gamma=r["gamma"], direction=r["direction"],
+            rate_in=r["rate_in"], rate_out=r["rate_out"], baseline=r["baseline"],
+            score=float(abs(r["rate_in"] - r["rate_out"])), coef=pd.Series(r["coef"], index=names),
+            intercept=r["intercept"], metric=self.metric, protected=list(self.protected),
+            params=dict(model_input=self.scorer.describe(), threshold=self.threshold, soft=self.soft,
+                        favourable_class=self.favourable_class, n=int(X.shape[0])))
+
+    run = audit
