@@ -462,7 +462,8 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     return df
 
 
-def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None):
+def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None,
+                          privileged=None):
     """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
 
     ``f`` and ``f'`` are evaluated on the whole batch ``X`` in one call each;
@@ -470,7 +471,10 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     (``<= threshold`` when ``model.higher_is_better`` is False). The metrics
     are :func:`fairlens.metrics.fairness_report` (demographic parity, equal
     opportunity, equalized odds differences, disparate impact ratio, Theil
-    index).
+    index; fairlearn's unsigned max - min form) or, when ``privileged`` is given,
+    :func:`fairlens.metrics.aif360_report` -- the same five metrics as AIF360
+    computes them (the toolkit the paper used): unprivileged minus (or over)
+    privileged, so a negative difference means the unprivileged group is worse off.
 
     Parameters
     ----------
@@ -481,6 +485,9 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     sensitive_features : array-like, optional
         Defaults to the favoured-group membership of the model
         (``"favoured"`` / ``"other"``).
+    privileged : value or list of values, optional
+        The privileged value(s) of ``sensitive_features`` (e.g. ``"male"``, or
+        ``"favoured"`` with the default groups); selects the AIF360 metrics.
 
     Returns
     -------
@@ -503,8 +510,18 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     def pred(s):
         return (s >= threshold if model.higher_is_better else s <= threshold).astype(int)
 
-    before = fairness_report(y_true, pred(batch.scores_before), sensitive_features=sensitive_features)
-    after = fairness_report(y_true, pred(batch.scores_after), sensitive_features=sensitive_features)
+    if privileged is not None:
+        from ..metrics import aif360_report
+
+        def report(yp):
+            return aif360_report(y_true, yp, sensitive_features=sensitive_features,
+                                 privileged=privileged)
+    else:
+        def report(yp):
+            return fairness_report(y_true, yp, sensitive_features=sensitive_features)
+
+    before = report(pred(batch.scores_before))
+    after = report(pred(batch.scores_after))
     out = pd.DataFrame({
         "metric": before["metric"].to_numpy(),
         "before": before["value"].to_numpy(dtype=float),
