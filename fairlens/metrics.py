@@ -9,6 +9,19 @@ Differences are ``max - min`` over groups (fairlearn's ``method="between_groups"
 the ratio is ``min / max``. A rate that is undefined for a group (e.g. a true positive
 rate in a group without positive labels) leaves that group out of that metric with a
 :class:`UserWarning` naming it.
+
+AIF360's **signed** metrics (Bellamy et al. 2018, the toolkit the shuffling-attack paper
+used) compare an unprivileged group with a privileged one instead:
+:func:`statistical_parity_difference`, :func:`disparate_impact`,
+:func:`true_positive_rate_difference` (AIF360's ``equal_opportunity_difference``) and
+:func:`average_odds_difference`, with the signature ``f(y_true, y_pred, *,
+sensitive_features, privileged)``: rows whose sensitive value is ``privileged`` (or in it,
+for a list) form the privileged group, all other rows the unprivileged group, and the result
+is *unprivileged minus (or over) privileged* -- negative differences and ratios below 1 mean
+the unprivileged group is worse off. They equal AIF360's ``ClassificationMetric`` methods of
+the same names, including their division by zero (``nan``/``inf``, see
+:func:`disparate_impact`). :func:`aif360_report` gathers the five metrics of the paper's
+Figure 3 (v) in this signed form.
 """
 from __future__ import annotations
 
@@ -26,6 +39,11 @@ __all__ = [
     "theil_index",
     "generalized_entropy_index",
     "fairness_report",
+    "statistical_parity_difference",
+    "disparate_impact",
+    "true_positive_rate_difference",
+    "average_odds_difference",
+    "aif360_report",
 ]
 
 
@@ -262,5 +280,197 @@ def fairness_report(y_true, y_pred, *, sensitive_features) -> pd.DataFrame:
             ("equalized_odds_difference", equalized_odds_difference(y_true, y_pred, **kw), 0.0),
             ("disparate_impact_ratio", disparate_impact_ratio(y_true, y_pred, **kw), 1.0),
             ("theil_index", theil_index(y_true, y_pred, **kw), 0.0),
+        ]
+    return pd.DataFrame(rows, columns=["metric", "value", "ideal"])
+
+
+# ---------------------------------------------------------------- AIF360's signed metrics
+def _privileged_mask(sensitive_features, privileged, n):
+    """Boolean mask of the privileged rows (AIF360's ``privileged_groups`` on one column)."""
+    if sensitive_features is None:
+        raise ValueError("sensitive_features is required (one value per row)")
+    if isinstance(sensitive_features, pd.DataFrame):
+        if sensitive_features.shape[1] != 1:
+            raise ValueError(
+                f"sensitive_features must be one column for the privileged/unprivileged metrics; "
+                f"got {sensitive_features.shape[1]} columns. Combine them into one column first "
+                "(e.g. df['sex'] + '/' + df['race'])."
+            )
+        sensitive_features = sensitive_features.iloc[:, 0]
+    if isinstance(sensitive_features, (str, bytes)):
+        raise TypeError(f"sensitive_features must be one value per row (list, array, Series); "
+                        f"got the string {sensitive_features!r}")
+    arr = sensitive_features.to_numpy() if isinstance(sensitive_features, pd.Series) else np.asarray(
+        sensitive_features, dtype=object)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ValueError(f"sensitive_features must be one-dimensional (one value per row); got "
+                         f"shape {np.shape(sensitive_features)}")
+    if arr.shape[0] != n:
+        raise ValueError(
+            f"sensitive_features has {arr.shape[0]} rows but y_true/y_pred have {n}; pass one "
+            "sensitive value per prediction"
+        )
+    if pd.isna(pd.Series(arr, dtype=object)).any():
+        raise ValueError("sensitive_features contains missing values; fill or drop them first")
+    if privileged is None:
+        raise ValueError("privileged is required: the sensitive value (or list of values) of the "
+                         "privileged group, e.g. privileged='male' or privileged=1")
+    values = list(privileged) if isinstance(privileged, (list, tuple, set, frozenset, np.ndarray)) \
+        else [privileged]
+    if not values:
+        raise ValueError("privileged must be a value or a non-empty list of values of "
+                         "sensitive_features")
+    observed = pd.unique(pd.Series(arr, dtype=object))
+    mask = np.zeros(n, dtype=bool)
+    for v in values:
+        hit = np.asarray(pd.Series(arr, dtype=object) == v, dtype=bool) if not isinstance(
+            v, (list, tuple, dict)) else np.zeros(n, bool)
+        if not hit.any():
+            raise ValueError(
+                f"privileged={privileged!r}: the value {v!r} does not occur in sensitive_features "
+                f"(observed values: {list(observed)[:10]}); give a value of that column "
+                "(mind its type: 1 vs '1')"
+            )
+        mask |= hit
+    if mask.all():
+        raise ValueError(
+            f"privileged={privileged!r} covers every row of sensitive_features; there is no "
+            "unprivileged group to compare with"
+        )
+    return mask
+
+
+def _signed_prepare(y_true, y_pred, sensitive_features, privileged, need_true):
+    if need_true and y_true is None:
+        raise ValueError("y_true is required for this metric (true labels, 0/1)")
+    yp = _binary(y_pred, "y_pred")
+    yt = _binary(y_true, "y_true") if y_true is not None else None
+    if yt is not None and yt.shape != yp.shape:
+        raise ValueError(f"y_true and y_pred differ in length ({yt.size} vs {yp.size})")
+    priv = _privileged_mask(sensitive_features, privileged, yp.size)
+    return yt, yp, priv
+
+
+def _div(num, den, what):
+    """``num / den`` as AIF360 computes it (numpy float64): ``x/0`` is ``inf``, ``0/0`` ``nan``;
+    a warning says which quantity was undefined."""
+    num, den = np.float64(num), np.float64(den)
+    if den == 0:
+        warnings.warn(f"{what}: division by zero ({num:g}/0), the result is "
+                      f"{'nan' if num == 0 else 'inf'} (as in AIF360)", RuntimeWarning, stacklevel=3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float64(num / den)
+
+
+def _group_rate(hit, cond, what):
+    return _div(np.sum(hit & cond, dtype=np.float64), np.sum(cond, dtype=np.float64), what)
+
+
+def statistical_parity_difference(y_true, y_pred, *, sensitive_features, privileged) -> float:
+    """AIF360's statistical parity difference (demographic parity, signed).
+
+    ``P(y_pred = 1 | unprivileged) - P(y_pred = 1 | privileged)``: 0 is parity, negative
+    values mean the unprivileged group is selected less often. Equal to AIF360's
+    ``ClassificationMetric.statistical_parity_difference()`` (and, with ``y_pred`` the
+    labels, ``BinaryLabelDatasetMetric.statistical_parity_difference()``).
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1 or None
+        Not used (fairlearn's signature); checked like ``y_pred`` when given.
+    y_pred : array-like of 0/1
+        Predictions, 1 = favourable.
+    sensitive_features : array-like, Series or one-column DataFrame
+        One sensitive value per row (numbers, strings, booleans).
+    privileged : value or list of values
+        The sensitive value(s) of the privileged group; every other row is unprivileged.
+    """
+    _, yp, priv = _signed_prepare(y_true, y_pred, sensitive_features, privileged, False)
+    sel = yp == 1
+    return float(_group_rate(sel, ~priv, "selection rate of the unprivileged group")
+                 - _group_rate(sel, priv, "selection rate of the privileged group"))
+
+
+def disparate_impact(y_true, y_pred, *, sensitive_features, privileged) -> float:
+    """AIF360's disparate impact: ``P(y_pred = 1 | unprivileged) / P(y_pred = 1 | privileged)``.
+
+    1 is parity; below 1 the unprivileged group is selected less often (the "80% rule" flags
+    values < 0.8). Equal to AIF360's ``ClassificationMetric.disparate_impact()``, including
+    its division by zero: AIF360 divides two numpy floats, so when the privileged group is
+    never selected the result is ``inf`` (unprivileged selected sometimes) or ``nan`` (neither
+    group ever selected), with a :class:`RuntimeWarning`. (AIF360's scikit-learn-style
+    ``aif360.sklearn.metrics.disparate_impact_ratio`` returns 0 instead, by its
+    ``zero_division`` argument.) Unlike :func:`disparate_impact_ratio` (min/max over all
+    groups, at most 1) this ratio is signed by direction and can exceed 1.
+
+    Parameters are those of :func:`statistical_parity_difference`.
+    """
+    _, yp, priv = _signed_prepare(y_true, y_pred, sensitive_features, privileged, False)
+    sel = yp == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # group sizes are > 0 (validated)
+        un = _group_rate(sel, ~priv, "selection rate")
+        pr = _group_rate(sel, priv, "selection rate")
+    return float(_div(un, pr, "disparate_impact (privileged selection rate is 0)"))
+
+
+def true_positive_rate_difference(y_true, y_pred, *, sensitive_features, privileged) -> float:
+    """AIF360's true positive rate difference (``equal_opportunity_difference``), signed.
+
+    ``TPR(unprivileged) - TPR(privileged)`` with ``TPR = P(y_pred = 1 | y_true = 1)``. A group
+    without positive labels has an undefined TPR: the result is ``nan`` with a
+    :class:`RuntimeWarning`, as in AIF360. (This is AIF360's ``equal_opportunity_difference``;
+    fairlens's :func:`equal_opportunity_difference` is fairlearn's unsigned max - min.)
+
+    Parameters are those of :func:`statistical_parity_difference`; ``y_true`` is required.
+    """
+    yt, yp, priv = _signed_prepare(y_true, y_pred, sensitive_features, privileged, True)
+    pos, hit = yt == 1, (yp == 1) & (yt == 1)
+    return float(_group_rate(hit, pos & ~priv, "true positive rate of the unprivileged group")
+                 - _group_rate(hit, pos & priv, "true positive rate of the privileged group"))
+
+
+def average_odds_difference(y_true, y_pred, *, sensitive_features, privileged) -> float:
+    """AIF360's average odds difference (equalized odds, signed).
+
+    ``((FPR_u - FPR_p) + (TPR_u - TPR_p)) / 2`` (u = unprivileged, p = privileged); 0 means
+    equal odds. Equal to AIF360's ``ClassificationMetric.average_odds_difference()``: a
+    group without negative (positive) labels has an undefined FPR (TPR) and the result is
+    ``nan`` with a :class:`RuntimeWarning`.
+
+    Parameters are those of :func:`statistical_parity_difference`; ``y_true`` is required.
+    """
+    yt, yp, priv = _signed_prepare(y_true, y_pred, sensitive_features, privileged, True)
+    sel = yp == 1
+    pos, neg = yt == 1, yt == 0
+    fpr_d = (_group_rate(sel & neg, neg & ~priv, "false positive rate of the unprivileged group")
+             - _group_rate(sel & neg, neg & priv, "false positive rate of the privileged group"))
+    tpr_d = (_group_rate(sel & pos, pos & ~priv, "true positive rate of the unprivileged group")
+             - _group_rate(sel & pos, pos & priv, "true positive rate of the privileged group"))
+    return float(0.5 * (fpr_d + tpr_d))
+
+
+def aif360_report(y_true, y_pred, *, sensitive_features, privileged) -> pd.DataFrame:
+    """The five metrics of the shuffling paper's Figure 3 (v), as AIF360 computes them.
+
+    Rows: ``statistical_parity_difference`` (demographic parity),
+    ``true_positive_rate_difference`` (equal opportunity), ``average_odds_difference``
+    (equalized odds), ``disparate_impact`` and ``between_group_theil_index`` (the Theil index
+    between the privileged and the unprivileged group, AIF360's
+    ``between_group_theil_index``; :func:`theil_index` on the two groups). Columns
+    ``metric``, ``value``, ``ideal``. Undefined values are ``nan`` (warnings silenced here).
+    """
+    kw = {"sensitive_features": sensitive_features, "privileged": privileged}
+    yt, yp, priv = _signed_prepare(y_true, y_pred, sensitive_features, privileged, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rows = [
+            ("statistical_parity_difference", statistical_parity_difference(yt, yp, **kw), 0.0),
+            ("true_positive_rate_difference", true_positive_rate_difference(yt, yp, **kw), 0.0),
+            ("average_odds_difference", average_odds_difference(yt, yp, **kw), 0.0),
+            ("disparate_impact", disparate_impact(yt, yp, **kw), 1.0),
+            ("between_group_theil_index", theil_index(yt, yp, sensitive_features=priv), 0.0),
         ]
     return pd.DataFrame(rows, columns=["metric", "value", "ideal"])

@@ -23,6 +23,7 @@ from ._shuffled import ShuffledModel
 
 __all__ = [
     "EXPLAINERS",
+    "EXPLAIN_BLOCK",
     "attributions",
     "explain",
     "exact_shapley_values",
@@ -245,9 +246,91 @@ def _progress(iterable, progress, total=None, desc=None):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+#: Instances per block of :func:`explain` (fixed: the per-block random streams, hence the
+#: attributions, do not depend on ``n_jobs``).
+EXPLAIN_BLOCK = 4
+
+
+def _block_model(model, block_seed):
+    """The model one block calls. A :class:`ShuffledModel` draws Mixing coins and frequency
+    decisions from its own generator, which every call advances; each block gets a copy seeded
+    from the block's stream so that the coins do not depend on which blocks ran before it (or
+    where). ``block_seed`` is None for a model built with ``random_state=None`` (fresh entropy)."""
+    if isinstance(model, ShuffledModel):
+        return model.with_params(random_state=block_seed)
+    return model
+
+
+def _explain_block(payload, chunk):
+    """Explain the instances ``start:stop`` of ``payload.A`` (one block; a pure function)."""
+    from .._parallel import chunk_rng
+
+    block, start, stop = chunk
+    rng = chunk_rng(payload.seed, block)
+    seed32 = int(rng.integers(0, 2**31 - 1))
+    model_seed = (None if payload.model_seed is None
+                  else int(chunk_rng(payload.seed, block, 1, payload.model_seed).integers(0, 2**32 - 1)))
+    model = _block_model(payload.model, model_seed)
+    f = _array_model(model, payload.cols)
+    A, bg, d, name = payload.A, payload.bg, payload.A.shape[1], payload.explainer
+    out = np.full((stop - start, d), np.nan)
+    callback = getattr(payload, "callback", None)
+    n_total = A.shape[0]
+
+    def proceed(i):
+        return callback is None or callback(start + i + 1, n_total) is not False
+
+    state = np.random.get_state()  # shap's permutation and kernel explainers draw from it
+    try:
+        np.random.seed(seed32)
+        if name == "shap":
+            import shap
+
+            masker = shap.maskers.Independent(bg, max_samples=len(bg))
+            ex = shap.Explainer(f, masker, **({"seed": seed32} if d > 10 else {}))
+            call_kw = {"silent": True}
+            if payload.nsamples is not None and d > 10:
+                call_kw["max_evals"] = max(int(payload.nsamples), 2 * d + 1)
+            for i in range(stop - start):
+                out[i] = np.asarray(ex(A[start + i:start + i + 1], **call_kw).values)[0]
+                if not proceed(i):
+                    break
+        elif name == "kernel":
+            import shap
+
+            ex = shap.KernelExplainer(f, bg)
+            kw = {"silent": True}
+            if payload.nsamples is not None:
+                kw["nsamples"] = int(payload.nsamples)
+            for i in range(stop - start):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out[i] = np.asarray(ex.shap_values(A[start + i], **kw)).ravel()[:d]
+                if not proceed(i):
+                    break
+        else:  # lime
+            from lime.lime_tabular import LimeTabularExplainer
+
+            kw = dict(payload.lime_kwargs)
+            kw["random_state"] = seed32
+            ex = LimeTabularExplainer(bg, **kw)
+            call_kw = {"num_features": d}
+            if payload.nsamples is not None:
+                call_kw["num_samples"] = int(payload.nsamples)
+            for i in range(stop - start):
+                e = ex.explain_instance(A[start + i], f, **call_kw)
+                for j, w in e.local_exp[1]:
+                    out[i, int(j)] = w
+                if not proceed(i):
+                    break
+    finally:
+        np.random.set_state(state)
+    return out
+
+
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
-            callback=None, dataset=None):
+            callback=None, dataset=None, n_jobs=None):
     """Attributions of ``model`` for every row of ``X`` with one explainer.
 
     Parameters
@@ -267,32 +350,50 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         integer-coded columns with at most 10 levels in the background are
         declared categorical so that LIME's samples keep real codes
         (override with ``lime_kwargs={"categorical_features": [...]}``);
-        ``"linear"``: :func:`linear_shap_values` (Eq. 10-15).
+        ``"linear"``: :func:`linear_shap_values` (Eq. 10-15), one call on the whole ``X``.
     background : array or DataFrame, optional
         Background / training data (defaults to ``X``).
     nsamples : int, optional
         Model evaluations per explained instance (explainer default if None).
     random_state : int
-        Seeds shap's permutation explainer, KernelSHAP (through
-        ``numpy.random.seed``, as shap offers no other hook) and LIME.
+        Seeds every random step. The instances are cut into fixed blocks of
+        :data:`EXPLAIN_BLOCK` rows; block ``b`` draws from the counter-based stream
+        ``chunk_rng(random_state, b)`` (``fairlens._parallel``), which seeds shap's
+        permutation explainer and KernelSHAP (through ``numpy.random``, restored
+        afterwards, as shap offers no other hook) and LIME, and re-seeds a
+        :class:`ShuffledModel`'s Mixing/frequency generator for that block (from the
+        model's own ``random_state`` and the block; a model built with
+        ``random_state=None`` gets fresh entropy). The attributions are therefore
+        identical at every ``n_jobs`` and on every joblib backend.
     callback : callable, optional
-        Called as ``callback(i, n)`` after every explained instance; return
+        ``callback(i, n)`` after explained instances (every instance when the blocks
+        run in this process, after every block of workers otherwise); return
         ``False`` to stop early (rows not explained are NaN).
     dataset : fairlens Dataset, optional
         The data a fitted model belongs to; any model that is not a
         :class:`ShuffledModel` is adapted once with ``fairlens.models.as_scorer(model,
         dataset, output="raw")`` (a classifier's probability, a callable's output as is).
+    n_jobs : int or None
+        Workers for the instance blocks (scikit-learn semantics: None = 1 unless inside
+        ``joblib.parallel_config``, -1 = all cores; ``joblib.parallel_config(backend="dask")``
+        runs them on a dask cluster). One task carries a few block descriptions; the model,
+        the instances and the background travel once in a :class:`fairlens._parallel.Payload`
+        (for the tutorial's models: the pickled honest scorer -- a few kB for a logistic
+        regression -- plus ``(n + m) * d * 8`` bytes of data). ``"linear"`` is one batch call
+        and ignores it. Calls made in workers do not advance ``model.n_calls_``.
 
     Returns
     -------
     ndarray of shape (n, d)
     """
+    from .._parallel import Payload, base_seed, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
     from .._validation import check_int, check_seed_int
 
     if not isinstance(explainer, str) or explainer not in EXPLAINERS:
         raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
     nsamples = check_int("nsamples", nsamples, min=1, allow_none=True)
     random_state = check_seed_int(random_state, "random_state")
+    n_jobs = check_n_jobs(n_jobs)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or a callable(i, n); got {callback!r}.")
     A, cols = _as_array(X)
@@ -305,60 +406,54 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     if explainer == "linear":
         return linear_shap_values(model, A if cols is None else X, bg, protected=protected,
                                   feature_names=feature_names)
-    f = _array_model(model, cols)
+    model_seed = None
+    if isinstance(model, ShuffledModel) and model.random_state is not None:
+        model_seed = base_seed(model.random_state, "model.random_state")
+    lime_kw = {}
+    if explainer == "lime":
+        lime_kw = dict(mode="regression",
+                       feature_names=names if names is not None else [f"x{j}" for j in range(d)],
+                       categorical_features=_categorical_columns(bg))
+        lime_kw.update(lime_kwargs or {})
+    chunks = [(b, s0, s1) for b, (s0, s1) in enumerate(fixed_chunks(n, EXPLAIN_BLOCK))]
+    workers = effective_n_jobs(n_jobs) if len(chunks) > 1 else 1
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc={"shap": "SHAP", "kernel": "KernelSHAP", "lime": "LIME"}[explainer],
+                   leave=False)
+    stopped = [False]
+
+    def per_row(i, total):  # in-process blocks: per instance
+        if bar is not None:
+            bar.update(1)
+        if callback is not None and callback(i, total) is False:
+            stopped[0] = True
+            return False
+        return True
+
+    payload = Payload(model=model, cols=cols, A=A, bg=bg, explainer=explainer, nsamples=nsamples,
+                      lime_kwargs=lime_kw, seed=base_seed(random_state), model_seed=model_seed)
+    progress_cb = None
+    if workers <= 1:
+        payload.callback = per_row
+    else:
+        def progress_cb(done, total):  # parallel: per finished task
+            rows = chunks[done - 1][2]
+            if bar is not None:
+                bar.update(rows - bar.n)
+            if callback is not None and callback(rows, n) is False:
+                stopped[0] = True
+    try:
+        blocks = run_chunks(_explain_block, payload, chunks, n_jobs=n_jobs,
+                            stop=lambda: stopped[0], progress=progress_cb)
+    finally:
+        if bar is not None:
+            bar.close()
     out = np.full((n, d), np.nan)
-    if explainer == "shap":
-        import shap
-
-        masker = shap.maskers.Independent(bg, max_samples=len(bg))
-        kw = {}
-        if d > 10:
-            kw["seed"] = random_state
-        ex = shap.Explainer(f, masker, **kw)
-        for i in _progress(range(n), progress, n, "SHAP"):
-            call_kw = {"silent": True}
-            if nsamples is not None and d > 10:
-                call_kw["max_evals"] = max(int(nsamples), 2 * d + 1)
-            out[i] = np.asarray(ex(A[i:i + 1], **call_kw).values)[0]
-            if callback is not None and callback(i + 1, n) is False:
-                break
-        return out
-    if explainer == "kernel":
-        import shap
-
-        ex = shap.KernelExplainer(f, bg)
-        state = np.random.get_state()
-        np.random.seed(random_state)
-        try:
-            for i in _progress(range(n), progress, n, "KernelSHAP"):
-                kw = {"silent": True}
-                if nsamples is not None:
-                    kw["nsamples"] = int(nsamples)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    out[i] = np.asarray(ex.shap_values(A[i], **kw)).ravel()[:d]
-                if callback is not None and callback(i + 1, n) is False:
-                    break
-        finally:
-            np.random.set_state(state)
-        return out
-    # lime
-    from lime.lime_tabular import LimeTabularExplainer
-
-    kw = dict(mode="regression", random_state=random_state,
-              feature_names=names if names is not None else [f"x{j}" for j in range(d)],
-              categorical_features=_categorical_columns(bg))
-    kw.update(lime_kwargs or {})
-    ex = LimeTabularExplainer(bg, **kw)
-    for i in _progress(range(n), progress, n, "LIME"):
-        call_kw = {"num_features": d}
-        if nsamples is not None:
-            call_kw["num_samples"] = int(nsamples)
-        e = ex.explain_instance(A[i], f, **call_kw)
-        for j, w in e.local_exp[1]:
-            out[i, int(j)] = w
-        if callback is not None and callback(i + 1, n) is False:
-            break
+    for (_, s0, s1), vals in zip(chunks, blocks):
+        out[s0:s1] = vals
     return out
 
 
@@ -390,7 +485,8 @@ def _summarise(name, phi, names, prot):
 
 def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
                  nsamples=None, random_state=0, feature_names=None, protected=None,
-                 progress=False, return_values=False, lime_kwargs=None, dataset=None):
+                 progress=False, return_values=False, lime_kwargs=None, dataset=None,
+                 n_jobs=None):
     """Per-feature attribution summary for several explainers in one tidy table.
 
     For each explainer and feature: ``mean_abs`` (mean |attribution| over the
@@ -417,6 +513,9 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         Also return ``{explainer: (n, d) array}``.
     dataset : fairlens Dataset, optional
         The data a fitted model belongs to (see :func:`explain`).
+    n_jobs : int or None
+        Workers for the instance blocks of each explainer (see :func:`explain`); the
+        result is the same at every ``n_jobs``.
 
     Returns
     -------
@@ -449,11 +548,14 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     prot = _protected_indices(model, protected, names, A.shape[1])
     if isinstance(model, ShuffledModel) and background is not None:
         model.validate(background)
+    from .._parallel import check_n_jobs
+
+    n_jobs = check_n_jobs(n_jobs)
     recs, values = [], {}
     for name in explainers:
         phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
                       feature_names=feature_names, protected=protected, progress=progress,
-                      lime_kwargs=lime_kwargs, dataset=dataset)
+                      lime_kwargs=lime_kwargs, dataset=dataset, n_jobs=n_jobs)
         values[name] = phi
         recs.extend(_summarise(name, phi, names, prot))
     df = pd.DataFrame.from_records(recs)
@@ -462,7 +564,8 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     return df
 
 
-def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None):
+def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None,
+                          privileged=None):
     """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
 
     ``f`` and ``f'`` are evaluated on the whole batch ``X`` in one call each;
@@ -470,7 +573,10 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     (``<= threshold`` when ``model.higher_is_better`` is False). The metrics
     are :func:`fairlens.metrics.fairness_report` (demographic parity, equal
     opportunity, equalized odds differences, disparate impact ratio, Theil
-    index).
+    index; fairlearn's unsigned max - min form) or, when ``privileged`` is given,
+    :func:`fairlens.metrics.aif360_report` -- the same five metrics as AIF360
+    computes them (the toolkit the paper used): unprivileged minus (or over)
+    privileged, so a negative difference means the unprivileged group is worse off.
 
     Parameters
     ----------
@@ -481,6 +587,9 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     sensitive_features : array-like, optional
         Defaults to the favoured-group membership of the model
         (``"favoured"`` / ``"other"``).
+    privileged : value or list of values, optional
+        The privileged value(s) of ``sensitive_features`` (e.g. ``"male"``, or
+        ``"favoured"`` with the default groups); selects the AIF360 metrics.
 
     Returns
     -------
@@ -503,8 +612,18 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     def pred(s):
         return (s >= threshold if model.higher_is_better else s <= threshold).astype(int)
 
-    before = fairness_report(y_true, pred(batch.scores_before), sensitive_features=sensitive_features)
-    after = fairness_report(y_true, pred(batch.scores_after), sensitive_features=sensitive_features)
+    if privileged is not None:
+        from ..metrics import aif360_report
+
+        def report(yp):
+            return aif360_report(y_true, yp, sensitive_features=sensitive_features,
+                                 privileged=privileged)
+    else:
+        def report(yp):
+            return fairness_report(y_true, yp, sensitive_features=sensitive_features)
+
+    before = report(pred(batch.scores_before))
+    after = report(pred(batch.scores_after))
     out = pd.DataFrame({
         "metric": before["metric"].to_numpy(),
         "before": before["value"].to_numpy(dtype=float),

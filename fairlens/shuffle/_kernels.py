@@ -26,6 +26,7 @@ __all__ = [
     "mixing_order",
     "swapping_order_literal",
     "swapping_order_fast",
+    "swapping_order_once",
 ]
 
 
@@ -143,6 +144,45 @@ def swapping_order_literal(fav, j0, max_count):  # pragma: no cover - jitted
                 new[i + 1] = t
                 count += 1
         j -= 1
+    return new, np.int64(count)
+
+
+@numba.njit(cache=True)
+def swapping_order_once(fav, max_count):  # pragma: no cover - jitted
+    """Algorithm 4 with its line 4 removed: each adjacent pair swapped at most once.
+
+    One pass ``i = 0 .. N-2`` over the sorted batch; when the item at ``i`` is
+    unfavoured and the one at ``i + 1`` favoured *in the original group column*
+    ``p`` (line 3), their ids are swapped (line 5). Line 4, which also swaps
+    ``p[i]`` and ``p[i + 1]``, is left out -- the paper's "Relaxing" paragraph:
+    "If we remove line 4 in Algorithm 4, the female candidate in such case will be
+    restricted to swapped only one time". Because ``p`` never changes, the pairs
+    that swap are the disjoint (unfavoured, favoured) neighbours of the original
+    order, and every item moves by at most one position.
+
+    Parameters
+    ----------
+    fav : int8[:]
+    max_count : int
+        At most this many swaps, counted from the top; negative = unlimited.
+
+    Returns
+    -------
+    new : int64[:]
+    n_events : int64
+        Number of swaps performed.
+    """
+    n = fav.shape[0]
+    new = np.arange(n).astype(np.int64)
+    count = 0
+    for i in range(n - 1):
+        if max_count >= 0 and count >= max_count:
+            break
+        if fav[i] == 0 and fav[i + 1] == 1:
+            t = new[i]
+            new[i] = new[i + 1]
+            new[i + 1] = t
+            count += 1
     return new, np.int64(count)
 
 

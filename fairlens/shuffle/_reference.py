@@ -78,12 +78,16 @@ def mixing_reference(rows, coins, prob, literal=True):
     return _sort_by_id(new_ids, y)  # line 21
 
 
-def swapping_reference(rows, j0=0):
+def swapping_reference(rows, j0=0, line4=True):
     """Algorithm 4 (Swapping) wrapped in the outer loop described in the text.
 
     Outer loop ``j = j0 .. 0`` (``j0 = 0`` is plain Algorithm 4), inner
-    loop ``i = j .. N-2``.
+    loop ``i = j .. N-2``. ``line4=False`` leaves out line 4 (the swap of
+    ``p[i]`` and ``p[i+1]``), the relaxation of the paper's "Relaxing" paragraph;
+    it is defined for the single pass only (``j0 = 0``).
     """
+    if not line4 and j0 != 0:
+        raise ValueError("Algorithm 4 without line 4 is a single pass (j0 = 0).")
     y = [r[2] for r in rows]
     ids = [r[0] for r in rows]
     p = [r[1] for r in rows]
@@ -91,6 +95,7 @@ def swapping_reference(rows, j0=0):
     for j in range(min(j0, n - 2), -1, -1):
         for i in range(j, n - 1):  # line 2
             if (not p[i]) and p[i + 1]:  # line 3
-                p[i], p[i + 1] = p[i + 1], p[i]  # line 4
+                if line4:
+                    p[i], p[i + 1] = p[i + 1], p[i]  # line 4
                 ids[i], ids[i + 1] = ids[i + 1], ids[i]  # line 5
     return _sort_by_id(ids, y)  # line 8

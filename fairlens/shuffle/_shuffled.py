@@ -34,7 +34,8 @@ _ALIASES = {
     "swapping": "swapping", "swap": "swapping",
     "none": "none", "identity": "none",
 }
-_MIXING_RULES = ("coin", "alg3")
+_MIXING_RULES = ("alg3", "coin")
+_SWAPPING_RULES = ("alg4", "once")
 
 
 def parse_attack(attack):
@@ -69,6 +70,18 @@ def _check_mixing_rule(mixing_rule):
     if not isinstance(mixing_rule, str) or mixing_rule not in _MIXING_RULES:
         raise ValueError(f"mixing_rule must be one of {_MIXING_RULES}; got {mixing_rule!r}.")
     return mixing_rule
+
+
+def _check_swapping_rule(swapping_rule, quantile, names):
+    if not isinstance(swapping_rule, str) or swapping_rule not in _SWAPPING_RULES:
+        raise ValueError(f"swapping_rule must be one of {_SWAPPING_RULES}; got {swapping_rule!r}.")
+    if swapping_rule == "once" and "swapping" in names and quantile != 0.0:
+        raise ValueError(
+            f"swapping_rule='once' (Algorithm 4 without line 4) is a single pass in which each "
+            f"pair is swapped at most once; it has no quantile outer loop, so quantile must be 0 "
+            f"(got quantile={quantile!r}). Use swapping_rule='alg4' for repeated passes."
+        )
+    return swapping_rule
 
 
 def _make_rng(random_state, name="random_state"):
@@ -119,7 +132,7 @@ def _position(frac, n):
     return int(np.floor(frac * n + 0.5))
 
 
-def _segment_order(name, fav, key, p, quantile, literal, budget, rng):
+def _segment_order(name, fav, key, p, quantile, literal, budget, rng, swap_once=False):
     """Run one attack on one (sorted) segment; return (new order, n events)."""
     n = fav.shape[0]
     if name == "none" or n < 2:
@@ -130,6 +143,8 @@ def _segment_order(name, fav, key, p, quantile, literal, budget, rng):
     if name == "mixing":
         u = rng.random(n)
         return _kernels.mixing_order(fav, key, u, float(p), literal, budget)
+    if swap_once:
+        return _kernels.swapping_order_once(fav, budget)
     # swapping: outer loop starts at j0 = floor(quantile * N)
     j0 = int(np.floor(quantile * n + 1e-12))
     if budget >= 0:
@@ -139,7 +154,8 @@ def _segment_order(name, fav, key, p, quantile, literal, budget, rng):
 
 def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile=0.0,
                    higher_is_better=True, region=1.0, split=0.5, max_count=None,
-                   mixing_rule="coin", random_state=None, return_details=False):
+                   mixing_rule="alg3", swapping_rule="alg4", random_state=None,
+                   return_details=False):
     """Apply a shuffling attack to a score vector (Algorithm 1, lines 5-7).
 
     Parameters
@@ -155,8 +171,9 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
         first attack to the top part and the second to the bottom part of the
         (region of the) sorted batch, split at ``split``.
     p : float in [0, 1]
-        Mixing probability: each merge step gives the best remaining score to
-        the favoured group with probability ``p``.
+        Mixing probability: at each merge step the coin hands the best remaining
+        score to the favoured group with probability ``p`` (what a tail does is
+        ``mixing_rule``).
     quantile : float in [0, 1]
         Swapping start: the outer loop runs ``j = floor(quantile * N), ..., 0``
         (quantile 0 = one pass of Algorithm 4, quantile 1 = Dominance).
@@ -172,13 +189,30 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
         Count relaxation: at most ``max_count`` unfair moves per batch
         (swaps for Swapping, merit-overriding picks for Dominance/Mixing),
         counted from the top of the batch.
-    mixing_rule : {"coin", "alg3"}
-        What a "tail" of the Mixing coin means. ``"coin"`` (default): the
-        unfavoured head receives the score, so ``p = 0.5`` is an unbiased
-        random merge of the two groups (Yang & Stoyanovich 2017, as the
-        experiments section describes) and ``p = 1`` is Dominance.
-        ``"alg3"``: literal Algorithm 3, line 8 -- the higher original score
-        wins (favoured wins ties), so ``p = 0`` is the identity.
+    mixing_rule : {"alg3", "coin"}, default "alg3"
+        What a "tail" of the Mixing coin means. ``"alg3"`` (default): Algorithm 3
+        as printed -- on a tail, line 8 gives the score to the higher original
+        score (the favoured head wins ties), so the favoured group never loses,
+        ``p = 0`` is the identity and ``p = 1`` is Dominance. ``"coin"``: on a
+        tail the unfavoured head receives the score, a random merge of the two
+        groups (Yang & Stoyanovich 2017, which the paper cites as the origin of
+        Mixing); this is the reading under which the experiments section's
+        "p = 0.5 ... random mixing with no bias" holds, and ``p = 1`` is still
+        Dominance. Under ``"coin"`` the favoured group can *lose*: when it already
+        holds most top positions, handing each top slot to it with probability
+        only ``p`` lowers its mean (on Graduate Admission at ``p = 0.8``, seed 0,
+        the research group's mean goes 0.637 -> 0.621, while ``"alg3"`` raises it
+        to 0.666), so ``"coin"`` is kept only to reproduce the paper's p = 0.5
+        statement.
+    swapping_rule : {"alg4", "once"}, default "alg4"
+        ``"alg4"``: Algorithm 4 as printed (line 4 swaps the group labels too, so
+        an unfavoured item keeps sinking past favoured ones within one pass),
+        with the quantile outer loop of the text. ``"once"``: Algorithm 4 with
+        line 4 removed -- the paper's relaxation "If we remove line 4 in
+        Algorithm 4, the female candidate in such case will be restricted to
+        swapped only one time": each adjacent (unfavoured, favoured) pair of the
+        sorted batch is swapped at most once and every item moves at most one
+        place. A single pass: ``quantile`` must be 0.
     random_state : None, int or numpy Generator
         Randomness of the Mixing coin.
     return_details : bool
@@ -222,6 +256,7 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     lo, hi = _check_region(region)
     budget = _check_max_count(max_count)
     _check_mixing_rule(mixing_rule)
+    _check_swapping_rule(swapping_rule, quantile, names)
     rng = _make_rng(random_state)
 
     n = y.shape[0]
@@ -244,7 +279,7 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
                 continue
             local, ev = _segment_order(
                 name, fav_sorted[s0:s1], key_sorted[s0:s1], p, quantile,
-                mixing_rule == "alg3", budget, rng,
+                mixing_rule == "alg3", budget, rng, swapping_rule == "once",
             )
             new[s0:s1] = local + s0
             n_events += int(ev)
@@ -367,8 +402,12 @@ class ShuffledModel:
         (decided once per batch) and returned honestly otherwise.
     max_count : int >= 0 or None
         Count relaxation: at most this many unfair moves per batch.
-    mixing_rule : {"coin", "alg3"}, default "coin"
-        Meaning of a Mixing "tail", see :func:`shuffle_scores`.
+    mixing_rule : {"alg3", "coin"}, default "alg3"
+        Meaning of a Mixing "tail", see :func:`shuffle_scores` (``"alg3"``:
+        Algorithm 3 as printed).
+    swapping_rule : {"alg4", "once"}, default "alg4"
+        ``"once"``: Algorithm 4 without line 4 (each pair swapped at most once),
+        see :func:`shuffle_scores`.
     feature_names : list of str, optional
         The encoded column names (default: the dataset's); used to resolve string
         ``protected`` on arrays and to align DataFrame batches.
@@ -387,7 +426,8 @@ class ShuffledModel:
 
     def __init__(self, scorer, protected, favoured, attack="dominance", p=0.8, quantile=0.0,
                  higher_is_better=True, random_state=None, *, region=1.0, split=0.5,
-                 frequency=1.0, max_count=None, mixing_rule="coin", feature_names=None,
+                 frequency=1.0, max_count=None, mixing_rule="alg3", swapping_rule="alg4",
+                 feature_names=None,
                  reference=None, dataset=None, output="auto", favourable_class=1):
         if scorer is None or not (callable(scorer) or hasattr(scorer, "predict_proba")):
             raise TypeError(
@@ -437,6 +477,7 @@ class ShuffledModel:
         self.max_count = max_count
         _check_max_count(max_count)
         self.mixing_rule = _check_mixing_rule(mixing_rule)
+        self.swapping_rule = _check_swapping_rule(swapping_rule, self.quantile, self.attack_parts)
         self.random_state = random_state
         self._rng = _make_rng(random_state)
         self.n_calls_ = 0
@@ -606,8 +647,8 @@ class ShuffledModel:
         out, (_, _, ev) = shuffle_scores(
             y, fav, self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, region=self.region, split=self.split,
-            max_count=self.max_count, mixing_rule=self.mixing_rule, random_state=self._rng,
-            return_details=True,
+            max_count=self.max_count, mixing_rule=self.mixing_rule,
+            swapping_rule=self.swapping_rule, random_state=self._rng, return_details=True,
         )
         return ShuffleBatch(y, out, fav, attacked=True, n_events=ev)
 
@@ -627,6 +668,7 @@ class ShuffledModel:
             higher_is_better=self.higher_is_better, random_state=self.random_state,
             region=self.region, split=self.split, frequency=self.frequency,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
+            swapping_rule=self.swapping_rule,
             feature_names=self.feature_names if self.dataset is None else None,
             dataset=self.dataset, output=self.output, favourable_class=self.favourable_class,
         )

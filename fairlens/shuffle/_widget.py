@@ -24,7 +24,8 @@ from . import plots
 __all__ = ["ShuffleAttackExplorer"]
 
 _NO_HYBRID = "(no hybrid)"
-_PARAMS = ("attack", "bottom_attack", "p", "quantile", "region", "mixing_rule", "threshold")
+_PARAMS = ("attack", "bottom_attack", "p", "quantile", "region", "mixing_rule", "swapping_rule",
+           "threshold")
 
 
 class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
@@ -59,7 +60,9 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     ----------
     controls : dict
         Named controls: ``attack``, ``bottom_attack``, ``p``, ``quantile``,
-        ``region``, ``mixing_rule``, ``threshold``, ``run_shap``,
+        ``region``, ``mixing_rule`` (default ``"alg3"``, Algorithm 3 as printed),
+        ``swapping_rule`` (default ``"alg4"``; ``"once"`` = Algorithm 4 without
+        line 4), ``threshold``, ``run_shap``,
         ``run_lime``, ``stop``.
     result : dict
         State shown: ``params``, ``model``, ``batch`` (ShuffleBatch on X),
@@ -115,7 +118,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         self.result = {}
         # validate once, with a clear error
         self._make_model(dict(attack="dominance", p=0.8, quantile=0.0, region=1.0,
-                              mixing_rule="coin")).validate(X)
+                              mixing_rule="alg3", swapping_rule="alg4")).validate(X)
 
         wide = W.Layout(width="330px")
         c = {}
@@ -137,9 +140,16 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
                                              description="top region (hybrid)", continuous_update=False,
                                              layout=wide),
                                "Hybrid: share of the score range handled by the top attack")
-        c["mixing_rule"] = labelled(W.Dropdown(options=["coin", "alg3"], value="coin", description="mixing rule",
-                                               layout=wide),
-                                    "Mixing: coin flip per instance, or the paper's Algorithm 3")
+        c["mixing_rule"] = labelled(W.Dropdown(options=[("Alg. 3 as printed", "alg3"),
+                                                        ("coin (tail: other group)", "coin")],
+                                               value="alg3", description="mixing rule", layout=wide),
+                                    "Mixing: on a tail, Algorithm 3 gives the score to the higher original "
+                                    "score; 'coin' gives it to the other group (unbiased at p = 0.5)")
+        c["swapping_rule"] = labelled(W.Dropdown(options=[("Alg. 4 as printed", "alg4"),
+                                                          ("Alg. 4 without line 4 (each pair once)", "once")],
+                                                 value="alg4", description="swapping rule", layout=wide),
+                                      "Swapping: Algorithm 4 as printed (repeated swaps), or without its "
+                                      "line 4 so that each pair is swapped at most once (no quantile)")
         c["threshold"] = labelled(W.FloatSlider(value=float(threshold), min=0.0, max=1.0, step=0.01,
                                                 description="decision threshold", continuous_update=False,
                                                 layout=wide),
@@ -164,8 +174,8 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         self.images["attributions"].layout.width = "31%"
         self.images["fairness"].layout.width = "36%"
 
-        grid = W.GridBox([c["attack"], c["bottom_attack"], c["region"], c["mixing_rule"], c["p"], c["quantile"],
-                          c["threshold"]],
+        grid = W.GridBox([c["attack"], c["bottom_attack"], c["region"], c["mixing_rule"], c["p"],
+                          c["swapping_rule"], c["quantile"], c["threshold"]],
                          layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(330px, 1fr))"))
         buttons = W.HBox([c["run_shap"], c["run_lime"], c["stop"], self.progress])
         views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]],
@@ -184,8 +194,11 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         attack = c["attack"].value
         if c["bottom_attack"].value != _NO_HYBRID:
             attack = f"{attack}+{c['bottom_attack'].value}"
-        return dict(attack=attack, p=float(c["p"].value), quantile=float(c["quantile"].value),
-                    region=float(c["region"].value), mixing_rule=c["mixing_rule"].value)
+        once = c["swapping_rule"].value == "once"
+        return dict(attack=attack, p=float(c["p"].value),
+                    quantile=0.0 if once else float(c["quantile"].value),
+                    region=float(c["region"].value), mixing_rule=c["mixing_rule"].value,
+                    swapping_rule=c["swapping_rule"].value)
 
     @staticmethod
     def _key(params):
@@ -211,7 +224,8 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         attacks = {c["attack"].value, c["bottom_attack"].value}
         c["p"].disabled = "mixing" not in attacks
         c["mixing_rule"].disabled = "mixing" not in attacks
-        c["quantile"].disabled = "swapping" not in attacks
+        c["swapping_rule"].disabled = "swapping" not in attacks
+        c["quantile"].disabled = "swapping" not in attacks or c["swapping_rule"].value == "once"
         c["region"].disabled = c["bottom_attack"].value == _NO_HYBRID
         c["threshold"].disabled = self.y is None
 

@@ -84,9 +84,12 @@ def test_fast_swapping_equals_literal_kernel_including_swap_counts():
 # ---------------------------------------------------------------- properties
 ATTACK_SETTINGS = [
     dict(attack="dominance"),
-    dict(attack="mixing", p=0.8),
+    dict(attack="mixing", p=0.8, mixing_rule="coin"),
     dict(attack="mixing", p=0.3, mixing_rule="alg3"),
+    dict(attack="mixing", p=0.8),
     dict(attack="swapping", quantile=0.0),
+    dict(attack="swapping", swapping_rule="once"),
+    dict(attack="mix+swap", swapping_rule="once", max_count=2),
     dict(attack="swapping", quantile=0.4),
     dict(attack="dom+mix"),
     dict(attack="mix+swap", quantile=0.5),
@@ -107,7 +110,7 @@ def test_output_is_permutation_of_scores(kw):
 
 
 @pytest.mark.parametrize("kw", [s for s in ATTACK_SETTINGS
-                                if "mix" not in s["attack"] or s.get("mixing_rule") == "alg3"])
+                                if "mix" not in s["attack"] or s.get("mixing_rule", "alg3") == "alg3"])
 def test_favoured_group_never_loses(kw):
     """Dominance, Swapping and literal Alg. 3 only ever move the favoured group up."""
     rng = np.random.default_rng(6)
@@ -131,7 +134,7 @@ def test_favoured_mean_moves_up_under_biased_coin_mixing():
         for t in range(300):
             y = rng.random(40)
             fav = rng.random(40) < 0.5
-            out = shuffle_scores(y, fav, "mixing", p=p, random_state=t)
+            out = shuffle_scores(y, fav, "mixing", p=p, mixing_rule="coin", random_state=t)
             gains[p].append(out[fav].mean() - y[fav].mean())
     assert np.mean(gains[0.8]) > 0.05
     assert abs(np.mean(gains[0.5])) < 0.02

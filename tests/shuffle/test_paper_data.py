@@ -44,7 +44,8 @@ def test_admission_figure1_properties_and_literal_pseudocode(admission):
         np.testing.assert_array_equal(shuffle_scores(y, fav, "swapping", quantile=q), ref)
     coins = np.random.default_rng(5).random(len(y))
     ref = np.asarray(algorithm1(y, fav, mixing_reference, coins=coins, prob=0.8, literal=False))
-    got = shuffle_scores(y, fav, "mixing", p=0.8, random_state=np.random.default_rng(5))
+    got = shuffle_scores(y, fav, "mixing", p=0.8, mixing_rule="coin",
+                         random_state=np.random.default_rng(5))
     np.testing.assert_array_equal(got, ref)
     np.testing.assert_array_equal(shuffle_scores(y, fav, "swapping", quantile=1.0), dom)
 

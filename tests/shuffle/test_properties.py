@@ -53,6 +53,7 @@ BAD = {
     "frequency": [1.1, -0.2, np.nan, "often"],
     "max_count": [-1, 1.5, "3", True],
     "mixing_rule": ["fair", None, 3],
+    "swapping_rule": ["twice", None, 3, "ALG4"],
     "attack": ["scaffold", "dom+mix+swap", "", 3, None],
     "random_state": ["abc", -1, 2**40, 1.5],
     "higher_is_better": ["yes", 1, None],
