@@ -240,7 +240,9 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     def _kernel_names(params):
         """The numba kernels an attack with these parameters calls (the widget sets no max_count)."""
         names = set()
-        for a in params["attack"].split("+"):
+        from ._shuffled import parse_attack
+
+        for a in parse_attack(params["attack"]):
             if a in ("dominance", "mixing"):
                 names.add("mixing_order")
             elif a == "swapping":
