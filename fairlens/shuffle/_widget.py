@@ -236,10 +236,25 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     def _state(self):
         return dict(params=self.params(), threshold=float(self.controls["threshold"].value))
 
+    @staticmethod
+    def _kernel_names(params):
+        """The numba kernels an attack with these parameters calls (the widget sets no max_count)."""
+        names = set()
+        from ._shuffled import parse_attack
+
+        for a in parse_attack(params["attack"]):
+            if a in ("dominance", "mixing"):
+                names.add("mixing_order")
+            elif a == "swapping":
+                names.add("swapping_order_once" if params.get("swapping_rule") == "once"
+                          else "swapping_order_fast")
+        return sorted(names)
+
     def _busy_text(self, state):
         from . import _kernels
 
-        cold = kernels_cold(_kernels)
+        names = self._kernel_names(state["params"])
+        cold = bool(names) and kernels_cold(_kernels, names)
         return f"updating {state['params']['attack']}..." + (f" {COMPILING}" if cold else "")
 
     def _explained(self):
@@ -340,7 +355,8 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         from . import _kernels
 
         self.progress.value = 0.0
-        cold = kernels_cold(_kernels)
+        names = self._kernel_names(params)
+        cold = bool(names) and kernels_cold(_kernels, names)
         self._set_status(f"running {name} on {self.n_explain} rows..." + (f" {COMPILING}" if cold else ""),
                          busy=True)
 
