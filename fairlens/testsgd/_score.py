@@ -755,6 +755,10 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
             return (results, n_scored, None) if return_table else (results, n_scored)
     per_chunk = TABLE_RULE_SET_BLOCK if strategy == "table" else max(1, int(batch_rows) // (2 * first))
     if mask_fn is not None and masks is None and bits is None:
+        from .._validation import check_memory
+
+        check_memory(float(m) * n_data, f"mask_fn for {m} rule sets x {n_data} rows",
+                     "pass bits= (packed masks, e.g. FrequentRuleSets.bits) instead of mask_fn")
         masks = np.asarray(mask_fn(list(range(m))), dtype=bool) if m else np.zeros((0, n_data), bool)
     if masks is not None and np.asarray(masks).shape != (m, n_data):
         raise ValueError(f"masks must have shape {(m, n_data)}; got {np.asarray(masks).shape}")
