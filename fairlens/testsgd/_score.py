@@ -525,11 +525,15 @@ def _table_block(payload, chunk):
 def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs=None, stop=None):
     """Model labels of every sample section 4.3 can draw, ``(n, max(1, k), 2)`` uint8, or None if
     stopped. Seeds are cut in fixed blocks of :data:`TABLE_SEED_BLOCK` run by
-    :func:`fairlens._parallel.run_chunks` (deterministic: no random numbers)."""
+    :func:`fairlens._parallel.run_chunks` (deterministic: no random numbers), each block as
+    many seeds as fill one model call of ``batch_rows`` rows (3,640 seeds = 65,520 rows on census)."""
     from .._parallel import Payload, fixed_chunks, run_chunks
 
     n = sampler.table.X.shape[0]
-    chunks = fixed_chunks(n, TABLE_SEED_BLOCK)
+    kk = max(1, sampler.free_cols.size)
+    # one model call per block: as many seeds as fit in batch_rows (a problem parameter, never n_jobs;
+    # the table has no random numbers, so the blocks cannot change it), at most TABLE_SEED_BLOCK
+    chunks = fixed_chunks(n, min(TABLE_SEED_BLOCK, max(1, int(batch_rows) // (2 * kk))))
     payload = Payload(scorer=scorer, sampler=sampler, threshold=float(threshold), batch_rows=int(batch_rows))
     parts = run_chunks(_table_block, payload, chunks, n_jobs=n_jobs, stop=stop)
     if len(parts) < len(chunks):
@@ -675,7 +679,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     strategy, the label table (``n x k x 2`` uint8). On Census Income (24,420 training
     rows, 2,560 rule sets, the reference MLP) that is about 0.25 MB of model, 2.3 MB of data,
     7.8 MB of masks and 0.44 MB of labels; the neighbourhood table itself is built in
-    fixed blocks of :data:`TABLE_SEED_BLOCK` seeds (73,728 model rows per task on census).
+    fixed blocks of seeds filling one model call of ``batch_rows`` rows (65,520 rows per task on census).
     ``n_jobs=None`` means 1 (or the active ``joblib.parallel_config``), ``-1`` all workers.
 
     ``strategy``: "sample" draws rows (numba) and calls the model on them;
@@ -751,6 +755,10 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
             return (results, n_scored, None) if return_table else (results, n_scored)
     per_chunk = TABLE_RULE_SET_BLOCK if strategy == "table" else max(1, int(batch_rows) // (2 * first))
     if mask_fn is not None and masks is None and bits is None:
+        from .._validation import check_memory
+
+        check_memory(float(m) * n_data, f"mask_fn for {m} rule sets x {n_data} rows",
+                     "pass bits= (packed masks, e.g. FrequentRuleSets.bits) instead of mask_fn")
         masks = np.asarray(mask_fn(list(range(m))), dtype=bool) if m else np.zeros((0, n_data), bool)
     if masks is not None and np.asarray(masks).shape != (m, n_data):
         raise ValueError(f"masks must have shape {(m, n_data)}; got {np.asarray(masks).shape}")

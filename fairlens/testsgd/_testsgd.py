@@ -379,8 +379,8 @@ class TestSGD:
         reference MLP pickles to about 0.25 MB), the data (2.3 MB for the 24,420 x 12
         census training rows), the packed row masks of the rule sets (7.8 MB for its 2,560
         rule sets) and the neighbourhood label table (0.44 MB). With the table strategy the
-        439,560-row neighbourhood is itself scored in fixed blocks of 4,096 seeds (73,728 model
-        rows per task).
+        439,560-row neighbourhood is itself scored in fixed blocks of 3,640 seeds (one model call
+        of 65,520 rows per task).
 
         Parameters
         ----------

@@ -21,7 +21,8 @@ def _wrap(s, width=60):
 
 
 def plot_top_rule_sets(report, k=10, ax=None):
-    """Favourable rates inside/outside the group for the ``k`` worst rule sets, with Eq. 7 error bars."""
+    """Favourable rates inside/outside the group for the first ``k`` rule sets of the report, with Eq. 7
+    error bars (selection estimate); the labels also give the fresh re-estimate of the top rule sets."""
     res = [r for r in report.results if np.isfinite(r.score)][:k]
     ax = _ax(ax, figsize=(8, 0.55 * max(3, len(res)) + 1))
     y = np.arange(len(res))[::-1]
@@ -30,7 +31,9 @@ def plot_top_rule_sets(report, k=10, ax=None):
     ax.barh(y - 0.2, [r.rate_out for r in res], height=0.4, xerr=[r.margin_out for r in res],
             label="outside (not R)", color="#7570b3", capsize=2)
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{_wrap(str(r.rule_set), 50)}\nscore {r.score:.1%} ± {r.margin:.1%}" for r in res],
+    ax.set_yticklabels([f"{_wrap(str(r.rule_set), 50)}\nscore {r.score:.1%} ± {r.margin:.1%}"
+                        + (f"; fresh {r.fresh.score:.1%} ± {r.fresh.margin:.1%}"
+                           if getattr(r, "fresh", None) is not None else "") for r in res],
                        fontsize=8)
     ax.set_xlabel("favourable-prediction rate")
     ax.set_xlim(0, 1)

@@ -235,3 +235,39 @@ def test_browser_shows_selection_and_fresh_estimates(seq_report):
     fs = b.filtered["fresh_score"].to_numpy()
     fs = fs[np.isfinite(fs)]
     assert np.all(np.diff(fs) <= 0)
+
+
+@pytest.mark.jit_heavy
+def test_census_sampling_space_and_fresh_top10_against_exact_scores(require_data):
+    """Issue 16 item 3 on census: the finite sampling space has 24,420 x 9 x 2 = 439,560
+    labelled perturbations (75% training split, sensitive sex/race/age); the reported top 10's
+    fresh bounds cover their exact (enumerated) scores (one run: at least 8 of 10, nominal 90.25%,
+    measured 99.2% over 50 runs in benchmarks/testsgd_topk.py), and the fresh estimates are not
+    biased upward the way the selection estimates are (mean over the 10)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fairlens.datasets import load_dataset
+    from fairlens.testsgd.paper import paper_kwargs
+
+    ds = load_dataset("adult")
+    train, _ = ds.split(test_size=0.25, random_state=0)
+    kw = paper_kwargs(ds)
+    sens = kw.pop("sensitive")
+    model = LogisticRegression(max_iter=300).fit(train.X, train.y)
+    t = as_table(train)
+    sm = Sampler(t, sens)
+    labels, n_space = sm.neighbourhood_labels(make_scorer(model, t), 0.5)
+    assert t.X.shape == (24_420, 12) and sm.free_cols.size == 9 and n_space == 439_560
+    per_seed = labels.reshape(labels.shape[0], -1).mean(axis=1)
+    rep = TestSGD(model, train, sens, random_state=0, **kw).run()
+    top = rep.results[:10]
+    exact = []
+    for r in top:
+        m = r.rule_set.mask(t.X)
+        exact.append(abs(per_seed[m].mean() - per_seed[~m].mean()))
+    exact = np.array(exact)
+    fresh = np.array([r.fresh.score for r in top])
+    sel = np.array([r.score for r in top])
+    covered = np.abs(fresh - exact) <= np.array([r.fresh.margin for r in top])
+    assert covered.sum() >= 8, (fresh, exact)
+    assert np.mean(fresh - exact) < np.mean(sel - exact) + 0.01
