@@ -946,7 +946,7 @@ def boosted_instance_covers(model, x, y, budget=1):
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])
-    leaves, w, margin = _bk.row_quantities(*bm.arrays(), xr, yi)
+    leaves, w, margin, best = _bk.row_quantities(*bm.arrays(), xr, yi, budget)
     ptr, trees = instance_sets(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, xr, d)
     mem = np.zeros((bm.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
@@ -957,8 +957,9 @@ def boosted_instance_covers(model, x, y, budget=1):
         if c == yi:
             continue
         wc = w[:, c]
-        p = ((mem & 1).astype(bool) * wc[:, None]).sum(axis=0)
-        m = ((mem & 2).astype(bool) * wc[:, None]).sum(axis=0)
+        rel = (bm.group == yi) | (bm.group == c)
+        p = (best[:, 0::2] * rel[:, None]).sum(axis=0)  # W(S_f^+) with the budget-aware credits, as FLB
+        m = (best[:, 1::2] * rel[:, None]).sum(axis=0)
         plus[c], minus[c], weights[c] = p, m, wc
         mx = np.maximum(p, m)
         top = np.argsort(-mx, kind="mergesort")[:budget]
