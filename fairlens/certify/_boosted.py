@@ -6,14 +6,18 @@ predicts from the *sum* of its trees' leaf values, one raw score per class
 ``b`` features flip ``predict``? -- and the cascade carries over:
 
 * **FLB, generalised** (section 4.3): tree ``t`` can lower the margin
-  ``s_y - s_c`` by at most its swing (current leaf value minus its smallest leaf
-  when it adds to ``y``; its largest leaf minus the current one when it adds to
-  ``c``), and only if an attacked feature is tested on the instance's path in
-  ``t`` (``S_f^+`` when the attacker must increase ``x_f``, ``S_f^-`` when she
-  must decrease it). If the margin exceeds the sum of the ``b`` largest
+  ``s_y - s_c`` by at most its swing (current leaf value minus its smallest
+  *reachable* leaf when it adds to ``y``; its largest reachable leaf minus the
+  current one when it adds to ``c``), and only if an attacked feature is tested
+  on the instance's path in ``t`` (``S_f^+`` when the attacker must increase
+  ``x_f``, ``S_f^-`` when she must decrease it). A leaf is reachable with budget
+  ``b`` only if its path leaves the instance's path on at most ``b`` distinct
+  features, each in one direction; its gain is credited to the set of the first
+  node where the paths part. If the margin exceeds the sum of the ``b`` largest
   per-feature swings (``max(W(S_f^+), W(S_f^-))``), the row is certified.
 * **ELB, generalised** (section 4.4): no cover of at most ``b`` sets whose
-  union's total swing reaches the margin -- certified.
+  union's total swing reaches the margin (and FLB does not already rule the
+  class out) -- certified.
 * **Brute force** (section 4.1): every set of at most ``b`` features and every
   relevant value (one representative per interval between the thresholds,
   chosen so that the library's own comparison puts it in that interval),

@@ -26,9 +26,11 @@ in between it is *ambiguous* (the library's own link/tie rule may go either
 way) and the caller resolves it by calling the library's ``predict``.
 
 Bounds (generalised FLB/ELB of section 4.3/4.4): tree ``t`` can lower the margin
-towards ``c`` by at most its swing ``w[t, c]`` -- ``value(leaf) - vmin[t]`` when
-``t`` adds to ``y``, ``vmax[t] - value(leaf)`` when it adds to ``c``, else 0 --
-and only if an attacked feature is tested on its path (``S_f^+``/``S_f^-``).
+towards ``c`` by at most its swing -- ``value(leaf) - value(L)`` when ``t`` adds
+to ``y``, ``value(L) - value(leaf)`` when it adds to ``c``, else 0, over the leaves
+``L`` reachable with ``b`` features (:func:`_budget_weights`; ``vmin``/``vmax`` give
+the budget-free swing) -- and only if an attacked feature is tested on its path
+(``S_f^+``/``S_f^-``).
 Bounds compare real-number margins with ``tol_b`` (``tol`` plus the worst
 float32 accumulation error), so they are sound for the library's arithmetic.
 
