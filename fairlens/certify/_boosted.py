@@ -668,13 +668,10 @@ def flatten_boosted(model):
                         "HistGradientBoostingClassifier).")
     if fam in ("xgboost", "xgboost_booster"):
         if fam == "xgboost":
-            from sklearn.utils.validation import check_is_fitted
-
             try:
                 model.get_booster()
-            except Exception as exc:
+            except Exception as exc:  # xgboost raises NotFittedError (a ValueError) or AttributeError
                 raise ValueError(f"the XGBClassifier is not fitted; call fit first ({exc}).") from None
-            del check_is_fitted
         return _flatten_xgboost(model, fam)
     if fam in ("lightgbm", "lightgbm_booster"):
         if fam == "lightgbm" and not getattr(model, "fitted_", False):
@@ -813,9 +810,13 @@ def _brute_rows(payload, todo, status, s, out):
             start_item, skip = 0, 0
 
 
-def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, chunk_size=None, n_jobs=None,
-                    time_limit=None, **ignored):
-    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring)."""
+def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, n_jobs=None, time_limit=None):
+    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring).
+
+    Rows are certified in fixed blocks of :data:`ROW_BLOCK` by :func:`_block` through
+    :func:`fairlens._parallel.run_chunks` (same result at every ``n_jobs``); ``progress`` is
+    ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
+    """
     from .._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
     from .._validation import check_choice, check_real
     from ._certify import METHODS, STATUSES, CertificationResult, _check_budget, _check_progress
