@@ -6,14 +6,18 @@ predicts from the *sum* of its trees' leaf values, one raw score per class
 ``b`` features flip ``predict``? -- and the cascade carries over:
 
 * **FLB, generalised** (section 4.3): tree ``t`` can lower the margin
-  ``s_y - s_c`` by at most its swing (current leaf value minus its smallest leaf
-  when it adds to ``y``; its largest leaf minus the current one when it adds to
-  ``c``), and only if an attacked feature is tested on the instance's path in
-  ``t`` (``S_f^+`` when the attacker must increase ``x_f``, ``S_f^-`` when she
-  must decrease it). If the margin exceeds the sum of the ``b`` largest
+  ``s_y - s_c`` by at most its swing (current leaf value minus its smallest
+  *reachable* leaf when it adds to ``y``; its largest reachable leaf minus the
+  current one when it adds to ``c``), and only if an attacked feature is tested
+  on the instance's path in ``t`` (``S_f^+`` when the attacker must increase
+  ``x_f``, ``S_f^-`` when she must decrease it). A leaf is reachable with budget
+  ``b`` only if its path leaves the instance's path on at most ``b`` distinct
+  features, each in one direction; its gain is credited to the set of the first
+  node where the paths part. If the margin exceeds the sum of the ``b`` largest
   per-feature swings (``max(W(S_f^+), W(S_f^-))``), the row is certified.
 * **ELB, generalised** (section 4.4): no cover of at most ``b`` sets whose
-  union's total swing reaches the margin -- certified.
+  union's total swing reaches the margin (and FLB does not already rule the
+  class out) -- certified.
 * **Brute force** (section 4.1): every set of at most ``b`` features and every
   relevant value (one representative per interval between the thresholds,
   chosen so that the library's own comparison puts it in that interval),
@@ -664,13 +668,10 @@ def flatten_boosted(model):
                         "HistGradientBoostingClassifier).")
     if fam in ("xgboost", "xgboost_booster"):
         if fam == "xgboost":
-            from sklearn.utils.validation import check_is_fitted
-
             try:
                 model.get_booster()
-            except Exception as exc:
+            except Exception as exc:  # xgboost raises NotFittedError (a ValueError) or AttributeError
                 raise ValueError(f"the XGBClassifier is not fitted; call fit first ({exc}).") from None
-            del check_is_fitted
         return _flatten_xgboost(model, fam)
     if fam in ("lightgbm", "lightgbm_booster"):
         if fam == "lightgbm" and not getattr(model, "fitted_", False):
@@ -809,9 +810,13 @@ def _brute_rows(payload, todo, status, s, out):
             start_item, skip = 0, 0
 
 
-def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, chunk_size=None, n_jobs=None,
-                    time_limit=None, **ignored):
-    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring)."""
+def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, n_jobs=None, time_limit=None):
+    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring).
+
+    Rows are certified in fixed blocks of :data:`ROW_BLOCK` by :func:`_block` through
+    :func:`fairlens._parallel.run_chunks` (same result at every ``n_jobs``); ``progress`` is
+    ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
+    """
     from .._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
     from .._validation import check_choice, check_real
     from ._certify import METHODS, STATUSES, CertificationResult, _check_budget, _check_progress
@@ -946,7 +951,7 @@ def boosted_instance_covers(model, x, y, budget=1):
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])
-    leaves, w, margin = _bk.row_quantities(*bm.arrays(), xr, yi)
+    leaves, w, margin, best = _bk.row_quantities(*bm.arrays(), xr, yi, budget)
     ptr, trees = instance_sets(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, xr, d)
     mem = np.zeros((bm.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
@@ -957,8 +962,9 @@ def boosted_instance_covers(model, x, y, budget=1):
         if c == yi:
             continue
         wc = w[:, c]
-        p = ((mem & 1).astype(bool) * wc[:, None]).sum(axis=0)
-        m = ((mem & 2).astype(bool) * wc[:, None]).sum(axis=0)
+        rel = (bm.group == yi) | (bm.group == c)
+        p = (best[:, 0::2] * rel[:, None]).sum(axis=0)  # W(S_f^+) with the budget-aware credits, as FLB
+        m = (best[:, 1::2] * rel[:, None]).sum(axis=0)
         plus[c], minus[c], weights[c] = p, m, wc
         mx = np.maximum(p, m)
         top = np.argsort(-mx, kind="mergesort")[:budget]

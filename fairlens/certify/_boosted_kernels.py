@@ -26,9 +26,11 @@ in between it is *ambiguous* (the library's own link/tie rule may go either
 way) and the caller resolves it by calling the library's ``predict``.
 
 Bounds (generalised FLB/ELB of section 4.3/4.4): tree ``t`` can lower the margin
-towards ``c`` by at most its swing ``w[t, c]`` -- ``value(leaf) - vmin[t]`` when
-``t`` adds to ``y``, ``vmax[t] - value(leaf)`` when it adds to ``c``, else 0 --
-and only if an attacked feature is tested on its path (``S_f^+``/``S_f^-``).
+towards ``c`` by at most its swing -- ``value(leaf) - value(L)`` when ``t`` adds
+to ``y``, ``value(L) - value(leaf)`` when it adds to ``c``, else 0, over the leaves
+``L`` reachable with ``b`` features (:func:`_budget_weights`; ``vmin``/``vmax`` give
+the budget-free swing) -- and only if an attacked feature is tested on its path
+(``S_f^+``/``S_f^-``).
 Bounds compare real-number margins with ``tol_b`` (``tol`` plus the worst
 float32 accumulation error), so they are sound for the library's arithmetic.
 
@@ -136,15 +138,142 @@ def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmi
 
 
 @numba.njit(cache=True)
-def row_quantities(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi):
-    """``(leaves, w, margin)`` of one instance (for ``instance_covers`` and the widget)."""
+def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, best, wb, st_node,
+                    st_f1, st_cnt, st_df, st_ds):
+    """Budget-aware swings (sharper than the global swing ``w``; still sound).
+
+    A leaf ``L`` of tree ``t`` can only be reached by an attack on the features
+    ``D(L)`` where ``L``'s path leaves the instance's path side (each in one
+    direction); so with at most ``budget`` features only leaves with
+    ``|D(L)| <= budget`` and consistent directions count. Its gain (``value(leaf)
+    - value(L)`` when ``t`` adds to ``y``, the opposite when it adds to another
+    class) is credited to the set ``k`` (``2 f`` for ``S_f^+``, ``2 f + 1`` for
+    ``S_f^-``) of the *first* node where ``L``'s path leaves the instance's path
+    -- a node on the instance's path, so ``t`` is in that ``S_f^±``. Any attack
+    that moves ``t`` to ``L`` attacks that feature in that direction, hence
+    ``sum over the attacked sets of best[:, k]`` bounds the margin's fall.
+
+    Fills ``best`` (n_trees, 2 d) and ``wb[t] = max_k best[t, k]``.
+    """
+    n_trees = roots.shape[0]
+    for t in range(n_trees):
+        for k in range(best.shape[1]):
+            best[t, k] = 0.0
+        wb[t] = 0.0
+        cur = value[leaves[t]]
+        sign = 1.0 if group[t] == yi else -1.0
+        sp = 1
+        st_node[0] = roots[t]
+        st_f1[0] = -1
+        st_cnt[0] = 0
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            k1 = st_f1[sp]
+            cnt = st_cnt[sp]
+            f = feature[node]
+            if f < 0:
+                if k1 >= 0:
+                    gain = sign * (cur - value[node])
+                    if gain > best[t, k1]:
+                        best[t, k1] = gain
+                        if gain > wb[t]:
+                            wb[t] = gain
+                continue
+            go_left = x[f] <= threshold[node]
+            same = left[node] if go_left else right[node]
+            other = right[node] if go_left else left[node]
+            dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
+            # the child the instance's value would take: no new disagreement
+            st_node[sp] = same
+            st_f1[sp] = k1
+            st_cnt[sp] = cnt
+            for q in range(cnt):
+                st_df[sp, q] = st_df[sp - 0, q]
+                st_ds[sp, q] = st_ds[sp - 0, q]
+            sp += 1
+            # the other child: f joins D(L) in direction dirn
+            pos = -1
+            for q in range(cnt):
+                if st_df[sp - 1, q] == f:
+                    pos = q
+            if pos >= 0:
+                if st_ds[sp - 1, pos] != dirn:
+                    continue  # f would have to move both ways: unreachable
+                ncnt = cnt
+            else:
+                ncnt = cnt + 1
+                if ncnt > budget:
+                    continue
+            st_node[sp] = other
+            st_f1[sp] = k1 if k1 >= 0 else 2 * f + dirn
+            st_cnt[sp] = ncnt
+            for q in range(cnt):
+                st_df[sp, q] = st_df[sp - 1, q]
+                st_ds[sp, q] = st_ds[sp - 1, q]
+            if pos < 0:
+                st_df[sp, cnt] = f
+                st_ds[sp, cnt] = dirn
+            sp += 1
+
+
+@numba.njit(cache=True)
+def _apply_budget_weights(group, yi, wb, w):
+    """Replace the global swings ``w[t, c]`` by the budget-aware ``wb[t]``."""
+    n_trees = w.shape[0]
+    K = w.shape[1]
+    for t in range(n_trees):
+        g = group[t]
+        for c in range(K):
+            w[t, c] = 0.0
+        if g == yi:
+            for c in range(K):
+                if c != yi:
+                    w[t, c] = wb[t]
+        else:
+            w[t, g] = wb[t]
+
+
+@numba.njit(cache=True)
+def _set_weights(ptr, trees, best, group, yi, c, n_sets):
+    """``W(S_k)`` towards ``c``: sum of ``best[t, k]`` over the trees of ``S_k`` adding to ``y`` or ``c``."""
+    sizes = np.zeros(n_sets, np.float64)
+    for k in range(n_sets):
+        s = 0.0
+        for q in range(ptr[k], ptr[k + 1]):
+            t = trees[q]
+            g = group[t]
+            if g == yi or g == c:
+                s += best[t, k]
+        sizes[k] = s
+    return sizes
+
+
+@numba.njit(cache=True)
+def _bw_buffers(feature, roots, n_features, budget):
+    n_trees = roots.shape[0]
+    best = np.zeros((n_trees, 2 * n_features), np.float64)
+    wb = np.zeros(n_trees, np.float64)
+    N = feature.shape[0] + 2
+    return (best, wb, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+            np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64))
+
+
+@numba.njit(cache=True)
+def row_quantities(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, budget):
+    """``(leaves, w, margin, best)`` of one instance at ``budget`` (budget-aware swings ``w`` and
+    per-set credits ``best``, see :func:`_budget_weights`), for ``instance_covers`` and the widget."""
     n_trees = roots.shape[0]
     K = base.shape[0]
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
     _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin)
-    return leaves, w, margin
+    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, x.shape[0], budget)
+    _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+                    st_node, st_f1, st_cnt, st_df, st_ds)
+    _apply_budget_weights(group, yi, wb, w)
+    return leaves, w, margin, bbest
 
 
 @numba.njit(cache=True)
@@ -170,6 +299,7 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
+    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
     for ii in range(n):
         i = rows[ii]
         x = X[i]
@@ -177,11 +307,13 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
         _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
                      margin)
         ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+                        st_node, st_f1, st_cnt, st_df, st_ds)
         best = -np.inf
         for c in range(K):
             if c == yi:
                 continue
-            s = _top_sum_f(_feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d_), d_), budget)
+            s = _top_sum_f(_feature_max_f(_set_weights(ptr, trees, bbest, group, yi, c, 2 * d_), d_), budget)
             if s - margin[c] > best:
                 best = s - margin[c]
                 flb_sum[ii] = s
@@ -196,7 +328,8 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
                      tol_b):
     """Generalised ELB (section 4.4/4.6): some cover of at most ``budget`` sets
     (never ``S_f^+`` with ``S_f^-``) whose union's total swing reaches
-    ``margin[c] - tol_b`` for some class ``c``; else the row is certified.
+    ``margin[c] - tol_b`` for some class ``c`` that FLB does not already rule out;
+    else the row is certified (so ELB certifies everything FLB certifies).
 
     Returns ``attackable, cover_f, cover_s, target, covered, margin``.
     """
@@ -215,6 +348,7 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
+    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
     for ii in range(n):
         i = rows[ii]
         x = X[i]
@@ -222,8 +356,17 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
         _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
                      margin)
         ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _apply_budget_weights(group, yi, wb, w)
         for c in range(K):
             if c == yi:
+                continue
+            if np.isnan(margin_out[ii]):
+                margin_out[ii] = margin[c]
+            # what FLB rules out stays ruled out (its per-set credits can be sharper than the union's)
+            s_flb = _top_sum_f(_feature_max_f(_set_weights(ptr, trees, bbest, group, yi, c, 2 * d_), d_), budget)
+            if s_flb < margin[c] - tol_b:
                 continue
             sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
             found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol_b, n_trees, pf, ps)
@@ -424,6 +567,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
     contrib = np.empty((n_trees, K), np.float64)
+    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d, budget)
     work = 0
     for ii in range(n):
         i = rows[ii]
@@ -431,6 +575,9 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
         yi = y[i]
         _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
                      margin)
+        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _apply_budget_weights(group, yi, wb, w)
         # contrib[t, c]: what tree t adds to s_c - s_y at its current leaf
         for t in range(n_trees):
             g = group[t]

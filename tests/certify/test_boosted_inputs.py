@@ -130,3 +130,28 @@ def test_gb_with_an_estimator_init_is_refused():
     bm = flatten_boosted(z)
     np.testing.assert_array_equal(bm.base, 0.0)
     np.testing.assert_allclose(bm.replay_scores(Xt)[:, 1], z.decision_function(Xt), atol=1e-12)
+
+
+def test_hgb_private_api_pin():
+    """The HistGradientBoosting reader uses ``_predictors[i][k].nodes`` and ``_baseline_prediction``
+    (scikit-learn 1.4-1.9); if a release renames them this test says so before the replay drifts."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = _data(8, n_classes=3)
+    m = HistGradientBoostingClassifier(max_iter=3, max_depth=2).fit(X, y)
+    assert len(m._predictors) == m.n_iter_ and len(m._predictors[0]) == 3
+    fields = set(m._predictors[0][0].nodes.dtype.names)
+    assert {"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf",
+            "is_categorical"} <= fields
+    assert np.asarray(m._baseline_prediction).size == 3
+    bm = flatten_boosted(m)
+    np.testing.assert_allclose(bm.replay_scores(X), m.decision_function(X), rtol=0, atol=1e-12)
+
+
+def test_progress_callable_sees_every_block():
+    model, X, y = _fit("gb", 2)
+    X = np.vstack([X] * 2)
+    y = np.concatenate([y] * 2)
+    seen = []
+    certify(model, X, y, budget=1, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen[-1] == ("blocks", 3, 3) and len(seen) == 3  # 80 rows in blocks of 32
