@@ -9,6 +9,12 @@ Usage (from the repository root)::
 Prints the budget it ran, unique instances of both engines (and their ratio),
 wall time, instances per second, the throughput ratio, model rows and calls,
 and the peak traced memory of the lockstep run.
+
+``--n-jobs 2`` also runs the lockstep engine on 2 workers (joblib/loky; the seed blocks of
+``--block-size`` seeds are the tasks) and checks that the instances are identical to the
+sequential run.  ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
+with 20 seeds, 20 local tries per global instance and one global try per seed (SG explains
+each input with a LIME tree and Z3; its budget is kept small).
 """
 from __future__ import annotations
 
@@ -39,6 +45,9 @@ def main(argv=None):
     ap.add_argument("--random-state", type=int, default=0)
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--grad-points", type=int, default=1000)
+    ap.add_argument("--n-jobs", type=int, default=None, help="also run on this many workers")
+    ap.add_argument("--block-size", type=int, default=256)
+    ap.add_argument("--sg-seeds", type=int, default=0, help="also run SG with this many seeds")
     args = ap.parse_args(argv)
 
     from fairlens.datasets import load_dataset
@@ -58,9 +67,10 @@ def main(argv=None):
 
     warmup()  # compile / load the numba kernels outside the timings
 
-    lock = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state)
+    bs = dict(block_size=args.block_size)
+    lock = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, **bs)
     tracemalloc.start()
-    search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state)
+    search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, **bs)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 
@@ -71,6 +81,20 @@ def main(argv=None):
 
     print(line("lockstep", lock))
     print(f"lockstep peak traced memory: {peak / 2**20:.1f} MiB")
+    if args.n_jobs is not None:
+        par = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, n_jobs=args.n_jobs, **bs)
+        print(line(f"n_jobs={args.n_jobs}", par))
+        print(f"n_jobs={args.n_jobs} vs 1: identical instances: {np.array_equal(par.instances, lock.instances)}; "
+              f"speed-up {lock.elapsed / par.elapsed:.2f}x ({lock.params['n_blocks']} blocks of {args.block_size} seeds)")
+    if args.sg_seeds:
+        from fairlens.maft import SG, discriminatory_mask
+
+        sg = SG(model, ds, protected=[args.protected], max_iter=1).run(
+            n_seeds=args.sg_seeds, n_local=args.sg_seeds, random_state=args.random_state)
+        print(line("SG", sg))
+        ok = discriminatory_mask(model, ds, sg.instances, protected=[args.protected])
+        print(f"SG: {sg.tries_global + sg.tries_local} inputs explained, {ok.sum()} / {len(ok)} instances re-check; "
+              f"MAFT/SG instances per second = {lock.instances_per_second / max(sg.instances_per_second, 1e-9):,.0f}x")
     if not args.skip_reference:
         ref = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, engine="reference")
         print(line("reference", ref))

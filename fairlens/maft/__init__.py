@@ -7,8 +7,8 @@ two-phase search engine.
 
 Public names
 ------------
-MAFT, EIDIG, ADF, AEQUITAS
-    Searches: ``MAFT(model, dataset, protected=[...]).run(n_seeds, n_local)``.
+MAFT, EIDIG, ADF, AEQUITAS, SG
+    Searches (SG: Symbolic Generation, Aggarwal et al. 2019, needs ``z3-solver``): ``MAFT(model, dataset, protected=[...]).run(n_seeds, n_local)``.
     ``model`` is anything :func:`fairlens.models.as_scorer` takes (a pipeline fitted
     on the readable frame, an estimator fitted on the encoded ``X`` as array or
     DataFrame, a callable); it is adapted once and the search runs in the encoded
@@ -33,12 +33,14 @@ from ._gradients import zero_order_gradient
 from ._mitigation import MAX_SAMPLES, MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
 from ._result import FairnessTestResult
 from ._search import ADF, AEQUITAS, EIDIG, MAFT, select_seeds
+from ._sg import SG
 
 __all__ = [
     "MAFT",
     "EIDIG",
     "ADF",
     "AEQUITAS",
+    "SG",
     "zero_order_gradient",
     "select_seeds",
     "FairnessTestResult",

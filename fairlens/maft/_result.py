@@ -16,11 +16,12 @@ class FairnessTestResult:
     Attributes
     ----------
     method : str
-        ``"MAFT"``, ``"EIDIG"``, ``"ADF"`` or ``"AEQUITAS"``.
+        ``"MAFT"``, ``"EIDIG"``, ``"ADF"``, ``"AEQUITAS"`` or ``"SG"``.
     instances : ndarray (n, d)
         Unique discriminatory instances (Definition 2.1), global-phase ones
         first (in seed order), then the local-phase ones not already found
-        globally (in discovery order).  Duplicates are counted once.
+        globally (seed block by seed block, in discovery order within a block).
+        Duplicates are counted once.
     counterparts : ndarray (n, d)
         For each instance, the similar instance (differing only in protected
         attributes) with a different label whose score differs most.
@@ -37,7 +38,8 @@ class FairnessTestResult:
         Rows scored by the model (forward passes; white-box gradients of
         EIDIG/ADF count one row per gradient).
     model_calls : int
-        Number of model invocations.
+        Number of model invocations (depends on ``n_jobs``: each worker calls the
+        model for its own seed blocks).
     tries_global, tries_local : int
         Search iterations of each phase (the papers' ``try_times``).
     n_explored : int

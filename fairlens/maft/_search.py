@@ -20,12 +20,22 @@ Two engines run the *same* algorithm:
 * ``engine="reference"``: a literal one-seed-at-a-time implementation in plain
   NumPy, kept as the slow, faithful twin.
 
+**Seed blocks (parallel execution, issue #14).**  The seeds are cut into fixed blocks of
+``block_size`` (default :data:`BLOCK_SIZE` = 256) seeds.  A block is a self-contained search:
+its global phase, the de-duplication of its global instances, and its local phase on them,
+with a random key drawn from ``fairlens._parallel.chunk_rng(base_seed(random_state), block)``.
+With ``n_jobs`` resolving to one worker all blocks walk in lockstep in this process (one
+model call per step for all walkers of all blocks, as fast as one block); with several
+workers each block is one task of :func:`fairlens._parallel.run_chunks` (loky, dask...).
+The blocks' instances are merged in block order (every block's global instances, then every
+block's local ones, each row kept once), so the result is the same at every ``n_jobs``.
+
 Randomness of the local phase comes from a counter-based stream indexed by
-(walker, iteration, draw) (:func:`fairlens.maft._utils.stream_uniform`), so both
+(block key, walker, iteration, draw) (:func:`fairlens.maft._utils.stream_uniform`), so both
 engines use identical random numbers and — for a model whose row scores do not
 depend on the batch they are computed in — return identical instance sets for
-MAFT, EIDIG and ADF.  AEQUITAS shares its adaptive probabilities across walkers;
-the lockstep engine updates them after each step in walker order, the reference
+MAFT, EIDIG and ADF.  AEQUITAS shares its adaptive probabilities across the walkers of
+a block; the lockstep engine updates them after each step in walker order, the reference
 after each iteration, so those two differ by design.
 
 Choices where the paper is silent or ambiguous (documented here once):
@@ -37,9 +47,10 @@ Choices where the paper is silent or ambiguous (documented here once):
   paper), so the attribute probabilities are first computed at iteration 0 with
   ``FindPair``; ``Reset(probability)`` restores those first probabilities.
   (EIDIG's code seeds them with the max-difference partner instead.)
-* Global instances are de-duplicated (in seed order) before the local phase,
-  as in the authors' code; every unique global instance gets ``n_local``
-  iterations.
+* Global instances are de-duplicated (in seed order) within each seed block before
+  the local phase, as in the authors' code; every unique global instance of a block
+  gets ``n_local`` iterations (an instance reached from seeds of two blocks is walked
+  by both).
 * Seeds: k-means (``n_clusters``) on the seed pool, then seed ``i`` is a random
   member of cluster ``i mod n_clusters``; if ``n_seeds >= len(pool)`` the whole
   pool is used (as the paper does for small datasets).
@@ -698,10 +709,11 @@ class _TwoPhaseSearch(abc.ABC):
         **What one task carries.**  The block index; the search (the model adapter with
         the model, the input domain and the protected combinations), the seeds and the
         block keys travel once per call in a :class:`fairlens._parallel.Payload`
-        (scattered once to the dask workers).  For the benchmark census MLP the payload
-        pickles to about 5 MB (mostly the dataset held by the model adapter); a task
-        returns its block's instances, counterparts and explored rows (about 60 MB for a
-        256-seed block of the census 1000 x 1000 benchmark, 100 bytes per row).
+        (scattered once to the dask workers).  For the benchmark census MLP (0.3 MB pickled)
+        the payload pickles to 6.0 MB, mostly the dataset the model adapter holds (it
+        decodes rows for readable-frame pipelines); a task returns its block's instances,
+        counterparts, scores and explored rows: 31 MB for the first 256-seed block of the
+        census 1000 x 1000 benchmark (96,545 instances, 113,960 explored rows).
 
         Every step is a bounded model call plus short kernel calls, so a
         ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step;
