@@ -98,9 +98,10 @@ def workloads(quick):
 
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=6000, n_features=30, n_informative=12, random_state=0)
-    forest = RandomForestClassifier(n_estimators=100, max_depth=None, random_state=0).fit(X[:5000], y[:5000])
-    Xte, yte = X[5000:5000 + (60 if quick else 300)], y[5000:5000 + (60 if quick else 300)]
+    X, y = make_classification(n_samples=6000, n_features=20, n_informative=10, random_state=0)
+    forest = RandomForestClassifier(n_estimators=100, max_depth=10, random_state=0).fit(X[:5000], y[:5000])
+    n_rows = 100 if quick else 400
+    Xte, yte = X[5000:5000 + n_rows], y[5000:5000 + n_rows]
 
     def certify(n_jobs):
         from fairlens.certify import certify as cert
@@ -108,7 +109,7 @@ def workloads(quick):
         res = cert(forest, Xte, yte, budget=2, n_jobs=n_jobs)
         return res, (lambda r: (tuple(r.status.tolist()), r.accuracy))
 
-    out["certify (100 deep trees, b=2)"] = (certify, forest)
+    out["certify (100 trees of depth 10, b=2)"] = (certify, forest)
     return out
 
 

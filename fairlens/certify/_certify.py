@@ -400,9 +400,6 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
                              "the summed raw scores; leave them unset.")
         return certify_boosted(forest, X, y, budget=budget, method=method, progress=progress, n_jobs=n_jobs,
                                time_limit=time_limit)
-    if n_jobs is not None or time_limit is not None:  # forest path: see the n_jobs/time_limit work (issue #14)
-        raise TypeError("n_jobs and time_limit are only supported for boosted models in this version; "
-                        "leave them unset for forests.")
     method = check_choice("method", method, METHODS)
     prune = check_bool("prune", prune)
     chunk_size = check_int("chunk_size", chunk_size, min=1)
