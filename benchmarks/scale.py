@@ -14,7 +14,12 @@ thread each), the speed-up over ``n_jobs=1``, whether the three answers are iden
 pickled size of what is shipped to each worker (the payload) and the per-task overhead
 (no-op tasks carrying that payload through the same machinery).
 
-Run:  PYTHONPATH=. python benchmarks/scale.py [--quick] [--only maft,testsgd,certify]
+Run:  PYTHONPATH=. python benchmarks/scale.py [--quick] [--only maft,testsgd,certify] [--blas-threads 1]
+
+A model whose cost is matrix products (an MLP) already runs on every core at ``n_jobs=1``:
+numpy's BLAS is multi-threaded in this process, while loky gives each of its workers
+``cores // n_jobs`` BLAS threads and dask's workers run with one.  ``--blas-threads 1``
+compares like with like (one core per worker) and shows what the chunking itself gains.
 Times exclude numba compilation and worker start-up (one warm-up call per backend runs first).
 The issue's target is a speed-up of at least 1.7x at 2 workers for certify and MAFT on an
 otherwise idle 2-core machine.
@@ -117,7 +122,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller workloads")
     ap.add_argument("--only", default="", help="comma-separated subset: maft,testsgd,certify")
+    ap.add_argument("--blas-threads", type=int, default=0,
+                    help="limit this process's BLAS/OpenMP threads (threadpoolctl), e.g. 1 to compare one "
+                         "worker with one core; dask's workers and loky's workers are limited anyway")
     args = ap.parse_args()
+    if args.blas_threads:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.blas_threads)
 
     import joblib
     from distributed import Client, LocalCluster

@@ -40,10 +40,12 @@ import numba
 import numpy as np
 
 from ._kernels import (
+    _brute_items,
     _cover_search_soft,
     _feature_max_f,
     _leaf,
     _top_sum_f,
+    _value_regions,
     _weighted_sizes,
     instance_sets,
 )
@@ -591,16 +593,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
             else:
                 contrib[t, g] = v
         ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
-        for f in range(d):
-            a = values_ptr[f]
-            b = values_ptr[f + 1]
-            if b == a:
-                region[f] = 0
-                continue
-            r = 0
-            while a + r < b - 1 and values[a + r] < x[f]:
-                r += 1
-            region[f] = r
+        _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
             if c == yi:
@@ -609,33 +602,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
             for f in range(d):
                 if mc[f] > m[f]:
                     m[f] = mc[f]
-        order = np.argsort(-m, kind="mergesort")
-        item_f = np.empty(2 * d, np.int64)
-        item_s = np.empty(2 * d, np.int64)
-        item_j = np.empty(2 * d, np.int64)
-        ni = 0
-        nc = 0
-        for j in range(d):
-            f = order[j]
-            nv = values_ptr[f + 1] - values_ptr[f]
-            if nv == 0:
-                continue
-            has = False
-            if region[f] + 1 < nv:
-                item_f[ni] = f
-                item_s[ni] = 0
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if region[f] > 0:
-                item_f[ni] = f
-                item_s[ni] = 1
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if has:
-                order[nc] = f
-                nc += 1
+        order, item_f, item_s, item_j, ni, nc = _brute_items(m, values_ptr, region, d)
         if ni == 0:
             continue
         prefix = np.zeros(nc + 1, np.float64)

@@ -326,6 +326,61 @@ def _cover_search(ptr, trees, votes, c, sizes, n_features, budget, delta, n_tree
     return False, 0
 
 
+
+@numba.njit(cache=True)
+def _value_regions(values, values_ptr, x, d, region):
+    """``region[f]``: the interval of ``x[f]`` among the relevant values of feature ``f``
+    (``values[values_ptr[f]:values_ptr[f + 1]]``, sorted), 0 for a feature without any.
+    Shared by the brute-force kernels (forests, hard and soft vote, and boosted trees)."""
+    for f in range(d):
+        a = values_ptr[f]
+        b = values_ptr[f + 1]
+        if b == a:
+            region[f] = 0
+            continue
+        r = 0
+        while a + r < b - 1 and values[a + r] < x[f]:
+            r += 1
+        region[f] = r
+
+
+@numba.njit(cache=True)
+def _brute_items(m, values_ptr, region, d):
+    """The brute force's search items: features in decreasing order of their bound ``m``
+    (stable), each with a move up (``s = 0``, a value above ``x_f``) and/or down (``s = 1``).
+
+    Returns ``(order, item_f, item_s, item_j, ni, nc)``: ``order[:nc]`` the usable features
+    (compacted), and ``ni`` items ``(feature, direction, index into order)``.
+    """
+    order = np.argsort(-m, kind="mergesort")
+    item_f = np.empty(2 * d, np.int64)
+    item_s = np.empty(2 * d, np.int64)
+    item_j = np.empty(2 * d, np.int64)
+    ni = 0
+    nc = 0
+    for j in range(d):
+        f = order[j]
+        nv = values_ptr[f + 1] - values_ptr[f]
+        if nv == 0:
+            continue
+        has = False
+        if region[f] + 1 < nv:  # values above
+            item_f[ni] = f
+            item_s[ni] = 0
+            item_j[ni] = nc
+            ni += 1
+            has = True
+        if region[f] > 0:  # values below
+            item_f[ni] = f
+            item_s[ni] = 1
+            item_j[ni] = nc
+            ni += 1
+            has = True
+        if has:
+            order[nc] = f  # compacted order of usable features
+            nc += 1
+    return order, item_f, item_s, item_j, ni, nc
+
 @numba.njit(cache=True)
 def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
     """Exhaustive lower bound (section 4.4; per target class, section 4.6).
@@ -638,17 +693,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
         correct[ii] = True
         yi = y[i]
         ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
-        # interval of x_f among the relevant values of f
-        for f in range(d):
-            a = values_ptr[f]
-            b = values_ptr[f + 1]
-            if b == a:
-                region[f] = 0
-                continue
-            r = 0
-            while a + r < b - 1 and values[a + r] < x[f]:
-                r += 1
-            region[f] = r
+        _value_regions(values, values_ptr, x, d, region)
         # sort key: largest set size over target classes
         m = np.zeros(d, np.int64)
         for c in range(n_classes):
@@ -658,33 +703,7 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
             for f in range(d):
                 if mc[f] > m[f]:
                     m[f] = mc[f]
-        order = np.argsort(-m, kind="mergesort")
-        item_f = np.empty(2 * d, np.int64)
-        item_s = np.empty(2 * d, np.int64)
-        item_j = np.empty(2 * d, np.int64)
-        ni = 0
-        nc = 0
-        for j in range(d):
-            f = order[j]
-            nv = values_ptr[f + 1] - values_ptr[f]
-            if nv == 0:
-                continue
-            has = False
-            if region[f] + 1 < nv:  # values above
-                item_f[ni] = f
-                item_s[ni] = 0
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if region[f] > 0:  # values below
-                item_f[ni] = f
-                item_s[ni] = 1
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if has:
-                order[nc] = f  # compacted order of usable features
-                nc += 1
+        order, item_f, item_s, item_j, ni, nc = _brute_items(m, values_ptr, region, d)
         if ni == 0:
             continue
         prefix = np.zeros(nc + 1, np.int64)
@@ -1340,16 +1359,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
             continue
         correct[ii] = True
         ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
-        for f in range(d):
-            a = values_ptr[f]
-            b = values_ptr[f + 1]
-            if b == a:
-                region[f] = 0
-                continue
-            r = 0
-            while a + r < b - 1 and values[a + r] < x[f]:
-                r += 1
-            region[f] = r
+        _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
             if c == yi:
@@ -1358,33 +1368,7 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
             for f in range(d):
                 if mc[f] > m[f]:
                     m[f] = mc[f]
-        order = np.argsort(-m, kind="mergesort")
-        item_f = np.empty(2 * d, np.int64)
-        item_s = np.empty(2 * d, np.int64)
-        item_j = np.empty(2 * d, np.int64)
-        ni = 0
-        nc = 0
-        for j in range(d):
-            f = order[j]
-            nv = values_ptr[f + 1] - values_ptr[f]
-            if nv == 0:
-                continue
-            has = False
-            if region[f] + 1 < nv:
-                item_f[ni] = f
-                item_s[ni] = 0
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if region[f] > 0:
-                item_f[ni] = f
-                item_s[ni] = 1
-                item_j[ni] = nc
-                ni += 1
-                has = True
-            if has:
-                order[nc] = f
-                nc += 1
+        order, item_f, item_s, item_j, ni, nc = _brute_items(m, values_ptr, region, d)
         if ni == 0:
             continue
         prefix = np.zeros(nc + 1, np.float64)
