@@ -926,28 +926,12 @@ def boosted_instance_covers(model, x, y, budget=1):
     margin ``s_y - s_c``; ``contributions`` (trees,) the current leaf value of each
     tree and ``tree_group`` the class it adds to.
     """
-    from ._certify import InstanceCovers, _check_budget
+    from ._certify import InstanceCovers, _check_budget, _one_instance
     from ._kernels import instance_sets
 
     bm = flatten_boosted(model)
     budget = _check_budget(budget, bm.n_features)
-    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):
-        x = x.to_frame().T
-    if hasattr(x, "columns"):
-        if len(x) != 1:
-            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
-        X64, Xr = bm.check_X(x, name="x")
-    else:
-        try:
-            xa = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"x must be one numeric instance of {bm.n_features} values; got {x!r}.") from None
-        if xa.ndim != 1:
-            raise ValueError(f"x must be one instance, a 1-D array of {bm.n_features} values; got shape {xa.shape}.")
-        X64, Xr = bm.check_X(xa.reshape(1, -1), name="x")
-    if np.ndim(y) != 0:
-        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
-    yi = int(bm.encode_y(np.asarray([y]), n_rows=1)[0])
+    X64, Xr, yi = _one_instance(bm, x, y)
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])

@@ -873,6 +873,28 @@ class InstanceCovers:
         return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
 
 
+def _one_instance(flat, x, y):
+    """``(X64, Xr, yi)`` for one instance ``x`` (a Series, a one-row DataFrame aligned by
+    column name, or a 1-D array) with the single label ``y``, validated by the flattened
+    model ``flat`` (a forest's or a boosted model's: ``check_X``, ``encode_y``)."""
+    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):  # a Series
+        x = x.to_frame().T
+    if hasattr(x, "columns"):
+        if len(x) != 1:
+            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
+        X64, Xr = flat.check_X(x, name="x")
+    else:
+        try:
+            xa = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"x must be one numeric instance of {flat.n_features} values; got {x!r}.") from None
+        if xa.ndim != 1:
+            raise ValueError(f"x must be one instance, a 1-D array of {flat.n_features} values; got shape {xa.shape}.")
+        X64, Xr = flat.check_X(xa.reshape(1, -1), name="x")
+    if np.ndim(y) != 0:
+        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
+    return X64, Xr, int(flat.encode_y(np.asarray([y]), n_rows=1)[0])
+
 def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
@@ -891,23 +913,7 @@ def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
         return boosted_instance_covers(forest, x, y, budget=budget)
     ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
     budget = _check_budget(budget, ff.n_features)
-    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):  # a Series
-        x = x.to_frame().T
-    if hasattr(x, "columns"):
-        if len(x) != 1:
-            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
-        _, Xr = ff.check_X(x, name="x")
-    else:
-        try:
-            xa = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"x must be one numeric instance of {ff.n_features} values; got {x!r}.") from None
-        if xa.ndim != 1:
-            raise ValueError(f"x must be one instance, a 1-D array of {ff.n_features} values; got shape {xa.shape}.")
-        _, Xr = ff.check_X(xa.reshape(1, -1), name="x")
-    if np.ndim(y) != 0:
-        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
-    yi = int(ff.encode_y(np.asarray([y]), n_rows=1)[0])
+    _, Xr, yi = _one_instance(ff, x, y)
     xr = Xr[0]
     d = ff.n_features
     votes, counts, ok, dlt = _kernels._prepare(*ff.arrays(), ff.n_classes, ff.rank, xr, yi)
