@@ -223,6 +223,11 @@ class BoostedModel:
         library-rounded copy."""
         from ._flatten import check_X
 
+        if self.library == "lightgbm" and hasattr(X, "columns") and self.feature_names_in is not None:
+            # LightGBM stores the names it was fitted on with spaces replaced by underscores
+            # (``feature_names_in_`` too) and its own predict reads columns by position; align the
+            # caller's frame by name under that same renaming, so "mean radius" finds "mean_radius".
+            X = X.rename(columns=lambda c: str(c).replace(" ", "_"))
         X64, _ = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
         return X64, self.round_X(X64)
 

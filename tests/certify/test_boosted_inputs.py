@@ -155,3 +155,25 @@ def test_progress_callable_sees_every_block():
     seen = []
     certify(model, X, y, budget=1, progress=lambda stage, done, total: seen.append((stage, done, total)))
     assert seen[-1] == ("blocks", 3, 3) and len(seen) == 3  # 80 rows in blocks of 32
+
+
+def test_lightgbm_frame_with_spaces_in_names_is_aligned_by_name():
+    """LightGBM renames "mean radius" to "mean_radius" when it fits; a frame with the original
+    names (in any order) must still be aligned by name, and a missing column refused."""
+    lgb = pytest.importorskip("lightgbm")
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+
+    from fairlens.certify import certify
+
+    d = load_breast_cancer(as_frame=True)
+    X, y = d.data.iloc[:, :6], d.target
+    model = lgb.LGBMClassifier(n_estimators=8, num_leaves=4, verbose=-1).fit(X[:300], y[:300])
+    Xt, yt = X[300:330], y[300:330]
+    a = certify(model, Xt, yt, budget=1)
+    b = certify(model, Xt[Xt.columns[::-1]], yt, budget=1)
+    assert list(a.status) == list(b.status)
+    for row, w in b.witnesses.items():
+        assert model.predict(pd.DataFrame([w], columns=X.columns))[0] != yt.iloc[row]
+    with pytest.raises(ValueError, match="mean_radius"):
+        certify(model, Xt.drop(columns=["mean radius"]), yt, budget=1)
