@@ -307,6 +307,22 @@ class _Problem:
         return out
 
 
+
+def _check_run_args(n_local, random_state, callback, stop, track_explored, blas_threads):
+    """The ``run`` arguments every searcher shares (MAFT and its baselines, SG), validated once.
+
+    Returns ``(n_local, random_state, stop, track_explored, blas_threads)`` normalised
+    (``stop`` as a zero-argument callable); ``callback`` is only checked.
+    """
+    n_local = check_int("n_local", n_local, min=0)
+    random_state = check_seed_int(random_state, "random_state")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
+    stop = check_stop(stop, "stop")
+    track_explored = check_bool("track_explored", track_explored)
+    blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
+    return n_local, random_state, stop, track_explored, blas_threads
+
 def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """Seeds of Algorithm 3 line 4: k-means clusters sampled round robin.
 
@@ -722,13 +738,8 @@ class _TwoPhaseSearch(abc.ABC):
         from fairlens._parallel import base_seed, check_n_jobs, chunk_rng, effective_n_jobs, fixed_chunks
 
         engine = check_choice("engine", engine, ("lockstep", "reference"))
-        n_local = check_int("n_local", n_local, min=0)
-        random_state = check_seed_int(random_state, "random_state")
-        if callback is not None and not callable(callback):
-            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
-        stop = check_stop(stop, "stop")
-        track_explored = check_bool("track_explored", track_explored)
-        blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
+        n_local, random_state, stop, track_explored, blas_threads = _check_run_args(
+            n_local, random_state, callback, stop, track_explored, blas_threads)
         n_jobs = check_n_jobs(n_jobs)
         block_size = check_int("block_size", block_size, min=1)
         if seeds is None:

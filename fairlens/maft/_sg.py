@@ -45,10 +45,10 @@ import time
 
 import numpy as np
 
-from fairlens._validation import check_bool, check_int, check_real, check_seed_int, check_stop
+from fairlens._validation import check_int, check_real
 
 from ._result import FairnessTestResult
-from ._search import _TwoPhaseSearch, _blas_limit, _counterpart
+from ._search import _TwoPhaseSearch, _blas_limit, _check_run_args, _counterpart
 from ._utils import CountingScorer, RowSet
 
 __all__ = ["SG"]
@@ -223,13 +223,8 @@ class SG(_TwoPhaseSearch):
         self._z3 = z3 = _require_z3()
         self._solver = z3.Solver()
         self._vars = [z3.Int(f"x{j}") for j in range(self.problem.d)]
-        n_local = check_int("n_local", n_local, min=0)
-        random_state = check_seed_int(random_state, "random_state")
-        if callback is not None and not callable(callback):
-            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
-        stop = check_stop(stop, "stop")
-        track_explored = check_bool("track_explored", track_explored)
-        blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
+        n_local, random_state, stop, track_explored, blas_threads = _check_run_args(
+            n_local, random_state, callback, stop, track_explored, blas_threads)
         pb = self.problem
         if seeds is None:
             n_seeds = check_int("n_seeds", n_seeds, min=1)
