@@ -1,0 +1,492 @@
+"""The one analysis contract of fairlens: :class:`Analysis` and :class:`Result`.
+
+Every method of the package -- MAFT and its baselines (EIDIG, ADF, AEQUITAS, SG), TestSGD and
+its baselines (THEMIS, FairFictPlay), the shuffling attacks and their detectors, group metrics
+and certification -- is used the same way::
+
+    analysis = SomeAnalysis(model, data, *, protected=[...], random_state=0, ...)
+    result = analysis.run(stop=None, progress=None, n_jobs=None)
+    result.summary()      # always a one-row DataFrame
+    result.to_frame()     # the detailed rows
+    result.plot(ax=None)  # a matplotlib figure of the result
+    result.to_dict()      # JSON-safe; the audit report is built from it
+    result                # renders itself in JupyterLab (_repr_html_)
+
+Configuration
+    Everything is configured in ``__init__``: the model and the data positionally, every other
+    parameter keyword-only.  Parameters are declared once in the class attribute
+    ``_parameter_constraints`` (scikit-learn's way, see :class:`Interval`, :class:`Options`)
+    and validated once, by :meth:`Analysis._validate_params`, with a ``TypeError`` or
+    ``ValueError`` naming the parameter, the value received and what is valid.  The common
+    tests generate one invalid value per constraint (:func:`make_invalid`) and check that each
+    is refused by name.
+Randomness
+    One policy, :func:`resolve_random_state`: ``random_state`` is ``None``, an int in
+    ``[0, 2**32 - 1]``, a :class:`numpy.random.Generator` or a :class:`numpy.random.RandomState`.
+    It is resolved **once per run** into one integer seed (a Generator/RandomState is drawn
+    from once; ``None`` draws a fresh seed from the operating system), every random stream of
+    the run is derived from that integer (``fairlens._parallel.chunk_rng``), and the integer is
+    recorded as ``result.random_state``: passing it back reproduces the run exactly, at any
+    ``n_jobs``.
+Stopping and progress
+    ``stop`` is ``None``, a :class:`threading.Event` or a zero-argument callable returning True
+    to stop (:func:`fairlens._validation.check_stop`); a stopped run returns what it has, with
+    ``result.stopped = True``.  ``progress`` is ``None``/``False`` (silent), ``True`` (a
+    ``tqdm.auto`` bar) or a callable ``progress(done, total)`` (:func:`check_progress`).
+Names (one per concept)
+    ``model``, ``data`` (a :class:`~fairlens.datasets.Dataset` or a DataFrame), ``protected``
+    (the protected columns), ``favourable`` (the favourable class or target value),
+    ``random_state``, ``n_jobs``, ``stop``, ``progress``, ``budget`` (features an attacker may
+    change), ``time_limit`` (seconds), ``error`` (an error bound), ``confidence``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import html as _html
+import math
+import numbers
+import time
+
+import numpy as np
+
+from ._validation import _fmt, check_stop
+
+__all__ = [
+    "Analysis",
+    "Result",
+    "Interval",
+    "Options",
+    "validate_params",
+    "make_invalid",
+    "resolve_random_state",
+    "check_progress",
+    "to_jsonable",
+]
+
+# ------------------------------------------------------------------------------------------
+# declarative parameter constraints
+# ------------------------------------------------------------------------------------------
+
+
+class Interval:
+    """A number of type ``kind`` (``numbers.Integral`` or ``numbers.Real``) in an interval.
+
+    Parameters
+    ----------
+    kind : type
+        ``numbers.Integral`` (bools refused) or ``numbers.Real`` (finite values only).
+    left, right : float or None
+        Bounds; ``None`` is unbounded.
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval.
+    """
+
+    def __init__(self, kind, left, right, *, closed="both"):
+        if kind not in (numbers.Integral, numbers.Real):
+            raise TypeError("kind must be numbers.Integral or numbers.Real")
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError("closed must be 'both', 'left', 'right' or 'neither'")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def _type_ok(self, v):
+        if isinstance(v, (bool, np.bool_)):
+            return False
+        return isinstance(v, self.kind)
+
+    def is_satisfied_by(self, v):
+        """True if ``v`` has the right type and lies in the interval."""
+        if not self._type_ok(v):
+            return False
+        if self.kind is numbers.Real and not math.isfinite(float(v)):
+            return False
+        lo_ok = self.left is None or (v >= self.left if self.closed in ("both", "left") else v > self.left)
+        hi_ok = self.right is None or (v <= self.right if self.closed in ("both", "right") else v < self.right)
+        return bool(lo_ok and hi_ok)
+
+    def __str__(self):
+        what = "an int" if self.kind is numbers.Integral else "a finite real number"
+        if self.left is None and self.right is None:
+            return what
+        lo = ("[" if self.closed in ("both", "left") else "(") + ("-inf" if self.left is None else f"{self.left:g}")
+        hi = ("inf" if self.right is None else f"{self.right:g}") + ("]" if self.closed in ("both", "right") else ")")
+        return f"{what} in {lo}, {hi}"
+
+    def invalid(self):
+        """A value of the right type outside the interval (or a wrong type if unbounded)."""
+        if self.left is not None:
+            return (self.left - 1) if self.kind is numbers.Integral else self.left - 1.0
+        if self.right is not None:
+            return (self.right + 1) if self.kind is numbers.Integral else self.right + 1.0
+        return "not-a-number"
+
+
+class Options:
+    """One of a fixed set of values (strings compared exactly)."""
+
+    def __init__(self, *values):
+        self.values = tuple(values)
+
+    def is_satisfied_by(self, v):
+        """True if ``v`` is one of the options."""
+        try:
+            return any(type(v) is type(o) and v == o for o in self.values)
+        except Exception:  # noqa: BLE001 - an uncomparable value is simply not an option
+            return False
+
+    def __str__(self):
+        return "one of " + ", ".join(repr(o) for o in self.values)
+
+    def invalid(self):
+        """A string that is not one of the options."""
+        return "not-an-option"
+
+
+def _satisfies(c, v):
+    if c is None:
+        return v is None
+    if isinstance(c, (Interval, Options)):
+        return c.is_satisfied_by(v)
+    if c == "boolean":
+        return isinstance(v, (bool, np.bool_))
+    if c == "random_state":
+        if v is None or isinstance(v, (np.random.RandomState, np.random.Generator)):
+            return True
+        return (not isinstance(v, (bool, np.bool_)) and isinstance(v, numbers.Integral)
+                and 0 <= int(v) <= 2**32 - 1)
+    if c == "n_jobs":
+        return v is None or (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                             and int(v) != 0 and abs(int(v)) <= 4096)
+    if c == "stop":
+        return v is None or callable(v) or callable(getattr(v, "is_set", None))
+    if c == "progress":
+        return v is None or isinstance(v, (bool, np.bool_)) or callable(v)
+    if c == "callable":
+        return callable(v)
+    if c == "str-list":
+        return (not isinstance(v, str) and isinstance(v, (list, tuple))
+                and all(isinstance(s, str) for s in v))
+    if isinstance(c, type):
+        return isinstance(v, c)
+    raise TypeError(f"unknown constraint {c!r}")  # pragma: no cover - a programming error
+
+
+def _describe(c):
+    if c is None:
+        return "None"
+    if isinstance(c, (Interval, Options)):
+        return str(c)
+    return {
+        "boolean": "True or False",
+        "random_state": "an int in [0, 2**32 - 1], a numpy Generator/RandomState or None",
+        "n_jobs": "None or a non-zero int (-1 = all cores)",
+        "stop": "None, a threading.Event or a zero-argument callable",
+        "progress": "None, True/False or a callable progress(done, total)",
+        "callable": "a callable",
+        "str-list": "a list of strings",
+    }.get(c, getattr(c, "__name__", str(c)) if isinstance(c, type) else str(c))
+
+
+def validate_params(params, constraints, *, caller=""):
+    """Check every ``params[name]`` against ``constraints[name]`` (a list: any one may hold).
+
+    Raises
+    ------
+    TypeError
+        When the value's type fits no constraint.
+    ValueError
+        When the type fits some constraint but the value does not (out of range, not an option).
+    """
+    for name, allowed in constraints.items():
+        if name not in params or allowed == "no_validation":
+            continue
+        v = params[name]
+        if any(_satisfies(c, v) for c in allowed):
+            continue
+        expected = " or ".join(_describe(c) for c in allowed)
+        where = f"{caller}: " if caller else ""
+        # a value of a numeric/str type that one of the constraints speaks about is a ValueError
+        type_fits = any(
+            (isinstance(c, Interval) and c._type_ok(v))
+            or (isinstance(c, Options) and isinstance(v, str))
+            or (c in ("random_state", "n_jobs") and isinstance(v, numbers.Integral)
+                and not isinstance(v, (bool, np.bool_)))
+            for c in allowed
+        )
+        exc = ValueError if type_fits else TypeError
+        raise exc(f"{where}{name} must be {expected}; got {_fmt(v)} ({type(v).__name__}).")
+
+
+def make_invalid(constraints):
+    """``[(name, bad_value), ...]``: one value per constrained parameter that must be refused.
+
+    Used by the common tests: every analysis must refuse each value with a ``TypeError`` or
+    ``ValueError`` whose message names the parameter.
+    """
+    out = []
+    for name, allowed in constraints.items():
+        if allowed == "no_validation":
+            continue
+        candidates = [c.invalid() for c in allowed if isinstance(c, (Interval, Options))]
+        candidates += [object(), "not-a-valid-value", -(2**40), 0.5j]
+        for bad in candidates:
+            if not any(_satisfies(c, bad) for c in allowed):
+                out.append((name, bad))
+                break
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# one random-state policy, one progress policy
+# ------------------------------------------------------------------------------------------
+
+
+def resolve_random_state(random_state, name="random_state"):
+    """The one integer seed a run uses, from ``random_state``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        ``None`` draws a fresh seed from the operating system's entropy; an int in
+        ``[0, 2**32 - 1]`` is used as is; a Generator or RandomState is drawn from once.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``.  Passing it back as ``random_state`` reproduces the run;
+        results record it as ``result.random_state``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else, naming ``name``.
+    """
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**32, dtype=np.uint64))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**32, dtype=np.uint64))
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy Generator/RandomState; "
+            f"got {_fmt(random_state)} ({type(random_state).__name__})."
+        )
+    if not 0 <= int(random_state) <= 2**32 - 1:
+        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(random_state)}.")
+    return int(random_state)
+
+
+class _TqdmProgress:
+    def __init__(self, desc):
+        self.desc, self.bar = desc, None
+
+    def __call__(self, done, total):
+        if self.bar is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=self.desc, leave=False)
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.refresh()
+        if done >= total:
+            self.close()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def check_progress(progress, name="progress", desc=None):
+    """The one progress convention, as a callable ``report(done, total)`` or ``None``.
+
+    ``None``/``False`` -> ``None`` (silent); ``True`` -> a ``tqdm.auto`` bar labelled ``desc``;
+    a callable -> itself.
+    """
+    if progress is None or progress is False or (isinstance(progress, np.bool_) and not progress):
+        return None
+    if progress is True or isinstance(progress, np.bool_):
+        return _TqdmProgress(desc)
+    if callable(progress):
+        return progress
+    raise TypeError(
+        f"{name} must be None, True/False or a callable progress(done, total); got "
+        f"{_fmt(progress)} ({type(progress).__name__})."
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# JSON-safe conversion
+# ------------------------------------------------------------------------------------------
+
+
+def to_jsonable(obj, *, max_items=10_000):
+    """``obj`` as plain JSON types (dict/list/str/int/float/bool/None).
+
+    numpy scalars and arrays, pandas objects, dataclasses, sets, datetimes and paths are
+    converted; non-finite floats become ``None`` (JSON has no NaN); anything else becomes its
+    ``repr`` (models, callables).  Arrays longer than ``max_items`` are refused with a
+    ``ValueError`` (a result's ``to_dict`` must stay small: summarise first).
+    """
+    import pathlib
+
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v, max_items=max_items) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        seq = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        return [to_jsonable(v, max_items=max_items) for v in seq]
+    if isinstance(obj, np.ndarray):
+        if obj.size > max_items:
+            raise ValueError(f"an array of {obj.size} items is too large for to_dict (max {max_items}).")
+        return to_jsonable(obj.tolist(), max_items=max_items)
+    if isinstance(obj, (_dt.datetime, _dt.date)):
+        return obj.isoformat()
+    if isinstance(obj, pathlib.PurePath):
+        return str(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name), max_items=max_items)
+                for f in dataclasses.fields(obj) if f.repr}
+    mod = type(obj).__module__
+    if mod.startswith("pandas"):
+        if hasattr(obj, "to_dict") and hasattr(obj, "columns"):
+            if len(obj) * max(1, len(obj.columns)) > max_items:
+                raise ValueError(f"a frame of {obj.shape} is too large for to_dict.")
+            return to_jsonable(obj.to_dict(orient="records"), max_items=max_items)
+        if hasattr(obj, "tolist"):
+            return to_jsonable(obj.tolist(), max_items=max_items)
+        if hasattr(obj, "isoformat"):
+            return obj.isoformat()
+    return repr(obj)
+
+
+# ------------------------------------------------------------------------------------------
+# Result and Analysis
+# ------------------------------------------------------------------------------------------
+
+
+def _fmt_cell(v):
+    if isinstance(v, (float, np.floating)):
+        if not math.isfinite(v):
+            return "—"
+        a = abs(float(v))
+        if a == 0 or 1e-3 <= a < 1e6:
+            return f"{float(v):,.4g}" if a >= 1000 else f"{float(v):.4g}"
+        return f"{float(v):.3e}"
+    return str(v)
+
+
+class Result:
+    """Base of every fairlens result.
+
+    Subclasses (usually dataclasses) provide the attributes ``params`` (dict of the parameters
+    the analysis ran with), ``random_state`` (the integer seed actually used, or ``None`` for a
+    deterministic analysis), ``elapsed`` (wall seconds) and ``stopped`` (True if the run was cut
+    short), and implement :meth:`summary` and :meth:`to_frame`.  :meth:`to_dict`,
+    :meth:`plot` and :meth:`_repr_html_` have defaults built on those.
+    """
+
+    #: Short human title used by ``_repr_html_`` and the reports.
+    title = "fairlens result"
+    params: dict = {}
+    random_state = None
+    elapsed = float("nan")
+    stopped = False
+
+    def summary(self):
+        """One-row :class:`pandas.DataFrame` of the headline figures."""
+        raise NotImplementedError
+
+    def to_frame(self):
+        """The detailed rows of the result as a :class:`pandas.DataFrame`."""
+        return self.summary()
+
+    def plot(self, ax=None):
+        """Draw the result on ``ax`` (a new figure if ``None``); returns the axes."""
+        raise NotImplementedError(f"{type(self).__name__} has no plot")
+
+    def to_dict(self):
+        """JSON-safe dict: ``type``, ``title``, ``summary`` (one record), ``params``,
+        ``random_state``, ``elapsed``, ``stopped``."""
+        s = self.summary()
+        rec = s.iloc[0].to_dict() if len(s) else {}
+        return to_jsonable({
+            "type": type(self).__name__,
+            "title": self.title,
+            "summary": rec,
+            "params": dict(self.params or {}),
+            "random_state": self.random_state,
+            "elapsed": self.elapsed,
+            "stopped": bool(self.stopped),
+        })
+
+    def _repr_html_(self):
+        s = self.summary()
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{_html.escape(str(k))}</th>"
+            f"<td style='text-align:right'>{_html.escape(_fmt_cell(v))}</td></tr>"
+            for k, v in (s.iloc[0].items() if len(s) else [])
+        )
+        params = "".join(
+            f"<tr><th style='text-align:left'>{_html.escape(str(k))}</th>"
+            f"<td>{_html.escape(_fmt(v))}</td></tr>" for k, v in (self.params or {}).items()
+        )
+        state = "stopped early" if self.stopped else "complete"
+        seed = "" if self.random_state is None else f", random_state={int(self.random_state)}"
+        el = "" if not np.isfinite(self.elapsed) else f" in {self.elapsed:.2f} s"
+        return (
+            f"<div class='fairlens-result'><strong>{_html.escape(self.title)}</strong> "
+            f"<span style='color:#555'>({state}{el}{seed})</span>"
+            f"<table>{rows}</table>"
+            + (f"<details><summary>parameters</summary><table>{params}</table></details>" if params else "")
+            + "</div>"
+        )
+
+
+class Analysis:
+    """Base of every fairlens analysis: configure in ``__init__``, then :meth:`run`.
+
+    Subclasses declare ``_parameter_constraints`` (``{name: [constraint, ...]}``) and store each
+    ``__init__`` argument under its own name; :meth:`_validate_params` (called at the end of
+    ``__init__``) checks them all.  :meth:`run` takes only how to run (``stop``, ``progress``,
+    ``n_jobs``), never what to compute.
+    """
+
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self):
+        validate_params({k: getattr(self, k) for k in self._parameter_constraints if hasattr(self, k)},
+                        self._parameter_constraints, caller=type(self).__name__)
+
+    def get_params(self):
+        """The declared parameters and their current values, as a dict."""
+        return {k: getattr(self, k) for k in self._parameter_constraints if hasattr(self, k)}
+
+    def run(self, *, stop=None, progress=None, n_jobs=None):  # pragma: no cover - abstract
+        """Run the analysis and return its :class:`Result`."""
+        raise NotImplementedError
+
+    def _start(self, stop, progress, n_jobs, desc=None):
+        """Validate the run arguments once; returns ``(stop_fn, report_fn, n_jobs, seed, t0)``."""
+        from ._parallel import check_n_jobs
+
+        stop_fn = check_stop(stop)
+        report = check_progress(progress, desc=desc or type(self).__name__)
+        n_jobs = check_n_jobs(n_jobs)
+        seed = resolve_random_state(getattr(self, "random_state", None))
+        return stop_fn, report, n_jobs, seed, time.perf_counter()
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={_fmt(v)}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
