@@ -62,6 +62,7 @@ __all__ = [
     "resolve_random_state",
     "check_progress",
     "to_jsonable",
+    "renamed_kwargs",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -316,6 +317,40 @@ def check_progress(progress, name="progress", desc=None):
         f"{name} must be None, True/False or a callable progress(done, total); got "
         f"{_fmt(progress)} ({type(progress).__name__})."
     )
+
+
+def renamed_kwargs(caller, kwargs, renames):
+    """Map deprecated keyword names to their new names, with a ``FutureWarning``.
+
+    Parameters
+    ----------
+    caller : str
+        Name shown in the warning, e.g. ``"TestSGD"``.
+    kwargs : dict
+        The ``**kwargs`` a function received; renamed in place and returned.
+    renames : dict
+        ``{old_name: new_name}``.
+
+    Returns
+    -------
+    dict
+        ``kwargs`` with every old name replaced by its new name.
+
+    Raises
+    ------
+    TypeError
+        If both the old and the new name are given.
+    """
+    import warnings
+
+    for old, new in renames.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{caller}() got both {old!r} (old name) and {new!r}; pass only {new!r}.")
+            warnings.warn(f"{caller}(): {old!r} was renamed {new!r}; {old!r} will stop working in the "
+                          f"next release.", FutureWarning, stacklevel=3)
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
 
 
 # ------------------------------------------------------------------------------------------
