@@ -299,14 +299,17 @@ class Scorer:
         return self._fn(self._in_form(X, kind))
 
     def _in_form(self, X, kind):
+        # The model never receives an array fairlens keeps using: a model that writes into
+        # its input (e.g. normalises in place) must not corrupt a search's buffers.  A copy,
+        # not a read-only view: read-only arrays make some models raise.
         if kind in ("callable", "encoded"):
-            return X
+            return np.array(X, dtype=np.float64, order="C", copy=True)
         if kind == "readable":
             frame = self.dataset.decode(X)
         else:
             import pandas as pd
 
-            frame = pd.DataFrame(X, columns=self.feature_names)
+            frame = pd.DataFrame(np.array(X, dtype=np.float64, copy=True), columns=self.feature_names)
         return frame[self.model_feature_names]
 
     def model_input(self, X):
