@@ -210,36 +210,54 @@ def _as_int_dtype(col: np.ndarray, dtype) -> np.ndarray:
     return col.astype(np.int64)
 
 
+#: Largest integer float64 holds exactly (with all integers below it).
+_EXACT_INT = 2**53
+
+
+def _exact_in_float(mapping: dict) -> bool:
+    """Whether every numeric label is held exactly by a float64 (so matching by float works)."""
+    return all(not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_))
+               or abs(int(v)) <= _EXACT_INT for v in mapping.values())
+
+
 def _decode_codes(col: np.ndarray, mapping: dict, dtype=None) -> np.ndarray:
-    """Vectorised ``code -> label`` (labels keep their own type); unknown codes, including
-    non-integral ones, become the string ``"<code k>"``.
+    """Vectorised ``code -> label`` (labels keep their own type and value exactly); unknown
+    codes, including non-integral ones, become the string ``"<code k>"``.
 
     Numeric labels (a user's integer, boolean or real category values) come back in the
     dtype of the dataset's frame column, so a pipeline fitted on ``dataset.frame`` sees
     exactly the values and dtype it was fitted on.
     """
-    labels = pd.Series(col).map({float(k): v for k, v in mapping.items()})
-    bad = labels.isna().to_numpy()
-    if bad.any():
-        labels = labels.astype(object)
-        labels[bad] = [f"<code {v:g}>" for v in col[bad]]
-        return labels.to_numpy().astype(object)
-    values = labels.to_numpy()
-    kinds = {type(v) for v in mapping.values()}
+    col = np.asarray(col, dtype=np.float64)
+    keys = sorted(mapping, key=float)
+    table = np.asarray([float(k) for k in keys], dtype=np.float64)
+    labs = np.empty(len(keys), dtype=object)
+    labs[:] = [mapping[k] for k in keys]
+    pos = np.minimum(np.searchsorted(table, col), max(len(keys) - 1, 0))
+    known = (table[pos] == col) if len(keys) else np.zeros(col.shape, dtype=bool)
+    if not known.all():
+        out = np.empty(col.shape, dtype=object)
+        out[known] = labs[pos[known]]
+        out[~known] = [f"<code {v:g}>" for v in col[~known]]
+        return out
+    values = labs[pos]
     if _numeric_labels(mapping):
+        kinds = {type(v) for v in mapping.values()}
+        ints = [v for v in mapping.values()
+                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))]
+        fits64 = all(-(2**63) <= int(v) <= 2**63 - 1 for v in ints)
         if dtype is not None and (pd.api.types.is_bool_dtype(dtype)
                                   or pd.api.types.is_numeric_dtype(dtype)):
             try:
-                return pd.Series(values).astype(dtype).to_numpy()
-            except (TypeError, ValueError):
+                return pd.Series(values, dtype=object).astype(dtype).to_numpy()
+            except (TypeError, ValueError, OverflowError):
                 pass
         if all(issubclass(k, (bool, np.bool_)) for k in kinds):
             return values.astype(bool)
-        if all(issubclass(k, (int, np.integer)) and not issubclass(k, (bool, np.bool_))
-               for k in kinds):
-            return values.astype(np.int64)
-        return values.astype(np.float64)
-    return values.astype(object)
+        if ints and len(ints) == len(mapping):
+            return values.astype(np.int64) if fits64 else values
+        return values.astype(np.float64) if _exact_in_float(mapping) else values
+    return values
 
 
 def _encode_labels(column: pd.Series, mapping: dict, name: str) -> np.ndarray:
@@ -249,6 +267,20 @@ def _encode_labels(column: pd.Series, mapping: dict, name: str) -> np.ndarray:
     matched by value (``1``, ``1.0`` and ``True`` are the same value); text labels by their
     string form.
     """
+    if _numeric_labels(mapping) and not _exact_in_float(mapping):
+        # integers beyond 2**53: matched by exact value (a float would merge neighbours)
+        exact = {v: float(k) for k, v in mapping.items()}
+        values = column.tolist() if hasattr(column, "tolist") else list(column)
+        codes = np.array([exact.get(v, np.nan) if isinstance(v, (int, float, np.number))
+                          else np.nan for v in values], dtype=np.float64)
+        bad_mask = np.isnan(codes)
+        if bad_mask.any():
+            bad = sorted({str(v) for v, b in zip(values, bad_mask) if b})
+            raise ValueError(
+                f"column {name!r} has values {bad[:5]} that are not categories of this "
+                f"dataset; known: {list(mapping.values())}"
+            )
+        return codes
     if _numeric_labels(mapping):
         inverse = {float(v): float(k) for k, v in mapping.items()}
         values = column

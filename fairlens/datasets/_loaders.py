@@ -73,17 +73,19 @@ def _is_integral_number(v) -> bool:
     return isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()
 
 
-def _category_codes(col: pd.Series, order=None):
+def _category_codes(col: pd.Series, order=None, name=None):
     """Codes of one categorical column: ``(codes, {code: label}, text_column_or_None)``.
 
     * booleans: ``False -> 0``, ``True -> 1`` (labels stay booleans);
-    * integers (or integral real numbers): **the code is the value itself** and the label
-      is the original value (same type), so a model trained on the user's own integer codes
-      is queried with exactly those codes;
-    * other real numbers: codes ``0, 1, ...`` in increasing numeric order, label = value;
-    * anything else (text, mixed): codes ``0, 1, ...`` in sorted order of the string form
-      (or ``order``); the frame column is replaced by its string form only if it was not
-      text already.
+    * integers (or integral real numbers) within ``[-2**53, 2**53]``: **the code is the
+      value itself** and the label is the original value (same type), so a model trained on
+      the user's own integer codes is queried with exactly those codes;
+    * other real numbers, and integers beyond ``2**53`` (which float64 cannot hold apart):
+      codes ``0, 1, ...`` in increasing numeric order, label = the value;
+    * text: codes ``0, 1, ...`` in sorted order (or ``order``);
+    * mixed values (e.g. ``1`` and ``"a"``): codes in sorted order of the text form, labels
+      the original values (two values with one text form, such as ``1`` and ``"1"``, are
+      refused).  With ``order`` the frame column is replaced by its text form.
     """
     values = pd.unique(col)
     scalars = [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -91,21 +93,103 @@ def _category_codes(col: pd.Series, order=None):
         if all(isinstance(v, (bool, np.bool_)) for v in scalars):
             mapping = {int(v): bool(v) for v in sorted(scalars)}
             return col.astype(bool).astype(np.float64).to_numpy(), mapping, None
-        if all(_is_integral_number(v) for v in scalars):
+        integral = all(_is_integral_number(v) for v in scalars)
+        if integral and all(abs(v) <= 2**53 for v in scalars):
             mapping = {int(v): v for v in sorted(scalars)}
             return col.astype(np.float64).to_numpy(), mapping, None
-        if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-               and np.isfinite(v) for v in scalars):
+        if integral or all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                           and np.isfinite(v) for v in scalars):
             mapping = dict(enumerate(sorted(scalars)))
-            inverse = {float(v): float(k) for k, v in mapping.items()}
-            return col.astype(np.float64).map(inverse).to_numpy(np.float64), mapping, None
+            exact = {v: float(k) for k, v in mapping.items()}  # exact values, not floats
+            codes = np.array([exact[v] for v in col.tolist()], dtype=np.float64)
+            return codes, mapping, None
     text = col.astype(str)
+    already_text = all(isinstance(v, str) for v in scalars)
+    if order is None and not already_text:
+        # mixed types: labels keep their values (decode gives back 1, not '1')
+        by_text = {}
+        for v in scalars:
+            by_text.setdefault(str(v), []).append(v)
+        clash = {t: vs for t, vs in by_text.items() if len(vs) > 1}
+        if clash or len(by_text) != text.nunique():
+            shown = next(iter(clash.values()), None) or sorted(set(text) - set(by_text))[:3]
+            raise ValueError(
+                f"column {name!r} mixes values that read alike ({shown!r}: e.g. 1 and '1', or "
+                "1 and True); fairlens could not tell them apart when decoding. Make the "
+                f"column one type first, e.g. frame[{name!r}].astype(str)."
+            )
+        mapping = {i: by_text[t][0] for i, t in enumerate(sorted(by_text))}
+        inverse = {t: float(i) for i, t in enumerate(sorted(by_text))}
+        return text.map(inverse).to_numpy(dtype=np.float64), mapping, None
     order = list(order) if order is not None else sorted(text.unique())
     mapping = dict(enumerate(order))
     inverse = {lab: i for i, lab in mapping.items()}
-    already_text = all(isinstance(v, str) for v in scalars)
     return text.map(inverse).to_numpy(dtype=np.float64), mapping, (None if already_text
                                                                     else text)
+
+
+_SCALARS = (str, bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _check_column(col: pd.Series, name: str, categorical: bool):
+    """Refuse, by name, a column whose values fairlens cannot encode and decode exactly."""
+    dt = col.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        dt = dt.categories.dtype
+    time_fix = (f"convert it to numbers first (e.g. frame[{name!r}].dt.year, or days since a "
+                f"reference date: (frame[{name!r}] - t0).dt.days) or to text "
+                f"(frame[{name!r}].astype(str))")
+    if (pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt)
+            or isinstance(dt, pd.PeriodDtype)):
+        raise TypeError(f"column {name!r} holds {dt} values (dates, times or periods); "
+                        f"fairlens encodes numbers, booleans and text: {time_fix}.")
+    if pd.api.types.is_complex_dtype(dt):
+        raise TypeError(f"column {name!r} holds complex numbers; fairlens encodes real numbers: "
+                        "split it into its real and imaginary parts (two columns).")
+    if dt == object or pd.api.types.is_string_dtype(dt):
+        for v in col.tolist():
+            if isinstance(v, _SCALARS):
+                if isinstance(v, (float, np.floating)) and np.isinf(v):
+                    raise ValueError(f"column {name!r} has infinite values; replace or drop "
+                                     "them first (fairlens does not clip)")
+                continue
+            import datetime as _dt
+
+            kind = type(v).__name__
+            if isinstance(v, (_dt.date, _dt.time, _dt.timedelta, pd.Period, np.datetime64,
+                              np.timedelta64)):
+                raise TypeError(f"column {name!r} holds {kind} values (dates, times or periods); "
+                                f"fairlens encodes numbers, booleans and text: {time_fix}.")
+            if isinstance(v, (complex, np.complexfloating)):
+                raise TypeError(f"column {name!r} holds complex numbers; fairlens encodes real "
+                                "numbers: split it into its real and imaginary parts (two columns).")
+            raise TypeError(
+                f"column {name!r} holds {kind} values (e.g. {v!r}); fairlens encodes numbers, "
+                f"booleans and text in each cell. Turn them into one scalar per cell, or text "
+                f"with frame[{name!r}].astype(str)."
+            )
+    elif pd.api.types.is_float_dtype(dt) and np.isinf(col.to_numpy(dtype=np.float64)).any():
+        raise ValueError(f"column {name!r} has infinite values; replace or drop them first "
+                         "(fairlens does not clip)")
+    if not categorical:
+        try:
+            num = pd.to_numeric(col)
+        except (TypeError, ValueError):
+            raise TypeError(f"column {name!r} is not numeric; list it in categorical=[...] to code "
+                            "its values as categories") from None
+        big = None
+        if pd.api.types.is_integer_dtype(num.dtype):
+            vals = num.to_numpy()
+            if vals.size and (vals.max() > 2**53 or vals.min() < -(2**53)):
+                big = int(vals.max() if vals.max() > 2**53 else vals.min())
+        elif num.dtype == object:
+            big = next((v for v in num.tolist() if isinstance(v, int) and abs(v) > 2**53), None)
+        if big is not None:
+            raise ValueError(
+                f"column {name!r} holds integers beyond 2**53 (e.g. {big}), which float64 cannot "
+                "hold exactly (neighbouring values would merge); list it in categorical=[...] "
+                "(codes by rank, labels kept exactly) or rescale it."
+            )
 
 
 def _assemble(
@@ -129,7 +213,7 @@ def _assemble(
             X[:, j] = arr
             categories[feat] = dict(mapping)
         elif types[feat] == "categorical":
-            arr, mapping, as_text = _category_codes(readable[feat], category_order.get(feat))
+            arr, mapping, as_text = _category_codes(readable[feat], category_order.get(feat), feat)
             X[:, j] = arr
             categories[feat] = mapping
             if as_text is not None:
@@ -969,6 +1053,8 @@ def from_frame(
     nan_cols = [c for c in [*features, target] if frame[c].isna().any()]
     if nan_cols:
         raise ValueError(f"columns {nan_cols} have missing values; fill or drop them first")
+    if pd.api.types.is_float_dtype(frame[target].dtype) and np.isinf(frame[target]).any():
+        raise ValueError(f"target column {target!r} has infinite values; replace or drop them first")
     labels = frame[target]
     if favourable is None:
         values = set(pd.unique(labels))
@@ -987,6 +1073,8 @@ def from_frame(
     if categorical is None:
         categorical = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])
                        or pd.api.types.is_bool_dtype(frame[c])]
+    for c in features:
+        _check_column(frame[c], c, c in categorical)
     types = {}
     for c in features:
         if c in categorical:
