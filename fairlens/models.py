@@ -81,7 +81,10 @@ def train_mlp(
         raise ValueError(f"train_mlp needs a binary target; dataset.y has values {np.unique(y)}")
     if not 0 <= test_size < 1:
         raise ValueError(f"test_size must be in [0, 1); got {test_size!r}")
-    hidden = hidden_layer_sizes or MLP_HIDDEN_LAYERS.get(dataset.name, _DEFAULT_HIDDEN)
+    if hidden_layer_sizes is None:
+        hidden = MLP_HIDDEN_LAYERS.get(dataset.name, _DEFAULT_HIDDEN)
+    else:
+        hidden = _check_hidden(hidden_layer_sizes)
     idx = np.arange(len(y))
     if test_size > 0:
         train_idx, test_idx = train_test_split(
@@ -127,6 +130,24 @@ def train_mlp(
         float((model.predict(X[test_idx]) == y[test_idx]).mean()) if len(test_idx) else np.nan
     )
     return model
+
+
+def _check_hidden(sizes):
+    """``hidden_layer_sizes`` as a tuple of positive ints (``()``: no hidden layer)."""
+    import numbers
+
+    if isinstance(sizes, numbers.Integral) and not isinstance(sizes, (bool, np.bool_)):
+        sizes = (sizes,)
+    if isinstance(sizes, str) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"hidden_layer_sizes must be a tuple of positive ints (() for no hidden "
+                        f"layer); got {sizes!r}")
+    sizes = tuple(sizes)
+    for v in sizes:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"hidden_layer_sizes must hold ints; got {v!r} in {sizes!r}")
+        if v < 1:
+            raise ValueError(f"hidden_layer_sizes must hold positive ints; got {sizes!r}")
+    return tuple(int(v) for v in sizes)
 
 
 #: How a scorer hands rows to the model (decided once, in :func:`as_scorer`).
@@ -189,6 +210,18 @@ class Scorer:
         elif callable(model):
             self._fn = model
             self._kind = "callable"
+            if isinstance(favourable_class, (bool, np.bool_)) or favourable_class not in (0, 1):
+                raise ValueError(
+                    f"favourable_class={favourable_class!r}: a callable's classes are 0 and 1 "
+                    "(its (n,) output is the probability of class 1, column k of an (n, 2) "
+                    "output that of class k); pass favourable_class=1 or 0"
+                )
+            if favourable_class == 0 and output == "raw":
+                raise ValueError(
+                    "favourable_class=0 with output='raw': fairlens cannot turn raw scores of "
+                    "class 1 into scores of class 0; return (n, 2) probabilities, or negate "
+                    "the scores yourself and pass favourable_class=1"
+                )
         else:
             raise TypeError(
                 f"model: {type(model).__name__} has no predict_proba and is not callable. Pass "
@@ -342,8 +375,12 @@ class Scorer:
         if out.ndim == 2 and out.shape == (n, 2):
             col = self._column_index()
             out = out[:, col]
+            flip = False
         elif out.ndim == 2 and out.shape == (n, 1):
             out = out[:, 0]
+            flip = True
+        else:
+            flip = out.ndim == 1
         if out.shape != (n,):
             raise ValueError(
                 f"the model returned shape {out.shape} for {n} rows; a scorer must return "
@@ -352,10 +389,13 @@ class Scorer:
         finite = np.isfinite(out)
         if check_finite and not np.all(finite):
             raise ValueError("the model returned non-finite scores (nan or inf)")
+        # a callable's (n,) output scores class 1: favourable class 0 takes its complement
+        flip = flip and self._kind == "callable" and self.favourable_class == 0
         if self.output == "logit":
             from scipy.special import expit
 
-            out = expit(out)  # expit(+-inf) = 1/0; NaN stays NaN
+            out = expit(-out if flip else out)  # expit(+-inf) = 1/0; NaN stays NaN
+            flip = False
         elif check_range and self.output != "raw" and finite.any() and (
                 out[finite].min() < 0.0 or out[finite].max() > 1.0):
             raise ValueError(
@@ -364,7 +404,7 @@ class Scorer:
                 "are logits or decision values pass output='logit' (the sigmoid is applied), "
                 "else return probabilities."
             )
-        return out
+        return 1.0 - out if flip else out
 
     def _column_index(self):
         if self._column is None:
@@ -382,7 +422,19 @@ class Scorer:
         n = X.shape[0]
         if n == 0:
             return np.empty(0, dtype=np.float64)
-        out = self._to_scores(self._raw(X, self.input_kind), n, check_finite=check_finite)
+        try:
+            raw = self._raw(X, self.input_kind)
+        except Exception as exc:
+            if self.input_kind == "encoded_frame" and self.dataset is None:
+                # a model fitted on the readable frame cannot score codes, and without the
+                # dataset fairlens cannot decode them: say so instead of the model's error
+                raise ValueError(
+                    f"the model could not score encoded rows ({type(exc).__name__}: {exc}). If "
+                    "it was fitted on the readable frame (category labels), pass dataset=<the "
+                    "Dataset> so that fairlens can decode the rows"
+                ) from exc
+            raise
+        out = self._to_scores(raw, n, check_finite=check_finite)
         self.n_calls += 1
         self.n_rows += n
         return out

@@ -63,16 +63,51 @@ class Dataset:
     encoding: str = "raw"
 
     def __post_init__(self):
-        n, d = self.X.shape
+        # Validated on every construction, dataclasses.replace(...) included: a Dataset is
+        # trusted everywhere downstream (kernels take X and y as they are).
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str; got {type(self.name).__name__}")
+        if not isinstance(self.frame, pd.DataFrame):
+            raise TypeError(f"frame must be a pandas DataFrame; got {type(self.frame).__name__}")
+        X = np.asarray(self.X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"X must hold real numbers (encoded features); got dtype {X.dtype}")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            cols = [str(self.feature_names[j]) if j < len(self.feature_names) else str(j)
+                    for j in np.flatnonzero(~np.isfinite(X).all(axis=0))]
+            raise ValueError(f"X has NaN or infinite values in columns {cols[:5]}; a Dataset holds "
+                             "finite encoded values (fill or drop them first)")
+        y = np.asarray(self.y)
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"y must hold the binary labels 0/1 (1 = favourable); got dtype {y.dtype}")
+        if y.size and not np.isin(y, (0, 1)).all():
+            raise ValueError(
+                f"y must hold only 0 and 1 (1 = favourable outcome); got values "
+                f"{np.unique(y[~np.isin(y, (0, 1))])[:5].tolist()}. Binarise the target first "
+                "(fairlens.datasets.from_frame(..., favourable=<value>) does it)")
+        y = y.astype(np.int64)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        n, d = X.shape
         if len(self.feature_names) != d or len(self.feature_types) != d:
             raise ValueError("feature_names/feature_types must have one entry per column of X")
-        if self.y.shape != (n,) or len(self.frame) != n:
+        if y.shape != (n,) or len(self.frame) != n:
             raise ValueError("X, y and frame must have the same number of rows")
-        if self.bounds.shape != (d, 2):
+        bounds = np.asarray(self.bounds, dtype=np.float64)
+        if bounds.shape != (d, 2):
             raise ValueError("bounds must have shape (n_features, 2)")
+        if np.isnan(bounds).any() or (bounds[:, 0] > bounds[:, 1]).any():
+            raise ValueError("bounds must hold [min, max] with min <= max for every feature")
+        object.__setattr__(self, "bounds", bounds)
         unknown = [t for t in self.feature_types if t not in FEATURE_TYPES]
         if unknown:
             raise ValueError(f"unknown feature types {unknown}; use one of {FEATURE_TYPES}")
+        extra = [k for k in self.categories if k not in self.feature_names]
+        if extra:
+            raise ValueError(f"categories names {extra}, which are not features")
         for p in self.protected:
             self.index_of(p)
 
@@ -168,10 +203,49 @@ class Dataset:
 
     # ----------------------------------------------------------------- subsets
     def subset(self, idx) -> "Dataset":
-        """Rows ``idx`` (indices or boolean mask) as a new Dataset (same domain/bounds)."""
+        """Rows ``idx`` as a new Dataset (same domain, bounds and category tables).
+
+        Parameters
+        ----------
+        idx : array-like of int or bool
+            Row indices (negative ones count from the end) or a boolean mask of length
+            ``n_samples``.
+
+        Returns
+        -------
+        Dataset
+            The selected rows, in the order given.
+
+        Raises
+        ------
+        TypeError
+            If ``idx`` holds neither integers nor booleans.
+        ValueError
+            If an index is out of range or a mask has the wrong length.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> load_german_credit().subset([0, 1, 2]).n_samples
+        3
+        """
         idx = np.asarray(idx)
+        if idx.ndim != 1:
+            raise ValueError(f"idx must be 1-D (row indices or a boolean mask); got shape {idx.shape}")
         if idx.dtype == bool:
+            if idx.shape[0] != self.n_samples:
+                raise ValueError(f"idx: a boolean mask must have one entry per row "
+                                 f"({self.n_samples}); got {idx.shape[0]}")
             idx = np.flatnonzero(idx)
+        elif idx.size == 0:
+            idx = idx.astype(np.int64)
+        elif idx.dtype.kind not in "iu":
+            raise TypeError(f"idx must hold integer row indices or booleans; got dtype {idx.dtype}")
+        n = self.n_samples
+        bad = (idx < -n) | (idx >= n)
+        if bad.any():
+            raise ValueError(f"idx: row indices {idx[bad][:5].tolist()} are out of range for a "
+                             f"dataset of {n} rows (valid: -{n} .. {n - 1})")
         return replace(
             self,
             frame=self.frame.iloc[idx].reset_index(drop=True),
