@@ -37,6 +37,10 @@ __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "bas
 #: How many tasks per worker the chunks are grouped into (load balance vs. per-task cost).
 TASKS_PER_WORKER = 4
 
+#: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
+#: a cluster's workers are all used with ``n_jobs=-1``.
+MAX_N_JOBS = 4096
+
 
 def check_n_jobs(n_jobs, name="n_jobs"):
     """Validate ``n_jobs`` with scikit-learn's semantics.
@@ -54,6 +58,11 @@ def check_n_jobs(n_jobs, name="n_jobs"):
         )
     if int(n_jobs) == 0:
         raise ValueError(f"{name} must be None or a non-zero integer (-1 = all cores); got 0.")
+    if abs(int(n_jobs)) > MAX_N_JOBS:
+        raise ValueError(
+            f"{name} must be a non-zero integer in [-{MAX_N_JOBS}, {MAX_N_JOBS}]; got {int(n_jobs)}. "
+            f"Use {name}=-1 for all cores (or all workers of a dask cluster)."
+        )
     return int(n_jobs)
 
 
@@ -172,6 +181,7 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     list
         The results of a prefix of ``chunks`` (all of them unless stopped), in chunk order.
     """
+    n_jobs = check_n_jobs(n_jobs)
     chunks = list(chunks)
     total = len(chunks)
     workers = effective_n_jobs(n_jobs) if total > 1 else 1
@@ -191,7 +201,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
     groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     done = 0
-    gen = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(
+    # never start more workers than there are tasks (worker start-up is the cost)
+    gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
         joblib.delayed(_run_group)(func, payload, g) for g in groups
     )
     try:
