@@ -23,28 +23,28 @@ def _p1(X):
 def test_callable_with_favourable_class_0_scores_class_0(german):
     X = german.X[:40]
     p1 = _p1(X)
-    np.testing.assert_allclose(as_scorer(_p1, german, favourable_class=0)(X), 1 - p1)
-    np.testing.assert_allclose(as_scorer(_p1, german, favourable_class=1)(X), p1)
+    np.testing.assert_allclose(as_scorer(_p1, german, favourable=0)(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(_p1, german, favourable=1)(X), p1)
     # (n, 2) probabilities: column k is class k
     two = lambda X: np.column_stack([1 - _p1(X), _p1(X)])  # noqa: E731
-    np.testing.assert_allclose(as_scorer(two, german, favourable_class=0)(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(two, german, favourable=0)(X), 1 - p1)
     # (n, 1) and logits too
-    np.testing.assert_allclose(as_scorer(lambda X: _p1(X)[:, None], german, favourable_class=0)(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(lambda X: _p1(X)[:, None], german, favourable=0)(X), 1 - p1)
     z = np.log(p1 / (1 - p1))
     logit = lambda X: np.log(_p1(X) / (1 - _p1(X)))  # noqa: E731
-    np.testing.assert_allclose(as_scorer(logit, german, favourable_class=0, output="logit")(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(logit, german, favourable=0, output="logit")(X), 1 - p1)
     np.testing.assert_allclose(as_scorer(logit, german, output="logit")(X), 1 / (1 + np.exp(-z)))
 
 
 @pytest.mark.parametrize("fav", [2, "good", True, None])
 def test_callable_with_a_class_it_cannot_have_is_refused(german, fav):
-    with pytest.raises(ValueError, match=r"favourable_class=.*callable's classes are 0 and 1"):
-        as_scorer(_p1, german, favourable_class=fav)
+    with pytest.raises(ValueError, match=r"favourable=.*callable's classes are 0 and 1"):
+        as_scorer(_p1, german, favourable=fav)
 
 
 def test_callable_raw_scores_cannot_be_flipped(german):
-    with pytest.raises(ValueError, match="favourable_class=0 with output='raw'"):
-        as_scorer(_p1, german, favourable_class=0, output="raw")
+    with pytest.raises(ValueError, match="favourable=0 with output='raw'"):
+        as_scorer(_p1, german, favourable=0, output="raw")
 
 
 def test_readable_pipeline_without_dataset_names_the_dataset(german):
@@ -56,11 +56,11 @@ def test_readable_pipeline_without_dataset_names_the_dataset(german):
     for c in german.categories:
         frame[c] = frame[c].astype(object)
     pipe = make_pipeline(ct, LogisticRegression(max_iter=500)).fit(frame, german.frame[german.target])
-    s = as_scorer(pipe, favourable_class="good")
-    with pytest.raises(ValueError, match=r"pass dataset=<the Dataset>"):
+    s = as_scorer(pipe, favourable="good")
+    with pytest.raises(ValueError, match=r"pass data=<the Dataset>"):
         s(german.X[:5])
     # with the dataset it is the pipeline's own answer
-    s = as_scorer(pipe, german, favourable_class="good")
+    s = as_scorer(pipe, german, favourable="good")
     col = list(pipe.classes_).index("good")
     np.testing.assert_allclose(s(german.X[:5]), pipe.predict_proba(frame.iloc[:5])[:, col])
 
@@ -81,3 +81,38 @@ def test_train_mlp_hidden_layer_sizes_are_taken_as_given(german):
 def test_train_mlp_bad_hidden_layer_sizes(german, bad, exc):
     with pytest.raises(exc, match="hidden_layer_sizes"):
         train_mlp(german, hidden_layer_sizes=bad, n_restarts=1, max_iter=5)
+
+
+def test_old_keyword_names_warn_and_still_work(german):
+    """issue 21: ``dataset`` -> ``data``, ``favourable_class`` -> ``favourable``."""
+    with pytest.warns(FutureWarning, match="'favourable_class' was renamed 'favourable'"):
+        old = as_scorer(_p1, german, favourable_class=0)
+    with pytest.warns(FutureWarning, match="'dataset' was renamed 'data'"):
+        old2 = as_scorer(_p1, dataset=german)
+    assert old.favourable == 0 and old.favourable_class == 0  # old attribute name still reads
+    assert old2.data is german and old2.dataset is german
+    np.testing.assert_allclose(old(german.X[:5]), as_scorer(_p1, german, favourable=0)(german.X[:5]))
+    with pytest.raises(TypeError, match="both 'favourable_class'"):
+        as_scorer(_p1, german, favourable_class=0, favourable=0.0)
+    with pytest.raises(TypeError, match="both 'dataset'"):
+        as_scorer(_p1, german, dataset=german)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*banana"):
+        as_scorer(_p1, german, banana=1)
+    # an error raised for the old spelling names the old spelling
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="favourable_class=2"):
+        as_scorer(_p1, german, favourable_class=2)
+    with pytest.warns(FutureWarning):
+        m = train_mlp(dataset=german, n_restarts=1, max_iter=5)
+    assert m.predict_proba(german.X[:2]).shape == (2, 2)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_mlp_input_gradient_refuses_non_finite_rows(german, value):
+    """Used to return NaN gradients for a NaN input (issue 22)."""
+    from fairlens.models import mlp_input_gradient
+
+    m = train_mlp(german, n_restarts=1, max_iter=5)
+    X = german.X[:3].copy()
+    X[1, 0] = value
+    with pytest.raises(ValueError, match="X contains NaN or inf"):
+        mlp_input_gradient(m, X)
