@@ -88,19 +88,38 @@ def fixed_chunks(n, chunk_size):
 
 
 def base_seed(random_state, name="random_state"):
-    """One 63-bit integer from ``random_state`` (None/int/RandomState/Generator), drawn once.
+    """The run's seed: :func:`fairlens._base.resolve_random_state` (kept for callers).
 
     The run's chunk streams are all derived from it with :func:`chunk_rng`, so it is the only
     state that has to be recorded to reproduce a run.
-    """
-    from ._validation import check_random_state
 
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
-    rs = check_random_state(random_state, name)  # validates ints to [0, 2**32 - 1]
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    return int(rs.randint(0, 2**31 - 1)) * 2**31 + int(rs.randint(0, 2**31 - 1))
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        An int in ``[0, 2**32 - 1]`` is returned as is (the streams of an int seed are
+        unchanged); ``None`` draws a fresh seed; a generator is drawn from once.
+    name : str, default "random_state"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> from fairlens._parallel import base_seed
+    >>> base_seed(5)
+    5
+    """
+    from ._base import resolve_random_state
+
+    return resolve_random_state(random_state, name)
 
 
 def chunk_rng(seed, chunk_index, *stream):

@@ -102,42 +102,74 @@ def check_choice(name, value, choices):
 
 
 def check_random_state(value, name="random_state"):
-    """scikit-learn's ``check_random_state`` semantics, with a message naming ``name``.
+    """A ``numpy.random.RandomState`` for code written against the legacy generator.
 
-    ``None`` -> numpy's global RandomState singleton, an int in [0, 2**32 - 1] -> a new
-    seeded ``RandomState``, a ``RandomState`` -> itself.  A ``numpy.random.Generator`` is
-    accepted too (returned as is).  Anything else is a ``TypeError``/``ValueError``.
+    Thin wrapper over the one random-state policy,
+    :func:`fairlens._base.resolve_random_state`: the returned generator is
+    ``RandomState(resolve_random_state(value))``, so an int seed gives exactly
+    ``RandomState(seed)``'s stream (as before); ``None`` draws a fresh seed; a
+    ``RandomState`` or ``Generator`` is drawn from once.
+
+    Parameters
+    ----------
+    value : None, int, numpy.random.Generator or numpy.random.RandomState
+        The ``random_state`` argument a user passed.
+    name : str, default "random_state"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    numpy.random.RandomState
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_random_state
+    >>> int(check_random_state(3).randint(100)) == int(np.random.RandomState(3).randint(100))
+    True
     """
-    if value is None:
-        return np.random.mtrand._rand
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy RandomState/Generator; "
-            f"got {_fmt(value)} ({type(value).__name__})."
-        )
-    if not 0 <= int(value) <= 2**32 - 1:
-        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(value)}.")
-    return np.random.RandomState(int(value))
+    from ._base import resolve_random_state
+
+    return np.random.RandomState(resolve_random_state(value, name))
 
 
 def check_seed_int(value, name="random_state", *, allow_none=True):
-    """An integer seed for counter-based streams (``None`` -> a fresh seed when allowed).
+    """The int seed of a run: :func:`fairlens._base.resolve_random_state` (kept for callers).
 
-    Accepts what :func:`check_random_state` accepts for ints; a ``RandomState`` or
-    ``Generator`` is turned into an int by drawing from it (documented, reproducible).
+    Parameters
+    ----------
+    value : None, int, numpy.random.Generator or numpy.random.RandomState
+        The ``random_state`` argument a user passed.
+    name : str, default "random_state"
+        The argument's name in error messages.
+    allow_none : bool, default True
+        Whether ``None`` (a fresh seed) is accepted.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``; an int seed is returned as is.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_seed_int
+    >>> check_seed_int(7)
+    7
     """
-    if value is None:
-        if not allow_none:
-            raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
-        return int(np.random.default_rng().integers(2**31 - 1))
-    if isinstance(value, np.random.RandomState):
-        return int(value.randint(0, 2**31 - 1))
-    if isinstance(value, np.random.Generator):
-        return int(value.integers(0, 2**31 - 1))
-    check_random_state(value, name)
-    return int(value)
+    from ._base import resolve_random_state
+
+    if value is None and not allow_none:
+        raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
+    return resolve_random_state(value, name)
 
 
 def check_stop(stop, name="stop"):
