@@ -844,7 +844,8 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     ----------
     model : MLPClassifier or Pipeline
         Fitted binary network (one logistic output unit).
-    X : array of shape (n, d)
+    X : array-like of shape (n, d) or (d,)
+        Encoded rows (finite), in the order the network was fitted on.
     output : {"proba", "logit"}, default "proba"
         Differentiate P(class 1 | x) or the pre-sigmoid output z(x).
 

@@ -15,7 +15,11 @@ FEATURE_TYPES = ("categorical", "integer", "continuous")
 class Dataset:
     """A tabular dataset in two synchronised views: readable and model-ready.
 
-    Attributes
+    Built by the loaders (:func:`~fairlens.datasets.load_dataset`) and by
+    :func:`~fairlens.datasets.from_frame`; validated on every construction, including
+    ``dataclasses.replace(dataset, ...)`` (``X`` finite, ``y`` in {0, 1}, shapes agree).
+
+    Parameters
     ----------
     name : str
         Short name, e.g. ``"adult"``.
@@ -45,6 +49,30 @@ class Dataset:
     encoding : str
         ``"raw"`` (readable values, codes for categories) or ``"benchmark"`` (the
         discretised encoding of the EIDIG/ADF/MAFT line of work).
+
+    Attributes
+    ----------
+    n_samples, n_features : int
+        Shape of ``X``.
+    protected_indices : list of int
+        Column indices of ``protected`` in ``X``.
+    categorical_mask : ndarray of bool
+        Which columns are categorical.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the fields disagree (shapes, types), ``X`` holds NaN/inf or ``y`` holds values
+        other than 0 and 1.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> ds = load_german_credit()
+    >>> ds.n_samples, ds.n_features, ds.protected
+    (1000, 21, ['sex', 'age'])
+    >>> ds.label_names[1]
+    'good credit'
     """
 
     name: str
@@ -130,7 +158,28 @@ class Dataset:
         return np.array([t == "categorical" for t in self.feature_types])
 
     def index_of(self, feature) -> int:
-        """Column index of ``feature`` (a name, or an index that is passed through)."""
+        """Column index of ``feature`` in ``X``.
+
+        Parameters
+        ----------
+        feature : str or int
+            A feature name, or a column index (checked and passed through).
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            If the name is unknown or the index out of range.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> load_german_credit().index_of("age")
+        13
+        """
         if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool):
             if not 0 <= feature < self.n_features:
                 raise ValueError(
@@ -157,8 +206,30 @@ class Dataset:
     def decode(self, X) -> pd.DataFrame:
         """Readable DataFrame of encoded rows ``X`` (codes become category labels).
 
-        Codes that are not in ``categories`` (e.g. a search that left the domain) are shown
-        as ``"<code k>"`` rather than silently dropped.
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or (n_features,)
+            Encoded rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per feature; category labels and integer values come back with the
+            type and dtype of ``frame``'s column.  Codes that are not in ``categories``
+            (e.g. a search that left the domain) are shown as ``"<code k>"`` rather than
+            silently dropped.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has the wrong number of columns.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> ds = load_german_credit()
+        >>> ds.decode(ds.X[:2])["sex"].tolist() == ds.frame["sex"][:2].tolist()
+        True
         """
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -181,7 +252,32 @@ class Dataset:
         return pd.DataFrame(out, columns=self.feature_names)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
-        """Encode a readable DataFrame (as in ``frame``) into the ``X`` space."""
+        """Encode a readable DataFrame (as in ``frame``) into the ``X`` space.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Readable rows with (at least) the feature columns.
+
+        Returns
+        -------
+        ndarray of shape (n, n_features), float64
+
+        Raises
+        ------
+        TypeError
+            If ``frame`` is not a DataFrame.
+        ValueError
+            If a feature column is missing or holds a value that is no category.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> ds = load_german_credit()
+        >>> np.array_equal(ds.encode(ds.frame), ds.X)
+        True
+        """
         if not isinstance(frame, pd.DataFrame):
             raise TypeError("frame must be a pandas DataFrame with the dataset's feature columns")
         missing = [c for c in self.feature_names if c not in frame.columns]
@@ -254,7 +350,28 @@ class Dataset:
         )
 
     def split(self, test_size=0.25, random_state=0, stratify=True):
-        """Stratified train/test split (``sklearn.model_selection.train_test_split``)."""
+        """Train/test split (``sklearn.model_selection.train_test_split``).
+
+        Parameters
+        ----------
+        test_size : float or int, default 0.25
+            Share (or number) of rows in the test part.
+        random_state : int, default 0
+            Seeds the split.
+        stratify : bool, default True
+            Keep the share of ``y = 1`` equal in both parts.
+
+        Returns
+        -------
+        train, test : Dataset
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> train, test = load_german_credit().split(test_size=0.2)
+        >>> train.n_samples, test.n_samples
+        (800, 200)
+        """
         from sklearn.model_selection import train_test_split
 
         idx = np.arange(self.n_samples)

@@ -272,6 +272,26 @@ def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=Tr
         ``y = 1`` when ``Chance of Admit >= threshold``.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        500 (or 400) applicants, protected ``Research``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_admission
+    >>> load_admission().X.shape
+    (500, 7)
     """
     files = {"1.1": "Admission_Predict_Ver1.1.csv", "1": "Admission_Predict.csv"}
     if isinstance(version, (bool, np.bool_)) or str(version) not in files:
@@ -315,6 +335,26 @@ def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
         ``$FAIRLENS_DATA_HOME``, then the bundled copy).
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        520 patients, 16 features.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_diabetes_risk
+    >>> load_diabetes_risk().X.shape
+    (520, 16)
     """
     download = check_bool("download", download)
     raw = _read_csv("diabetes_data_upload.csv", data_home, download)
@@ -397,6 +437,34 @@ def german_numeric_table(data_home=None, *, download=True) -> pd.DataFrame:
 
     Derived from the UCI ``german.data`` (installment rate is left out, as in the Statlog
     numeric version); first column ``CREDITRATING`` is -1 for good and 1 for bad credit.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    pandas.DataFrame
+        1,000 rows, 25 columns (``CREDITRATING`` first).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import german_numeric_table
+    >>> german_numeric_table().shape
+    (1000, 25)
     """
     g = _german_raw_table(data_home, download)
 
@@ -465,6 +533,26 @@ def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Data
     encoding : {"raw", "benchmark"}
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        1,000 applicants; see ``encoding``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> load_german_credit().n_samples
+    1000
     """
     _check_encoding(encoding)
     download = check_bool("download", download)
@@ -628,6 +716,26 @@ def load_adult(data_home=None, *, encoding="raw", subset="train", download=True)
         ``adult.data`` (32,561 rows), ``adult.test`` (16,281) or both.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        The chosen ``subset`` in the chosen ``encoding``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_adult
+    >>> load_adult().protected
+    ['age', 'race', 'sex']
     """
     _check_encoding(encoding)
     keys = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
@@ -710,6 +818,26 @@ def load_bank_marketing(data_home=None, *, encoding="raw", download=True) -> Dat
         bundled copy).
     download : bool, default True
         Whether to download the file if it is nowhere locally (never needed: it is bundled).
+
+    Returns
+    -------
+    Dataset
+        45,211 calls; protected ``age``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_bank_marketing
+    >>> load_bank_marketing().n_samples
+    45211
     """
     _check_encoding(encoding)
     download = check_bool("download", download)
@@ -777,10 +905,35 @@ def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Da
 
     Parameters
     ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
     target : {"two_year_recid", "score"}
         ``"two_year_recid"``: ``y = 1`` when the person did **not** reoffend within two years.
         ``"score"``: ``y = 1`` when COMPAS rated the risk *Low* (``score_text``), 0 for
         Medium/High -- the "high risk score" task of the TestSGD paper.
+
+    Returns
+    -------
+    Dataset
+        6,172 rows; protected sex, race, age.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_compas
+    >>> load_compas().n_samples
+    6172
     """
     check_choice("target", target, ("two_year_recid", "score"))
     download = check_bool("download", download)
@@ -837,6 +990,34 @@ def load_law_school(data_home=None, *, download=True) -> Dataset:
     read from ``data_home`` / ``$FAIRLENS_DATA_HOME`` or downloaded (GerryFair's copy) into
     the cache on first use; offline and absent, this raises
     :class:`~fairlens.datasets.DatasetNotFoundError` saying so.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    Dataset
+        1,823 students; protected race, gender.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_law_school
+    >>> load_law_school().n_samples  # doctest: +SKIP
+    1823
     """
     download = check_bool("download", download)
     df = _read_csv("lawschool.csv", data_home, download)
@@ -881,6 +1062,34 @@ def load_crime(data_home=None, *, download=True) -> Dataset:
     gender/race/age percentage columns TestSGD uses; ``race_related`` in the description
     lists GerryFair's wider mask (``communities_protected.csv``). Both files are bundled
     with fairlens (CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    Dataset
+        1,994 communities, 122 features.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_crime
+    >>> load_crime().X.shape
+    (1994, 122)
     """
     download = check_bool("download", download)
     df = _read_csv("communities.csv", data_home, download)
@@ -932,6 +1141,30 @@ def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
 
     ``data_home`` and ``download`` are accepted for a uniform loader signature and not used
     (the data ships with scikit-learn). Unknown keywords are a ``TypeError``.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Accepted for a uniform loader signature and not used (the data ships with
+        scikit-learn).
+    download : bool, default True
+        Accepted for a uniform loader signature and not used.
+
+    Returns
+    -------
+    Dataset
+        569 tumours, 30 features, no protected attribute.
+
+    Raises
+    ------
+    TypeError
+        For an unknown keyword.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_breast_cancer
+    >>> load_breast_cancer().X.shape
+    (569, 30)
     """
     from sklearn.datasets import load_breast_cancer as _load
 
@@ -954,9 +1187,27 @@ def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
     positive_class : {0, 1, 2}
         The cultivar that is ``y = 1``. The multi-class labels stay readable in
         ``frame["target"]``.
-    data_home, download
+    data_home : path-like, optional
         Accepted for a uniform loader signature and not used (the data ships with
-        scikit-learn). Unknown keywords are a ``TypeError``.
+        scikit-learn).
+    download : bool, default True
+        Accepted for a uniform loader signature and not used.
+
+    Returns
+    -------
+    Dataset
+        178 wines, 13 features, no protected attribute.
+
+    Raises
+    ------
+    ValueError
+        If ``positive_class`` is not 0, 1 or 2.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_wine
+    >>> int(load_wine(positive_class=1).y.sum())
+    71
     """
     from sklearn.datasets import load_wine as _load
 
@@ -989,6 +1240,8 @@ def from_frame(
         None the column must already hold 0/1 (or booleans).
     protected : list of str
         Sensitive attributes (columns of ``frame``).
+    favourable : scalar, optional
+        The value of ``target`` that is the favourable outcome (``y = 1``).
     features : list of str, optional
         Feature columns, in order; default: every column but ``target``.
     categorical : list of str, optional
@@ -1017,6 +1270,33 @@ def from_frame(
     (``decode`` shows them as ``"<code k>"``).
 
     Missing values are refused (fill or drop them first): nothing is imputed silently.
+
+    Returns
+    -------
+    Dataset
+        Your rows, with ``frame`` keeping your values and dtypes.
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a DataFrame, an argument has the wrong type, or a column holds
+        values fairlens cannot encode exactly (dates, times, periods, complex numbers,
+        lists...), naming the column and the fix.
+    ValueError
+        For unknown or duplicated columns, missing or infinite values, a target without
+        both outcomes, or integers beyond ``2**53`` in a non-categorical column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlens.datasets import from_frame
+    >>> df = pd.DataFrame({"sex": ["f", "m", "f", "m"], "income": [10.0, 20.0, 30.0, 25.0],
+    ...                    "hired": ["yes", "no", "no", "yes"]})
+    >>> ds = from_frame(df, "hired", protected=["sex"], favourable="yes")
+    >>> ds.y.tolist(), ds.categories["sex"]
+    ([1, 0, 0, 1], {0: 'f', 1: 'm'})
+    >>> ds.decode(ds.X[:1])["sex"].tolist()
+    ['f']
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
@@ -1112,14 +1392,50 @@ _ALIASES = {"census": "adult", "german": "german_credit", "bank": "bank_marketin
 
 
 def list_datasets() -> list:
-    """Names accepted by :func:`load_dataset`."""
+    """Names accepted by :func:`load_dataset`.
+
+    Returns
+    -------
+    list of str
+        The loaders' names, sorted (aliases such as ``"census"`` are accepted too).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import list_datasets
+    >>> "german_credit" in list_datasets()
+    True
+    """
     return sorted(_LOADERS)
 
 
 def load_dataset(name: str, **kwargs) -> Dataset:
     """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
 
-    Keyword arguments go to the loader; one it does not take is a ``TypeError``.
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, or an alias (``"census"``, ``"german"``, ``"bank"``,
+        ``"credit"``, ``"diabetes"``, ``"lawschool"``).
+    **kwargs
+        Passed to the loader; one it does not take is a ``TypeError``.
+
+    Returns
+    -------
+    Dataset
+        What the loader returns.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str or a keyword is unknown to the loader.
+    ValueError
+        If ``name`` is unknown.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_dataset
+    >>> load_dataset("german").name
+    'german_credit'
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a dataset name (str); got {name!r}")
