@@ -45,9 +45,32 @@ MAX_N_JOBS = 4096
 def check_n_jobs(n_jobs, name="n_jobs"):
     """Validate ``n_jobs`` with scikit-learn's semantics.
 
-    ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context; ``-1``
-    means all workers (all cores with loky, all workers of the cluster with dask); ``-2`` all
-    but one, and so on.  ``0``, bools and non-integers are refused.
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context;
+        ``-1`` means all workers (all cores with loky, all workers of the cluster with dask);
+        ``-2`` all but one, and so on.  ``0``, bools, non-integers and ``|n_jobs|`` above
+        :data:`MAX_N_JOBS` are refused.
+    name : str, default "n_jobs"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not None or an int.
+    ValueError
+        If ``n_jobs`` is 0 or beyond ``[-MAX_N_JOBS, MAX_N_JOBS]``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import check_n_jobs
+    >>> check_n_jobs(-1), check_n_jobs(None)
+    (-1, None)
     """
     if n_jobs is None:
         return None
@@ -67,7 +90,24 @@ def check_n_jobs(n_jobs, name="n_jobs"):
 
 
 def effective_n_jobs(n_jobs):
-    """Number of workers ``n_jobs`` resolves to under the active joblib configuration."""
+    """Number of workers ``n_jobs`` resolves to under the active joblib configuration.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        As accepted by :func:`check_n_jobs`.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import effective_n_jobs
+    >>> effective_n_jobs(1)
+    1
+    """
     import joblib
 
     return max(1, int(joblib.effective_n_jobs(n_jobs)))
@@ -79,6 +119,28 @@ def fixed_chunks(n, chunk_size):
     The blocks depend only on ``n`` and ``chunk_size``: pass a constant ``chunk_size`` (not one
     derived from ``n_jobs``) so that the random stream of each block, and hence the result, is
     the same at every ``n_jobs``.
+
+    Parameters
+    ----------
+    n : int
+        Number of items.
+    chunk_size : int
+        Items per block (the last block may be shorter), at least 1.
+
+    Returns
+    -------
+    list of (int, int)
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_size < 1``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import fixed_chunks
+    >>> fixed_chunks(5, 2)
+    [(0, 2), (2, 4), (4, 5)]
     """
     n = int(n)
     chunk_size = int(chunk_size)
@@ -123,12 +185,30 @@ def base_seed(random_state, name="random_state"):
 
 
 def chunk_rng(seed, chunk_index, *stream):
-    """The counter-based random stream of one chunk: ``Generator(Philox)`` keyed by
-    ``(seed, chunk_index, *stream)``.
+    """The counter-based random stream of one chunk.
 
-    Independent of which worker runs the chunk and of what ran before it on that worker;
-    ``stream`` separates independent uses within a chunk (e.g. ``0`` for sampling and ``1`` for
-    a local search).
+    Independent of which worker runs the chunk and of what ran before it on that worker.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (:func:`fairlens._base.resolve_random_state`).
+    chunk_index : int
+        The chunk's key (its index or first row).
+    *stream : int
+        Separates independent uses within a chunk (e.g. ``0`` for sampling and ``1`` for a
+        local search).
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``Generator(Philox(SeedSequence([seed, chunk_index, *stream])))``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import chunk_rng
+    >>> bool(chunk_rng(0, 3).random() == chunk_rng(0, 3).random())
+    True
     """
     ss = np.random.SeedSequence([int(seed) & (2**64 - 1), int(chunk_index), *map(int, stream)])
     return np.random.Generator(np.random.Philox(ss))
@@ -137,9 +217,20 @@ def chunk_rng(seed, chunk_index, *stream):
 class Payload:
     """The large, read-only arguments of a parallel call (model, dataset, arrays), shipped once.
 
-    Attributes are set from the keyword arguments.  The object is weak-referenceable and its
-    ``sys.getsizeof`` is its pickled size, so joblib's dask backend scatters it to the workers
-    once per call instead of embedding it in every task.
+    The object is weak-referenceable and its ``sys.getsizeof`` is its pickled size, so
+    joblib's dask backend scatters it to the workers once per call instead of embedding it in
+    every task.
+
+    Parameters
+    ----------
+    **objects
+        Become the attributes.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload
+    >>> Payload(seed=3, rows=[1, 2]).seed
+    3
     """
 
     def __init__(self, **objects):
@@ -147,7 +238,18 @@ class Payload:
         self._nbytes = None
 
     def nbytes(self):
-        """Pickled size in bytes (computed once)."""
+        """Pickled size in bytes (computed once; 0 when unpicklable).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from fairlens._parallel import Payload
+        >>> Payload(a=1).nbytes() > 0
+        True
+        """
         if self._nbytes is None:
             try:
                 self._nbytes = len(pickle.dumps({k: v for k, v in self.__dict__.items() if k != "_nbytes"},
@@ -199,6 +301,19 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     -------
     list
         The results of a prefix of ``chunks`` (all of them unless stopped), in chunk order.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n_jobs`` is invalid (see :func:`check_n_jobs`).
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload, fixed_chunks, run_chunks
+    >>> def total(payload, chunk):
+    ...     return sum(payload.values[chunk[0]:chunk[1]])
+    >>> run_chunks(total, Payload(values=list(range(10))), fixed_chunks(10, 4), n_jobs=1)
+    [6, 22, 17]
     """
     n_jobs = check_n_jobs(n_jobs)
     chunks = list(chunks)
