@@ -146,7 +146,7 @@ def _check_column(col: pd.Series, name: str, categorical: bool):
     if pd.api.types.is_complex_dtype(dt):
         raise TypeError(f"column {name!r} holds complex numbers; fairlens encodes real numbers: "
                         "split it into its real and imaginary parts (two columns).")
-    if dt == object or pd.api.types.is_string_dtype(dt):
+    if pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt):
         for v in col.tolist():
             if isinstance(v, _SCALARS):
                 if isinstance(v, (float, np.floating)) and np.isinf(v):
@@ -1338,7 +1338,7 @@ def from_frame(
     labels = frame[target]
     if favourable is None:
         values = set(pd.unique(labels))
-        if not values <= {0, 1, True, False}:
+        if not values <= {0, 1}:
             raise ValueError(
                 f"target {target!r} has values {sorted(map(str, values))[:6]}; pass "
                 "favourable=<the value that is the favourable outcome> to binarise it"

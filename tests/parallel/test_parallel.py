@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from fairlens._parallel import (Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks,
-                                run_chunks)
+from fairlens._parallel import Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
 
 
 def _draw(payload, chunk):
