@@ -128,6 +128,7 @@ def check_random_state(value, name="random_state"):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from fairlens._validation import check_random_state
     >>> int(check_random_state(3).randint(100)) == int(np.random.RandomState(3).randint(100))
     True
