@@ -41,7 +41,36 @@ def _fmt(value) -> str:
 
 
 def check_int(name, value, *, min=None, max=None, allow_none=False):
-    """``value`` as a Python ``int`` in ``[min, max]``; bools and floats are refused."""
+    """``value`` as a Python ``int`` in ``[min, max]``; bools and floats are refused.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    min, max : int, optional
+        Inclusive bounds.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (bools and floats included).
+    ValueError
+        If it is out of range.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_int
+    >>> check_int("n_seeds", 5, min=1)
+    5
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -58,7 +87,38 @@ def check_int(name, value, *, min=None, max=None, allow_none=False):
 
 def check_real(name, value, *, min=None, max=None, include_min=True, include_max=True,
                allow_none=False):
-    """``value`` as a finite Python ``float`` in the given (closed or open) interval."""
+    """``value`` as a finite Python ``float`` in the given (closed or open) interval.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    min, max : float, optional
+        The interval's ends.
+    include_min, include_max : bool, default True
+        Whether each end is included.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (bools included).
+    ValueError
+        If it is NaN, infinite or outside the interval.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_real
+    >>> check_real("h", 1e-3, min=0, include_min=False)
+    0.001
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -81,19 +141,95 @@ def check_real(name, value, *, min=None, max=None, include_min=True, include_max
 
 
 def check_probability(name, value, *, include_0=True, include_1=True, allow_none=False):
-    """A probability (or confidence, share, threshold) in [0, 1] (ends as asked)."""
+    """A probability (or confidence, share, threshold) in [0, 1] (ends as asked).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    include_0, include_1 : bool, default True
+        Whether 0 and 1 are allowed.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_real`.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_probability
+    >>> check_probability("confidence", 0.95, include_0=False, include_1=False)
+    0.95
+    """
     return check_real(name, value, min=0.0, max=1.0, include_min=include_0,
                       include_max=include_1, allow_none=allow_none)
 
 
 def check_bool(name, value):
+    """``value`` as a ``bool`` (Python or numpy); anything else is refused.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool (``0``/``1`` included).
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_bool
+    >>> check_bool("download", True)
+    True
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False; got {_fmt(value)}.")
     return bool(value)
 
 
 def check_choice(name, value, choices):
-    """``value`` must be one of ``choices`` (strings compared exactly)."""
+    """``value`` must be one of ``choices`` (strings compared exactly).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    choices : iterable of str
+        The allowed values.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not one of ``choices``.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_choice
+    >>> check_choice("encoding", "raw", ("raw", "benchmark"))
+    'raw'
+    """
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
@@ -174,10 +310,32 @@ def check_seed_int(value, name="random_state", *, allow_none=True):
 
 
 def check_stop(stop, name="stop"):
-    """The one stop convention: ``None``, a ``threading.Event``-like object with
-    ``is_set()``, or a zero-argument callable returning true to stop.
+    """The one stop convention.
 
-    Returns a zero-argument callable (``lambda: False`` for ``None``).
+    Parameters
+    ----------
+    stop : None, threading.Event-like or callable
+        ``None``, an object with ``is_set()``, or a zero-argument callable returning true
+        to stop.
+    name : str, default "stop"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    callable
+        Zero-argument; ``lambda: False`` for ``None``.
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+
+    Examples
+    --------
+    >>> import threading
+    >>> from fairlens._validation import check_stop
+    >>> event = threading.Event(); stop = check_stop(event); event.set(); stop()
+    True
     """
     if stop is None:
         return lambda: False
@@ -192,17 +350,61 @@ def check_stop(stop, name="stop"):
 
 
 def check_no_kwargs(func_name, kwargs):
-    """Unknown keyword arguments are an error (never silently swallowed)."""
+    """Unknown keyword arguments are an error (never silently swallowed).
+
+    Parameters
+    ----------
+    func_name : str
+        The function's name in the message.
+    kwargs : dict
+        The leftover keyword arguments.
+
+    Raises
+    ------
+    TypeError
+        If ``kwargs`` is not empty.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_no_kwargs
+    >>> check_no_kwargs("load_adult", {})
+    """
     if kwargs:
         names = ", ".join(sorted(kwargs))
         raise TypeError(f"{func_name}() got unexpected keyword argument(s): {names}.")
 
 
 def check_memory(nbytes, what, remedy, limit=None):
-    """Refuse an allocation of ``nbytes`` above ``limit`` (default :data:`MEMORY_LIMIT_BYTES`).
+    """Refuse an allocation of ``nbytes`` above ``limit``.
 
-    Raises ``ValueError`` naming the estimate, what would be allocated and the remedy, so
-    a combinatorial size never reaches ``MemoryError``, an abort or the OOM killer.
+    So that a combinatorial size never reaches ``MemoryError``, an abort or the OOM killer.
+
+    Parameters
+    ----------
+    nbytes : float
+        The estimated size.
+    what : str
+        What would be allocated (for the message).
+    remedy : str
+        How to make it smaller (for the message).
+    limit : float, optional
+        Default :data:`MEMORY_LIMIT_BYTES`.
+
+    Returns
+    -------
+    int
+        ``nbytes``.
+
+    Raises
+    ------
+    ValueError
+        Naming the estimate, what would be allocated and the remedy.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_memory
+    >>> check_memory(1024, "the table", "use fewer rows")
+    1024
     """
     limit = MEMORY_LIMIT_BYTES if limit is None else limit
     nbytes = float(nbytes)
@@ -215,7 +417,34 @@ def check_memory(nbytes, what, remedy, limit=None):
 
 
 def check_str_list(name, value, *, allow_empty=False):
-    """A list of strings; a bare string is refused (it would be iterated by character)."""
+    """A list of strings; a bare string is refused (it would be iterated by character).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : iterable of str
+        The value to check.
+    allow_empty : bool, default False
+        Whether an empty list passes.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    TypeError
+        For a bare string, a non-iterable or a non-string item.
+    ValueError
+        For an empty list when ``allow_empty`` is false.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_str_list
+    >>> check_str_list("protected", ("sex", "age"))
+    ['sex', 'age']
+    """
     if isinstance(value, str):
         raise TypeError(
             f"{name} must be a list of strings, not a single string; pass [{value!r}]."
