@@ -245,7 +245,7 @@ class Scorer:
     def __init__(self, model, data=None, *, favourable=1, n_features=None, feature_names=None,
                  input="auto", output="auto", **old_names):
         from ._base import renamed_kwargs
-        from ._validation import check_choice, check_no_kwargs
+        from ._validation import check_choice, check_int, check_no_kwargs
 
         # the name the caller used, for error messages (old callers match on it)
         _favourable_name = "favourable_class" if "favourable_class" in old_names else "favourable"
@@ -260,6 +260,16 @@ class Scorer:
         dataset = data
         check_choice("input", input, ("auto", "readable", "encoded"))
         check_choice("output", output, ("auto", "proba", "logit", "raw"))
+        n_features = check_int("n_features", n_features, min=1, allow_none=True)
+        if feature_names is not None:
+            if isinstance(feature_names, str) or not hasattr(feature_names, "__iter__"):
+                raise TypeError(f"feature_names must be a list of column names; got {feature_names!r}")
+            feature_names = [str(c) for c in feature_names]
+            if len(set(feature_names)) != len(feature_names):
+                raise ValueError(f"feature_names has duplicated names: {feature_names}")
+            if n_features is not None and n_features != len(feature_names):
+                raise ValueError(f"n_features={n_features} disagrees with the {len(feature_names)} "
+                                 "feature_names; pass one of them")
         self._favourable_name = _favourable_name
         self.model = model
         self.data = data

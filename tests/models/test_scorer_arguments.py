@@ -116,3 +116,16 @@ def test_mlp_input_gradient_refuses_non_finite_rows(german, value):
     X[1, 0] = value
     with pytest.raises(ValueError, match="X contains NaN or inf"):
         mlp_input_gradient(m, X)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    (dict(n_features="abc"), TypeError, "n_features"),
+    (dict(n_features=0), ValueError, "n_features"),
+    (dict(n_features=2.5), TypeError, "n_features"),
+    (dict(feature_names="ab"), TypeError, "feature_names"),
+    (dict(feature_names=["a", "a"]), ValueError, "feature_names has duplicated"),
+    (dict(feature_names=["a", "b"], n_features=3), ValueError, "n_features=3 disagrees"),
+])
+def test_as_scorer_refuses_bad_columns_by_name(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        as_scorer(lambda X: X[:, 0] * 0, **kw)
