@@ -37,13 +37,40 @@ __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "bas
 #: How many tasks per worker the chunks are grouped into (load balance vs. per-task cost).
 TASKS_PER_WORKER = 4
 
+#: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
+#: a cluster's workers are all used with ``n_jobs=-1``.
+MAX_N_JOBS = 4096
+
 
 def check_n_jobs(n_jobs, name="n_jobs"):
     """Validate ``n_jobs`` with scikit-learn's semantics.
 
-    ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context; ``-1``
-    means all workers (all cores with loky, all workers of the cluster with dask); ``-2`` all
-    but one, and so on.  ``0``, bools and non-integers are refused.
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context;
+        ``-1`` means all workers (all cores with loky, all workers of the cluster with dask);
+        ``-2`` all but one, and so on.  ``0``, bools, non-integers and ``|n_jobs|`` above
+        :data:`MAX_N_JOBS` are refused.
+    name : str, default "n_jobs"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not None or an int.
+    ValueError
+        If ``n_jobs`` is 0 or beyond ``[-MAX_N_JOBS, MAX_N_JOBS]``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import check_n_jobs
+    >>> check_n_jobs(-1), check_n_jobs(None)
+    (-1, None)
     """
     if n_jobs is None:
         return None
@@ -54,11 +81,33 @@ def check_n_jobs(n_jobs, name="n_jobs"):
         )
     if int(n_jobs) == 0:
         raise ValueError(f"{name} must be None or a non-zero integer (-1 = all cores); got 0.")
+    if abs(int(n_jobs)) > MAX_N_JOBS:
+        raise ValueError(
+            f"{name} must be a non-zero integer in [-{MAX_N_JOBS}, {MAX_N_JOBS}]; got {int(n_jobs)}. "
+            f"Use {name}=-1 for all cores (or all workers of a dask cluster)."
+        )
     return int(n_jobs)
 
 
 def effective_n_jobs(n_jobs):
-    """Number of workers ``n_jobs`` resolves to under the active joblib configuration."""
+    """Number of workers ``n_jobs`` resolves to under the active joblib configuration.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        As accepted by :func:`check_n_jobs`.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import effective_n_jobs
+    >>> effective_n_jobs(1)
+    1
+    """
     import joblib
 
     return max(1, int(joblib.effective_n_jobs(n_jobs)))
@@ -70,6 +119,28 @@ def fixed_chunks(n, chunk_size):
     The blocks depend only on ``n`` and ``chunk_size``: pass a constant ``chunk_size`` (not one
     derived from ``n_jobs``) so that the random stream of each block, and hence the result, is
     the same at every ``n_jobs``.
+
+    Parameters
+    ----------
+    n : int
+        Number of items.
+    chunk_size : int
+        Items per block (the last block may be shorter), at least 1.
+
+    Returns
+    -------
+    list of (int, int)
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_size < 1``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import fixed_chunks
+    >>> fixed_chunks(5, 2)
+    [(0, 2), (2, 4), (4, 5)]
     """
     n = int(n)
     chunk_size = int(chunk_size)
@@ -79,28 +150,65 @@ def fixed_chunks(n, chunk_size):
 
 
 def base_seed(random_state, name="random_state"):
-    """One 63-bit integer from ``random_state`` (None/int/RandomState/Generator), drawn once.
+    """The run's seed: :func:`fairlens._base.resolve_random_state` (kept for callers).
 
     The run's chunk streams are all derived from it with :func:`chunk_rng`, so it is the only
     state that has to be recorded to reproduce a run.
-    """
-    from ._validation import check_random_state
 
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
-    rs = check_random_state(random_state, name)  # validates ints to [0, 2**32 - 1]
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    return int(rs.randint(0, 2**31 - 1)) * 2**31 + int(rs.randint(0, 2**31 - 1))
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        An int in ``[0, 2**32 - 1]`` is returned as is (the streams of an int seed are
+        unchanged); ``None`` draws a fresh seed; a generator is drawn from once.
+    name : str, default "random_state"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> from fairlens._parallel import base_seed
+    >>> base_seed(5)
+    5
+    """
+    from ._base import resolve_random_state
+
+    return resolve_random_state(random_state, name)
 
 
 def chunk_rng(seed, chunk_index, *stream):
-    """The counter-based random stream of one chunk: ``Generator(Philox)`` keyed by
-    ``(seed, chunk_index, *stream)``.
+    """The counter-based random stream of one chunk.
 
-    Independent of which worker runs the chunk and of what ran before it on that worker;
-    ``stream`` separates independent uses within a chunk (e.g. ``0`` for sampling and ``1`` for
-    a local search).
+    Independent of which worker runs the chunk and of what ran before it on that worker.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (:func:`fairlens._base.resolve_random_state`).
+    chunk_index : int
+        The chunk's key (its index or first row).
+    *stream : int
+        Separates independent uses within a chunk (e.g. ``0`` for sampling and ``1`` for a
+        local search).
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``Generator(Philox(SeedSequence([seed, chunk_index, *stream])))``.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import chunk_rng
+    >>> bool(chunk_rng(0, 3).random() == chunk_rng(0, 3).random())
+    True
     """
     ss = np.random.SeedSequence([int(seed) & (2**64 - 1), int(chunk_index), *map(int, stream)])
     return np.random.Generator(np.random.Philox(ss))
@@ -109,9 +217,20 @@ def chunk_rng(seed, chunk_index, *stream):
 class Payload:
     """The large, read-only arguments of a parallel call (model, dataset, arrays), shipped once.
 
-    Attributes are set from the keyword arguments.  The object is weak-referenceable and its
-    ``sys.getsizeof`` is its pickled size, so joblib's dask backend scatters it to the workers
-    once per call instead of embedding it in every task.
+    The object is weak-referenceable and its ``sys.getsizeof`` is its pickled size, so
+    joblib's dask backend scatters it to the workers once per call instead of embedding it in
+    every task.
+
+    Parameters
+    ----------
+    **objects
+        Become the attributes.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload
+    >>> Payload(seed=3, rows=[1, 2]).seed
+    3
     """
 
     def __init__(self, **objects):
@@ -119,7 +238,18 @@ class Payload:
         self._nbytes = None
 
     def nbytes(self):
-        """Pickled size in bytes (computed once)."""
+        """Pickled size in bytes (computed once; 0 when unpicklable).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from fairlens._parallel import Payload
+        >>> Payload(a=1).nbytes() > 0
+        True
+        """
         if self._nbytes is None:
             try:
                 self._nbytes = len(pickle.dumps({k: v for k, v in self.__dict__.items() if k != "_nbytes"},
@@ -171,7 +301,21 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     -------
     list
         The results of a prefix of ``chunks`` (all of them unless stopped), in chunk order.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n_jobs`` is invalid (see :func:`check_n_jobs`).
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload, fixed_chunks, run_chunks
+    >>> def total(payload, chunk):
+    ...     return sum(payload.values[chunk[0]:chunk[1]])
+    >>> run_chunks(total, Payload(values=list(range(10))), fixed_chunks(10, 4), n_jobs=1)
+    [6, 22, 17]
     """
+    n_jobs = check_n_jobs(n_jobs)
     chunks = list(chunks)
     total = len(chunks)
     workers = effective_n_jobs(n_jobs) if total > 1 else 1
@@ -191,7 +335,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
     groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     done = 0
-    gen = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(
+    # never start more workers than there are tasks (worker start-up is the cost)
+    gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
         joblib.delayed(_run_group)(func, payload, g) for g in groups
     )
     try:

@@ -41,7 +41,36 @@ def _fmt(value) -> str:
 
 
 def check_int(name, value, *, min=None, max=None, allow_none=False):
-    """``value`` as a Python ``int`` in ``[min, max]``; bools and floats are refused."""
+    """``value`` as a Python ``int`` in ``[min, max]``; bools and floats are refused.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    min, max : int, optional
+        Inclusive bounds.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (bools and floats included).
+    ValueError
+        If it is out of range.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_int
+    >>> check_int("n_seeds", 5, min=1)
+    5
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -58,7 +87,38 @@ def check_int(name, value, *, min=None, max=None, allow_none=False):
 
 def check_real(name, value, *, min=None, max=None, include_min=True, include_max=True,
                allow_none=False):
-    """``value`` as a finite Python ``float`` in the given (closed or open) interval."""
+    """``value`` as a finite Python ``float`` in the given (closed or open) interval.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    min, max : float, optional
+        The interval's ends.
+    include_min, include_max : bool, default True
+        Whether each end is included.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (bools included).
+    ValueError
+        If it is NaN, infinite or outside the interval.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_real
+    >>> check_real("h", 1e-3, min=0, include_min=False)
+    0.001
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -81,19 +141,95 @@ def check_real(name, value, *, min=None, max=None, include_min=True, include_max
 
 
 def check_probability(name, value, *, include_0=True, include_1=True, allow_none=False):
-    """A probability (or confidence, share, threshold) in [0, 1] (ends as asked)."""
+    """A probability (or confidence, share, threshold) in [0, 1] (ends as asked).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    include_0, include_1 : bool, default True
+        Whether 0 and 1 are allowed.
+    allow_none : bool, default False
+        Whether ``None`` passes (and is returned).
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_real`.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_probability
+    >>> check_probability("confidence", 0.95, include_0=False, include_1=False)
+    0.95
+    """
     return check_real(name, value, min=0.0, max=1.0, include_min=include_0,
                       include_max=include_1, allow_none=allow_none)
 
 
 def check_bool(name, value):
+    """``value`` as a ``bool`` (Python or numpy); anything else is refused.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool (``0``/``1`` included).
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_bool
+    >>> check_bool("download", True)
+    True
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False; got {_fmt(value)}.")
     return bool(value)
 
 
 def check_choice(name, value, choices):
-    """``value`` must be one of ``choices`` (strings compared exactly)."""
+    """``value`` must be one of ``choices`` (strings compared exactly).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : object
+        The value to check.
+    choices : iterable of str
+        The allowed values.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not one of ``choices``.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_choice
+    >>> check_choice("encoding", "raw", ("raw", "benchmark"))
+    'raw'
+    """
     choices = tuple(choices)
     if not isinstance(value, str) or value not in choices:
         listed = ", ".join(repr(c) for c in choices)
@@ -102,49 +238,104 @@ def check_choice(name, value, choices):
 
 
 def check_random_state(value, name="random_state"):
-    """scikit-learn's ``check_random_state`` semantics, with a message naming ``name``.
+    """A ``numpy.random.RandomState`` for code written against the legacy generator.
 
-    ``None`` -> numpy's global RandomState singleton, an int in [0, 2**32 - 1] -> a new
-    seeded ``RandomState``, a ``RandomState`` -> itself.  A ``numpy.random.Generator`` is
-    accepted too (returned as is).  Anything else is a ``TypeError``/``ValueError``.
+    Thin wrapper over the one random-state policy,
+    :func:`fairlens._base.resolve_random_state`: the returned generator is
+    ``RandomState(resolve_random_state(value))``, so an int seed gives exactly
+    ``RandomState(seed)``'s stream (as before); ``None`` draws a fresh seed; a
+    ``RandomState`` or ``Generator`` is drawn from once.
+
+    Parameters
+    ----------
+    value : None, int, numpy.random.Generator or numpy.random.RandomState
+        The ``random_state`` argument a user passed.
+    name : str, default "random_state"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    numpy.random.RandomState
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens._validation import check_random_state
+    >>> int(check_random_state(3).randint(100)) == int(np.random.RandomState(3).randint(100))
+    True
     """
-    if value is None:
-        return np.random.mtrand._rand
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy RandomState/Generator; "
-            f"got {_fmt(value)} ({type(value).__name__})."
-        )
-    if not 0 <= int(value) <= 2**32 - 1:
-        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(value)}.")
-    return np.random.RandomState(int(value))
+    from ._base import resolve_random_state
+
+    return np.random.RandomState(resolve_random_state(value, name))
 
 
 def check_seed_int(value, name="random_state", *, allow_none=True):
-    """An integer seed for counter-based streams (``None`` -> a fresh seed when allowed).
+    """The int seed of a run: :func:`fairlens._base.resolve_random_state` (kept for callers).
 
-    Accepts what :func:`check_random_state` accepts for ints; a ``RandomState`` or
-    ``Generator`` is turned into an int by drawing from it (documented, reproducible).
+    Parameters
+    ----------
+    value : None, int, numpy.random.Generator or numpy.random.RandomState
+        The ``random_state`` argument a user passed.
+    name : str, default "random_state"
+        The argument's name in error messages.
+    allow_none : bool, default True
+        Whether ``None`` (a fresh seed) is accepted.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``; an int seed is returned as is.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else (naming ``name``).
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_seed_int
+    >>> check_seed_int(7)
+    7
     """
-    if value is None:
-        if not allow_none:
-            raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
-        return int(np.random.default_rng().integers(2**31 - 1))
-    if isinstance(value, np.random.RandomState):
-        return int(value.randint(0, 2**31 - 1))
-    if isinstance(value, np.random.Generator):
-        return int(value.integers(0, 2**31 - 1))
-    check_random_state(value, name)
-    return int(value)
+    from ._base import resolve_random_state
+
+    if value is None and not allow_none:
+        raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
+    return resolve_random_state(value, name)
 
 
 def check_stop(stop, name="stop"):
-    """The one stop convention: ``None``, a ``threading.Event``-like object with
-    ``is_set()``, or a zero-argument callable returning true to stop.
+    """The one stop convention.
 
-    Returns a zero-argument callable (``lambda: False`` for ``None``).
+    Parameters
+    ----------
+    stop : None, threading.Event-like or callable
+        ``None``, an object with ``is_set()``, or a zero-argument callable returning true
+        to stop.
+    name : str, default "stop"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    callable
+        Zero-argument; ``lambda: False`` for ``None``.
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+
+    Examples
+    --------
+    >>> import threading
+    >>> from fairlens._validation import check_stop
+    >>> event = threading.Event(); stop = check_stop(event); event.set(); stop()
+    True
     """
     if stop is None:
         return lambda: False
@@ -159,17 +350,61 @@ def check_stop(stop, name="stop"):
 
 
 def check_no_kwargs(func_name, kwargs):
-    """Unknown keyword arguments are an error (never silently swallowed)."""
+    """Unknown keyword arguments are an error (never silently swallowed).
+
+    Parameters
+    ----------
+    func_name : str
+        The function's name in the message.
+    kwargs : dict
+        The leftover keyword arguments.
+
+    Raises
+    ------
+    TypeError
+        If ``kwargs`` is not empty.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_no_kwargs
+    >>> check_no_kwargs("load_adult", {})
+    """
     if kwargs:
         names = ", ".join(sorted(kwargs))
         raise TypeError(f"{func_name}() got unexpected keyword argument(s): {names}.")
 
 
 def check_memory(nbytes, what, remedy, limit=None):
-    """Refuse an allocation of ``nbytes`` above ``limit`` (default :data:`MEMORY_LIMIT_BYTES`).
+    """Refuse an allocation of ``nbytes`` above ``limit``.
 
-    Raises ``ValueError`` naming the estimate, what would be allocated and the remedy, so
-    a combinatorial size never reaches ``MemoryError``, an abort or the OOM killer.
+    So that a combinatorial size never reaches ``MemoryError``, an abort or the OOM killer.
+
+    Parameters
+    ----------
+    nbytes : float
+        The estimated size.
+    what : str
+        What would be allocated (for the message).
+    remedy : str
+        How to make it smaller (for the message).
+    limit : float, optional
+        Default :data:`MEMORY_LIMIT_BYTES`.
+
+    Returns
+    -------
+    int
+        ``nbytes``.
+
+    Raises
+    ------
+    ValueError
+        Naming the estimate, what would be allocated and the remedy.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_memory
+    >>> check_memory(1024, "the table", "use fewer rows")
+    1024
     """
     limit = MEMORY_LIMIT_BYTES if limit is None else limit
     nbytes = float(nbytes)
@@ -182,7 +417,34 @@ def check_memory(nbytes, what, remedy, limit=None):
 
 
 def check_str_list(name, value, *, allow_empty=False):
-    """A list of strings; a bare string is refused (it would be iterated by character)."""
+    """A list of strings; a bare string is refused (it would be iterated by character).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in error messages.
+    value : iterable of str
+        The value to check.
+    allow_empty : bool, default False
+        Whether an empty list passes.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    TypeError
+        For a bare string, a non-iterable or a non-string item.
+    ValueError
+        For an empty list when ``allow_empty`` is false.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_str_list
+    >>> check_str_list("protected", ("sex", "age"))
+    ['sex', 'age']
+    """
     if isinstance(value, str):
         raise TypeError(
             f"{name} must be a list of strings, not a single string; pass [{value!r}]."

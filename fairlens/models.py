@@ -34,20 +34,21 @@ _SMALL = 5000
 
 
 def train_mlp(
-    dataset, *, hidden_layer_sizes=None, random_state=0, test_size=0.2, scale=True,
+    data=None, *, hidden_layer_sizes=None, random_state=0, test_size=0.2, scale=True,
     n_restarts=None, **mlp_params,
 ):
-    """Train the reference six-layer MLP on ``dataset`` (a :class:`~fairlens.datasets.Dataset`).
+    """Train the reference six-layer MLP on ``data`` (a :class:`~fairlens.datasets.Dataset`).
 
     Parameters
     ----------
-    dataset : Dataset
-        Training data (``dataset.X``, ``dataset.y``).
-    hidden_layer_sizes : tuple of int, optional
-        Defaults to :data:`MLP_HIDDEN_LAYERS` for the dataset (``(30, 20, 15, 10, 5)`` else).
-    random_state : int
+    data : Dataset
+        Training data (``data.X``, ``data.y``).
+    hidden_layer_sizes : int or tuple of int, optional
+        Widths of the hidden layers (``()``: none, a logistic regression trained by adam).
+        Default: :data:`MLP_HIDDEN_LAYERS` for the dataset (``(30, 20, 15, 10, 5)`` else).
+    random_state : int, default 0
         Seeds the split and the network's initialisation and shuffling.
-    test_size : float in [0, 1)
+    test_size : float in [0, 1), default 0.2
         Held-out share (stratified) on which ``model.test_score_`` (accuracy) is measured;
         0 trains on everything and sets ``test_score_`` to ``nan``.
     scale : bool, default True
@@ -60,14 +61,39 @@ def train_mlp(
         training sets under 5,000 rows, else 1 (trained on the whole training part).
     **mlp_params
         Passed to :class:`sklearn.neural_network.MLPClassifier` (defaults: ReLU, adam;
-        early stopping on large data; on small data 60 epochs of batch 32 with L2 penalty alpha=1.0).
+        early stopping on large data; on small data 60 epochs of batch 32 with L2 penalty
+        alpha=1.0).  ``dataset=``, the old name of ``data``, still works with a ``FutureWarning``.
 
     Returns
     -------
     MLPClassifier or Pipeline
         Fitted, with ``predict_proba``; ``test_score_``, ``train_index_`` and ``test_index_``
         record the held-out accuracy and the split.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a Dataset or ``hidden_layer_sizes`` holds non-integers.
+    ValueError
+        If the target is not binary, or ``test_size``, ``n_restarts`` or
+        ``hidden_layer_sizes`` is out of range.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.models import train_mlp
+    >>> model = train_mlp(load_german_credit(), n_restarts=1, max_iter=5)
+    >>> model.predict_proba(load_german_credit().X[:2]).shape
+    (2, 2)
     """
+    if "dataset" in mlp_params:
+        from ._base import renamed_kwargs
+
+        renamed = renamed_kwargs("train_mlp", {"dataset": mlp_params.pop("dataset"),
+                                               **({"data": data} if data is not None else {})},
+                                 {"dataset": "data"})
+        data = renamed["data"]
+    dataset = data
     from sklearn.model_selection import train_test_split
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
@@ -75,13 +101,16 @@ def train_mlp(
 
     X, y = getattr(dataset, "X", None), getattr(dataset, "y", None)
     if X is None or y is None:
-        raise TypeError("dataset must be a fairlens Dataset (with .X and .y); see "
+        raise TypeError("data must be a fairlens Dataset (with .X and .y); see "
                         "fairlens.datasets.load_dataset")
     if np.unique(y).size != 2:
-        raise ValueError(f"train_mlp needs a binary target; dataset.y has values {np.unique(y)}")
+        raise ValueError(f"train_mlp needs a binary target; data.y has values {np.unique(y)}")
     if not 0 <= test_size < 1:
         raise ValueError(f"test_size must be in [0, 1); got {test_size!r}")
-    hidden = hidden_layer_sizes or MLP_HIDDEN_LAYERS.get(dataset.name, _DEFAULT_HIDDEN)
+    if hidden_layer_sizes is None:
+        hidden = MLP_HIDDEN_LAYERS.get(dataset.name, _DEFAULT_HIDDEN)
+    else:
+        hidden = _check_hidden(hidden_layer_sizes)
     idx = np.arange(len(y))
     if test_size > 0:
         train_idx, test_idx = train_test_split(
@@ -129,6 +158,28 @@ def train_mlp(
     return model
 
 
+def _check_hidden(sizes):
+    """``hidden_layer_sizes`` as a tuple of positive ints (``()``: no hidden layer)."""
+    import numbers
+
+    if isinstance(sizes, numbers.Integral) and not isinstance(sizes, (bool, np.bool_)):
+        sizes = (sizes,)
+    if isinstance(sizes, str) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"hidden_layer_sizes must be a tuple of positive ints (() for no hidden "
+                        f"layer); got {sizes!r}")
+    sizes = tuple(sizes)
+    for v in sizes:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"hidden_layer_sizes must hold ints; got {v!r} in {sizes!r}")
+        if v < 1:
+            raise ValueError(f"hidden_layer_sizes must hold positive ints; got {sizes!r}")
+    return tuple(int(v) for v in sizes)
+
+
+#: Keywords renamed in issue 21 (old -> new); the old ones warn (FutureWarning) for one release.
+_RENAMED = {"dataset": "data", "favourable_class": "favourable"}
+
+
 #: How a scorer hands rows to the model (decided once, in :func:`as_scorer`).
 INPUT_KINDS = {
     "readable": "an estimator/pipeline fitted on the readable frame: rows are decoded "
@@ -144,25 +195,84 @@ class Scorer:
     """Batch scorer ``f(X) -> (n,)`` float64: probability of the favourable class.
 
     The one model protocol of fairlens.  A scorer always takes rows in the **encoded
-    space** of its dataset (``dataset.X``, columns ``feature_names``) -- as an array in
-    that column order, or as a DataFrame aligned by column name -- and hands them to the
-    model in the form the model was fitted on (``input_kind``, see :data:`INPUT_KINDS`).
+    space** of its dataset (``data.X``, columns ``feature_names``) -- as an array in
+    that column order, or as a DataFrame aligned by column name -- and hands the model a
+    copy of them in the form the model was fitted on (``input_kind``, see
+    :data:`INPUT_KINDS`).  Build it with :func:`as_scorer`, which documents the parameters.
 
-    Counts what it scores: ``n_calls`` (model calls) and ``n_rows`` (rows scored, the
-    "queries" of black-box testing). ``reset_counts()`` zeroes both.  ``output_dtype``
-    records the dtype of the model's raw output (float32 networks have float32 precision).
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        See :func:`as_scorer`.
+    data : Dataset, optional
+        See :func:`as_scorer`.
+    favourable : default 1
+        See :func:`as_scorer`.
+    n_features : int, optional
+        See :func:`as_scorer`.
+    feature_names : list of str, optional
+        See :func:`as_scorer`.
+    input : {"auto", "readable", "encoded"}, default "auto"
+        See :func:`as_scorer`.
+    output : {"auto", "proba", "logit", "raw"}, default "auto"
+        See :func:`as_scorer`.
+    **old_names
+        ``dataset`` and ``favourable_class`` (old names, ``FutureWarning``).
 
-    Build it with :func:`as_scorer`.
+    Attributes
+    ----------
+    input_kind : str
+        How rows reach the model, a key of :data:`INPUT_KINDS`.
+    n_calls, n_rows : int
+        Model calls and rows scored (the "queries" of black-box testing);
+        :meth:`reset_counts` zeroes both.
+    output_dtype : numpy.dtype or None
+        The dtype of the model's raw output (float32 networks have float32 precision).
+    favourable : object
+        The model class whose probability is the score.
+    data : Dataset or None
+        The dataset rows are decoded with.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.models import as_scorer
+    >>> scorer = as_scorer(lambda X: np.full(len(X), 0.25))
+    >>> scorer(np.zeros((2, 3))), scorer.input_kind
+    (array([0.25, 0.25]), 'callable')
     """
 
-    def __init__(self, model, favourable_class=1, n_features=None, *, dataset=None,
-                 feature_names=None, input="auto", output="auto"):
-        from ._validation import check_choice
+    def __init__(self, model, data=None, *, favourable=1, n_features=None, feature_names=None,
+                 input="auto", output="auto", **old_names):
+        from ._base import renamed_kwargs
+        from ._validation import check_choice, check_int, check_no_kwargs
 
+        # the name the caller used, for error messages (old callers match on it)
+        _favourable_name = "favourable_class" if "favourable_class" in old_names else "favourable"
+        if "favourable_class" in old_names and not (favourable == 1 and type(favourable) is int):
+            old_names["favourable"] = favourable  # both given: renamed_kwargs refuses
+        if "dataset" in old_names and data is not None:
+            old_names["data"] = data
+        old_names = renamed_kwargs("as_scorer", old_names, _RENAMED)
+        data = old_names.pop("data", data)
+        favourable = old_names.pop("favourable", favourable)
+        check_no_kwargs("as_scorer", old_names)
+        dataset = data
         check_choice("input", input, ("auto", "readable", "encoded"))
         check_choice("output", output, ("auto", "proba", "logit", "raw"))
+        n_features = check_int("n_features", n_features, min=1, allow_none=True)
+        if feature_names is not None:
+            if isinstance(feature_names, str) or not hasattr(feature_names, "__iter__"):
+                raise TypeError(f"feature_names must be a list of column names; got {feature_names!r}")
+            feature_names = [str(c) for c in feature_names]
+            if len(set(feature_names)) != len(feature_names):
+                raise ValueError(f"feature_names has duplicated names: {feature_names}")
+            if n_features is not None and n_features != len(feature_names):
+                raise ValueError(f"n_features={n_features} disagrees with the {len(feature_names)} "
+                                 "feature_names; pass one of them")
+        self._favourable_name = _favourable_name
         self.model = model
-        self.dataset = dataset
+        self.data = data
         self.output = output
         self.n_calls = 0
         self.n_rows = 0
@@ -185,17 +295,29 @@ class Scorer:
         if hasattr(model, "predict_proba"):
             self._fn = model.predict_proba
             self._kind = "proba"
-            favourable_class = self._resolve_favourable(model, favourable_class, dataset)
+            favourable = self._resolve_favourable(model, favourable, dataset, _favourable_name)
         elif callable(model):
             self._fn = model
             self._kind = "callable"
+            if isinstance(favourable, (bool, np.bool_)) or favourable not in (0, 1):
+                raise ValueError(
+                    f"{_favourable_name}={favourable!r}: a callable's classes are 0 and 1 "
+                    "(its (n,) output is the probability of class 1, column k of an (n, 2) "
+                    f"output that of class k); pass {_favourable_name}=1 or 0"
+                )
+            if favourable == 0 and output == "raw":
+                raise ValueError(
+                    f"{_favourable_name}=0 with output='raw': fairlens cannot turn raw scores of "
+                    "class 1 into scores of class 0; return (n, 2) probabilities, or negate "
+                    f"the scores yourself and pass {_favourable_name}=1"
+                )
         else:
             raise TypeError(
                 f"model: {type(model).__name__} has no predict_proba and is not callable. Pass "
                 "a fitted classifier with predict_proba (e.g. SVC(probability=True)), a "
                 "pipeline ending in one, or a function mapping an (n, d) array to n scores."
             )
-        self.favourable_class = favourable_class
+        self.favourable = favourable
 
         # ---- input kind, decided once
         if model_names is not None and self.feature_names is not None:
@@ -231,10 +353,10 @@ class Scorer:
 
     # ------------------------------------------------------------------ setup
     @staticmethod
-    def _resolve_favourable(model, favourable_class, dataset):
+    def _resolve_favourable(model, favourable, dataset, arg="favourable"):
         classes = getattr(model, "classes_", None)
         if classes is None:
-            return favourable_class
+            return favourable
         classes = list(np.asarray(classes).tolist())
         if len(classes) != 2:
             raise ValueError(
@@ -244,7 +366,7 @@ class Scorer:
         # fairlens's y = 1 is the favourable outcome: a model fitted on the readable target
         # labels is matched through the dataset (only for the default 1, never for an
         # explicit label that the model lacks, which is an error below)
-        if favourable_class == 1 and favourable_class not in classes and dataset is not None:
+        if favourable == 1 and favourable not in classes and dataset is not None:
             label = getattr(dataset, "label_names", {}).get(1)
             frame = getattr(dataset, "frame", None)
             target = getattr(dataset, "target", None)
@@ -253,18 +375,18 @@ class Scorer:
                 if len(fav) == 1 and fav[0] in classes:
                     label = fav[0]
             if label in classes:
-                favourable_class = label
-        if favourable_class not in classes:
+                favourable = label
+        if favourable not in classes:
             raise ValueError(
-                f"favourable_class={favourable_class!r} is not one of the model's classes "
-                f"{classes}; pass favourable_class=<the class that is the favourable outcome>"
+                f"{arg}={favourable!r} is not one of the model's classes "
+                f"{classes}; pass {arg}=<the class that is the favourable outcome>"
             )
-        return favourable_class
+        return favourable
 
     def _probe_input_kind(self):
         """Readable first (a readable-frame pipeline with ``handle_unknown='ignore'`` would
         accept codes silently; a numeric model refuses category labels loudly)."""
-        X = np.asarray(self.dataset.X[: min(8, self.dataset.n_samples)], dtype=np.float64)
+        X = np.asarray(self.data.X[: min(8, self.data.n_samples)], dtype=np.float64)
         errors = {}
         for kind in ("readable", "encoded_frame"):
             try:
@@ -280,10 +402,38 @@ class Scorer:
         )
 
     def describe(self) -> str:
-        """One line saying what the model is and how it is called (for result objects)."""
+        """One line saying what the model is and how it is called.
+
+        Returns
+        -------
+        str
+            The model's type and the :data:`INPUT_KINDS` entry of ``input_kind``.
+
+        Examples
+        --------
+        >>> from fairlens.models import as_scorer
+        >>> def f(X):
+        ...     return X[:, 0] * 0
+        >>> as_scorer(f).describe()
+        'function: a callable on the encoded array X'
+        """
         return f"{type(self.model).__name__}: {INPUT_KINDS[self.input_kind]}"
 
     def reset_counts(self):
+        """Set ``n_calls`` and ``n_rows`` back to 0.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.models import as_scorer
+        >>> s = as_scorer(lambda X: X[:, 0] * 0)
+        >>> _ = s(np.zeros((4, 1))); s.reset_counts(); s.n_rows
+        0
+        """
         self.n_calls = 0
         self.n_rows = 0
 
@@ -291,38 +441,98 @@ class Scorer:
     def check_X(self, X, name="X") -> np.ndarray:
         """Encoded rows as a C-contiguous float64 array in ``feature_names`` order.
 
-        A DataFrame is aligned by column name (a missing or extra column is an error; a
-        readable frame with category labels is encoded through the dataset)."""
-        return _as_encoded(X, self.feature_names, self.n_features, self.dataset, name)
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or DataFrame
+            Encoded rows; a DataFrame is aligned by column name (a missing or extra column
+            is an error; a readable frame with category labels is encoded through ``data``).
+        name : str, default "X"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        ndarray of shape (n, d), float64
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is not numeric (and cannot be encoded).
+        ValueError
+            If the shape or the columns do not match, or ``X`` holds NaN or inf.
+
+        Examples
+        --------
+        >>> from fairlens.models import as_scorer
+        >>> as_scorer(lambda X: X[:, 0] * 0, n_features=2).check_X([[1, 2]])
+        array([[1., 2.]])
+        """
+        return _as_encoded(X, self.feature_names, self.n_features, self.data, name)
 
     def _raw(self, X, kind):
         return self._fn(self._in_form(X, kind))
 
     def _in_form(self, X, kind):
+        # The model never receives an array fairlens keeps using: a model that writes into
+        # its input (e.g. normalises in place) must not corrupt a search's buffers.  A copy,
+        # not a read-only view: read-only arrays make some models raise.
         if kind in ("callable", "encoded"):
-            return X
+            return np.array(X, dtype=np.float64, order="C", copy=True)
         if kind == "readable":
-            frame = self.dataset.decode(X)
+            frame = self.data.decode(X)
         else:
             import pandas as pd
 
-            frame = pd.DataFrame(X, columns=self.feature_names)
+            frame = pd.DataFrame(np.array(X, dtype=np.float64, copy=True), columns=self.feature_names)
         return frame[self.model_feature_names]
 
     def model_input(self, X):
-        """Encoded rows ``X`` in the form the model was fitted on: the readable frame, an
-        encoded DataFrame in the model's column order, or the array (to refit a clone)."""
+        """Encoded rows ``X`` in the form the model was fitted on (to refit a clone).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or DataFrame
+            Encoded rows (see :meth:`check_X`).
+
+        Returns
+        -------
+        ndarray or DataFrame
+            A copy: the readable frame, an encoded DataFrame in the model's column order,
+            or the array.
+
+        Examples
+        --------
+        >>> from fairlens.models import as_scorer
+        >>> as_scorer(lambda X: X[:, 0] * 0, n_features=1).model_input([[3.0]])
+        array([[3.]])
+        """
         return self._in_form(self.check_X(X), self.input_kind)
 
     def model_labels(self, y):
-        """fairlens labels (1 = favourable, 0 = not) as the model's own classes (to refit a
-        clone of a model fitted on, e.g., the readable target labels)."""
+        """fairlens labels as the model's own classes (to refit a clone of the model).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            fairlens labels: 1 = favourable, 0 = not.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The labels in the model's classes (e.g. ``"good"``/``"bad"`` for a model fitted
+            on the readable target); unchanged for a model without ``classes_``.
+
+        Examples
+        --------
+        >>> from fairlens.models import as_scorer
+        >>> as_scorer(lambda X: X[:, 0] * 0).model_labels([1, 0])
+        array([1, 0])
+        """
         y = np.asarray(y)
         classes = getattr(self.model, "classes_", None)
         if classes is None:
             return y
         classes = np.asarray(classes)
-        fav = self.favourable_class
+        fav = self.favourable
         other = [c for c in classes.tolist() if c != fav][0]
         if fav == 1 and other == 0:
             return y
@@ -339,8 +549,12 @@ class Scorer:
         if out.ndim == 2 and out.shape == (n, 2):
             col = self._column_index()
             out = out[:, col]
+            flip = False
         elif out.ndim == 2 and out.shape == (n, 1):
             out = out[:, 0]
+            flip = True
+        else:
+            flip = out.ndim == 1
         if out.shape != (n,):
             raise ValueError(
                 f"the model returned shape {out.shape} for {n} rows; a scorer must return "
@@ -349,10 +563,13 @@ class Scorer:
         finite = np.isfinite(out)
         if check_finite and not np.all(finite):
             raise ValueError("the model returned non-finite scores (nan or inf)")
+        # a callable's (n,) output scores class 1: favourable class 0 takes its complement
+        flip = flip and self._kind == "callable" and self.favourable == 0
         if self.output == "logit":
             from scipy.special import expit
 
-            out = expit(out)  # expit(+-inf) = 1/0; NaN stays NaN
+            out = expit(-out if flip else out)  # expit(+-inf) = 1/0; NaN stays NaN
+            flip = False
         elif check_range and self.output != "raw" and finite.any() and (
                 out[finite].min() < 0.0 or out[finite].max() > 1.0):
             raise ValueError(
@@ -361,28 +578,84 @@ class Scorer:
                 "are logits or decision values pass output='logit' (the sigmoid is applied), "
                 "else return probabilities."
             )
-        return out
+        return 1.0 - out if flip else out
 
     def _column_index(self):
         if self._column is None:
             classes = getattr(self.model, "classes_", None)
             if classes is not None:
-                self._column = list(np.asarray(classes).tolist()).index(self.favourable_class)
+                self._column = list(np.asarray(classes).tolist()).index(self.favourable)
             else:
-                self._column = int(self.favourable_class == 1)
+                self._column = int(self.favourable == 1)
         return self._column
 
     def __call__(self, X, *, check_finite=True) -> np.ndarray:
-        """Scores of the rows ``X``; ``check_finite=False`` returns NaN/inf answers as they
-        are (NaN for a logit's inf) instead of raising, for audits that flag them."""
+        """Scores of the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or DataFrame
+            Encoded rows (see :meth:`check_X`); the model receives a copy.
+        check_finite : bool, default True
+            ``False`` returns NaN/inf answers as they are (NaN for a logit's inf) instead
+            of raising, for audits that flag them.
+
+        Returns
+        -------
+        ndarray of shape (n,), float64
+            Probability of the favourable class for each row.
+
+        Raises
+        ------
+        ValueError
+            If the model returns the wrong shape, scores outside [0, 1] (``output="auto"``)
+            or non-finite scores, or a DataFrame-fitted model cannot score encoded rows
+            without ``data``.
+        TypeError
+            If the model returns non-numbers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.models import as_scorer
+        >>> as_scorer(lambda X: X[:, 0])(np.array([[0.2], [0.9]]))
+        array([0.2, 0.9])
+        """
         X = self.check_X(X)
         n = X.shape[0]
         if n == 0:
             return np.empty(0, dtype=np.float64)
-        out = self._to_scores(self._raw(X, self.input_kind), n, check_finite=check_finite)
+        try:
+            raw = self._raw(X, self.input_kind)
+        except Exception as exc:
+            if self.input_kind == "encoded_frame" and self.data is None:
+                # a model fitted on the readable frame cannot score codes, and without the
+                # dataset fairlens cannot decode them: say so instead of the model's error
+                raise ValueError(
+                    f"the model could not score encoded rows ({type(exc).__name__}: {exc}). If "
+                    "it was fitted on the readable frame (category labels), pass data=<the "
+                    "Dataset> so that fairlens can decode the rows"
+                ) from exc
+            raise
+        out = self._to_scores(raw, n, check_finite=check_finite)
         self.n_calls += 1
         self.n_rows += n
         return out
+
+    # old names of two attributes (fairlens < 0.3), read and written through
+    @property
+    def dataset(self):
+        """Old name of :attr:`data`."""
+        return self.data
+
+    @dataset.setter
+    def dataset(self, value):
+        self.data = value
+
+    @property
+    def favourable_class(self):
+        """Old name of :attr:`favourable`."""
+        return self.favourable
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -446,45 +719,87 @@ def _as_encoded(X, feature_names, n_features, dataset, name="X"):
     return np.ascontiguousarray(X)
 
 
-def as_scorer(model, dataset=None, *, favourable_class=1, n_features=None, feature_names=None,
-              input="auto", output="auto") -> Scorer:
+def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=None,
+              input="auto", output="auto", **old_names) -> Scorer:
     """Adapt ``model`` into a :class:`Scorer` (idempotent on a Scorer): the one model protocol.
 
     Parameters
     ----------
-    model : estimator, pipeline or callable
+    model : estimator, pipeline, callable or Scorer
         (a) a fitted binary classifier or pipeline with ``predict_proba`` fitted on the
-        dataset's **readable frame** (``dataset.frame[dataset.feature_names]``: category
-        labels, real values); (b) one fitted on the **encoded** ``dataset.X`` (an array,
+        dataset's **readable frame** (``data.frame[data.feature_names]``: category
+        labels, real values); (b) one fitted on the **encoded** ``data.X`` (an array,
         or a DataFrame of the encoded columns); (c) a **callable** mapping an ``(n, d)``
-        encoded array to ``(n,)`` scores or ``(n, 2)`` probabilities.  Which one it is,
-        is decided here, once, from ``feature_names_in_``: a model without it takes arrays;
-        one with it takes a DataFrame with its own column order, readable (decoded) when it
-        accepts the category labels, else encoded.  ``scorer.input_kind`` and
-        ``scorer.describe()`` state the decision.
-    dataset : Dataset, optional
+        encoded array to ``(n,)`` scores of class 1 or ``(n, 2)`` class probabilities.  Which
+        one it is, is decided here, once, from ``feature_names_in_``: a model without it takes
+        arrays; one with it takes a DataFrame with its own column order, readable (decoded)
+        when it accepts the category labels, else encoded.  ``scorer.input_kind`` and
+        ``scorer.describe()`` state the decision.  The model always receives a copy of the
+        rows, never an array fairlens keeps using.
+    data : Dataset, optional
         The data the model is audited on; needed for readable-frame models and to align
         DataFrames by column name.
-    favourable_class : default 1
-        The model class whose probability is the score.  With a dataset, a model fitted
+    favourable : default 1
+        The model class whose probability is the score.  With ``data``, a model fitted
         on the readable target labels is matched through the dataset's favourable label.
-    n_features, feature_names : optional
-        The encoded columns (default: the dataset's, else the model's).
-    input : {"auto", "readable", "encoded"}
+        A callable's classes are 0 and 1: ``favourable=0`` scores ``1 - p`` for an ``(n,)``
+        output ``p`` (the sigmoid of ``-z`` for logits).
+    n_features : int, optional
+        Number of encoded columns (default: the dataset's, else the model's).
+    feature_names : list of str, optional
+        The encoded columns, in order (default: the dataset's, else the model's).
+    input : {"auto", "readable", "encoded"}, default "auto"
         Override the decision for a DataFrame-fitted model.
-    output : {"auto", "proba", "logit", "raw"}
+    output : {"auto", "proba", "logit", "raw"}, default "auto"
         A callable must return probabilities in [0, 1] ("auto"/"proba"; scores outside
         are refused, since the methods threshold probabilities); "logit" applies the
         sigmoid to its (n,) output; "raw" passes scores through unchecked, for methods
         whose threshold the caller sets to the score's own scale.
+    **old_names
+        ``dataset`` and ``favourable_class``, the old names of ``data`` and ``favourable``
+        (a ``FutureWarning``; they stop working in the next release).
+
+    Returns
+    -------
+    Scorer
+        Calling it on encoded rows returns the ``(n,)`` float64 scores.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` has no ``predict_proba`` and is not callable, or an unknown keyword is given.
+    ValueError
+        If ``favourable`` is not one of the model's classes, the model and ``data`` disagree
+        on the feature columns, or ``input``/``output`` is not one of the choices.
+
+    See Also
+    --------
+    Scorer : the adapted model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.models import as_scorer
+    >>> scorer = as_scorer(lambda X: 1 / (1 + np.exp(-X[:, 0])))
+    >>> scorer(np.zeros((3, 2)))
+    array([0.5, 0.5, 0.5])
+    >>> scorer.n_rows
+    3
     """
     if isinstance(model, Scorer):
-        if dataset is not None and model.dataset is None and model.feature_names is None:
-            model.feature_names = list(dataset.feature_names)
-            model.dataset = dataset
+        from ._base import renamed_kwargs
+        from ._validation import check_no_kwargs
+
+        old_names = renamed_kwargs("as_scorer", dict(old_names), _RENAMED)
+        data = old_names.pop("data", data)
+        old_names.pop("favourable", None)
+        check_no_kwargs("as_scorer", old_names)
+        if data is not None and model.data is None and model.feature_names is None:
+            model.feature_names = list(data.feature_names)
+            model.data = data
         return model
-    return Scorer(model, favourable_class=favourable_class, n_features=n_features,
-                  dataset=dataset, feature_names=feature_names, input=input, output=output)
+    return Scorer(model, data, favourable=favourable, n_features=n_features,
+                  feature_names=feature_names, input=input, output=output, **old_names)
 
 
 _ACTIVATIONS = {
@@ -539,13 +854,33 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     ----------
     model : MLPClassifier or Pipeline
         Fitted binary network (one logistic output unit).
-    X : array of shape (n, d)
-    output : {"proba", "logit"}
+    X : array-like of shape (n, d) or (d,)
+        Encoded rows (finite), in the order the network was fitted on.
+    output : {"proba", "logit"}, default "proba"
         Differentiate P(class 1 | x) or the pre-sigmoid output z(x).
 
     Returns
     -------
     ndarray of shape (n, d)
+        The gradient at each row.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not an MLPClassifier (or a pipeline of scalers ending in one).
+    ValueError
+        If the network is not fitted or not binary, ``output`` is unknown, or ``X`` has the
+        wrong number of features or holds NaN/inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> from fairlens.models import mlp_input_gradient
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0, 0, 1, 1])
+    >>> net = MLPClassifier(hidden_layer_sizes=(), max_iter=50, random_state=0).fit(X, y)
+    >>> mlp_input_gradient(net, X).shape
+    (4, 1)
     """
     mlp, scale, shift = _unwrap_mlp(model)
     if not hasattr(mlp, "coefs_"):
@@ -557,6 +892,10 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[None, :]
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or inf; the gradient is only defined at finite inputs")
     if X.shape[1] != mlp.coefs_[0].shape[0]:
         raise ValueError(f"X has {X.shape[1]} features; the network expects "
                          f"{mlp.coefs_[0].shape[0]}")

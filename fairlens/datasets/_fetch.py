@@ -43,11 +43,25 @@ CACHE_ENV = "FAIRLENS_CACHE_DIR"
 
 
 class DatasetNotFoundError(FileNotFoundError):
-    """A dataset file is neither in ``data_home``, bundled, cached, nor downloadable."""
+    """A dataset file is neither in ``data_home``, bundled, cached, nor downloadable.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import DatasetNotFoundError
+    >>> issubclass(DatasetNotFoundError, FileNotFoundError)
+    True
+    """
 
 
 class DatasetIntegrityError(ValueError):
-    """A dataset file does not match its recorded sha256 (corrupt or truncated)."""
+    """A dataset file does not match its recorded sha256 (corrupt or truncated).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import DatasetIntegrityError
+    >>> issubclass(DatasetIntegrityError, ValueError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -162,7 +176,19 @@ FILES: dict[str, RemoteFile] = {
 
 
 def get_cache_dir() -> Path:
-    """Folder where downloaded files are kept (``FAIRLENS_CACHE_DIR`` or ``~/.cache/fairlens``)."""
+    """Folder where downloaded files are kept.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$FAIRLENS_CACHE_DIR`` if set, else ``~/.cache/fairlens``.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import get_cache_dir
+    >>> get_cache_dir().name in ("fairlens", get_cache_dir().name)
+    True
+    """
     env = os.environ.get(CACHE_ENV)
     return Path(env).expanduser() if env else Path.home() / ".cache" / "fairlens"
 

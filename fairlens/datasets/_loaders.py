@@ -73,17 +73,19 @@ def _is_integral_number(v) -> bool:
     return isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer()
 
 
-def _category_codes(col: pd.Series, order=None):
+def _category_codes(col: pd.Series, order=None, name=None):
     """Codes of one categorical column: ``(codes, {code: label}, text_column_or_None)``.
 
     * booleans: ``False -> 0``, ``True -> 1`` (labels stay booleans);
-    * integers (or integral real numbers): **the code is the value itself** and the label
-      is the original value (same type), so a model trained on the user's own integer codes
-      is queried with exactly those codes;
-    * other real numbers: codes ``0, 1, ...`` in increasing numeric order, label = value;
-    * anything else (text, mixed): codes ``0, 1, ...`` in sorted order of the string form
-      (or ``order``); the frame column is replaced by its string form only if it was not
-      text already.
+    * integers (or integral real numbers) within ``[-2**53, 2**53]``: **the code is the
+      value itself** and the label is the original value (same type), so a model trained on
+      the user's own integer codes is queried with exactly those codes;
+    * other real numbers, and integers beyond ``2**53`` (which float64 cannot hold apart):
+      codes ``0, 1, ...`` in increasing numeric order, label = the value;
+    * text: codes ``0, 1, ...`` in sorted order (or ``order``);
+    * mixed values (e.g. ``1`` and ``"a"``): codes in sorted order of the text form, labels
+      the original values (two values with one text form, such as ``1`` and ``"1"``, are
+      refused).  With ``order`` the frame column is replaced by its text form.
     """
     values = pd.unique(col)
     scalars = [v.item() if isinstance(v, np.generic) else v for v in values]
@@ -91,21 +93,103 @@ def _category_codes(col: pd.Series, order=None):
         if all(isinstance(v, (bool, np.bool_)) for v in scalars):
             mapping = {int(v): bool(v) for v in sorted(scalars)}
             return col.astype(bool).astype(np.float64).to_numpy(), mapping, None
-        if all(_is_integral_number(v) for v in scalars):
+        integral = all(_is_integral_number(v) for v in scalars)
+        if integral and all(abs(v) <= 2**53 for v in scalars):
             mapping = {int(v): v for v in sorted(scalars)}
             return col.astype(np.float64).to_numpy(), mapping, None
-        if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-               and np.isfinite(v) for v in scalars):
+        if integral or all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                           and np.isfinite(v) for v in scalars):
             mapping = dict(enumerate(sorted(scalars)))
-            inverse = {float(v): float(k) for k, v in mapping.items()}
-            return col.astype(np.float64).map(inverse).to_numpy(np.float64), mapping, None
+            exact = {v: float(k) for k, v in mapping.items()}  # exact values, not floats
+            codes = np.array([exact[v] for v in col.tolist()], dtype=np.float64)
+            return codes, mapping, None
     text = col.astype(str)
+    already_text = all(isinstance(v, str) for v in scalars)
+    if order is None and not already_text:
+        # mixed types: labels keep their values (decode gives back 1, not '1')
+        by_text = {}
+        for v in scalars:
+            by_text.setdefault(str(v), []).append(v)
+        clash = {t: vs for t, vs in by_text.items() if len(vs) > 1}
+        if clash or len(by_text) != text.nunique():
+            shown = next(iter(clash.values()), None) or sorted(set(text) - set(by_text))[:3]
+            raise ValueError(
+                f"column {name!r} mixes values that read alike ({shown!r}: e.g. 1 and '1', or "
+                "1 and True); fairlens could not tell them apart when decoding. Make the "
+                f"column one type first, e.g. frame[{name!r}].astype(str)."
+            )
+        mapping = {i: by_text[t][0] for i, t in enumerate(sorted(by_text))}
+        inverse = {t: float(i) for i, t in enumerate(sorted(by_text))}
+        return text.map(inverse).to_numpy(dtype=np.float64), mapping, None
     order = list(order) if order is not None else sorted(text.unique())
     mapping = dict(enumerate(order))
     inverse = {lab: i for i, lab in mapping.items()}
-    already_text = all(isinstance(v, str) for v in scalars)
     return text.map(inverse).to_numpy(dtype=np.float64), mapping, (None if already_text
                                                                     else text)
+
+
+_SCALARS = (str, bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _check_column(col: pd.Series, name: str, categorical: bool):
+    """Refuse, by name, a column whose values fairlens cannot encode and decode exactly."""
+    dt = col.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        dt = dt.categories.dtype
+    time_fix = (f"convert it to numbers first (e.g. frame[{name!r}].dt.year, or days since a "
+                f"reference date: (frame[{name!r}] - t0).dt.days) or to text "
+                f"(frame[{name!r}].astype(str))")
+    if (pd.api.types.is_datetime64_any_dtype(dt) or pd.api.types.is_timedelta64_dtype(dt)
+            or isinstance(dt, pd.PeriodDtype)):
+        raise TypeError(f"column {name!r} holds {dt} values (dates, times or periods); "
+                        f"fairlens encodes numbers, booleans and text: {time_fix}.")
+    if pd.api.types.is_complex_dtype(dt):
+        raise TypeError(f"column {name!r} holds complex numbers; fairlens encodes real numbers: "
+                        "split it into its real and imaginary parts (two columns).")
+    if pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt):
+        for v in col.tolist():
+            if isinstance(v, _SCALARS):
+                if isinstance(v, (float, np.floating)) and np.isinf(v):
+                    raise ValueError(f"column {name!r} has infinite values; replace or drop "
+                                     "them first (fairlens does not clip)")
+                continue
+            import datetime as _dt
+
+            kind = type(v).__name__
+            if isinstance(v, (_dt.date, _dt.time, _dt.timedelta, pd.Period, np.datetime64,
+                              np.timedelta64)):
+                raise TypeError(f"column {name!r} holds {kind} values (dates, times or periods); "
+                                f"fairlens encodes numbers, booleans and text: {time_fix}.")
+            if isinstance(v, (complex, np.complexfloating)):
+                raise TypeError(f"column {name!r} holds complex numbers; fairlens encodes real "
+                                "numbers: split it into its real and imaginary parts (two columns).")
+            raise TypeError(
+                f"column {name!r} holds {kind} values (e.g. {v!r}); fairlens encodes numbers, "
+                f"booleans and text in each cell. Turn them into one scalar per cell, or text "
+                f"with frame[{name!r}].astype(str)."
+            )
+    elif pd.api.types.is_float_dtype(dt) and np.isinf(col.to_numpy(dtype=np.float64)).any():
+        raise ValueError(f"column {name!r} has infinite values; replace or drop them first "
+                         "(fairlens does not clip)")
+    if not categorical:
+        try:
+            num = pd.to_numeric(col)
+        except (TypeError, ValueError):
+            raise TypeError(f"column {name!r} is not numeric; list it in categorical=[...] to code "
+                            "its values as categories") from None
+        big = None
+        if pd.api.types.is_integer_dtype(num.dtype):
+            vals = num.to_numpy()
+            if vals.size and (vals.max() > 2**53 or vals.min() < -(2**53)):
+                big = int(vals.max() if vals.max() > 2**53 else vals.min())
+        elif num.dtype == object:
+            big = next((v for v in num.tolist() if isinstance(v, int) and abs(v) > 2**53), None)
+        if big is not None:
+            raise ValueError(
+                f"column {name!r} holds integers beyond 2**53 (e.g. {big}), which float64 cannot "
+                "hold exactly (neighbouring values would merge); list it in categorical=[...] "
+                "(codes by rank, labels kept exactly) or rescale it."
+            )
 
 
 def _assemble(
@@ -129,7 +213,7 @@ def _assemble(
             X[:, j] = arr
             categories[feat] = dict(mapping)
         elif types[feat] == "categorical":
-            arr, mapping, as_text = _category_codes(readable[feat], category_order.get(feat))
+            arr, mapping, as_text = _category_codes(readable[feat], category_order.get(feat), feat)
             X[:, j] = arr
             categories[feat] = mapping
             if as_text is not None:
@@ -188,6 +272,26 @@ def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=Tr
         ``y = 1`` when ``Chance of Admit >= threshold``.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        500 (or 400) applicants, protected ``Research``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_admission
+    >>> load_admission().X.shape
+    (500, 7)
     """
     files = {"1.1": "Admission_Predict_Ver1.1.csv", "1": "Admission_Predict.csv"}
     if isinstance(version, (bool, np.bool_)) or str(version) not in files:
@@ -231,6 +335,26 @@ def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
         ``$FAIRLENS_DATA_HOME``, then the bundled copy).
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        520 patients, 16 features.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_diabetes_risk
+    >>> load_diabetes_risk().X.shape
+    (520, 16)
     """
     download = check_bool("download", download)
     raw = _read_csv("diabetes_data_upload.csv", data_home, download)
@@ -313,6 +437,34 @@ def german_numeric_table(data_home=None, *, download=True) -> pd.DataFrame:
 
     Derived from the UCI ``german.data`` (installment rate is left out, as in the Statlog
     numeric version); first column ``CREDITRATING`` is -1 for good and 1 for bad credit.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    pandas.DataFrame
+        1,000 rows, 25 columns (``CREDITRATING`` first).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import german_numeric_table
+    >>> german_numeric_table().shape
+    (1000, 25)
     """
     g = _german_raw_table(data_home, download)
 
@@ -381,6 +533,26 @@ def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Data
     encoding : {"raw", "benchmark"}
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        1,000 applicants; see ``encoding``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> load_german_credit().n_samples
+    1000
     """
     _check_encoding(encoding)
     download = check_bool("download", download)
@@ -544,6 +716,26 @@ def load_adult(data_home=None, *, encoding="raw", subset="train", download=True)
         ``adult.data`` (32,561 rows), ``adult.test`` (16,281) or both.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        The chosen ``subset`` in the chosen ``encoding``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_adult
+    >>> load_adult().protected
+    ['age', 'race', 'sex']
     """
     _check_encoding(encoding)
     keys = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
@@ -626,6 +818,26 @@ def load_bank_marketing(data_home=None, *, encoding="raw", download=True) -> Dat
         bundled copy).
     download : bool, default True
         Whether to download the file if it is nowhere locally (never needed: it is bundled).
+
+    Returns
+    -------
+    Dataset
+        45,211 calls; protected ``age``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_bank_marketing
+    >>> load_bank_marketing().n_samples
+    45211
     """
     _check_encoding(encoding)
     download = check_bool("download", download)
@@ -693,10 +905,35 @@ def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Da
 
     Parameters
     ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
     target : {"two_year_recid", "score"}
         ``"two_year_recid"``: ``y = 1`` when the person did **not** reoffend within two years.
         ``"score"``: ``y = 1`` when COMPAS rated the risk *Low* (``score_text``), 0 for
         Medium/High -- the "high risk score" task of the TestSGD paper.
+
+    Returns
+    -------
+    Dataset
+        6,172 rows; protected sex, race, age.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_compas
+    >>> load_compas().n_samples
+    6172
     """
     check_choice("target", target, ("two_year_recid", "score"))
     download = check_bool("download", download)
@@ -753,6 +990,34 @@ def load_law_school(data_home=None, *, download=True) -> Dataset:
     read from ``data_home`` / ``$FAIRLENS_DATA_HOME`` or downloaded (GerryFair's copy) into
     the cache on first use; offline and absent, this raises
     :class:`~fairlens.datasets.DatasetNotFoundError` saying so.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    Dataset
+        1,823 students; protected race, gender.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_law_school
+    >>> load_law_school().n_samples  # doctest: +SKIP
+    1823
     """
     download = check_bool("download", download)
     df = _read_csv("lawschool.csv", data_home, download)
@@ -797,6 +1062,34 @@ def load_crime(data_home=None, *, download=True) -> Dataset:
     gender/race/age percentage columns TestSGD uses; ``race_related`` in the description
     lists GerryFair's wider mask (``communities_protected.csv``). Both files are bundled
     with fairlens (CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder searched first for the raw files (default ``$FAIRLENS_DATA_HOME``, then the
+        bundled copy, then the download cache).
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded.
+
+    Returns
+    -------
+    Dataset
+        1,994 communities, 122 features.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If a file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If a file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_crime
+    >>> load_crime().X.shape
+    (1994, 122)
     """
     download = check_bool("download", download)
     df = _read_csv("communities.csv", data_home, download)
@@ -848,6 +1141,30 @@ def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
 
     ``data_home`` and ``download`` are accepted for a uniform loader signature and not used
     (the data ships with scikit-learn). Unknown keywords are a ``TypeError``.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Accepted for a uniform loader signature and not used (the data ships with
+        scikit-learn).
+    download : bool, default True
+        Accepted for a uniform loader signature and not used.
+
+    Returns
+    -------
+    Dataset
+        569 tumours, 30 features, no protected attribute.
+
+    Raises
+    ------
+    TypeError
+        For an unknown keyword.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_breast_cancer
+    >>> load_breast_cancer().X.shape
+    (569, 30)
     """
     from sklearn.datasets import load_breast_cancer as _load
 
@@ -870,9 +1187,27 @@ def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
     positive_class : {0, 1, 2}
         The cultivar that is ``y = 1``. The multi-class labels stay readable in
         ``frame["target"]``.
-    data_home, download
+    data_home : path-like, optional
         Accepted for a uniform loader signature and not used (the data ships with
-        scikit-learn). Unknown keywords are a ``TypeError``.
+        scikit-learn).
+    download : bool, default True
+        Accepted for a uniform loader signature and not used.
+
+    Returns
+    -------
+    Dataset
+        178 wines, 13 features, no protected attribute.
+
+    Raises
+    ------
+    ValueError
+        If ``positive_class`` is not 0, 1 or 2.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_wine
+    >>> int(load_wine(positive_class=1).y.sum())
+    71
     """
     from sklearn.datasets import load_wine as _load
 
@@ -905,6 +1240,8 @@ def from_frame(
         None the column must already hold 0/1 (or booleans).
     protected : list of str
         Sensitive attributes (columns of ``frame``).
+    favourable : scalar, optional
+        The value of ``target`` that is the favourable outcome (``y = 1``).
     features : list of str, optional
         Feature columns, in order; default: every column but ``target``.
     categorical : list of str, optional
@@ -933,6 +1270,33 @@ def from_frame(
     (``decode`` shows them as ``"<code k>"``).
 
     Missing values are refused (fill or drop them first): nothing is imputed silently.
+
+    Returns
+    -------
+    Dataset
+        Your rows, with ``frame`` keeping your values and dtypes.
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a DataFrame, an argument has the wrong type, or a column holds
+        values fairlens cannot encode exactly (dates, times, periods, complex numbers,
+        lists...), naming the column and the fix.
+    ValueError
+        For unknown or duplicated columns, missing or infinite values, a target without
+        both outcomes, or integers beyond ``2**53`` in a non-categorical column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlens.datasets import from_frame
+    >>> df = pd.DataFrame({"sex": ["f", "m", "f", "m"], "income": [10.0, 20.0, 30.0, 25.0],
+    ...                    "hired": ["yes", "no", "no", "yes"]})
+    >>> ds = from_frame(df, "hired", protected=["sex"], favourable="yes")
+    >>> ds.y.tolist(), ds.categories["sex"]
+    ([1, 0, 0, 1], {0: 'f', 1: 'm'})
+    >>> ds.decode(ds.X[:1])["sex"].tolist()
+    ['f']
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
@@ -969,10 +1333,12 @@ def from_frame(
     nan_cols = [c for c in [*features, target] if frame[c].isna().any()]
     if nan_cols:
         raise ValueError(f"columns {nan_cols} have missing values; fill or drop them first")
+    if pd.api.types.is_float_dtype(frame[target].dtype) and np.isinf(frame[target]).any():
+        raise ValueError(f"target column {target!r} has infinite values; replace or drop them first")
     labels = frame[target]
     if favourable is None:
         values = set(pd.unique(labels))
-        if not values <= {0, 1, True, False}:
+        if not values <= {0, 1}:
             raise ValueError(
                 f"target {target!r} has values {sorted(map(str, values))[:6]}; pass "
                 "favourable=<the value that is the favourable outcome> to binarise it"
@@ -987,6 +1353,8 @@ def from_frame(
     if categorical is None:
         categorical = [c for c in features if not pd.api.types.is_numeric_dtype(frame[c])
                        or pd.api.types.is_bool_dtype(frame[c])]
+    for c in features:
+        _check_column(frame[c], c, c in categorical)
     types = {}
     for c in features:
         if c in categorical:
@@ -1024,14 +1392,50 @@ _ALIASES = {"census": "adult", "german": "german_credit", "bank": "bank_marketin
 
 
 def list_datasets() -> list:
-    """Names accepted by :func:`load_dataset`."""
+    """Names accepted by :func:`load_dataset`.
+
+    Returns
+    -------
+    list of str
+        The loaders' names, sorted (aliases such as ``"census"`` are accepted too).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import list_datasets
+    >>> "german_credit" in list_datasets()
+    True
+    """
     return sorted(_LOADERS)
 
 
 def load_dataset(name: str, **kwargs) -> Dataset:
     """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
 
-    Keyword arguments go to the loader; one it does not take is a ``TypeError``.
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, or an alias (``"census"``, ``"german"``, ``"bank"``,
+        ``"credit"``, ``"diabetes"``, ``"lawschool"``).
+    **kwargs
+        Passed to the loader; one it does not take is a ``TypeError``.
+
+    Returns
+    -------
+    Dataset
+        What the loader returns.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str or a keyword is unknown to the loader.
+    ValueError
+        If ``name`` is unknown.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_dataset
+    >>> load_dataset("german").name
+    'german_credit'
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a dataset name (str); got {name!r}")

@@ -66,7 +66,7 @@ def test_scorer_from_classifier_counts_queries():
     scorer(X[:3])
     assert (scorer.n_calls, scorer.n_rows) == (2, 10)
     assert M.as_scorer(scorer) is scorer
-    np.testing.assert_allclose(M.as_scorer(clf, favourable_class=0)(X[:4]),
+    np.testing.assert_allclose(M.as_scorer(clf, favourable=0)(X[:4]),
                                clf.predict_proba(X[:4])[:, 0])
 
 
@@ -93,8 +93,8 @@ def test_scorer_errors():
     y3 = np.arange(len(y)) % 3
     with pytest.raises(ValueError, match="3 classes"):
         M.as_scorer(LogisticRegression().fit(X, y3))
-    with pytest.raises(ValueError, match="favourable_class=2 is not one of"):
-        M.as_scorer(LogisticRegression().fit(X, y), favourable_class=2)
+    with pytest.raises(ValueError, match="favourable=2 is not one of"):
+        M.as_scorer(LogisticRegression().fit(X, y), favourable=2)
 
 
 def test_train_mlp_is_seeded_and_six_layers(require_data):

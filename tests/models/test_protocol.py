@@ -58,9 +58,9 @@ def test_readable_pipeline_on_readable_target_labels(german):
     pipe = _readable_pipe(german, target=german.frame[german.target])
     s = as_scorer(pipe, german)  # favourable class found through the dataset's labels
     fav = german.frame[german.target][german.y == 1].iloc[0]
-    assert s.favourable_class == fav
-    with pytest.raises(ValueError, match="favourable_class='excellent' is not one of"):
-        as_scorer(pipe, german, favourable_class="excellent")
+    assert s.favourable == fav
+    with pytest.raises(ValueError, match="favourable='excellent' is not one of"):
+        as_scorer(pipe, german, favourable="excellent")
     col = list(pipe.classes_).index(fav)
     np.testing.assert_array_equal(
         s(german.X[:40]), pipe.predict_proba(german.frame[german.feature_names].iloc[:40])[:, col])
@@ -140,8 +140,8 @@ def test_bad_arguments_are_named(german, readable_pipe):
         as_scorer(readable_pipe, german, input="frame")
     with pytest.raises(ValueError, match="output must be one of"):
         as_scorer(readable_pipe, german, output="probability")
-    with pytest.raises(ValueError, match="favourable_class='yes' is not one of"):
-        as_scorer(readable_pipe, german, favourable_class="yes")
+    with pytest.raises(ValueError, match="favourable='yes' is not one of"):
+        as_scorer(readable_pipe, german, favourable="yes")
     s = as_scorer(readable_pipe, german)
     with pytest.raises(ValueError, match="NaN or inf"):
         s(np.full((2, german.n_features), np.nan))

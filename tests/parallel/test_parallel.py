@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from fairlens._parallel import (Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks,
-                                run_chunks)
+from fairlens._parallel import Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
 
 
 def _draw(payload, chunk):
@@ -90,3 +89,30 @@ def test_base_seed_and_streams():
     np.testing.assert_array_equal(a, chunk_rng(1, 0).random(4))
     with pytest.raises(ValueError, match="chunk_size"):
         fixed_chunks(10, 0)
+
+
+@pytest.mark.parametrize("bad", [10**6, -(10**6), 4097])
+def test_check_n_jobs_refuses_absurd_counts_by_name(bad):
+    """Used to end in joblib's "Numeric literal 2000000 is too large" (issue 22)."""
+    with pytest.raises(ValueError, match=r"n_jobs must be a non-zero integer in \[-4096, 4096\]"):
+        check_n_jobs(bad)
+    with pytest.raises(ValueError, match="n_jobs"):
+        run_chunks(_draw, Payload(seed=1, offset=np.arange(4.0)), fixed_chunks(4, 2), n_jobs=bad)
+
+
+def test_never_more_workers_than_tasks(monkeypatch):
+    import joblib
+
+    seen = []
+    real = joblib.Parallel.__init__
+
+    def spy(self, *a, **kw):
+        seen.append(kw.get("n_jobs"))
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(joblib.Parallel, "__init__", spy)
+    n = 6
+    p = Payload(seed=3, offset=np.arange(n, dtype=float))
+    got = run_chunks(_draw, p, fixed_chunks(n, 2), n_jobs=64)
+    assert seen == [3]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(3, n, 2))

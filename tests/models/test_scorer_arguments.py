@@ -1,0 +1,131 @@
+"""as_scorer and train_mlp take every argument at its word (issue 22)."""
+import numpy as np
+import pytest
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from fairlens.datasets import load_german_credit
+from fairlens.models import as_scorer, train_mlp
+
+
+@pytest.fixture(scope="module")
+def german():
+    return load_german_credit()
+
+
+def _p1(X):
+    X = np.asarray(X, dtype=float)
+    return 1 / (1 + np.exp(-(X[:, 0] - X[:, 0].mean()) / (X[:, 0].std() + 1)))
+
+
+def test_callable_with_favourable_class_0_scores_class_0(german):
+    X = german.X[:40]
+    p1 = _p1(X)
+    np.testing.assert_allclose(as_scorer(_p1, german, favourable=0)(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(_p1, german, favourable=1)(X), p1)
+    # (n, 2) probabilities: column k is class k
+    two = lambda X: np.column_stack([1 - _p1(X), _p1(X)])  # noqa: E731
+    np.testing.assert_allclose(as_scorer(two, german, favourable=0)(X), 1 - p1)
+    # (n, 1) and logits too
+    np.testing.assert_allclose(as_scorer(lambda X: _p1(X)[:, None], german, favourable=0)(X), 1 - p1)
+    z = np.log(p1 / (1 - p1))
+    logit = lambda X: np.log(_p1(X) / (1 - _p1(X)))  # noqa: E731
+    np.testing.assert_allclose(as_scorer(logit, german, favourable=0, output="logit")(X), 1 - p1)
+    np.testing.assert_allclose(as_scorer(logit, german, output="logit")(X), 1 / (1 + np.exp(-z)))
+
+
+@pytest.mark.parametrize("fav", [2, "good", True, None])
+def test_callable_with_a_class_it_cannot_have_is_refused(german, fav):
+    with pytest.raises(ValueError, match=r"favourable=.*callable's classes are 0 and 1"):
+        as_scorer(_p1, german, favourable=fav)
+
+
+def test_callable_raw_scores_cannot_be_flipped(german):
+    with pytest.raises(ValueError, match="favourable=0 with output='raw'"):
+        as_scorer(_p1, german, favourable=0, output="raw")
+
+
+def test_readable_pipeline_without_dataset_names_the_dataset(german):
+    ct = ColumnTransformer([
+        ("cat", OneHotEncoder(handle_unknown="error"), make_column_selector(dtype_include=object)),
+        ("num", StandardScaler(), make_column_selector(dtype_exclude=object)),
+    ])
+    frame = german.frame[german.feature_names].copy()
+    for c in german.categories:
+        frame[c] = frame[c].astype(object)
+    pipe = make_pipeline(ct, LogisticRegression(max_iter=500)).fit(frame, german.frame[german.target])
+    s = as_scorer(pipe, favourable="good")
+    with pytest.raises(ValueError, match=r"pass data=<the Dataset>"):
+        s(german.X[:5])
+    # with the dataset it is the pipeline's own answer
+    s = as_scorer(pipe, german, favourable="good")
+    col = list(pipe.classes_).index("good")
+    np.testing.assert_allclose(s(german.X[:5]), pipe.predict_proba(frame.iloc[:5])[:, col])
+
+
+def test_train_mlp_without_hidden_layers(german):
+    m = train_mlp(german, hidden_layer_sizes=(), n_restarts=1, max_iter=20)
+    mlp = m.steps[-1][1]
+    assert mlp.hidden_layer_sizes == () and len(mlp.coefs_) == 1
+
+
+def test_train_mlp_hidden_layer_sizes_are_taken_as_given(german):
+    m = train_mlp(german, hidden_layer_sizes=7, n_restarts=1, max_iter=5)
+    assert [c.shape[1] for c in m.steps[-1][1].coefs_] == [7, 1]
+
+
+@pytest.mark.parametrize("bad,exc", [((5, 0), ValueError), ((5, -1), ValueError), ("30", TypeError),
+                                     ((5.0,), TypeError), ((True,), TypeError)])
+def test_train_mlp_bad_hidden_layer_sizes(german, bad, exc):
+    with pytest.raises(exc, match="hidden_layer_sizes"):
+        train_mlp(german, hidden_layer_sizes=bad, n_restarts=1, max_iter=5)
+
+
+def test_old_keyword_names_warn_and_still_work(german):
+    """issue 21: ``dataset`` -> ``data``, ``favourable_class`` -> ``favourable``."""
+    with pytest.warns(FutureWarning, match="'favourable_class' was renamed 'favourable'"):
+        old = as_scorer(_p1, german, favourable_class=0)
+    with pytest.warns(FutureWarning, match="'dataset' was renamed 'data'"):
+        old2 = as_scorer(_p1, dataset=german)
+    assert old.favourable == 0 and old.favourable_class == 0  # old attribute name still reads
+    assert old2.data is german and old2.dataset is german
+    np.testing.assert_allclose(old(german.X[:5]), as_scorer(_p1, german, favourable=0)(german.X[:5]))
+    with pytest.raises(TypeError, match="both 'favourable_class'"):
+        as_scorer(_p1, german, favourable_class=0, favourable=0.0)
+    with pytest.raises(TypeError, match="both 'dataset'"):
+        as_scorer(_p1, german, dataset=german)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*banana"):
+        as_scorer(_p1, german, banana=1)
+    # an error raised for the old spelling names the old spelling
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="favourable_class=2"):
+        as_scorer(_p1, german, favourable_class=2)
+    with pytest.warns(FutureWarning):
+        m = train_mlp(dataset=german, n_restarts=1, max_iter=5)
+    assert m.predict_proba(german.X[:2]).shape == (2, 2)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_mlp_input_gradient_refuses_non_finite_rows(german, value):
+    """Used to return NaN gradients for a NaN input (issue 22)."""
+    from fairlens.models import mlp_input_gradient
+
+    m = train_mlp(german, n_restarts=1, max_iter=5)
+    X = german.X[:3].copy()
+    X[1, 0] = value
+    with pytest.raises(ValueError, match="X contains NaN or inf"):
+        mlp_input_gradient(m, X)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    (dict(n_features="abc"), TypeError, "n_features"),
+    (dict(n_features=0), ValueError, "n_features"),
+    (dict(n_features=2.5), TypeError, "n_features"),
+    (dict(feature_names="ab"), TypeError, "feature_names"),
+    (dict(feature_names=["a", "a"]), ValueError, "feature_names has duplicated"),
+    (dict(feature_names=["a", "b"], n_features=3), ValueError, "n_features=3 disagrees"),
+])
+def test_as_scorer_refuses_bad_columns_by_name(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        as_scorer(lambda X: X[:, 0] * 0, **kw)
