@@ -28,6 +28,35 @@ def _e(s) -> str:
     return html.escape(str(s), quote=True)
 
 
+_BREAK_AFTER = set("_-/.,=|&;:)}]")
+
+
+def _breakable(text, limit=16) -> str:
+    """Escaped ``text`` with ``<wbr>`` break opportunities inside long unbroken tokens
+    (column names, rule sets, hashes), so a narrow column wraps them instead of widening the
+    table; ordinary words are never broken."""
+    out = []
+    for token in _split_space(str(text)):
+        if len(token) <= limit or token.isspace():
+            out.append(_e(token))
+            continue
+        piece, run = [], 0
+        for ch in token:
+            piece.append(_e(ch))
+            run += 1
+            if ch in _BREAK_AFTER or run >= limit:
+                piece.append("<wbr>")
+                run = 0
+        out.append("".join(piece))
+    return "".join(out)
+
+
+def _split_space(text):
+    import re
+
+    return [t for t in re.split(r"(\s+)", text) if t]
+
+
 def _sig3(v: float) -> str:
     """``v`` with three significant digits, fixed notation (never ``1.2e+04``)."""
     if v == 0:
@@ -109,13 +138,13 @@ def format_cell(c, unit=None) -> str:
     """The escaped HTML of one table cell (see *Cell* in the schema)."""
     if isinstance(c, dict):
         if "text" in c:
-            text = _e(c["text"])
+            text = _breakable(c["text"])
             return f"<mark>{text}</mark>" if c.get("highlight") else text
         return _e(_interval(c.get("value"), c.get("ci_low"), c.get("ci_high"),
                             c.get("unit", unit)))
     if c is None or isinstance(c, (bool, numbers.Real)):
         return _e(format_number(c, unit))
-    return _e(c)
+    return _breakable(c)
 
 
 def _is_numeric_cell(c) -> bool:
@@ -147,9 +176,12 @@ nav ol{columns:2;margin:.2em 0 1em;padding-left:1.4em}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}
 th,td{border:1px solid var(--line);padding:5px 8px;vertical-align:top;text-align:left;
-overflow-wrap:anywhere;word-break:normal}
+overflow-wrap:break-word;word-break:normal;hyphens:manual}
 th{background:var(--head);font-weight:600}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+tr.check th{background:#f7f8fa;font-size:1rem;text-align:left}
+table.findings{table-layout:fixed}
+table.findings td.num{white-space:normal}
 tr{break-inside:avoid;page-break-inside:avoid}
 thead{display:table-header-group}
 .tnote{color:var(--muted);font-size:.88rem;margin:-.8em 0 1.2em}
@@ -180,6 +212,8 @@ body{max-width:none;padding:0}
 nav{display:none}
 .table-wrap{overflow:visible}
 table{font-size:9pt;table-layout:auto}
+th,td{padding:3px 4px}
+table.findings{table-layout:auto}
 td.num{white-space:normal}
 h2{break-before:auto;break-after:avoid;page-break-after:avoid}
 h3,caption{break-after:avoid;page-break-after:avoid}
@@ -217,14 +251,15 @@ def _value_text(v) -> str:
 def _kv(d: dict) -> str:
     if not d:
         return "<p class='meta'>none</p>"
-    rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(_value_text(v))}</dd>" for k, v in d.items())
+    rows = "".join(f"<dt>{_breakable(k, 24)}</dt><dd>{_breakable(_value_text(v), 24)}</dd>"
+                   for k, v in d.items())
     return f"<dl class='kv'>{rows}</dl>"
 
 
 def _table_html(t: dict) -> str:
     cols = t["columns"]
     units = t.get("units") or [None] * len(cols)
-    head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in cols)
+    head = "".join(f"<th scope='col'>{_breakable(c)}</th>" for c in cols)
     body = []
     for row in t["rows"]:
         cells = []
@@ -248,8 +283,9 @@ def _figure_html(f: dict) -> str:
             f"alt=\"{_e(f['alt'])}\"><figcaption>{_e(f['title'])}</figcaption></figure>")
 
 
-_FINDING_COLUMNS = ["Check", "Measure", "Group", "Value (95% interval)", "Threshold", "Verdict",
+_FINDING_COLUMNS = ["Measure", "Group", "Value (95% interval)", "Threshold", "Verdict",
                     "What it means"]
+_FINDING_WIDTHS = ("19%", "13%", "16%", "10%", "8%", "34%")
 
 
 def _findings_html(doc) -> str:
@@ -257,21 +293,25 @@ def _findings_html(doc) -> str:
     if not findings:
         return "<p class='meta'>No findings.</p>"
     titles = {s["id"]: s["title"] for s in doc["sections"]}
-    rows = []
+    rows, current = [], object()
     for f in findings:
+        if f["check"] != current:  # one header row per check, instead of a column
+            current = f["check"]
+            rows.append(f"<tr class='check'><th colspan='{len(_FINDING_COLUMNS)}' scope='rowgroup'>"
+                        f"{_e(titles.get(current, current))}</th></tr>")
         unit = f.get("unit")
         rows.append(
             "<tr>"
-            f"<td>{_e(titles.get(f['check'], f['check']))}</td>"
-            f"<td>{_e(f['label'])}</td>"
-            f"<td>{_e(f['group'] if f['group'] is not None else 'all')}</td>"
+            f"<td>{_breakable(f['label'])}</td>"
+            f"<td>{_breakable(f['group'] if f['group'] is not None else 'all')}</td>"
             f"<td class='num'>{_e(_interval(f['value'], f['ci_low'], f['ci_high'], unit))}</td>"
             f"<td class='num'>{_e(format_number(f['threshold'], unit))}</td>"
             f"<td>{_badge(f['verdict'])}</td>"
-            f"<td>{_e(f['sentence'])}</td>"
+            f"<td>{_breakable(f['sentence'], 24)}</td>"
             "</tr>")
+    cols = "".join(f"<col style='width:{w}'>" for w in _FINDING_WIDTHS)
     head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in _FINDING_COLUMNS)
-    return (f"<div class='table-wrap'><table class='findings'><caption>Findings</caption>"
+    return (f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
@@ -303,11 +343,15 @@ def _reproducibility_html(doc) -> str:
     out.append(_kv({"fairlens": env["fairlens"], "Python": env["python"],
                     "platform": env["platform"], **env["libraries"]}))
     out.append("<h3>Data</h3>")
-    out.append(_kv({"name": data["name"], "file": data["source"],
-                    "rows": data["n_rows"], "columns": data["n_columns"],
-                    "sha256": data["sha256"], "target": data["target"],
-                    "favourable value": data["favourable"],
-                    "protected": ", ".join(map(str, data["protected"])) or None}))
+    if data.get("datasets"):  # several tables (a tour): the table below identifies them
+        out.append(_kv({"name": data["name"],
+                        "protected": ", ".join(map(str, data["protected"])) or None}))
+    else:
+        out.append(_kv({"name": data["name"], "file": data["source"],
+                        "rows": data["n_rows"], "columns": data["n_columns"],
+                        "sha256": data["sha256"], "target": data["target"],
+                        "favourable value": data["favourable"],
+                        "protected": ", ".join(map(str, data["protected"])) or None}))
     if data.get("datasets"):
         out.append(_table_html({
             "title": "Tables used", "columns": ["Name", "File", "Rows", "Columns", "sha256"],
@@ -315,9 +359,12 @@ def _reproducibility_html(doc) -> str:
             "rows": [[d["name"], d["source"], d["n_rows"], d["n_columns"],
                       {"text": d["sha256"] or "–"}] for d in data["datasets"]]}))
     out.append("<h3>Model</h3>")
-    out.append(_kv({"class": model["class"], "module": model["module"],
-                    "file": model["source"], "sha256": model["sha256"],
-                    "input": model["input"]}))
+    if model.get("models"):
+        out.append(f"<p>{_e(model['class'])}.</p>")
+    else:
+        out.append(_kv({"class": model["class"], "module": model["module"],
+                        "file": model["source"], "sha256": model["sha256"],
+                        "input": model["input"]}))
     if model["params"]:
         out.append("<p><strong>Model parameters</strong></p>" + _kv(model["params"]))
     if model.get("models"):

@@ -89,7 +89,7 @@ def test_no_scientific_notation_anywhere():
 
 
 def test_sections_and_identity_are_shown():
-    page = render_html(make_doc())
+    page = render_html(make_doc()).replace("<wbr>", "")  # break opportunities in long tokens
     for text in ("Audit of a model", "2026-11-24 18:40 UTC", "Gate failed.", "Findings",
                  "Group fairness", "Rates per group", "Parameters", "n_bootstrap",
                  "Environment", "numpy", "2.1.3", "3.11.9", "credit.csv", "ab" * 32,
@@ -125,7 +125,7 @@ def test_user_strings_are_escaped():
                                 "p", "div", "strong", "span", "nav", "ol", "li", "section",
                                 "h2", "table", "caption", "thead", "tr", "th", "tbody", "td",
                                 "mark", "figure", "img", "figcaption", "h3", "dl", "dt", "dd",
-                                "ul", "footer"}
+                                "ul", "footer", "colgroup", "col", "wbr"}
     assert parsed.tags.count("img") == 1  # the figure only
     for name, _ in parsed.attrs:
         assert not name.startswith("on"), name
@@ -140,3 +140,12 @@ def test_environment_info_is_valid_block():
     doc = make_doc(environment=env)
     validate_document(doc)
     assert "numpy" in env["libraries"] and env["python"].count(".") == 2
+
+
+def test_long_tokens_get_break_opportunities_words_do_not():
+    doc = make_doc()
+    doc["sections"][0]["tables"][0]["rows"][0][0] = "native-country=United-States,race=White"
+    doc["sections"][0]["tables"][0]["rows"][0][3] = "an ordinary sentence of short words"
+    page = render_html(doc)
+    assert "native-<wbr>country=<wbr>United-<wbr>States,<wbr>race=<wbr>White" in page
+    assert "an ordinary sentence of short words" in page
