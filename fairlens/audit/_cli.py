@@ -184,7 +184,8 @@ def check_table(frame, target, favourable, protected):
                        "fill or drop those rows first")
     values = list(pd.unique(labels))
     if len(values) != 2:
-        shown = ", ".join(map(repr, values[:6])) + (", ..." if len(values) > 6 else "")
+        shown = ", ".join(repr(v.item() if isinstance(v, np.generic) else v)
+                          for v in values[:6]) + (", ..." if len(values) > 6 else "")
         raise CliError(f"--target: {target!r} must be binary (two outcomes); it has "
                        f"{len(values)} value(s): {shown}")
     fav = _coerce_favourable(values, favourable)
@@ -380,11 +381,11 @@ def _audit(args) -> int:
         raise CliError(str(exc)) from None
     if json_out is not None and out.resolve() == json_out.resolve():
         raise CliError("--json: the same file as --out; give two different files")
-    try:
-        from . import parse_fail_on
-    except ImportError:  # pragma: no cover - the engine is part of the package
-        raise CliError("fairlens.audit is not available in this installation") from None
     if args.fail_on is not None:
+        try:
+            from . import parse_fail_on
+        except ImportError:  # pragma: no cover - the engine is part of the package
+            raise CliError("fairlens.audit is not available in this installation") from None
         try:
             parse_fail_on(args.fail_on)
         except (TypeError, ValueError) as exc:
@@ -443,14 +444,12 @@ def _audit(args) -> int:
                                                    ensure_ascii=False))
     except OSError as exc:
         raise CliError(f"the report could not be written: {exc}") from None
-    findings = report.findings
-    shown = findings[[c for c in ("check", "label", "group", "value", "verdict")
-                      if c in findings.columns]]
-    import pandas as pd
+    from ._render import format_number
 
-    with pd.option_context("display.max_colwidth", 60, "display.width", 200,
-                           "display.max_rows", 40):
-        print(shown.to_string(index=False))
+    for f in doc["findings"]:  # one line per finding, in the report's number format
+        value = format_number(f["value"], f.get("unit"))
+        group = "" if f["group"] is None else f" [{f['group']}]"
+        print(f"{f['verdict']:>14}  {f['label']}{group}: {value}")
     passed = report.passed(args.fail_on) if args.fail_on is not None else True
     print(f"\n{doc['verdict']['sentence']}")
     print(f"report written to {out}" + (f" and {json_out}" if json_out is not None else ""))
