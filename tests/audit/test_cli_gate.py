@@ -80,3 +80,35 @@ def test_example_then_audit(tmp_path):
                  "--fail-on", "demographic_parity_difference>0.5", "--no-progress"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "r.html").stat().st_size > 5_000
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_boosted_model_files(tmp_path, library):
+    """An XGBoost JSON model and a LightGBM text model, fitted on a numeric table."""
+    lib = pytest.importorskip(library)
+    from ._cli_fixtures import make_table
+
+    t = make_table()
+    t["sex"] = (t["sex"] == "male").astype(int)
+    t["approved"] = (t["approved"] == "yes").astype(int)
+    table = tmp_path / "t.csv"
+    t.to_csv(table, index=False)
+    X, y = t.drop(columns="approved"), t["approved"]
+    if library == "xgboost":
+        model = tmp_path / "m.json"
+        lib.XGBClassifier(n_estimators=20, max_depth=3).fit(X, y).save_model(model)
+    else:
+        model = tmp_path / "m.txt"
+        lib.LGBMClassifier(n_estimators=20, verbose=-1).fit(X, y).booster_.save_model(
+            str(model))
+    proc = _run(["audit", "--data", str(table), "--model", str(model), "--target", "approved",
+                 "--favourable", "1", "--protected", "sex", "--checks", "group_fairness",
+                 "--out", str(tmp_path / "r.html"), "--no-progress"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # the same model on a table that lacks one of its columns: refused by name
+    t2 = t.rename(columns={"income": "salary"})
+    t2.to_csv(tmp_path / "t2.csv", index=False)
+    proc = _run(["audit", "--data", str(tmp_path / "t2.csv"), "--model", str(model),
+                 "--target", "approved", "--favourable", "1", "--protected", "sex",
+                 "--out", str(tmp_path / "r2.html"), "--no-progress"], tmp_path)
+    assert proc.returncode == 2 and "'income'" in proc.stderr, proc.stderr[-2000:]
