@@ -256,12 +256,15 @@ def _kv(d: dict) -> str:
     return f"<dl class='kv'>{rows}</dl>"
 
 
-def _table_html(t: dict) -> str:
-    cols = t["columns"]
-    units = t.get("units") or [None] * len(cols)
+#: a table with more columns is shown in blocks of columns (the key columns repeated), so it
+#: fits an A4 page at 12 px text instead of being cut or scrolled
+MAX_COLUMNS = 8
+
+
+def _table_block(title, cols, units, rows) -> str:
     head = "".join(f"<th scope='col'>{_breakable(c)}</th>" for c in cols)
     body = []
-    for row in t["rows"]:
+    for row in rows:
         cells = []
         for c, u in zip(row, units):
             cls = " class='num'" if _is_numeric_cell(c) else ""
@@ -269,16 +272,52 @@ def _table_html(t: dict) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     if not body:
         body.append(f"<tr><td colspan='{max(1, len(cols))}'>no rows</td></tr>")
-    out = (f"<div class='table-wrap'><table><caption>{_e(t['title'])}</caption>"
-           f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    return (f"<div class='table-wrap'><table><caption>{title}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _table_html(t: dict) -> str:
+    cols = list(t["columns"])
+    units = list(t.get("units") or [None] * len(cols))
+    rows = [list(r) for r in t["rows"]]
+    if len(cols) <= MAX_COLUMNS:
+        out = _table_block(_e(t["title"]), cols, units, rows)
+    else:
+        n_key = int(t.get("key_columns") or 1)
+        n_key = max(1, min(n_key, MAX_COLUMNS - 2))
+        step = MAX_COLUMNS - n_key
+        blocks = []
+        for k, start in enumerate(range(n_key, len(cols), step)):
+            idx = list(range(n_key)) + list(range(start, min(start + step, len(cols))))
+            end = min(start + step, len(cols))
+            span = f"column {end}" if end == start + 1 else f"columns {start + 1}–{end}"
+            title = _e(t["title"]) + ("" if k == 0 else
+                                      f" <span class='meta'>(continued: {span} of "
+                                      f"{len(cols)})</span>")
+            blocks.append(_table_block(title, [cols[i] for i in idx], [units[i] for i in idx],
+                                       [[r[i] for i in idx] for r in rows]))
+        out = "".join(blocks)
     if t.get("note"):
         out += f"<p class='tnote'>{_e(t['note'])}</p>"
     return out
 
 
+def _png_width(png_b64: str) -> int | None:
+    """The pixel width recorded in a base64 PNG's header (IHDR), or None."""
+    import base64
+    import struct
+
+    try:
+        head = base64.b64decode(png_b64[:44])
+        return int(struct.unpack(">I", head[16:20])[0]) if head[12:16] == b"IHDR" else None
+    except (ValueError, struct.error):
+        return None
+
+
 def _figure_html(f: dict) -> str:
-    width = int(f.get("width_px") or 1000)
     png = "".join(ch for ch in f["png_base64"] if ch.isalnum() or ch in "+/=")
+    # shown at its real width (never stretched beyond it), scaled down to fit the page
+    width = _png_width(png) or int(f.get("width_px") or 1000)
     return (f"<figure><img src=\"data:image/png;base64,{png}\" width=\"{width}\" "
             f"alt=\"{_e(f['alt'])}\"><figcaption>{_e(f['title'])}</figcaption></figure>")
 

@@ -67,7 +67,8 @@ Check ids (audit)
 Table
     ``title`` (str), ``columns`` (list of readable names), ``rows`` (list of lists of *cell*, one
     cell per column), ``note`` (str or null).  Optional: ``units`` (list, one *unit* or null per
-    column).
+    column); ``key_columns`` (int, default 1: how many leading columns identify a row; a table
+    with more than 8 columns is shown in blocks of columns that repeat them).
 
 Cell
     null, a bool, a number, a str, or a dict: ``{"value": number, "ci_low": number|null,
@@ -288,6 +289,8 @@ def _table(t, where):
         for j, c in enumerate(row):
             _cell(c, f"{where}['rows'][{i}][{j}]")
     _str(t.get("note"), f"{where}['note']", null=True)
+    if t.get("key_columns") is not None:
+        _num(t["key_columns"], f"{where}['key_columns']", null=False, integer=True)
     if t.get("units") is not None:
         units = t["units"]
         if not isinstance(units, list) or len(units) != len(cols):

@@ -149,3 +149,25 @@ def test_long_tokens_get_break_opportunities_words_do_not():
     page = render_html(doc)
     assert "native-<wbr>country=<wbr>United-<wbr>States,<wbr>race=<wbr>White" in page
     assert "an ordinary sentence of short words" in page
+
+
+def test_wide_table_in_blocks_with_key_columns_repeated():
+    doc = make_doc()
+    cols = ["Pair", "Row"] + [f"feature {i}" for i in range(13)]
+    doc["sections"][0]["tables"] = [{"title": "Pairs", "columns": cols, "key_columns": 2,
+                                     "rows": [["1", "original"] + list(range(13))],
+                                     "note": None}]
+    page = render_html(doc)
+    assert page.count("<table>") == 3 and page.count(">Row</th>") == 3
+    assert "columns 9–14 of 15" in page and "column 15 of 15" in page
+    doc["sections"][0]["tables"][0]["key_columns"] = "2"
+    with pytest.raises(ValueError, match="key_columns"):
+        validate_document(doc)
+
+
+def test_figure_shown_at_its_real_width_never_stretched():
+    doc = make_doc()
+    doc["sections"][0]["figures"] = [{"title": "f", "alt": "a", "width_px": 1000,
+                                      "png_base64": png_base64(9.39, 3)}]  # 939 px wide
+    page = render_html(doc)
+    assert 'width="939"' in page and 'width="1000"' not in page

@@ -178,6 +178,22 @@ def test_audit_report_layout_screen_and_print(browser, audit_html):
     assert len(out["figs"]) == 1
 
 
+def test_real_audit_report_layout(browser, tmp_path):
+    """A small real audit (group fairness and MAFT pairs: the widest tables) lays out too."""
+    audit_mod = pytest.importorskip("fairlens.audit")
+    if not hasattr(audit_mod, "audit"):
+        pytest.skip("the audit engine is not in this tree")
+    from tests.audit._cli_fixtures import make_model, make_table
+
+    frame = make_table()
+    report = audit_mod.audit(make_model(frame), frame, target="approved", protected=["sex"],
+                             favourable="yes", checks=["group_fairness", "individual"],
+                             time_budget=20, random_state=0, progress=False)
+    path = tmp_path / "audit_real.html"
+    report.to_html(path)
+    _screen_and_print(browser, path, "audit_real")
+
+
 def test_user_strings_run_nothing(browser, tmp_path):
     from fairlens.audit._render import render_html
 
