@@ -211,6 +211,7 @@ html{font-size:11pt}
 body{max-width:none;padding:0}
 nav{display:none}
 .table-wrap{overflow:visible}
+.table-wrap.short{break-inside:avoid;page-break-inside:avoid}
 table{font-size:9pt;table-layout:auto}
 th,td{padding:3px 4px}
 table.findings{table-layout:auto}
@@ -238,11 +239,14 @@ def _when(created) -> str:
 
 
 def _value_text(v) -> str:
-    """A parameter value as plain text (numbers in the one format, the rest as JSON)."""
-    if v is None or isinstance(v, (bool, numbers.Real)):
-        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
-            return str(int(v))  # seeds and sizes in full
+    """A parameter value as plain text, exactly enough to reproduce the run (a parameter is
+    not a result: 1e-06 stays 1e-06, a seed stays in full); the rest as JSON."""
+    if v is None or isinstance(v, bool):
         return format_number(v)
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return f"{float(v):.6g}"
     if isinstance(v, str):
         return v
     return json.dumps(v, ensure_ascii=False, sort_keys=True)
@@ -272,7 +276,8 @@ def _table_block(title, cols, units, rows) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     if not body:
         body.append(f"<tr><td colspan='{max(1, len(cols))}'>no rows</td></tr>")
-    return (f"<div class='table-wrap'><table><caption>{title}</caption>"
+    short = " short" if len(rows) <= 20 else ""  # kept on one printed page
+    return (f"<div class='table-wrap{short}'><table><caption>{title}</caption>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
