@@ -172,7 +172,7 @@ border:2px solid var(--info);background:#eef4fa}
 .banner.fail{border-color:var(--fail);background:#fbeeee}
 .banner strong{margin-right:.4em}
 nav ol{columns:2;margin:.2em 0 1em;padding-left:1.4em}
-.table-wrap{max-width:100%;overflow-x:auto;margin:.6em 0 1.2em}
+.table-wrap{max-width:100%;overflow-x:auto;margin:.6em 0 1.2em;padding:1px}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}
 th,td{border:1px solid var(--line);padding:5px 8px;vertical-align:top;text-align:left;
