@@ -23,7 +23,6 @@ Table files
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -98,7 +98,6 @@ import hashlib
 import math
 import numbers
 import platform
-import sys
 
 __all__ = ["SCHEMA_VERSION", "CHECK_IDS", "VERDICTS", "STATUSES", "UNITS", "validate_document",
            "environment_info", "sha256_file", "frame_sha256", "utc_now"]

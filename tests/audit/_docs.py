@@ -97,7 +97,7 @@ def make_evil_doc(with_figure=True):
     sec["params"] = {EVIL_COLUMN: EVIL_VALUE}
     sec["notes"] = [EVIL_VALUE]
     if with_figure:
-        sec["figures"] = [{"title": EVIL_COLUMN, "alt": f"\" onerror=alert(3) x=\"",
+        sec["figures"] = [{"title": EVIL_COLUMN, "alt": "\" onerror=alert(3) x=\"",
                            "png_base64": png_base64(), "width_px": 1000}]
     doc["limitations"] = [EVIL_VALUE]
     return doc
