@@ -23,7 +23,7 @@ class _OneLineParser(argparse.ArgumentParser):
 def _seed(text):
     """``--seed``/``--random-state``: an int in [0, 2**32 - 1], checked while parsing."""
     try:
-        value = int(text, 0)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"must be an int in [0, 2**32 - 1]; got {text!r}") from None
