@@ -203,6 +203,12 @@ class TourReport:
         }
         return validate_document(doc)
 
+    def _repr_html_(self) -> str:
+        """The report in JupyterLab (styles scoped to it)."""
+        from .audit._render import render_html
+
+        return render_html(self.to_dict(), fragment=True)
+
     def to_html(self, path=None) -> str:
         """The self-contained HTML report; written to ``path`` when given.
 

@@ -422,7 +422,44 @@ def _reproducibility_html(doc) -> str:
     return "\n".join(out)
 
 
-def render_html(doc) -> str:
+_SCOPE = ".fairlens-report"
+
+
+def _scoped_css(css: str, scope: str = _SCOPE) -> str:
+    """``css`` with every selector under ``scope`` (``html``/``body``/``:root`` become the
+    scope itself) and ``@page`` rules dropped, so a report embedded in a notebook restyles
+    nothing outside itself."""
+    out, i, n = [], 0, len(css)
+    while i < n:
+        j = css.find("{", i)
+        if j < 0:
+            break
+        head = css[i:j].strip()
+        if head.startswith("@media"):
+            depth, k = 1, j + 1
+            while depth and k < n:
+                depth += {"{": 1, "}": -1}.get(css[k], 0)
+                k += 1
+            out.append(f"{head}{{{_scoped_css(css[j + 1:k - 1], scope)}}}")
+            i = k
+            continue
+        k = css.find("}", j)
+        body = css[j + 1:k]
+        i = k + 1
+        if head.startswith("@page"):
+            continue
+        sels = []
+        for sel in head.split(","):
+            sel = sel.strip()
+            if sel in ("html", "body", ":root", "*"):
+                sels.append(scope if sel != "*" else f"{scope} *")
+            else:
+                sels.append(f"{scope} {sel}")
+        out.append(f"{','.join(sels)}{{{body}}}")
+    return "\n".join(out)
+
+
+def render_html(doc, *, fragment=False) -> str:
     """A report document as one self-contained HTML page.
 
     Parameters
@@ -430,6 +467,11 @@ def render_html(doc) -> str:
     doc : dict
         A report document, schema ``fairlens.report/1`` (checked with
         :func:`~fairlens.audit._schema.validate_document`).
+
+    fragment : bool, default False
+        Return a ``<div class="fairlens-report">`` with its styles scoped to it instead of a
+        whole page: for ``_repr_html_`` in JupyterLab, where a page's ``body``/``h2``/``table``
+        styles would restyle the notebook itself.
 
     Returns
     -------
@@ -472,12 +514,15 @@ def render_html(doc) -> str:
                 + _e(", ".join(verdict["fail_on"])) + "</span>")
     nav = "".join(f"<li>{_e(s['title'])}</li>" for s in doc["sections"])
     kind = "fairlens audit" if doc["kind"] == "audit" else "fairlens tour"
-    parts = [
-        "<!DOCTYPE html>",
-        "<html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{_e(doc['title'])}</title>",
-        f"<style>{_CSS}</style></head><body>",
+    if fragment:
+        start = [f"<div class='fairlens-report'><style>{_scoped_css(_CSS)}</style>"]
+    else:
+        start = ["<!DOCTYPE html>",
+                 "<html lang='en'><head><meta charset='utf-8'>",
+                 "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+                 f"<title>{_e(doc['title'])}</title>",
+                 f"<style>{_CSS}</style></head><body>"]
+    parts = start + [
         f"<header><h1>{_e(doc['title'])}</h1>",
         f"<p class='meta'>{_e(kind)} report &middot; created {_e(_when(doc['created']))}"
         f" &middot; fairlens {_e(doc['environment']['fairlens'])}"
@@ -497,5 +542,5 @@ def render_html(doc) -> str:
     parts.append(f"<footer>Schema {_e(doc['schema'])}. Every number in this report was "
                  f"computed by fairlens {_e(doc['environment']['fairlens'])} on the machine "
                  "and data named above.</footer>")
-    parts.append("</body></html>")
+    parts.append("</div>" if fragment else "</body></html>")
     return "\n".join(parts)

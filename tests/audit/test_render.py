@@ -171,3 +171,20 @@ def test_figure_shown_at_its_real_width_never_stretched():
                                       "png_base64": png_base64(9.39, 3)}]  # 939 px wide
     page = render_html(doc)
     assert 'width="939"' in page and 'width="1000"' not in page
+
+
+def test_fragment_for_notebooks_scopes_every_style():
+    import re
+
+    frag = render_html(make_doc(), fragment=True)
+    assert frag.startswith("<div class='fairlens-report'>") and frag.endswith("</div>")
+    assert "<html" not in frag and "<body" not in frag and "@page" not in frag
+    css = re.search(r"<style>(.*?)</style>", frag, re.S).group(1)
+    for rule in re.findall(r"([^{}]+)\{[^{}]*\}", css):
+        for sel in rule.split(","):
+            sel = sel.strip()
+            if sel.startswith("@media"):
+                continue
+            assert sel.startswith(".fairlens-report"), sel
+    assert "@media print" in css
+    assert "Findings" in frag and "Limitations" in frag
