@@ -171,7 +171,7 @@ border:2px solid var(--info);background:#eef4fa}
 .banner.pass{border-color:var(--pass);background:#edf7ef}
 .banner.fail{border-color:var(--fail);background:#fbeeee}
 .banner strong{margin-right:.4em}
-nav ol{columns:2;margin:.2em 0 1em;padding-left:1.4em}
+nav ul{columns:2;margin:.2em 0 1em;padding-left:0;list-style:none}
 .table-wrap{max-width:100%;overflow-x:auto;margin:.6em 0 1.2em;padding:1px}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}
@@ -507,7 +507,8 @@ def render_html(doc, *, fragment=False) -> str:
     verdict = doc["verdict"]
     passed = verdict["passed"]
     state, word = (("pass", "Gate passed.") if passed is True else
-                   ("fail", "Gate failed.") if passed is False else ("info", "No gate."))
+                   ("fail", "Gate failed.") if passed is False else
+                   ("info", "Summary." if doc["kind"] == "tour" else "No gate set."))
     gate = ""
     if verdict["fail_on"]:
         gate = (" <span class='meta'>Fails on: "
@@ -531,8 +532,8 @@ def render_html(doc, *, fragment=False) -> str:
         f"{_e(verdict['sentence'])}{gate}</div>",
     ]
     if nav:
-        parts.append(f"<nav><strong>Contents</strong><ol>{nav}"
-                     "<li>Reproducibility</li><li>Limitations</li></ol></nav>")
+        parts.append(f"<nav><strong>Contents</strong><ul>{nav}"
+                     "<li>Reproducibility</li><li>Limitations</li></ul></nav>")
     parts.append("<section id='findings'><h2>Findings</h2>" + _findings_html(doc) + "</section>")
     parts += [_section_html(s, i) for i, s in enumerate(doc["sections"], 1)]
     parts.append(_reproducibility_html(doc))

@@ -123,7 +123,7 @@ def test_user_strings_are_escaped():
     # nothing but the renderer's own tags, no event handler attributes, no script
     assert set(parsed.tags) <= {"html", "head", "meta", "title", "style", "body", "header", "h1",
                                 "p", "div", "strong", "span", "nav", "ol", "li", "section",
-                                "h2", "table", "caption", "thead", "tr", "th", "tbody", "td",
+                                "h2", "table", "caption", "thead", "tr", "th", "tbody", "td", "ul",
                                 "mark", "figure", "img", "figcaption", "h3", "dl", "dt", "dd",
                                 "ul", "footer", "colgroup", "col", "wbr"}
     assert parsed.tags.count("img") == 1  # the figure only
