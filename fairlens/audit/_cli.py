@@ -380,6 +380,11 @@ def _audit(args) -> int:
         raise CliError(str(exc)) from None
     if json_out is not None and out.resolve() == json_out.resolve():
         raise CliError("--json: the same file as --out; give two different files")
+    for flag, given in (("--out", out), ("--json", json_out)):
+        for src_flag, src in (("--data", args.data), ("--model", args.model)):
+            if given is not None and Path(src).expanduser().resolve() == given.resolve():
+                raise CliError(f"{flag}: {str(given)!r} is the {src_flag} file; the report "
+                               "would overwrite it")
     if args.fail_on is not None:
         try:
             from . import parse_fail_on

@@ -200,3 +200,14 @@ def test_subprocess_pickle_refusal(files, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "--trust-pickle" in proc.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_never_overwrites_the_input(files, tmp_path, capsys, no_audit):
+    table, model = files
+    before = table.read_bytes()
+    html_copy = tmp_path / "table.html"
+    html_copy.write_bytes(before)
+    line = _refused(_argv(files, tmp_path, **{"--data": str(html_copy),
+                                               "--out": str(html_copy)}), capsys)
+    assert "--out" in line and "would overwrite" in line
+    assert html_copy.read_bytes() == before
