@@ -54,6 +54,9 @@ def test_quick_tour_sections_and_html(tmp_path, no_data_home):
     from fairlens.audit._schema import validate_document
     validate_document(doc)
     assert doc["kind"] == "tour" and len(doc["data"]["datasets"]) == 2
+    # the conclusion states the results, not only that the analyses ran
+    assert "exact Shapley value of Research stayed zero" in doc["verdict"]["sentence"]
+    assert "% accuracy against attackers changing" in doc["verdict"]["sentence"]
     assert all(len(d["sha256"]) == 64 for d in doc["data"]["datasets"])
     assert all(f["width_px"] >= 1000 for s in doc["sections"] for f in s["figures"])
 
