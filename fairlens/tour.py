@@ -682,7 +682,7 @@ def _testsgd_section(budget, random_state):
     direction = best.get("direction", "")
     headline = (f"{report.n_rule_sets:,} frequent groups over sex, race and age were scored; the "
                 f"largest gap is for {best['rule_set']} ({direction}): "
-                f"{100 * best['fresh_score']:.1f} pp +- {100 * best['fresh_margin']:.1f} pp "
+                f"{100 * best['fresh_score']:.1f} pp ± {100 * best['fresh_margin']:.1f} pp "
                 f"re-estimated on fresh samples ({100 * best['score']:.1f} pp when selected).")
     paragraphs = [
         "A rule set such as 'sex=Male, race=White, 40<=age<60' names a group; its score is the "
