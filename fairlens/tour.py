@@ -703,7 +703,7 @@ def _testsgd_section(budget, random_state):
     return dict(
         table=table, figures=[fig], headline=headline, paragraphs=paragraphs,
         conclusion=(f"TestSGD's largest subgroup gap is {100 * best['fresh_score']:.1f} pp "
-                    f"+- {100 * best['fresh_margin']:.1f} pp ({best['rule_set']}, "
+                    f"± {100 * best['fresh_margin']:.1f} pp ({best['rule_set']}, "
                     f"{direction})"),
         dataset="UCI Adult, readable values (bundled)",
         columns={"rule_set": ("Group (rule set)", None), "direction": ("Direction", None),
