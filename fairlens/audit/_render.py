@@ -327,7 +327,7 @@ def _figure_html(f: dict) -> str:
             f"alt=\"{_e(f['alt'])}\"><figcaption>{_e(f['title'])}</figcaption></figure>")
 
 
-_FINDING_COLUMNS = ["Measure", "Group", "Value (95% interval)", "Threshold", "Verdict",
+_FINDING_COLUMNS = ["Measure", "Group", "Value (interval)", "Threshold", "Verdict",
                     "What it means"]
 _FINDING_WIDTHS = ("19%", "13%", "16%", "10%", "8%", "34%")
 
@@ -354,9 +354,14 @@ def _findings_html(doc) -> str:
             f"<td>{_breakable(f['sentence'], 24)}</td>"
             "</tr>")
     cols = "".join(f"<col style='width:{w}'>" for w in _FINDING_WIDTHS)
+    note = ("<p class='tnote'>Intervals are at the confidence each check states in its "
+            "section (95% unless its parameters say otherwise).</p>"
+            if any(f["ci_low"] is not None or f["ci_high"] is not None for f in findings)
+            else "")
     head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in _FINDING_COLUMNS)
     return (f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+            + note)
 
 
 def _section_html(s: dict, n: int) -> str:
