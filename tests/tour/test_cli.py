@@ -96,3 +96,88 @@ def test_default_report_name_is_gitignored():
         pytest.skip("not a source checkout")
     patterns = [ln.strip() for ln in gitignore.read_text().splitlines()]
     assert "fairlens-tour.html" in patterns or "/fairlens-tour.html" in patterns
+
+
+# ---------------------------------------------------------------- issue 20 / issue 22
+def _one_line_exit2(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**40), "2**40", "x"])
+def test_bad_seed_refused_before_any_analysis(seed, capsys, no_analysis):
+    line = _one_line_exit2(["tour", "--quick", "--seed", seed], capsys)
+    assert "--seed" in line and "[0, 2**32 - 1]" in line
+
+
+def test_out_with_wrong_extension_refused(tmp_path, capsys, no_analysis):
+    line = _one_line_exit2(["tour", "--out", str(tmp_path / "report.txt")], capsys)
+    assert "report.txt" in line and ".html" in line and ".json" in line
+    assert not (tmp_path / "report.txt").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_out_on_a_device_refused(capsys, no_analysis):
+    line = _one_line_exit2(["tour", "--out", "/dev/full"], capsys)
+    assert "/dev/full" in line
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="no /proc")
+def test_out_in_proc_refused(capsys, no_analysis):
+    line = _one_line_exit2(["tour", "--out", "/proc/r.html"], capsys)
+    assert "/proc/r.html" in line and "cannot be written" in line
+
+
+def test_json_out_checked_before_any_analysis(tmp_path, capsys, no_analysis):
+    line = _one_line_exit2(["tour", "--out", str(tmp_path / "r.html"), "--json",
+                            str(tmp_path / "r.html")], capsys)
+    assert "--json" in line and ".json" in line
+    line = _one_line_exit2(["tour", "--json", str(tmp_path / "missing" / "r.json")], capsys)
+    assert "--json" in line and "does not exist" in line
+
+
+def test_subprocess_dev_full_and_seed(tmp_path):
+    for argv in (["--out", "/dev/full"], ["--seed", "-1"], ["--out", "r.txt"]):
+        proc = subprocess.run([sys.executable, "-m", "fairlens", "tour", "--quick", *argv],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+        assert proc.stdout == ""
+
+
+def test_run_tour_refuses_bad_seed_and_extension(tmp_path, monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("analysis ran")
+
+    monkeypatch.setattr(tour, "_SECTIONS", [(k, t, boom) for k, t, _ in tour._SECTIONS])
+    with pytest.raises(ValueError, match=r"random_state must be an int in \[0, 2\*\*32 - 1\]"):
+        tour.run_tour(random_state=2**40, progress=False)
+    with pytest.raises(TypeError, match="random_state"):
+        tour.run_tour(random_state=1.5, progress=False)
+    with pytest.raises(ValueError, match="extension '.txt'"):
+        tour.run_tour(out=tmp_path / "r.txt", progress=False)
+
+
+def test_report_written_by_extension(tmp_path, monkeypatch):
+    """--out r.json writes the report document; r.html the page (no analysis needed)."""
+    import json
+
+    def tiny(budget, random_state):
+        return dict(table=None, figures=[], headline="nothing to see", paragraphs=["p"],
+                    dataset="none", params={"random_state": random_state})
+
+    monkeypatch.setattr(tour, "_SECTIONS", [("shuffle", "tiny section", tiny)])
+    report = tour.run_tour(out=tmp_path / "r.json", json_out=tmp_path / "d.json",
+                           progress=False, random_state=7)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["schema"] == "fairlens.report/1" and doc["kind"] == "tour"
+    assert doc["parameters"]["random_state"] == 7 and doc["sections"][0]["verdict"] == \
+        "nothing to see"
+    assert json.loads((tmp_path / "d.json").read_text())["title"] == "fairlens tour"
+    report.save(tmp_path / "r.html")
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")

@@ -33,8 +33,32 @@ def test_quick_tour_sections_and_html(tmp_path, no_data_home):
     assert (cert.exact <= cert.clean).all()
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>")
-    assert len(re.findall(r"src='data:image/png;base64,[A-Za-z0-9+/=]{1000,}'", text)) == 2
+    # the one renderer writes src="..." (double quotes)
+    assert len(re.findall(r'src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"', text)) == 2
     assert "<script" not in text and "http://" not in text  # self-contained, no fetches
+    # issue 20: readable headers, date, versions, checksums, conclusion, limitations
+    for needle in ("Admission-rate gap, after", "Accuracy under attack (exact)", "created 20",
+                   "Environment", "scikit-learn", "sha256", "Limitations", "Findings"):
+        assert needle in text, needle
+    for code_name in ("rate_in", "fresh_margin", "sent to brute force</th>"):
+        assert code_name not in text
+    assert not re.search(r"\d\.\d+e[-+]\d", re.sub(r"base64,[^\"]+", "", text))  # no 1e-17
+    # the mixing row says what happened: scores reordered, no decision changed
+    mixing = shuffle[shuffle.attack == "Mixing p=0.8"].iloc[0]
+    if mixing["DP difference after"] == mixing["DP difference before"]:
+        assert mixing["decisions changed"] == 0 and mixing["scores changed"] > 0
+        assert "admits the same applicants" in report.sections[0].headline
+    # FLB/ELB at 0% is explained, not shown as "certify 0.000"
+    assert "certify 0.000" not in report.sections[1].headline
+    doc = report.to_dict()
+    from fairlens.audit._schema import validate_document
+    validate_document(doc)
+    assert doc["kind"] == "tour" and len(doc["data"]["datasets"]) == 2
+    # the conclusion states the results, not only that the analyses ran
+    assert "exact Shapley value of Research stayed zero" in doc["verdict"]["sentence"]
+    assert "% accuracy against attackers changing" in doc["verdict"]["sentence"]
+    assert all(len(d["sha256"]) == 64 for d in doc["data"]["datasets"])
+    assert all(f["width_px"] >= 1000 for s in doc["sections"] for f in s["figures"])
 
 
 def test_failed_section_is_reported_not_swallowed(tmp_path, monkeypatch, no_data_home):
