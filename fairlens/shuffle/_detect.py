@@ -584,6 +584,8 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     X : array or DataFrame
     y_true : array-like of 0/1 (1 = favourable)
     threshold : float
+        A probability in [0, 1] (the scores are probabilities); any finite number when the
+        model was built with ``output="raw"`` (scores on their own scale).
     sensitive_features : array-like, optional
         Defaults to the favoured-group membership of the model
         (``"favoured"`` / ``"other"``).
@@ -600,7 +602,10 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     from .._validation import check_real
     from ..metrics import fairness_report
 
-    threshold = check_real("threshold", threshold)
+    if getattr(model, "output", "auto") == "raw":  # ranking scores on their own scale
+        threshold = check_real("threshold", threshold)
+    else:  # the scores are probabilities: a threshold outside [0, 1] decides nothing
+        threshold = check_real("threshold", threshold, min=0.0, max=1.0)
 
     batch = model.attack_batch(X)
     if sensitive_features is None:

@@ -481,8 +481,11 @@ class ShuffledModel:
         self.random_state = random_state
         self._rng = _make_rng(random_state)
         self.n_calls_ = 0
+        self._seen = [callable(spec) for spec in self._specs]  # favoured value seen in a batch?
         if reference is not None:
             self.validate(reference)
+        elif dataset is not None and getattr(dataset, "X", None) is not None:
+            self._check_values_occur(self._prepare(np.asarray(dataset.X, dtype=np.float64)), "dataset")
 
     @property
     def output_dtype(self):
@@ -563,6 +566,10 @@ class ShuffledModel:
         code_of = {str(v): c for c, v in cats[q].items()}
 
         def conv(v):
+            if isinstance(v, str) and v not in code_of:
+                raise ValueError(
+                    f"favoured={v!r} is not a category of protected feature {q!r}; its categories "
+                    f"are {list(code_of)}. Pass one of them (or its code).")
             return code_of.get(v, v) if isinstance(v, str) else v
         if isinstance(spec, (list, set, frozenset, tuple)):
             return type(spec)(conv(v) for v in spec) if not isinstance(spec, tuple) else tuple(
@@ -591,6 +598,36 @@ class ShuffledModel:
             mask = m if mask is None else (mask & m)
         return np.asarray(mask, dtype=bool)
 
+    @staticmethod
+    def _values(spec):
+        return list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
+
+    def _check_values_occur(self, prepared, where):
+        """Refuse a favoured value that never occurs in ``where`` (it would attack nothing)."""
+        for i, (q, spec) in enumerate(zip(self._protected, self._specs)):
+            if callable(spec):
+                continue
+            col = self._column(prepared, q)
+            vals = self._values(spec)
+            try:
+                present = np.isin(np.asarray(vals, dtype=np.float64), col).any()
+            except (TypeError, ValueError):  # e.g. a string compared with numeric codes
+                present = False
+            if not present:
+                raise ValueError(
+                    f"favoured={self.favoured!r}: value(s) {vals} of protected feature {q!r} do not "
+                    f"occur in the {where} (observed values include {list(pd.unique(col))[:10]}), so "
+                    "the attack would silently do nothing. Pass a value that occurs.")
+            self._seen[i] = True
+
+    def _check_seen(self, prepared):
+        """Before any batch has shown a favoured value: refuse a multi-row batch without it."""
+        if all(self._seen) or prepared[0].shape[0] < 2:
+            return
+        for i, (q, spec) in enumerate(zip(self._protected, self._specs)):
+            if not self._seen[i]:
+                self._check_values_occur(prepared, "batch (and never did in an earlier call)")
+
     def validate(self, X):
         """Check that ``protected`` exists in ``X`` and both groups occur.
 
@@ -603,16 +640,7 @@ class ShuffledModel:
         prepared = self._prepare(X)
         if prepared[0].shape[0] == 0:
             raise ValueError("reference/X has no rows; the favoured group cannot be checked.")
-        for q, spec in zip(self._protected, self._specs):
-            col = self._column(prepared, q)
-            if not callable(spec):
-                vals = list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
-                present = np.isin(vals, col)
-                if not present.any():
-                    raise ValueError(
-                        f"favoured value(s) {vals} of protected feature {q!r} do not occur in X; "
-                        f"observed values include {list(pd.unique(col))[:10]}."
-                    )
+        self._check_values_occur(prepared, "X")
         m = self.favoured_mask(prepared)
         if m.all() or not m.any():
             raise ValueError(
@@ -636,6 +664,7 @@ class ShuffledModel:
     def attack_batch(self, X):
         """Score one batch with ``f`` and attack it; return a :class:`ShuffleBatch`."""
         prepared = self._prepare(X)
+        self._check_seen(prepared)
         fav = self.favoured_mask(prepared)
         y = self._scores(prepared[0])
         self.n_calls_ += 1

@@ -293,7 +293,9 @@ class FairFictPlay:
         Xp, names = _encode_protected(self.table, self.protected)
         y = None
         if self.metric != "SP":
-            y = (np.asarray(self.table.y) == self.favourable_class).astype(np.int64)
+            from ._score import favourable_labels
+
+            y = favourable_labels(self.table, self.favourable_class).astype(np.int64)
         r = audit_subgroups(d, Xp, y=y, metric=self.metric)
         return SubgroupAudit(
             members=r["members"], alpha=r["alpha"], beta=r["beta"], gamma=r["gamma"], direction=r["direction"],

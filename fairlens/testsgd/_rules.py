@@ -81,6 +81,9 @@ def as_table(dataset) -> TableView:
         raise TypeError("dataset.X must be a numeric (encoded) 2-D array") from None
     if X.ndim != 2:
         raise ValueError(f"dataset.X must be 2-D, got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError("dataset has no rows (dataset.X has shape "
+                         f"{X.shape}); pass a dataset with at least one row")
     if not np.all(np.isfinite(X)):
         raise ValueError("dataset.X contains NaN or inf; TestSGD does not impute (fill or drop them)")
     names = list(dataset.feature_names)
@@ -242,7 +245,7 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     return np.array([edge(i) for i in np.arange(start, stop + 1)])
 
 
-def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
+def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
                  edges: Sequence[float] | None = None, kind: str | None = None,
                  max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
                  binning: str = "equal_width") -> list:
@@ -260,9 +263,12 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
     ``binning="equal_width"`` (default, the paper's ``K`` equal-width bins over the
     domain) or ``"round"``: about ``K`` bins with round edges covering the domain and
     the observed values (:func:`round_edges`), for readable rules.
+
+    ``table`` is a fairlens Dataset (or any table :func:`frequent_rule_sets` accepts).
     """
     check_choice("rule_form", rule_form, ("interval", "threshold"))
     check_choice("binning", binning, BINNINGS)
+    table = as_table(table)
     j = table.index_of(feature)
     ftype = kind or table.feature_types[j]
     if ftype == "categorical" or (kind is None and feature in table.categories and edges is None):

@@ -75,6 +75,41 @@ def resolve_stop(stop, stop_flag, where):
     return check_stop(stop)
 
 
+def favourable_labels(table, favourable):
+    """``True`` where the dataset's label is the favourable outcome the model is audited for.
+
+    fairlens datasets code ``y`` as 0/1 with 1 = the favourable outcome, while ``favourable``
+    names a class of the *model*: 1 (or 0) for a model fitted on ``y``, or a readable label
+    such as ``"good"`` for a pipeline fitted on the readable target column.  A label is
+    looked up in the dataset's readable target column (``frame[target]``), then in ``y``
+    itself, then in ``label_names``; a label found nowhere is an error (never a silent
+    comparison that makes every row negative).
+    """
+    y = np.asarray(table.y)
+    src = getattr(table, "source", None)
+    frame, target = getattr(src, "frame", None), getattr(src, "target", None)
+    if (frame is not None and target is not None and target in getattr(frame, "columns", ())
+            and len(frame) == y.shape[0] and not isinstance(favourable, (int, np.integer))):
+        col = frame[target].to_numpy()
+        if np.any(col == favourable):
+            return col == favourable
+    try:
+        if np.any(y == favourable):
+            return y == favourable
+    except (TypeError, ValueError):  # an uncomparable label
+        pass
+    names = dict(getattr(src, "label_names", None) or {})
+    for code, label in names.items():
+        if label == favourable:
+            return y == code
+    if isinstance(favourable, (int, np.integer)) and favourable in (0, 1) and set(np.unique(y)) <= {0, 1}:
+        return y == favourable
+    raise ValueError(
+        f"favourable={favourable!r} is neither a value of the dataset's labels y "
+        f"{np.unique(y)[:5].tolist()} nor a label of its target column; pass the model class that "
+        "is the favourable outcome")
+
+
 def make_scorer(model, dataset=None, *, favourable_class=1):
     """Adapt ``model`` once with :func:`fairlens.models.as_scorer` (idempotent on a Scorer).
 

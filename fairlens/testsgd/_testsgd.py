@@ -12,7 +12,7 @@ from .._validation import check_bool, check_choice, check_int
 from ._rules import (BINNINGS, FrequentRuleSets, RuleSet, as_table, check_bins, frequent_rule_sets,
                      N_BINS_DEFAULT, MAX_CATEGORY_VALUES, _check_theta)
 from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, check_perturbation,
-                     group_fairness_score, resolve_stop, score_rule_sets, seed_value)
+                     favourable_labels, group_fairness_score, resolve_stop, score_rule_sets, seed_value)
 
 __all__ = ["TestSGD", "TestSGDReport", "simultaneous_confidence"]
 
@@ -433,7 +433,10 @@ class TestSGD:
         acc = None
         if self.table.y is not None and len(self.table.y) == self.table.X.shape[0]:
             fav = np.asarray(self.scorer(self.table.X)) >= self.threshold
-            acc = float(np.mean(fav == (self.table.y == self.favourable_class)))
+            try:
+                acc = float(np.mean(fav == favourable_labels(self.table, self.favourable_class)))
+            except ValueError:  # labels the model's classes cannot be matched with: no accuracy
+                acc = None
         return TestSGDReport(_rank(results), fr, self.params(), t2 - t0, t1 - t0, t2 - t1, int(n_rows),
                              self.table.name, acc, stopped, tester=self)
 
