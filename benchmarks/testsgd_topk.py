@@ -63,7 +63,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     model = paper_model(train, random_state=0)
     kw = paper_kwargs(ds)
-    sens = kw.pop("sensitive")
+    sens = kw.pop("protected")
     per_seed, n_space, table = exact_table(model, train, sens)
     n_free = table.X.shape[1] - len(sens)
     print(f"census: {table.X.shape[0]:,} training seeds x {n_free} non-sensitive columns x 2 directions = "
@@ -81,7 +81,7 @@ def main(argv=None):
     report1_err, report1_outside = [], 0
     t0 = time.perf_counter()
     for s in range(a.states):
-        rep = TestSGD(model, train, sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
+        rep = TestSGD(model, train, protected=sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
                       **kw).run(n_jobs=a.n_jobs)
         top = rep.results[:k]
         for i, r in enumerate(top):

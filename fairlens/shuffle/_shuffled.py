@@ -10,12 +10,13 @@ protected feature are zero (Eq. 6).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 
+from .._base import Result, accepts_renamed, positional_kwargs, renamed_kwargs, resolve_random_state
 from . import _kernels
 
 __all__ = [
@@ -84,20 +85,20 @@ def _check_swapping_rule(swapping_rule, quantile, names):
     return swapping_rule
 
 
-def _make_rng(random_state, name="random_state"):
-    """A ``numpy.random.Generator`` from ``random_state`` (None, an int in [0, 2**32 - 1],
-    a RandomState -- drawn from once -- or a Generator, used as is); anything else is a
-    TypeError/ValueError naming ``name`` (scikit-learn's ``check_random_state`` semantics)."""
-    from .._validation import check_random_state
+class _OwnStream:
+    """A generator a :class:`ShuffledModel` owns and advances call after call (internal: the
+    public ``random_state`` is resolved once by :func:`fairlens._base.resolve_random_state`)."""
 
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None:
-        return np.random.default_rng()
-    check_random_state(random_state, name)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    return np.random.default_rng(int(random_state))
+    __slots__ = ("rng",)
+
+    def __init__(self, rng):
+        self.rng = rng
+
+
+def _rng_of(random_state):
+    if isinstance(random_state, _OwnStream):
+        return random_state.rng
+    return np.random.default_rng(resolve_random_state(random_state))
 
 
 def _check_region(region):
@@ -213,8 +214,10 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
         swapped only one time": each adjacent (unfavoured, favoured) pair of the
         sorted batch is swapped at most once and every item moves at most one
         place. A single pass: ``quantile`` must be 0.
-    random_state : None, int or numpy Generator
-        Randomness of the Mixing coin.
+    random_state : None, int, numpy Generator or RandomState
+        Randomness of the Mixing coin, resolved once by
+        :func:`fairlens._base.resolve_random_state` (the coins are
+        ``numpy.random.default_rng(seed).random(n)`` for an int ``seed``).
     return_details : bool
         Also return ``(order, new, n_events)`` where ``order`` sorts the batch
         (superior first) and item ``order[new[r]]`` receives the ``r``-th
@@ -225,10 +228,23 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     ndarray of shape (n,)
         The attacked scores ``y'``: a permutation of ``scores``.
 
+    Raises
+    ------
+    TypeError, ValueError
+        For scores that are not a finite 1-D array, a mask of another shape or not 0/1, an
+        unknown attack or rule, or a parameter out of range (named in the message).
+
     Notes
     -----
     Ties in the score are broken by input position (stable sort), as Python's
     stable ``sorted`` would do in a literal transcription of Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import shuffle_scores
+    >>> shuffle_scores([0.9, 0.8, 0.7, 0.6], [False, True, False, True], "dominance")
+    array([0.7, 0.9, 0.6, 0.8])
     """
     try:
         y = np.asarray(scores, dtype=np.float64)
@@ -257,7 +273,7 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     budget = _check_max_count(max_count)
     _check_mixing_rule(mixing_rule)
     _check_swapping_rule(swapping_rule, quantile, names)
-    rng = _make_rng(random_state)
+    rng = _rng_of(random_state)
 
     n = y.shape[0]
     key = y if higher_is_better else -y
@@ -293,8 +309,8 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
 
 
 @dataclass
-class ShuffleBatch:
-    """What :class:`ShuffledModel` did to one batch.
+class ShuffleBatch(Result):
+    """What :class:`ShuffledModel` did to one batch (the result of :meth:`ShuffledModel.attack_batch`).
 
     Attributes
     ----------
@@ -308,6 +324,12 @@ class ShuffleBatch:
         ``False`` when the frequency relaxation skipped this call.
     n_events : int
         Unfair moves performed (swaps or merit-overriding picks).
+    group_labels : tuple of str
+        Names of the favoured group and of the others in tables and plots.
+    params : dict
+        The attack's parameters.
+    random_state : int or None
+        The seed of the model's generator (None: the model was built with fresh entropy).
     """
 
     scores_before: np.ndarray
@@ -316,6 +338,28 @@ class ShuffleBatch:
     attacked: bool = True
     n_events: int = 0
     group_labels: tuple = ("favoured", "other")
+    params: dict = field(default_factory=dict)
+    random_state: int | None = None
+    elapsed: float = float("nan")
+    stopped: bool = False
+
+    title = "Shuffling attack on one batch"
+
+    def summary(self):
+        """One row: batch size, favoured rows, whether attacked, unfair moves, group means
+        before and after."""
+        fav = np.asarray(self.favoured, dtype=bool)
+
+        def mean(a, m):
+            return float(a[m].mean()) if m.any() else float("nan")
+        return pd.DataFrame([{
+            "n_rows": int(fav.size), "n_favoured": int(fav.sum()), "attacked": bool(self.attacked),
+            "n_events": int(self.n_events),
+            "favoured_mean_before": mean(self.scores_before, fav),
+            "favoured_mean_after": mean(self.scores_after, fav),
+            "other_mean_before": mean(self.scores_before, ~fav),
+            "other_mean_after": mean(self.scores_after, ~fav),
+        }])
 
     def to_frame(self):
         """One row per instance: scores before/after, change, group."""
@@ -333,7 +377,7 @@ class ShuffleBatch:
         return df.groupby("group")[["score_before", "score_after"]].mean()
 
     def plot(self, ax=None, **kwargs):
-        """Per-instance score change f -> f' coloured by group (paper Fig. 1)."""
+        """Per-instance score change f -> f' coloured by group (paper Fig. 1); returns the axes."""
         from .plots import plot_score_change
 
         return plot_score_change(self, ax=ax, **kwargs)
@@ -359,12 +403,12 @@ class ShuffledModel:
 
     Parameters
     ----------
-    scorer : estimator, pipeline or callable
+    model : estimator, pipeline or callable
         The honest scoring function ``f``; it should ignore the protected
         feature(s) (Eq. 7). Adapted once with
-        ``fairlens.models.as_scorer(scorer, dataset, output=output)``: a fitted
+        ``fairlens.models.as_scorer(model, data, output=output)``: a fitted
         classifier/pipeline (fitted on the readable frame, on an encoded DataFrame or
-        on arrays) scores the probability of ``favourable_class``; a callable receives
+        on arrays) scores the probability of ``favourable``; a callable receives
         the batch as an encoded ``(n, d)`` array (a DataFrame batch is aligned by
         column name to ``feature_names``) and returns one score per row.
     protected : str, int or list of them
@@ -389,9 +433,11 @@ class ShuffledModel:
     higher_is_better : bool, default True
         Whether a higher score is the superior outcome.
     random_state : None, int, RandomState or Generator
-        Seeds the Mixing coin and the frequency relaxation. The generator is
-        created once and advanced by every call, so two models built with the
-        same seed return the same outputs for the same sequence of batches.
+        Seeds the Mixing coin and the frequency relaxation, resolved once by
+        :func:`fairlens._base.resolve_random_state` (the int is ``random_state_``). The
+        generator ``numpy.random.default_rng(random_state_)`` is created once and advanced
+        by every call, so two models built with the same seed return the same outputs for
+        the same sequence of batches.
     region : float or (lo, hi), default 1.0
         Region relaxation: only the top ``region`` fraction of every sorted
         batch (or the band ``[lo, hi)``) is attacked (paper, German credit).
@@ -414,21 +460,74 @@ class ShuffledModel:
     reference : DataFrame or array, optional
         Data used to validate ``protected`` and ``favoured`` up front
         (the favoured group must occur in it).
-    dataset : fairlens Dataset, optional
-        The data the scorer belongs to (for readable-frame pipelines and names).
+    data : fairlens Dataset, optional
+        The data the model belongs to (for readable-frame pipelines and names); the
+        favoured value(s) must occur in it.
     output : {"auto", "proba", "logit", "raw"}, default "auto"
         How a callable's output is read (:func:`fairlens.models.as_scorer`):
         probabilities in [0, 1] by default; ``"raw"`` for ranking scores on any scale
         (the attack only permutes them); ``"logit"`` applies the sigmoid.
-    favourable_class : default 1
+    favourable : default 1
         The class whose probability is the score of a fitted classifier.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message), a protected feature that is not a
+        column, or a favoured value that does not occur in ``data`` / ``reference`` (or,
+        without them, in the first batch of two or more rows).
+
+    Notes
+    -----
+    Everything after the model is keyword-only. The old call form
+    ``ShuffledModel(f, protected, favoured, attack, p, quantile, higher_is_better,
+    random_state)`` and the old names ``scorer=``, ``dataset=`` and ``favourable_class=``
+    keep working for one release with a ``FutureWarning``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel
+    >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])
+    >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+    >>> m(X)
+    array([0.7, 0.9, 0.6, 0.8])
     """
 
-    def __init__(self, scorer, protected, favoured, attack="dominance", p=0.8, quantile=0.0,
-                 higher_is_better=True, random_state=None, *, region=1.0, split=0.5,
+    _OLD_POSITIONAL = ("protected", "favoured", "attack", "p", "quantile", "higher_is_better",
+                       "random_state")
+
+    def __init__(self, model=None, *args, protected=None, favoured=None, attack="dominance", p=0.8,
+                 quantile=0.0, higher_is_better=True, random_state=None, region=1.0, split=0.5,
                  frequency=1.0, max_count=None, mixing_rule="alg3", swapping_rule="alg4",
-                 feature_names=None,
-                 reference=None, dataset=None, output="auto", favourable_class=1):
+                 feature_names=None, reference=None, data=None, output="auto", favourable=1, **old):
+        old = renamed_kwargs("ShuffledModel", old, {"scorer": "model", "dataset": "data",
+                                                    "favourable_class": "favourable"})
+        if "model" in old:
+            if model is not None:
+                raise TypeError("ShuffledModel() got both 'scorer' (old name) and 'model'.")
+            model = old.pop("model")
+        data = old.pop("data", data)
+        favourable = old.pop("favourable", favourable)
+        if old:
+            raise TypeError(f"ShuffledModel() got unexpected keyword argument(s) {sorted(old)}.")
+        if args:
+            given = dict(protected=protected, favoured=favoured, attack=attack, p=p, quantile=quantile,
+                         higher_is_better=higher_is_better, random_state=random_state)
+            defaults = dict(protected=None, favoured=None, attack="dominance", p=0.8, quantile=0.0,
+                            higher_is_better=True, random_state=None)
+            explicit = {k: v for k, v in given.items() if v is not defaults[k]}
+            positional_kwargs("ShuffledModel", args, self._OLD_POSITIONAL, explicit)
+            given.update(explicit)
+            protected, favoured, attack, p = given["protected"], given["favoured"], given["attack"], given["p"]
+            quantile, higher_is_better = given["quantile"], given["higher_is_better"]
+            random_state = given["random_state"]
+        if protected is None:
+            raise TypeError("ShuffledModel() needs protected=<the protected column(s)>.")
+        if favoured is None:
+            raise TypeError("ShuffledModel() needs favoured=<the favoured value(s) of the protected "
+                            "column(s)>.")
+        scorer, dataset, favourable_class = model, data, favourable
         if scorer is None or not (callable(scorer) or hasattr(scorer, "predict_proba")):
             raise TypeError(
                 "scorer must be a callable mapping an (n, d) batch to n scores, or a "
@@ -441,10 +540,10 @@ class ShuffledModel:
             from .._validation import check_str_list
 
             feature_names = check_str_list("feature_names", feature_names)
-        self.scorer = scorer
-        self.dataset = dataset
+        self.model = scorer
+        self.data = dataset
         self.output = output
-        self.favourable_class = favourable_class
+        self.favourable = favourable_class
         self._f = _as_scorer(scorer, dataset, feature_names=feature_names, output=output,
                              favourable_class=favourable_class)
         if feature_names is None:
@@ -479,13 +578,30 @@ class ShuffledModel:
         self.mixing_rule = _check_mixing_rule(mixing_rule)
         self.swapping_rule = _check_swapping_rule(swapping_rule, self.quantile, self.attack_parts)
         self.random_state = random_state
-        self._rng = _make_rng(random_state)
+        self.random_state_ = resolve_random_state(random_state)
+        self._rng = np.random.default_rng(self.random_state_)
         self.n_calls_ = 0
         self._seen = [callable(spec) for spec in self._specs]  # favoured value seen in a batch?
         if reference is not None:
             self.validate(reference)
         elif dataset is not None and getattr(dataset, "X", None) is not None:
             self._check_values_occur(self._prepare(np.asarray(dataset.X, dtype=np.float64)), "dataset")
+
+    # old attribute names (read-only) for code written against the previous release
+    @property
+    def scorer(self):
+        """The honest model ``f`` (old name of :attr:`model`)."""
+        return self.model
+
+    @property
+    def dataset(self):
+        """Old name of :attr:`data`."""
+        return self.data
+
+    @property
+    def favourable_class(self):
+        """Old name of :attr:`favourable`."""
+        return self.favourable
 
     @property
     def output_dtype(self):
@@ -671,15 +787,21 @@ class ShuffledModel:
         attacked = True
         if self.frequency < 1.0:
             attacked = bool(self._rng.random() < self.frequency)
+        params = dict(attack=self.attack, p=self.p, quantile=self.quantile,
+                      higher_is_better=self.higher_is_better, region=self.region, split=self.split,
+                      frequency=self.frequency, max_count=self.max_count, mixing_rule=self.mixing_rule,
+                      swapping_rule=self.swapping_rule, protected=self.protected)
         if not attacked:
-            return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0)
+            return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0, params=params,
+                                random_state=self.random_state_)
         out, (_, _, ev) = shuffle_scores(
             y, fav, self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, region=self.region, split=self.split,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
-            swapping_rule=self.swapping_rule, random_state=self._rng, return_details=True,
+            swapping_rule=self.swapping_rule, random_state=_OwnStream(self._rng), return_details=True,
         )
-        return ShuffleBatch(y, out, fav, attacked=True, n_events=ev)
+        return ShuffleBatch(y, out, fav, attacked=True, n_events=ev, params=params,
+                            random_state=self.random_state_)
 
     def __call__(self, X):
         """Attacked scores ``f'(X)`` for one batch, shape (n,)."""
@@ -692,15 +814,17 @@ class ShuffledModel:
     def with_params(self, **changes):
         """A new model with some parameters changed (fresh random generator)."""
         params = dict(
-            scorer=self.scorer, protected=self.protected, favoured=self.favoured,
+            model=self.model, protected=self.protected, favoured=self.favoured,
             attack=self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, random_state=self.random_state,
             region=self.region, split=self.split, frequency=self.frequency,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
             swapping_rule=self.swapping_rule,
-            feature_names=self.feature_names if self.dataset is None else None,
-            dataset=self.dataset, output=self.output, favourable_class=self.favourable_class,
+            feature_names=self.feature_names if self.data is None else None,
+            data=self.data, output=self.output, favourable=self.favourable,
         )
+        renamed_kwargs("ShuffledModel.with_params", changes, {"scorer": "model", "dataset": "data",
+                                                              "favourable_class": "favourable"})
         params.update(changes)
         return ShuffledModel(**params)
 

@@ -8,6 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._base import accepts_renamed
 from .._validation import check_choice, check_int, check_real
 from . import _kernels
 
@@ -471,7 +472,8 @@ def _min_count(theta: float, n: int) -> int:
     return max(c, 1)
 
 
-def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *,
+@accepts_renamed(sensitive="protected", dataset="data")
+def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
                        max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
                        max_rule_sets: int = 2_000_000, binning: str = "equal_width") -> FrequentRuleSets:
@@ -488,10 +490,10 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
 
     Parameters
     ----------
-    dataset : Dataset or TableView
+    data : Dataset or TableView
         The data ``D`` (typically the training set).
-    sensitive : list of str
-        Sensitive feature names ``S``.
+    protected : list of str
+        Protected (sensitive) feature names ``S``.
     theta : float in (0, 1]
         Support threshold (paper default 5%).
     n_bins : int
@@ -519,7 +521,18 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     Returns
     -------
     FrequentRuleSets
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message) or more than ``max_rule_sets`` rule sets.
+
+    Examples
+    --------
+    >>> fr = frequent_rule_sets(data, ["sex", "race", "age"], theta=0.05)  # doctest: +SKIP
+    >>> len(fr), str(fr.rule_sets[0])                                      # doctest: +SKIP
     """
+    dataset, sensitive = data, protected
     import time
 
     t0 = time.perf_counter()
@@ -608,7 +621,8 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
     return _kernels.and_popcount_chain(bits, members)
 
 
-def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BINS_DEFAULT,
+@accepts_renamed(sensitive="protected", dataset="data")
+def frequent_rule_sets_bruteforce(data, protected, theta=0.05, *, n_bins=N_BINS_DEFAULT,
                                   bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
                                   rule_form="interval", binning="equal_width"):
     """Literal Algorithm 1: materialise the full cross product, keep support >= theta.
@@ -616,6 +630,7 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
     Slow reference (pure NumPy boolean masks); only for small rule spaces.
     Returns a dict ``str(rule_set) -> count``.
     """
+    dataset, sensitive = data, protected
     _check_theta(theta)
     max_size = check_int("max_size", max_size, min=1, allow_none=True)
     table = as_table(dataset)

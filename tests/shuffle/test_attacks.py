@@ -46,7 +46,7 @@ def test_mixing_matches_algorithm3(rule, ties):
         coins = np.random.default_rng(seed).random(len(y))
         ref = algorithm1(y, fav, mixing_reference, coins=coins, prob=p, literal=(rule == "alg3"))
         got = shuffle_scores(y, fav, "mixing", p=p, mixing_rule=rule,
-                             random_state=np.random.default_rng(seed))
+                             random_state=seed)
         np.testing.assert_array_equal(got, np.asarray(ref, dtype=float).reshape(-1))
 
 

@@ -33,7 +33,7 @@ def german_readable():
 
 @pytest.mark.parametrize("metric", ["FP", "FN"])
 def test_fairfictplay_label_spelling_of_the_favourable_class(german_readable, metric):
-    """FairFictPlay(..., metric="FP", favourable_class="good") compared the 0/1 y with "good",
+    """FairFictPlay(..., metric="FP", favourable="good") compared the 0/1 y with "good",
     so every row counted as negative (gamma 0.0305, baseline 0.772 instead of 0.0113, 0.48).
     Both spellings must give the answer computed by hand."""
     ds, pipe = german_readable
@@ -45,7 +45,7 @@ def test_fairfictplay_label_spelling_of_the_favourable_class(german_readable, me
     Xp, _ = _encode_protected(as_table(ds), ["sex", "age"])
     expected = audit_subgroups(d, Xp, y=truth, metric=metric)
     for fav in ("good", 1):
-        got = FairFictPlay(pipe, ds, ["sex", "age"], metric=metric, favourable_class=fav).audit()
+        got = FairFictPlay(pipe, ds, protected=["sex", "age"], metric=metric, favourable=fav).audit()
         assert got.gamma == pytest.approx(expected["gamma"], abs=1e-12), fav
         assert got.baseline == pytest.approx(expected["baseline"], abs=1e-12), fav
         np.testing.assert_array_equal(got.members, expected["members"])
@@ -58,7 +58,7 @@ def test_testsgd_accuracy_with_the_label_spelling(german_readable):
     ds, pipe = german_readable
     expected = float(np.mean(pipe.predict(ds.frame[ds.feature_names]) == ds.frame[ds.target].to_numpy()))
     for fav in ("good", 1):
-        rep = TestSGD(pipe, ds, ["sex"], favourable_class=fav, sample_thr=50, max_samples=500,
+        rep = TestSGD(pipe, ds, protected=["sex"], favourable=fav, sample_thr=50, max_samples=500,
                       random_state=0, top_k=0).run()
         assert rep.accuracy == pytest.approx(expected), fav
 
@@ -70,7 +70,7 @@ def test_an_unknown_favourable_label_is_refused_by_fairfictplay():
         return (X[:, 3] >= 5).astype(float)
 
     with pytest.raises(ValueError, match="favourable"):
-        FairFictPlay(model, toy, ["gender"], metric="FP", favourable_class="yes").audit()
+        FairFictPlay(model, toy, protected=["gender"], metric="FP", favourable="yes").audit()
 
 
 def test_testsgd_on_an_empty_dataset_is_a_clear_error(planted):
@@ -79,7 +79,7 @@ def test_testsgd_on_an_empty_dataset_is_a_clear_error(planted):
     toy.X = toy.X[:0]
     toy.y = toy.y[:0]
     with pytest.raises(ValueError, match="no rows"):
-        TestSGD(planted, toy, ["gender"])
+        TestSGD(planted, toy, protected=["gender"])
 
 
 def test_single_rules_takes_a_dataset_directly():
