@@ -73,7 +73,12 @@ class BatchConsistencyResult(Result):
     title = "Batch-consistency check"
 
     def to_frame(self):
-        """The per-query table."""
+        """The per-query table.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self.queries.copy()
 
     def summary(self):
@@ -108,7 +113,19 @@ class BatchConsistencyResult(Result):
                 f"{self.output_dtype} output)")
 
     def plot(self, ax=None, **kwargs):
-        """Max |score change| per query kind; returns the axes."""
+        """Max |score change| per query kind; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        **kwargs
+            Passed to the plotting function.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_batch_consistency
 
         return plot_batch_consistency(self, ax=ax, **kwargs)

@@ -347,7 +347,13 @@ class ShuffleBatch(Result):
 
     def summary(self):
         """One row: batch size, favoured rows, whether attacked, unfair moves, group means
-        before and after."""
+        before and after.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         fav = np.asarray(self.favoured, dtype=bool)
 
         def mean(a, m):
@@ -362,7 +368,12 @@ class ShuffleBatch(Result):
         }])
 
     def to_frame(self):
-        """One row per instance: scores before/after, change, group."""
+        """One row per instance: scores before/after, change, group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         lab = np.where(self.favoured, self.group_labels[0], self.group_labels[1])
         return pd.DataFrame({
             "score_before": self.scores_before,
@@ -372,12 +383,30 @@ class ShuffleBatch(Result):
         })
 
     def group_means(self):
-        """Mean score per group before and after the attack."""
+        """Mean score per group before and after the attack.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: the group labels; columns ``score_before``, ``score_after``.
+        """
         df = self.to_frame()
         return df.groupby("group")[["score_before", "score_after"]].mean()
 
     def plot(self, ax=None, **kwargs):
-        """Per-instance score change f -> f' coloured by group (paper Fig. 1); returns the axes."""
+        """Per-instance score change f -> f' coloured by group (paper Fig. 1).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        **kwargs
+            Passed to :func:`fairlens.shuffle.plots.plot_score_change`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_score_change
 
         return plot_score_change(self, ax=ax, **kwargs)
@@ -454,6 +483,10 @@ class ShuffledModel:
     swapping_rule : {"alg4", "once"}, default "alg4"
         ``"once"``: Algorithm 4 without line 4 (each pair swapped at most once),
         see :func:`shuffle_scores`.
+    *args
+        Deprecated positional form (see Notes).
+    **old
+        Deprecated keyword names (see Notes).
     feature_names : list of str, optional
         The encoded column names (default: the dataset's); used to resolve string
         ``protected`` on arrays and to align DataFrame batches.
@@ -609,7 +642,12 @@ class ShuffledModel:
         return self._f.output_dtype
 
     def describe(self) -> str:
-        """How the honest scorer is called (``model_input`` of result objects)."""
+        """How the honest scorer is called (``model_input`` of result objects).
+
+        Returns
+        -------
+        str
+        """
         return self._f.describe()
 
     # ------------------------------------------------------------------ helpers
@@ -706,7 +744,17 @@ class ShuffledModel:
         return values == spec
 
     def favoured_mask(self, X):
-        """Boolean mask of the favoured group (conjunction over ``protected``)."""
+        """Boolean mask of the favoured group (conjunction over ``protected``).
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         prepared = X if isinstance(X, tuple) else self._prepare(X)
         mask = None
         for q, spec in zip(self._protected, self._specs):
@@ -747,6 +795,16 @@ class ShuffledModel:
     def validate(self, X):
         """Check that ``protected`` exists in ``X`` and both groups occur.
 
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ShuffledModel
+            ``self``.
+
         Raises
         ------
         ValueError
@@ -778,7 +836,24 @@ class ShuffledModel:
 
     # ------------------------------------------------------------------ API
     def attack_batch(self, X):
-        """Score one batch with ``f`` and attack it; return a :class:`ShuffleBatch`."""
+        """Score one batch with ``f`` and attack it.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ShuffleBatch
+            Scores before and after, the favoured mask and the unfair moves made.
+
+        Raises
+        ------
+        ValueError
+            If a favoured value has never occurred (see the class docstring) or the model
+            fails on the batch.
+        """
         prepared = self._prepare(X)
         self._check_seen(prepared)
         fav = self.favoured_mask(prepared)
@@ -804,15 +879,45 @@ class ShuffledModel:
                             random_state=self.random_state_)
 
     def __call__(self, X):
-        """Attacked scores ``f'(X)`` for one batch, shape (n,)."""
+        """Attacked scores ``f'(X)`` for one batch.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.attack_batch(X).scores_after
 
     def base_scores(self, X):
-        """Honest scores ``f(X)``."""
+        """Honest scores ``f(X)``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self._scores(self._prepare(X)[0])
 
     def with_params(self, **changes):
-        """A new model with some parameters changed (fresh random generator)."""
+        """A new model with some parameters changed (a fresh generator from ``random_state``).
+
+        Parameters
+        ----------
+        **changes
+            Keyword arguments of :class:`ShuffledModel` to change.
+
+        Returns
+        -------
+        ShuffledModel
+        """
         params = dict(
             model=self.model, protected=self.protected, favoured=self.favoured,
             attack=self.attack, p=self.p, quantile=self.quantile,

@@ -101,7 +101,13 @@ class SubgroupAudit(Result):
     title = "FairFictPlay subgroup audit"
 
     def summary(self) -> pd.DataFrame:
-        """One row: metric, alpha, beta, gamma, rates, score and the subgroup (as :meth:`to_frame`)."""
+        """One row: metric, alpha, beta, gamma, rates, score and the subgroup (as :meth:`to_frame`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         return self.to_frame()
 
     @property
@@ -117,7 +123,12 @@ class SubgroupAudit(Result):
         return f"{terms} {'+' if b >= 0 else '-'} {abs(b):.{digits}g} < 0".lstrip("+ ")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: metric, alpha, beta, gamma, rates, TestSGD-style score, the function."""
+        """One row: metric, alpha, beta, gamma, rates, TestSGD-style score, the function.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame([{
             "metric": self.metric, "protected": ", ".join(self.protected), "alpha": self.alpha,
             "size": self.size, "beta": self.beta, "gamma": self.gamma, "direction": self.direction,
@@ -126,13 +137,28 @@ class SubgroupAudit(Result):
         }])
 
     def coefficients(self) -> pd.DataFrame:
-        """The weights of the linear threshold function, one row per encoded protected column."""
+        """The weights of the linear threshold function, one row per encoded protected column.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame({"column": list(self.coef.index), "weight": self.coef.to_numpy()})
 
     def plot(self, ax=None):
         """Weights of the linear threshold function and the rates in/out of the group.
 
-        ``ax`` is one axes (weights only) or a pair; returns the array of axes."""
+        ``ax`` is one axes (weights only) or a pair; returns the array of axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:

@@ -57,12 +57,23 @@ class MitigationResult(Result):
         return None if self.best is None else self.steps.iloc[self.best].to_dict()
 
     def to_frame(self) -> pd.DataFrame:
-        """The original model (``n_added`` 0) and one row per retraining."""
+        """The original model (``n_added`` 0) and one row per retraining.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         b = pd.DataFrame([{"n_added": 0, **self.before}])
         return pd.concat([b, self.steps], ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
-        """One row: the rule set, score and accuracy before and after the chosen retraining."""
+        """One row: the rule set, score and accuracy before and after the chosen retraining.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         a = self.after or {}
         nan = float("nan")
         return pd.DataFrame([{
@@ -73,7 +84,17 @@ class MitigationResult(Result):
         }])
 
     def plot(self, ax=None):
-        """Score and accuracy against the number of added samples; returns the axes."""
+        """Score and accuracy against the number of added samples; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_mitigation
         return plot_mitigation(self, ax=ax)
 

@@ -374,7 +374,17 @@ class FrequentRuleSets:
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
 
     def plot(self, ax=None):
-        """Support of the frequent rule sets, by number of rules."""
+        """Support of the frequent rule sets, by number of rules.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_supports
         return plot_supports(self, ax=ax)
 

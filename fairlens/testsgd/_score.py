@@ -176,11 +176,23 @@ class ScoreResult(Result):
     title = "TestSGD group fairness score"
 
     def summary(self) -> pd.DataFrame:
-        """One row: the rule set, its rates, score, margin, samples and status (as :meth:`to_frame`)."""
+        """One row: the rule set, its rates, score, margin, samples and status (as :meth:`to_frame`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         return self.to_frame()
 
     def to_dict(self) -> dict:
-        """JSON-safe dict of the estimate (and of its fresh re-estimate, if any)."""
+        """JSON-safe dict of the estimate (and of its fresh re-estimate, if any).
+
+        Returns
+        -------
+        dict
+            JSON-safe.
+        """
         d = super().to_dict()
         d["fresh"] = None if self.fresh is None else self.fresh.to_dict()
         return to_jsonable(d)
@@ -236,7 +248,17 @@ class ScoreResult(Result):
         return self._group_margin(self.rate_out)
 
     def plot(self, ax=None):
-        """Favourable rates inside and outside the group with their margins; returns the axes."""
+        """Favourable rates inside and outside the group with their margins; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_rates
         return plot_rates(self, ax=ax)
 
@@ -934,14 +956,25 @@ class RuleSetScores(Result):
         return self.results[i]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per scored rule set (in the order given), the columns of :meth:`ScoreResult.to_frame`."""
+        """One row per scored rule set (in the order given), the columns of :meth:`ScoreResult.to_frame`.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         rows = [r.to_frame() for r in self.results if r is not None]
         if not rows:
             return pd.DataFrame(columns=["rule_set", "support", "rate_in", "rate_out", "score", "margin"])
         return pd.concat(rows, ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
-        """One row: rule sets given and scored, converged, the largest score, model rows, time."""
+        """One row: rule sets given and scored, converged, the largest score, model rows, time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         done = [r for r in self.results if r is not None]
         finite = [r for r in done if np.isfinite(r.score)]
         best = max(finite, key=lambda r: r.score) if finite else None
@@ -954,7 +987,17 @@ class RuleSetScores(Result):
         }])
 
     def plot(self, ax=None):
-        """Scores with their margins, one bar per scored rule set (largest 20); returns the axes."""
+        """Scores with their margins, one bar per scored rule set (largest 20); returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         import matplotlib.pyplot as plt
 
         df = self.to_frame().dropna(subset=["score"]).sort_values("score", ascending=False).head(20)

@@ -91,8 +91,15 @@ class TestSGDReport(Result):
         return int(sum(1 for r in self.results if not r.converged))
 
     def status_counts(self) -> dict:
-        """``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the bound;
-        "no-seeds" are rule sets that every row (or no row) satisfies, so one group cannot be sampled."""
+        """Number of rule sets per status.
+
+        Returns
+        -------
+        dict
+            ``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the
+            bound; "no-seeds" are rule sets that every row (or no row) satisfies, so one group
+            cannot be sampled.
+        """
         out = {"ok": 0, "cap": 0, "no-seeds": 0}
         for r in self.results:
             out[r.status] = out.get(r.status, 0) + 1
@@ -109,6 +116,11 @@ class TestSGDReport(Result):
         ``signed_score = rate_in - rate_out``, the ``favoured`` and ``disfavoured`` group
         (the rule set or its complement ``not (...)``) with their favourable rates, and
         ``aliases`` (rule sets selecting the same rows, after :meth:`merge_equivalent`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per rule set, index ``rank``.
         """
         rows = [{
             "rule_set": str(r.rule_set), "n_rules": len(r.rule_set), "support": r.support,
@@ -128,8 +140,23 @@ class TestSGDReport(Result):
         return df
 
     def top(self, k: int = 3) -> pd.DataFrame:
-        """The first ``k`` (an int >= 0) rule sets of the report (largest selection score first;
-        quote their ``fresh_score``)."""
+        """The first ``k`` rule sets of the report (largest selection score first).
+
+        Parameters
+        ----------
+        k : int >= 0, default 3
+            Number of rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The first ``k`` rows of :meth:`to_frame`; quote their ``fresh_score``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``k`` is not an int >= 0.
+        """
         k = check_int("k", k, min=0)
         return self.to_frame().head(k)
 
@@ -144,6 +171,16 @@ class TestSGDReport(Result):
         (shown in :meth:`to_frame`). E.g. with ``age`` bins 0-10 empty in the data,
         ``age<20`` and ``10<=age<20`` select the same people and become one row.
         The original report is not changed.
+
+        Returns
+        -------
+        TestSGDReport
+            The merged report.
+
+        Raises
+        ------
+        ValueError
+            For a report without row masks (text reports).
         """
         fr = self.frequent
         if fr.bits is None or fr.bits.shape[0] != len(fr.rule_sets) or not len(fr.rule_sets):
@@ -173,12 +210,39 @@ class TestSGDReport(Result):
         return self.results[i]
 
     def plot(self, ax=None, *, k: int = 10):
-        """The ``k`` first rule sets of the report with their scores and bounds; returns the axes."""
+        """The ``k`` first rule sets of the report with their rates, scores and bounds.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        k : int >= 1, default 10
+            Number of rule sets.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_top_rule_sets
         return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
 
     def result_for(self, rule_set) -> ScoreResult:
-        """The result of a rule set (a RuleSet or its printed form)."""
+        """The result of one rule set.
+
+        Parameters
+        ----------
+        rule_set : RuleSet or str
+            The rule set or its printed form.
+
+        Returns
+        -------
+        ScoreResult
+
+        Raises
+        ------
+        KeyError
+            If the rule set is not in the report.
+        """
         key = str(rule_set)
         for r in self.results:
             if str(r.rule_set) == key:
@@ -186,7 +250,17 @@ class TestSGDReport(Result):
         raise KeyError(f"rule set {key!r} is not in the report")
 
     def browse(self, **kw):
-        """A :class:`RuleSetBrowser` over this report (needs ipywidgets)."""
+        """A :class:`RuleSetBrowser` over this report (needs ipywidgets).
+
+        Parameters
+        ----------
+        **kw
+            Passed to :class:`RuleSetBrowser`.
+
+        Returns
+        -------
+        RuleSetBrowser
+        """
         from .widget import RuleSetBrowser
         return RuleSetBrowser(self, **kw)
 
@@ -196,7 +270,13 @@ class TestSGDReport(Result):
         ``top_rule_set`` is the rule set with the largest selection estimate (the paper's
         top-1); ``top_fresh_score``/``top_fresh_margin`` is its fresh re-estimate, the number
         to quote (unbiased for the chosen rule set); ``top_score`` its selection estimate
-        (biased upward: it is the largest of many)."""
+        (biased upward: it is the largest of many).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         best = self.results[0] if self.results else None
         return pd.DataFrame([{
             "dataset": self.dataset_name, "theta": self.params["theta"],
@@ -228,6 +308,23 @@ def simultaneous_confidence(confidence: float, k: int) -> float:
     Each score bound holds with probability ``>= delta'**2`` (Theorem 4.2); Bonferroni over
     ``k`` bounds asks ``1 - delta'**2 = (1 - delta**2) / k``, so that all ``k`` hold at once with
     probability ``>= delta**2`` (the paper's per-rule-set confidence, e.g. 0.9025).
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+        The per-group ``delta``.
+    k : int
+        Number of bounds (values below 1 count as 1).
+
+    Returns
+    -------
+    float
+        ``delta'``.
+
+    Examples
+    --------
+    >>> round(simultaneous_confidence(0.95, 10), 4)
+    0.9951
     """
     k = max(1, int(k))
     return float(np.sqrt(1.0 - (1.0 - float(confidence) ** 2) / k))
@@ -308,6 +405,10 @@ class TestSGD(Analysis):
         Give the fresh re-estimates simultaneous (Bonferroni over ``top_k``) bounds: each is
         estimated at per-group confidence :func:`simultaneous_confidence` so that all
         ``top_k`` bounds hold at once with probability ``>= confidence**2`` (more samples).
+    *args
+        Deprecated positional form (see Notes).
+    **old
+        Deprecated keyword names (see Notes).
 
     Raises
     ------
@@ -451,7 +552,17 @@ class TestSGD(Analysis):
 
     # ------------------------------------------------------------------
     def mine(self, theta: float | None = None) -> FrequentRuleSets:
-        """Phase 1: the frequent rule sets (Algorithm 1)."""
+        """Phase 1: the frequent rule sets (Algorithm 1).
+
+        Parameters
+        ----------
+        theta : float in (0, 1], optional
+            Support threshold (default: the analysis's ``theta``).
+
+        Returns
+        -------
+        FrequentRuleSets
+        """
         return frequent_rule_sets(self.table, self._protected, self.theta if theta is None else theta,
                                   n_bins=self.n_bins, bins=self._bins, max_values=self.max_values,
                                   max_size=self.max_size, rule_form=self.rule_form,
@@ -561,8 +672,22 @@ class TestSGD(Analysis):
               random_state=None, stop=None) -> ScoreResult | None:
         """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``).
 
-        ``stop`` (None, a ``threading.Event`` or a callable) ends the sampling between
-        rounds; the result is then ``None``.
+        Parameters
+        ----------
+        rule_set : RuleSet
+            The group.
+        error : float in (0, 1], optional
+            Error threshold (default: the analysis's ``error``).
+        method : {"batched", "reference"}
+            See :func:`group_fairness_score`.
+        random_state : None, int, numpy Generator or RandomState
+            Default: the analysis's ``random_state``.
+        stop : None, threading.Event or callable
+            Ends the sampling between rounds; the result is then ``None``.
+
+        Returns
+        -------
+        ScoreResult or None
         """
         if error is not None:
             _check_alg2_params(error, self.sample_thr, self.max_samples, name="error")
@@ -574,5 +699,10 @@ class TestSGD(Analysis):
             stop=stop)
 
     def sampler(self) -> Sampler:
-        """The section 4.3 sampler of this analysis (seeds from the data, protected kept)."""
+        """The section 4.3 sampler of this analysis (seeds from the data, protected kept).
+
+        Returns
+        -------
+        Sampler
+        """
         return Sampler(self.table, self._protected, self._perturbation)

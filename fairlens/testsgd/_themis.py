@@ -45,18 +45,41 @@ class ThemisResult(Result):
     title = "THEMIS group discrimination"
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per subgroup (``subgroup, rate, n``), largest rate first."""
+        """One row per subgroup (``subgroup, rate, n``), largest rate first.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self.rates.sort_values("rate", ascending=False).reset_index(drop=True)
 
     def summary(self) -> pd.DataFrame:
-        """One row: the score, the subgroups with the largest and smallest rate, sizes, time."""
+        """One row: the score, the subgroups with the largest and smallest rate, sizes, time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         return pd.DataFrame([{
             "score": self.score, "max_group": self.max_group, "min_group": self.min_group,
             "n_subgroups": int(self.n_subgroups), "n_samples": int(self.n_samples), "time_s": self.elapsed,
         }])
 
     def plot(self, ax=None, *, k: int = 10):
-        """Favourable rates of the ``k`` highest and lowest subgroups; returns the axes."""
+        """Favourable rates of the ``k`` highest and lowest subgroups; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        k : int, default 10
+            Number of rows shown.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_themis
         return plot_themis(self, ax=ax, k=k)
 
