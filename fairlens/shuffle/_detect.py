@@ -196,9 +196,35 @@ def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
     every feature gets ``beta_j (X_j - E[X_j])`` from a least-squares fit of
     the model on the background.
 
+    Parameters
+    ----------
+    model : ShuffledModel, estimator, pipeline or callable
+        The (attacked) model.
+    X : array or DataFrame of shape (n, d)
+        The explained instances (one batch).
+    background : array or DataFrame, optional
+        Background data for ``E[X_j]`` and the fit (defaults to ``X``).
+    coef : array of shape (d,), optional
+        The honest model's coefficients ``beta`` when known.
+    protected : str, int or list, optional
+        Protected feature(s) of a model that is not a ShuffledModel.
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    data : fairlens Dataset, optional
+        The data a fitted model belongs to.
+
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, linear_shap_values
+    >>> X = np.random.default_rng(0).random((20, 3)); X[:, 2] = X[:, 2] > 0.5
+    >>> m = ShuffledModel(lambda A: (A[:, 0] + A[:, 1]) / 2, protected=2, favoured=1)
+    >>> linear_shap_values(m, X).shape
+    (20, 3)
     """
     A, cols = _as_array(X)
     if feature_names is not None:
@@ -386,9 +412,22 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         regression -- plus ``(n + m) * d * 8`` bytes of data). ``"linear"`` is one batch call
         and ignores it. Calls made in workers do not advance ``model.n_calls_``.
 
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    protected : str, int or list, optional
+        Protected feature(s) (for a model that is not a ShuffledModel).
+    progress : bool
+        Show a tqdm bar.
+    lime_kwargs : dict, optional
+        Passed to ``LimeTabularExplainer``.
+
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> phi = explain(model, X[:10], "shap", background=X[:50], random_state=0)  # doctest: +SKIP
     """
     from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
     from .._validation import check_int
@@ -522,10 +561,20 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         Workers for the instance blocks of each explainer (see :func:`explain`); the
         result is the same at every ``n_jobs``.
 
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    progress : bool
+        Show a tqdm bar per explainer.
+
     Returns
     -------
     DataFrame with columns ``explainer, feature, protected, mean_abs, mean,
     top1, top2, top3, n_instances``.
+
+    Examples
+    --------
+    >>> attributions(ShuffledModel(f, protected="Research", favoured=1, feature_names=cols),
+    ...              X[:20], ("linear", "shap"), background=X)   # doctest: +SKIP
     """
     if isinstance(explainers, str):
         explainers = (explainers,)
@@ -601,6 +650,19 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
     Returns
     -------
     DataFrame with columns ``metric, before, after, change, ideal``.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ShuffledModel.
+    ValueError
+        If ``threshold`` is not a probability (any finite number for ``output="raw"``) or
+        ``y_true`` has another length than ``X``.
+
+    Examples
+    --------
+    >>> fairness_before_after(ShuffledModel(f, protected="sex", favoured=1, feature_names=cols),
+    ...                       X, y, threshold=0.5)            # doctest: +SKIP
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")

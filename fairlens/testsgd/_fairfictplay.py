@@ -290,6 +290,10 @@ class FairFictPlay(Analysis):
         readable target column; for "FP"/"FN" the labels ``y`` are matched the same way.
     soft : bool, default False
         Audit the scores themselves instead of the 0/1 decisions (gerryfair accepts both).
+    *args
+        Deprecated: ``protected`` by position (``FutureWarning``).
+    **old
+        Deprecated names ``favourable_class=`` and ``dataset=`` (``FutureWarning``).
 
     Raises
     ------
@@ -404,5 +408,10 @@ class FairFictPlay(Analysis):
             elapsed=time.perf_counter() - t0)
 
     def audit(self) -> SubgroupAudit:
-        """Same as :meth:`run` (the auditor's own name for it)."""
+        """Same as :meth:`run` (the auditor's own name for it).
+
+        Returns
+        -------
+        SubgroupAudit
+        """
         return self.run()

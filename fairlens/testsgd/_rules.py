@@ -514,6 +514,8 @@ def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
     max_size : int >= 1, optional
         Largest number of rules in a rule set; ``None`` (default) means no limit (all
         sensitive features). 0 or a negative value is an error.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical protected feature.
     rule_form : {"interval", "threshold"}
         Rules of binned features: every range of adjacent bins, or one-sided
         thresholds only (see :func:`single_rules`).

@@ -921,7 +921,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
 class RuleSetScores(Result):
     """Scores of many rule sets (:func:`score_rule_sets`): one :class:`ScoreResult` each.
 
-    Attributes
+    Parameters
     ----------
     results : list of ScoreResult or None
         In the order of the rule sets given (``None`` for a rule set not scored before a stop).
@@ -935,6 +935,11 @@ class RuleSetScores(Result):
         Wall seconds.
     stopped : bool
         True when ``stop`` fired before every rule set was scored.
+
+    Examples
+    --------
+    >>> scores = score_rule_sets(model, data, rule_sets, protected=["sex"])  # doctest: +SKIP
+    >>> scores.summary()                                                   # doctest: +SKIP
     """
 
     results: list

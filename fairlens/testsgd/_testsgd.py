@@ -378,7 +378,7 @@ class TestSGD(Analysis):
         A score ``>= threshold`` is the favourable decision.
     batch_rows : int >= 1, default 65536
         Rows per model call.
-    max_values : int >= 2, default 16
+    max_values : int >= 2, default 12
         Largest number of values of a categorical protected feature.
     max_size : int >= 1 or None
         Largest rule set; None (default) = no limit.
