@@ -42,8 +42,25 @@ _SWAPPING_RULES = ("alg4", "once")
 def parse_attack(attack):
     """Parse ``"dominance"`` or a hybrid ``"dom+mix"`` into a tuple of names.
 
-    Returns a tuple of one name (plain attack) or two names (top half, bottom
-    half), each in :data:`ATTACKS`.
+    Parameters
+    ----------
+    attack : str
+        An attack of :data:`ATTACKS` (or dom/mix/swap), or a hybrid ``"top+bottom"``.
+
+    Returns
+    -------
+    tuple of str
+        One name (plain attack) or two names (top half, bottom half), each in :data:`ATTACKS`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-string or an unknown attack.
+
+    Examples
+    --------
+    >>> parse_attack("dom+mix")
+    ('dominance', 'mixing')
     """
     if not isinstance(attack, str):
         raise TypeError(

@@ -216,8 +216,18 @@ def _linear_oracle(Xp, cost1):
 
 
 def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
-    """The auditor on arrays: ``decisions`` (n,) in [0, 1] (hard 0/1 or soft), ``Xp`` (n, p)
-    protected attributes (numeric), ``y`` (n,) 0/1 labels for "FP"/"FN".
+    """The auditor on arrays.
+
+    Parameters
+    ----------
+    decisions : array of shape (n,)
+        Decisions in [0, 1] (hard 0/1 or soft).
+    Xp : array of shape (n, p)
+        Protected attributes (numeric).
+    y : array of shape (n,), optional
+        0/1 labels (1 = favourable), needed for "FP"/"FN".
+    metric : {"SP", "FP", "FN"}
+        The audited rate.
 
     Returns a dict with members (over all n rows), alpha, beta, gamma, direction, rate_in,
     rate_out, baseline, coef, intercept (see :class:`SubgroupAudit`).

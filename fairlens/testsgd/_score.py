@@ -47,7 +47,21 @@ DEFAULT_MAX_SAMPLES = 100_000
 
 
 def z_value(confidence: float) -> float:
-    """Two-sided normal quantile for a confidence level (0.95 -> 1.96)."""
+    """Two-sided normal quantile for a confidence level.
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(z_value(0.95), 2)
+    1.96
+    """
     confidence = check_real("confidence", confidence, min=0.0, max=1.0, include_min=False,
                             include_max=False)
     return float(norm.ppf(0.5 + confidence / 2.0))

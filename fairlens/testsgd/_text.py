@@ -226,7 +226,17 @@ def _text_scorer(model):
 def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
-    """Literal Algorithm 2 on text (one sample per group per iteration, one model call each)."""
+    """Literal Algorithm 2 on text (one sample per group per iteration, one model call each).
+
+    Parameters
+    ----------
+    model, docs, rule_set, terms, error, confidence, sample_thr, max_samples, threshold, random_state, sampler
+        See :func:`text_group_fairness_score`.
+
+    Returns
+    -------
+    ScoreResult
+    """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
         error, sample_thr, max_samples, threshold, confidence, name="error")
     terms = _check_terms(terms, None) if sampler is None else sampler.terms
@@ -257,7 +267,32 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
 def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:
-    """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference."""
+    """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference.
+
+    Parameters
+    ----------
+    model : callable or estimator
+        Maps a list of documents to scores (or has ``predict_proba`` on documents).
+    docs : list of str
+        The corpus ``D``.
+    rule_set : TextRuleSet
+        The group.
+    terms : dict, optional
+        Identity terms per category (default :data:`IDENTITY_TERMS`).
+    error, confidence, sample_thr, max_samples, threshold
+        Algorithm 2's parameters (see :func:`group_fairness_score`).
+    random_state : None, int, numpy Generator or RandomState
+        A Generator is used as is (one child stream per rule set); anything else is
+        resolved by :func:`fairlens._base.resolve_random_state`.
+    block : int, default 512
+        Iterations drawn per round after the first ``sample_thr + 1``.
+    sampler : TextSampler, optional
+        Reused sampler.
+
+    Returns
+    -------
+    ScoreResult
+    """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
         error, sample_thr, max_samples, threshold, confidence, name="error")
     block = check_int("block", block, min=1)
