@@ -16,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .._base import Result, accepts_renamed, positional_kwargs, renamed_kwargs, resolve_random_state
+from .._base import Result, positional_kwargs, renamed_kwargs, resolve_random_state
 from . import _kernels
 
 __all__ = [

@@ -28,7 +28,6 @@ rate of the "negative direction" group over the complement of the positive group
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd

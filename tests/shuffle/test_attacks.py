@@ -1,9 +1,8 @@
 """Core properties of the shuffling attacks (Algorithms 1-4)."""
 import numpy as np
-import pandas as pd
 import pytest
 
-from fairlens.shuffle import ShuffledModel, parse_attack, shuffle_scores
+from fairlens.shuffle import parse_attack, shuffle_scores
 from fairlens.shuffle import _kernels
 from fairlens.shuffle._reference import (
     algorithm1,

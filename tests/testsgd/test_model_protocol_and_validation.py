@@ -1,7 +1,6 @@
 """Issue 11 regressions for TestSGD: one model protocol, validation at the boundary, one
 stop convention; and the issue-13 options (round bins, merged equivalents, signed scores)."""
 import threading
-import warnings
 from types import SimpleNamespace
 
 import numpy as np

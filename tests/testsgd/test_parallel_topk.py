@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens.testsgd import TestSGD, frequent_rule_sets, score_rule_sets
+from fairlens.testsgd import TestSGD, frequent_rule_sets
 from fairlens.testsgd._score import _score_rule_sets
 from fairlens.testsgd._score import _reference_score, Sampler, make_scorer, TABLE_SEED_BLOCK, neighbourhood_table, rule_set_rng
 from fairlens.testsgd._rules import as_table
@@ -112,7 +112,6 @@ def test_fresh_estimates_use_an_independent_stream(seq_report):
     assert len(fresh) == k
     fr = rep.frequent
     index = {str(rs): j for j, rs in enumerate(fr.rule_sets)}
-    from fairlens.testsgd import group_fairness_score_reference
 
     for r in fresh[:3]:
         j = index[str(r.rule_set)]

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens.testsgd import TestSGD, TestSGDReport, frequent_rule_sets, group_fairness_score_reference
+from fairlens.testsgd import TestSGD, TestSGDReport, frequent_rule_sets
 from fairlens.testsgd._score import _reference_score, rule_set_rng
 
 SENS = ["gender", "race", "age"]
