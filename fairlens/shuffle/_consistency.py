@@ -24,7 +24,7 @@ __all__ = ["BatchConsistencyResult", "batch_consistency"]
 class BatchConsistencyResult(Result):
     """Outcome of :func:`batch_consistency`.
 
-    Attributes
+    Parameters
     ----------
     suspicious : bool
         ``True`` when some row's score moved by more than its tolerance, or when the
@@ -54,6 +54,8 @@ class BatchConsistencyResult(Result):
         The seed used (pass it back to repeat the same queries).
     elapsed : float
         Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     suspicious: bool

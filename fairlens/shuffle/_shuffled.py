@@ -329,7 +329,7 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
 class ShuffleBatch(Result):
     """What :class:`ShuffledModel` did to one batch (the result of :meth:`ShuffledModel.attack_batch`).
 
-    Attributes
+    Parameters
     ----------
     scores_before : ndarray, shape (n,)
         ``f(X)``, the honest scores.
@@ -347,6 +347,10 @@ class ShuffleBatch(Result):
         The attack's parameters.
     random_state : int or None
         The seed of the model's generator (None: the model was built with fresh entropy).
+    elapsed : float
+        Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     scores_before: np.ndarray

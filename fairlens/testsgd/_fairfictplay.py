@@ -48,7 +48,7 @@ METRICS = ("SP", "FP", "FN")
 class SubgroupAudit(Result):
     """The most violated subgroup found by the auditor.
 
-    Attributes
+    Parameters
     ----------
     members : ndarray of bool, shape (n,)
         ``g(x')`` for every row of the audited data.
@@ -77,6 +77,8 @@ class SubgroupAudit(Result):
         ``model_input``, threshold, soft, favourable, n rows.
     elapsed : float
         Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     members: np.ndarray

@@ -20,7 +20,7 @@ __all__ = ["MitigationResult", "mitigate", "generate_group_samples"]
 class MitigationResult(Result):
     """Retraining with growing numbers of generated samples.
 
-    Attributes
+    Parameters
     ----------
     rule_set : RuleSet
     target_label : int
@@ -35,6 +35,14 @@ class MitigationResult(Result):
         dropped by at most ``max_accuracy_drop`` (None if none qualifies).
     best_model : estimator or None
     elapsed : float
+    max_accuracy_drop : float
+        Largest accepted loss of test accuracy.
+    params : dict
+        The parameters of the run.
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     rule_set: RuleSet

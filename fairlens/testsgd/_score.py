@@ -135,7 +135,7 @@ def make_scorer(model, dataset=None, *, favourable_class=1):
 class ScoreResult(Result):
     """Outcome of Algorithm 2 for one rule set.
 
-    Attributes
+    Parameters
     ----------
     rule_set : RuleSet
     rate_in, rate_out : float

@@ -40,7 +40,7 @@ class TestSGDReport(Result):
     ``top_k`` fresh bounds hold at once with probability ``>= delta**2``.
     ``benchmarks/testsgd_topk.py`` measures both against exact scores on census.
 
-    Attributes
+    Parameters
     ----------
     results : list of ScoreResult
         One per frequent rule set, by decreasing selection score (NaN last); the first
@@ -57,6 +57,12 @@ class TestSGDReport(Result):
     dataset_name : str
     accuracy : float or None
         Model accuracy on the dataset labels, if the dataset has ``y``.
+    stopped : bool
+        True when the run was cut short by ``stop``.
+    tester : TestSGD, optional
+        The analysis that made the report (model and data, for the widget).
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
     """
 
     __test__ = False  # not a pytest class

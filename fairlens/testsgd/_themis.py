@@ -19,7 +19,7 @@ __all__ = ["ThemisResult", "themis_group_discrimination"]
 class ThemisResult(Result):
     """THEMIS group discrimination: max minus min favourable rate over subgroups.
 
-    Attributes
+    Parameters
     ----------
     score : float
     max_group, min_group : str
@@ -29,6 +29,12 @@ class ThemisResult(Result):
     n_subgroups, n_samples : int
         Subgroups tested and random inputs per subgroup.
     elapsed : float
+    params : dict
+        The parameters of the run.
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     score: float
