@@ -117,7 +117,17 @@ class SubgroupAudit(Result):
         return float(self.members.mean()) if self.members.size else float("nan")
 
     def describe(self, digits: int = 3) -> str:
-        """The linear threshold function as text, ``w1*x1 + w2*x2 + b < 0`` (largest weights first)."""
+        """The linear threshold function as text, ``w1*x1 + w2*x2 + b < 0`` (largest weights first).
+
+        Parameters
+        ----------
+        digits : int, default 3
+            Significant digits of the weights.
+
+        Returns
+        -------
+        str
+        """
         c = self.coef[self.coef.abs().sort_values(ascending=False).index]
         terms = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.{digits}g}*[{k}]" for k, v in c.items() if v != 0)
         b = self.intercept
@@ -230,8 +240,17 @@ def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
     metric : {"SP", "FP", "FN"}
         The audited rate.
 
-    Returns a dict with members (over all n rows), alpha, beta, gamma, direction, rate_in,
-    rate_out, baseline, coef, intercept (see :class:`SubgroupAudit`).
+    Returns
+    -------
+    dict
+        ``members`` (over all n rows), ``alpha``, ``beta``, ``gamma``, ``direction``,
+        ``rate_in``, ``rate_out``, ``baseline``, ``coef``, ``intercept`` (see
+        :class:`SubgroupAudit`).
+
+    Raises
+    ------
+    ValueError
+        For arrays of the wrong shape, non-finite values, or no row to audit.
     """
     metric = check_choice("metric", metric, METRICS)
     d = np.asarray(decisions, dtype=np.float64)

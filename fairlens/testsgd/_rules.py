@@ -139,7 +139,17 @@ class Rule:
         return np.inf if self.bin_hi >= len(self.edges) - 2 else self.edges[self.bin_hi + 1]
 
     def mask(self, X: np.ndarray) -> np.ndarray:
-        """Boolean (n,) membership of the rows of ``X``."""
+        """Membership of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Encoded rows.
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         col = np.asarray(X, dtype=np.float64)[:, self.index]
         if self.kind == "categorical":
             return np.isin(col, np.asarray(self.values, dtype=np.float64))
@@ -175,6 +185,17 @@ class RuleSet:
             raise ValueError("a rule set needs at least one rule")
 
     def mask(self, X: np.ndarray) -> np.ndarray:
+        """Membership of the rows of ``X`` (every rule holds).
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Encoded rows.
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         m = np.ones(np.asarray(X).shape[0], dtype=bool)
         for r in self.rules:
             m &= r.mask(X)
@@ -216,6 +237,23 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     the edges 10, 20, ..., 90 (readable "40<=age<60", not "38.9<=age<60.8"). Since
     consecutive candidate widths differ by at most a factor 2, there are between
     ``k / 2`` and ``k + 2`` bins (at least 2).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The range to cover.
+    k : int
+        The wanted number of bins.
+
+    Returns
+    -------
+    ndarray
+        The edges.
+
+    Examples
+    --------
+    >>> round_edges(17, 90, 10).tolist()
+    [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0]
     """
     lo, hi = float(lo), float(hi)
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
@@ -265,7 +303,32 @@ def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
     domain) or ``"round"``: about ``K`` bins with round edges covering the domain and
     the observed values (:func:`round_edges`), for readable rules.
 
-    ``table`` is a fairlens Dataset (or any table :func:`frequent_rule_sets` accepts).
+    Parameters
+    ----------
+    table : fairlens Dataset or TableView
+        The data (any table :func:`frequent_rule_sets` accepts).
+    feature : str
+        The protected feature.
+    n_bins : int >= 2, default 10
+        ``K`` bins of a binned feature.
+    edges : sequence of float, optional
+        Explicit bin edges.
+    kind : {"categorical", "integer", "continuous"}, optional
+        Override the feature's type.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical feature.
+    rule_form : {"interval", "threshold"}
+        See above.
+    binning : {"equal_width", "round"}
+        See above.
+
+    Returns
+    -------
+    list of Rule
+
+    Examples
+    --------
+    >>> [str(r) for r in single_rules(data, "sex")]   # doctest: +SKIP
     """
     check_choice("rule_form", rule_form, ("interval", "threshold"))
     check_choice("binning", binning, BINNINGS)
@@ -369,7 +432,17 @@ class FrequentRuleSets:
         return len(self.rule_sets)
 
     def masks(self, idx=None) -> np.ndarray:
-        """Boolean (m, n_rows) membership of (a subset of) the rule sets."""
+        """Membership of the data rows in (a subset of) the rule sets.
+
+        Parameters
+        ----------
+        idx : sequence of int, optional
+            Which rule sets (default: all).
+
+        Returns
+        -------
+        ndarray of bool, shape (m, n_rows)
+        """
         b = self.bits if idx is None else self.bits[np.asarray(idx, dtype=np.int64)]
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
 
@@ -389,6 +462,12 @@ class FrequentRuleSets:
         return plot_supports(self, ax=ax)
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per frequent rule set: the rule set, its size and support.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame({
             "rule_set": [str(r) for r in self.rule_sets],
             "n_rules": [len(r) for r in self.rule_sets],

@@ -311,6 +311,12 @@ class ScoreResult(Result):
                 "fresh_confidence": nan if f is None else f.confidence}
 
     def to_frame(self) -> pd.DataFrame:
+        """One row: rule set, support, rates, score, margin, samples, status, fresh columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame([{
             "rule_set": str(self.rule_set), "support": self.support, "rate_in": self.rate_in,
             "rate_out": self.rate_out, "score": self.score, "signed_score": self.signed_score,
