@@ -561,6 +561,10 @@ class ShuffledModel:
             if model is not None:
                 raise TypeError("ShuffledModel() got both 'scorer' (old name) and 'model'.")
             model = old.pop("model")
+        for new_name, value, default in (("data", data, None), ("favourable", favourable, 1)):
+            if new_name in old and value is not default and value != default:
+                raise TypeError(f"ShuffledModel() got {new_name!r} under its old and its new name; "
+                                f"pass only {new_name!r}.")
         data = old.pop("data", data)
         favourable = old.pop("favourable", favourable)
         if old:

@@ -357,6 +357,8 @@ class FairFictPlay(Analysis):
                 raise TypeError("FairFictPlay() got both 'dataset' (old name) and 'data'.")
             data = old.pop("data")
         if "favourable" in old:
+            if favourable != 1:
+                raise TypeError("FairFictPlay() got both 'favourable_class' (old name) and 'favourable'.")
             favourable = old.pop("favourable")
         if old:
             raise TypeError(f"FairFictPlay() got unexpected keyword argument(s) {sorted(old)}.")
