@@ -25,7 +25,8 @@ import tracemalloc
 import numpy as np
 
 from fairlens.datasets import load_dataset
-from fairlens.testsgd import TestSGD, group_fairness_score_reference, score_rule_sets
+from fairlens.testsgd import TestSGD
+from fairlens.testsgd._score import _reference_score, _score_rule_sets
 from fairlens.testsgd._score import rule_set_rng
 from fairlens.testsgd.paper import PAPER_NAMES, PAPER_TABLE4, PAPER_TABLE5, paper_kwargs, paper_model
 
@@ -40,8 +41,8 @@ def bench(name, n_ref=3, random_state=0, reduced=False):
     t_fit = time.perf_counter() - t
     acc = float(np.mean(model.predict(test.X) == test.y))
     kw = paper_kwargs(ds)
-    sens = kw.pop("sensitive")
-    ts = TestSGD(model, train, sens, theta=0.05, random_state=random_state, **kw)
+    sens = kw.pop("protected")
+    ts = TestSGD(model, train, protected=sens, theta=0.05, random_state=random_state, **kw)
 
     tracemalloc.start()
     rep = ts.run()
@@ -59,7 +60,7 @@ def bench(name, n_ref=3, random_state=0, reduced=False):
     ref_rs = 0
     for j in pick:
         rs = fr.rule_sets[j]
-        ref = group_fairness_score_reference(model, train, rs, sens, random_state=rule_set_rng(random_state, j, 0))
+        ref = _reference_score(model, train, rs, sens, rule_set_rng(random_state, j, 0))
         got = by_name[str(rs)]
         if ref.status == "ok":
             ref_rs += 1
@@ -70,7 +71,7 @@ def bench(name, n_ref=3, random_state=0, reduced=False):
     # batched without the neighbourhood table (rows sampled in numba, big model calls) on a subset
     sub = list(range(0, m, max(1, m // 50)))[:50]
     t = time.perf_counter()
-    score_rule_sets(model, train, [fr.rule_sets[j] for j in sub], sens, strategy="sample",
+    _score_rule_sets(model, train, [fr.rule_sets[j] for j in sub], sens, strategy="sample",
                     rngs=[rule_set_rng(random_state, j, 0) for j in sub])
     per_sample = (time.perf_counter() - t) / max(1, len(sub))
     top = rep.results[0] if rep.results else None

@@ -17,9 +17,10 @@ delta 0.95, sample_thr 1000) and ``top_k=10``, and checks for each reported top-
   ``|fresh_score - exact| <= fresh_margin`` hold?
 
 and prints the coverage of both over all random states (nominal: 0.95^2 = 90.25%), the mean
-error (estimate - exact) over the top-10, of the selection ranking's #1 (the paper's top-1) and
-of the report's #1 (largest fresh estimate), and how often their exact score lies outside the
-bound quoted for them.
+error (estimate - exact) over the top-10, and for the #1: the report's #1 (chosen by its
+selection estimate, the paper's top-1; the report quotes its FRESH estimate) and, for
+comparison, the rule of the previous release (re-rank the top k by their fresh estimates and
+quote the largest), with how often the exact score lies outside the bound quoted.
 
 Usage::
 
@@ -63,7 +64,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     model = paper_model(train, random_state=0)
     kw = paper_kwargs(ds)
-    sens = kw.pop("sensitive")
+    sens = kw.pop("protected")
     per_seed, n_space, table = exact_table(model, train, sens)
     n_free = table.X.shape[1] - len(sens)
     print(f"census: {table.X.shape[0]:,} training seeds x {n_free} non-sensitive columns x 2 directions = "
@@ -78,10 +79,10 @@ def main(argv=None):
     cov_sel = cov_fresh = n = 0
     top1_sel_err, top1_fresh_err, sel_err, fresh_err = [], [], [], []
     top1_outside = 0
-    report1_err, report1_outside = [], 0
+    report1_err, report1_outside, old1_outside = [], 0, 0
     t0 = time.perf_counter()
     for s in range(a.states):
-        rep = TestSGD(model, train, sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
+        rep = TestSGD(model, train, protected=sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
                       **kw).run(n_jobs=a.n_jobs)
         top = rep.results[:k]
         for i, r in enumerate(top):
@@ -91,19 +92,23 @@ def main(argv=None):
             sel_err.append(r.score - e)
             fresh_err.append(r.fresh.score - e)
             n += 1
-        # the paper's #1 is the selection ranking's #1 (largest selection estimate)
-        first = max(top, key=lambda r: r.score)
+        # the report's #1: the largest SELECTION estimate (the paper's top-1); the number quoted
+        # for it is its fresh estimate
+        first = rep.results[0]
+        assert first.score == max(r.score for r in top)
         e1 = exact(first.rule_set)
         top1_sel_err.append(first.score - e1)
         top1_outside += abs(first.score - e1) > first.margin
         top1_fresh_err.append(first.fresh.score - e1)
-        report1 = rep.results[0]  # the report's #1: largest FRESH estimate among the top k
-        e_r = exact(report1.rule_set)
-        report1_err.append(report1.fresh.score - e_r)
-        report1_outside += abs(report1.fresh.score - e_r) > report1.fresh.margin
+        report1_outside += abs(first.fresh.score - e1) > first.fresh.margin
+        # the previous release's #1: the largest FRESH estimate among the top k (a new selection)
+        old1 = max(top, key=lambda r: r.fresh.score)
+        e_o = exact(old1.rule_set)
+        report1_err.append(old1.fresh.score - e_o)
+        old1_outside += abs(old1.fresh.score - e_o) > old1.fresh.margin
         if s == 0:
             r = first
-            print(f"state 0: selection #1 {r.rule_set}: {r.score:.3f} +- {r.margin:.3f}, fresh "
+            print(f"state 0: #1 {r.rule_set}: selection {r.score:.3f} +- {r.margin:.3f}, fresh (quoted) "
                   f"{r.fresh.score:.3f} +- {r.fresh.margin:.3f}, exact {e1:.3f}", flush=True)
     el = time.perf_counter() - t0
     conf = rep.params["confidence"] ** 2
@@ -114,13 +119,15 @@ def main(argv=None):
     print(f"coverage of the exact score, fresh-estimate bound:     {cov_fresh / n:.3f} "
           f"(nominal {fconf:.4f}{', Bonferroni over the top %d' % k if a.simultaneous else ''})")
     print(f"mean error (estimate - exact), top {k}: selection {np.mean(sel_err):+.4f}, fresh {np.mean(fresh_err):+.4f}")
-    print(f"selection ranking's #1 (the paper's top-1): selection estimate error {np.mean(top1_sel_err):+.4f} "
-          f"(exact outside its bound in {top1_outside} of {a.states} runs); its fresh estimate error "
-          f"{np.mean(top1_fresh_err):+.4f}")
-    print(f"report's #1 (largest fresh estimate among the top {k}): fresh error {np.mean(report1_err):+.4f} "
-          f"(exact outside its fresh bound in {report1_outside} of {a.states} runs) -- ranking by the fresh "
-          f"estimate is itself a (milder) selection among {k}; --simultaneous gives bounds that hold for any pick")
-    return dict(coverage_selection=cov_sel / n, coverage_fresh=cov_fresh / n, n=n)
+    se = np.std(top1_fresh_err, ddof=1) / np.sqrt(len(top1_fresh_err)) if len(top1_fresh_err) > 1 else float("nan")
+    print(f"report's #1 (largest selection estimate, the paper's top-1): selection estimate error "
+          f"{np.mean(top1_sel_err):+.4f} (exact outside its bound in {top1_outside} of {a.states} runs); "
+          f"QUOTED fresh estimate error {np.mean(top1_fresh_err):+.4f} (standard error {se:.4f}; exact outside "
+          f"its fresh bound in {report1_outside} of {a.states} runs)")
+    print(f"previous rule, #1 = largest fresh estimate among the top {k}: fresh error {np.mean(report1_err):+.4f} "
+          f"(exact outside its fresh bound in {old1_outside} of {a.states} runs) -- a new selection among {k}")
+    return dict(coverage_selection=cov_sel / n, coverage_fresh=cov_fresh / n, n=n,
+                top1_fresh_bias=float(np.mean(top1_fresh_err)), old_top1_bias=float(np.mean(report1_err)))
 
 
 if __name__ == "__main__":

@@ -63,6 +63,8 @@ __all__ = [
     "check_progress",
     "to_jsonable",
     "renamed_kwargs",
+    "positional_kwargs",
+    "accepts_renamed",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -351,6 +353,76 @@ def renamed_kwargs(caller, kwargs, renames):
                           f"next release.", FutureWarning, stacklevel=3)
             kwargs[new] = kwargs.pop(old)
     return kwargs
+
+
+def positional_kwargs(caller, args, names, kwargs):
+    """Map extra positional arguments of an old call form to keywords, with a ``FutureWarning``.
+
+    For an ``__init__`` that became keyword-only after the model and the data: old calls such
+    as ``TestSGD(model, data, ["sex"])`` keep working for one release.
+
+    Parameters
+    ----------
+    caller : str
+        Name shown in the warning.
+    args : tuple
+        The extra positional arguments received (``*args``).
+    names : sequence of str
+        The keyword each old position maps to, in order.
+    kwargs : dict
+        The keyword arguments received; updated in place and returned.
+
+    Returns
+    -------
+    dict
+        ``kwargs`` with the positional values added under their names.
+
+    Raises
+    ------
+    TypeError
+        If there are more positional arguments than ``names`` or a value is given twice.
+    """
+    import warnings
+
+    if not args:
+        return kwargs
+    if len(args) > len(names):
+        raise TypeError(f"{caller}() takes at most {len(names)} extra positional arguments "
+                        f"(deprecated form); got {len(args)}. Pass them by keyword.")
+    used = list(names[:len(args)])
+    for name, value in zip(used, args):
+        if name in kwargs:
+            raise TypeError(f"{caller}() got {name!r} both by position and by keyword.")
+        kwargs[name] = value
+    warnings.warn(f"{caller}(): pass {', '.join(used)} by keyword ({used[0]}=...); positional use "
+                  "will stop working in the next release.", FutureWarning, stacklevel=3)
+    return kwargs
+
+
+def accepts_renamed(**renames):
+    """Decorator: accept old keyword names ``old=new`` with a ``FutureWarning``.
+
+    Examples
+    --------
+    >>> @accepts_renamed(sensitive="protected")
+    ... def f(data, protected=None):
+    ...     return protected
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     f(1, sensitive=["sex"])
+    ['sex']
+    """
+    import functools
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if any(k in kwargs for k in renames):
+                renamed_kwargs(fn.__qualname__.replace(".__init__", ""), kwargs, renames)
+            return fn(*args, **kwargs)
+        return wrapper
+    return deco
 
 
 # ------------------------------------------------------------------------------------------

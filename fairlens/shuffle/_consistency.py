@@ -9,19 +9,22 @@ by row) and reports how much the outputs move.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from .._base import Result, accepts_renamed, resolve_random_state
 
 __all__ = ["BatchConsistencyResult", "batch_consistency"]
 
 
 @dataclass
-class BatchConsistencyResult:
+class BatchConsistencyResult(Result):
     """Outcome of :func:`batch_consistency`.
 
-    Attributes
+    Parameters
     ----------
     suspicious : bool
         ``True`` when some row's score moved by more than its tolerance, or when the
@@ -45,6 +48,14 @@ class BatchConsistencyResult:
         dtype of the model's raw output (sets the default tolerance).
     model_input : str
         How the model was called (:meth:`fairlens.models.Scorer.describe`).
+    params : dict
+        The parameters of the call.
+    random_state : int
+        The seed used (pass it back to repeat the same queries).
+    elapsed : float
+        Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     suspicious: bool
@@ -56,13 +67,43 @@ class BatchConsistencyResult:
     n_nonfinite: int = 0
     output_dtype: str = "float64"
     model_input: str = ""
+    params: dict = field(default_factory=dict)
+    random_state: int | None = None
+    elapsed: float = float("nan")
+    stopped: bool = False
+
+    title = "Batch-consistency check"
 
     def to_frame(self):
-        """The per-query table."""
+        """The per-query table.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self.queries.copy()
 
     def summary(self):
-        """One-line verdict."""
+        """One row: the verdict, ``suspicious``, largest change, share of rows moved, tolerance.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row; the sentence is in :attr:`verdict` (and ``str(result)``).
+        """
+        return pd.DataFrame([{
+            "verdict": self.verdict, "suspicious": bool(self.suspicious),
+            "max_abs_diff": self.max_abs_diff, "frac_rows_changed": self.frac_rows_changed,
+            "tol": self.tol, "n_nonfinite": int(self.n_nonfinite), "output_dtype": self.output_dtype,
+            "n_queries": int(len(self.queries)),
+        }])
+
+    def __str__(self):
+        return self.verdict
+
+    @property
+    def verdict(self) -> str:
+        """The one-line verdict, e.g. ``"SUSPICIOUS: outputs depend on the batch (max |change| ...)"``."""
         if self.n_nonfinite:
             verdict = f"SUSPICIOUS: {self.n_nonfinite} non-finite (NaN/inf) answers"
         elif self.suspicious:
@@ -74,7 +115,19 @@ class BatchConsistencyResult:
                 f"{self.output_dtype} output)")
 
     def plot(self, ax=None, **kwargs):
-        """Max |score change| per query kind."""
+        """Max |score change| per query kind; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        **kwargs
+            Passed to the plotting function.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_batch_consistency
 
         return plot_batch_consistency(self, ax=ax, **kwargs)
@@ -91,7 +144,7 @@ def _take(X, idx):
     return np.asarray(X)[idx]
 
 
-def _adapt(model, X, dataset, output, favourable_class):
+def _adapt(model, X, dataset, output, favourable):
     """(call(rows) -> (n,) float64 with NaN/inf kept, rows, scorer-like for dtype/describe)."""
     from ._shuffled import ShuffledModel
 
@@ -104,7 +157,7 @@ def _adapt(model, X, dataset, output, favourable_class):
         return call, rows, model
     from ..models import as_scorer
 
-    scorer = as_scorer(model, dataset, output=output, favourable_class=favourable_class)
+    scorer = as_scorer(model, dataset, output=output, favourable_class=favourable)
     rows = scorer.check_X(X)
 
     def call(R):
@@ -112,9 +165,10 @@ def _adapt(model, X, dataset, output, favourable_class):
     return call, rows, scorer
 
 
+@accepts_renamed(favourable_class="favourable", dataset="data")
 def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5, n_single=30,
-                      n_duplicates=1, atol=None, rtol=None, random_state=None, dataset=None,
-                      output="auto", favourable_class=1):
+                      n_duplicates=1, atol=None, rtol=None, random_state=None, data=None,
+                      output="auto", favourable=1):
     """Query a model on the same rows in different batches and compare outputs.
 
     Queries (each one model call unless stated):
@@ -137,7 +191,7 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
     model : estimator, pipeline, callable or ShuffledModel
         Adapted once with ``fairlens.models.as_scorer(model, dataset, output=...)``
         like every other entry point: a fitted classifier or pipeline (scored by the
-        probability of ``favourable_class``), or a callable on encoded ``(n, d)``
+        probability of ``favourable``), or a callable on encoded ``(n, d)``
         arrays. A :class:`ShuffledModel` is called as it is.
     X : array or DataFrame
         Rows to audit (at least 2; encoded columns, a DataFrame aligned by name).
@@ -153,19 +207,39 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
         honest float32 network (~1e-7) passes while a shuffling attack, which moves
         scores by the gaps between rows, is flagged.
     random_state : None, int, RandomState or Generator
-    dataset : fairlens Dataset, optional
+        Resolved once by :func:`fairlens._base.resolve_random_state` (recorded as
+        ``result.random_state``); chooses the orders, subsets and single rows.
+    data : fairlens Dataset, optional
         The data the model belongs to (readable-frame pipelines, column names).
     output : {"auto", "proba", "logit", "raw"}
         How a callable's output is read (see :func:`fairlens.models.as_scorer`);
         ``"raw"`` for scores on any scale.
-    favourable_class : default 1
+    favourable : default 1
+        The class whose probability a fitted classifier is scored by.
 
     Returns
     -------
     BatchConsistencyResult
+        ``summary()`` is a one-row DataFrame; ``verdict`` (or ``str(result)``) the sentence.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For fewer than 2 rows, a model that does not return one score per row, or a bad
+        parameter (named in the message).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import batch_consistency
+    >>> X = np.random.default_rng(0).random((50, 3))
+    >>> res = batch_consistency(lambda A: A[:, 0], X, random_state=0)
+    >>> res.suspicious, res.summary().shape
+    (False, (1, 8))
     """
     from .._validation import check_int, check_real
-    from ._shuffled import _make_rng
+
+    t0 = time.perf_counter()
 
     n_orders = check_int("n_orders", n_orders, min=0)
     n_subsets = check_int("n_subsets", n_subsets, min=0)
@@ -175,10 +249,11 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
                                  include_min=False, include_max=False)
     atol = check_real("atol", atol, min=0.0, allow_none=True)
     rtol = check_real("rtol", rtol, min=0.0, allow_none=True)
-    rng = _make_rng(random_state)
+    seed = resolve_random_state(random_state)
+    rng = np.random.default_rng(seed)
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"X must be a 2-D array or a DataFrame; got {type(X).__name__}.")
-    call, X, adapted = _adapt(model, X, dataset, output, favourable_class)
+    call, X, adapted = _adapt(model, X, data, output, favourable)
     n = len(X)
     if n < 2:
         raise ValueError(f"X must contain at least 2 rows to test batch consistency; got {n}.")
@@ -245,4 +320,7 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
         tol=float(tol_rows.max()), queries=pd.DataFrame.from_records(records), row_max_diff=row_max,
         n_nonfinite=int(n_nonfinite), output_dtype=str(dtype),
         model_input=describe() if callable(describe) else "",
+        params=dict(n_orders=n_orders, n_subsets=n_subsets, subset_fraction=subset_fraction,
+                    n_single=n_single, n_duplicates=n_duplicates, atol=atol, rtol=rtol, output=output),
+        random_state=seed, elapsed=time.perf_counter() - t0,
     )

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._base import accepts_renamed, resolve_random_state
 from ._shuffled import ShuffledModel
 
 __all__ = [
@@ -106,7 +107,8 @@ def _protected_indices(model, protected, names, d):
     return out
 
 
-def exact_shapley_values(model, x, background, *, feature_names=None, dataset=None):
+@accepts_renamed(dataset="data")
+def exact_shapley_values(model, x, background, *, feature_names=None, data=None):
     """Exact Shapley values of one instance by enumerating all coalitions.
 
     The value function is Eq. (3)/(5): ``v(S) = mean_i f((x_S, X_bg[i, S̄]))``
@@ -124,7 +126,7 @@ def exact_shapley_values(model, x, background, *, feature_names=None, dataset=No
         When given (or when ``background`` is a DataFrame) the model is
         called with DataFrames.
 
-    dataset : fairlens Dataset, optional
+    data : fairlens Dataset, optional
         The data a fitted model belongs to (see :func:`fairlens.models.as_scorer`).
 
     Returns
@@ -134,7 +136,7 @@ def exact_shapley_values(model, x, background, *, feature_names=None, dataset=No
     bg, cols = _as_array(background, "background")
     if feature_names is not None:
         cols = list(feature_names)
-    model = _adapt(model, dataset, cols)
+    model = _adapt(model, data, cols)
     try:
         x = np.asarray(x, dtype=np.float64).ravel()
     except (TypeError, ValueError):
@@ -174,8 +176,9 @@ def _fit_linear(f, bg):
     return coef[:-1]
 
 
+@accepts_renamed(dataset="data")
 def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
-                       feature_names=None, dataset=None):
+                       feature_names=None, data=None):
     """Linear SHAP attributions of the paper, Eq. (10)-(15).
 
     For a :class:`ShuffledModel` ``f'`` wrapping ``f``:
@@ -193,14 +196,40 @@ def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
     every feature gets ``beta_j (X_j - E[X_j])`` from a least-squares fit of
     the model on the background.
 
+    Parameters
+    ----------
+    model : ShuffledModel, estimator, pipeline or callable
+        The (attacked) model.
+    X : array or DataFrame of shape (n, d)
+        The explained instances (one batch).
+    background : array or DataFrame, optional
+        Background data for ``E[X_j]`` and the fit (defaults to ``X``).
+    coef : array of shape (d,), optional
+        The honest model's coefficients ``beta`` when known.
+    protected : str, int or list, optional
+        Protected feature(s) of a model that is not a ShuffledModel.
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    data : fairlens Dataset, optional
+        The data a fitted model belongs to.
+
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, linear_shap_values
+    >>> X = np.random.default_rng(0).random((20, 3)); X[:, 2] = X[:, 2] > 0.5
+    >>> m = ShuffledModel(lambda A: (A[:, 0] + A[:, 1]) / 2, protected=2, favoured=1)
+    >>> linear_shap_values(m, X).shape
+    (20, 3)
     """
     A, cols = _as_array(X)
     if feature_names is not None:
         cols = list(feature_names)
-    model = _adapt(model, dataset, cols)
+    model = _adapt(model, data, cols)
     bg = A if background is None else _as_array(background, "background")[0]
     if bg.shape[1] != A.shape[1]:
         raise ValueError(f"background has {bg.shape[1]} features but X has {A.shape[1]}.")
@@ -328,9 +357,10 @@ def _explain_block(payload, chunk):
     return out
 
 
+@accepts_renamed(dataset="data")
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
-            callback=None, dataset=None, n_jobs=None):
+            callback=None, data=None, n_jobs=None):
     """Attributions of ``model`` for every row of ``X`` with one explainer.
 
     Parameters
@@ -355,21 +385,21 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         Background / training data (defaults to ``X``).
     nsamples : int, optional
         Model evaluations per explained instance (explainer default if None).
-    random_state : int
-        Seeds every random step. The instances are cut into fixed blocks of
+    random_state : None, int, numpy Generator or RandomState, default 0
+        Resolved once by :func:`fairlens._base.resolve_random_state`; seeds every random
+        step. The instances are cut into fixed blocks of
         :data:`EXPLAIN_BLOCK` rows; block ``b`` draws from the counter-based stream
         ``chunk_rng(random_state, b)`` (``fairlens._parallel``), which seeds shap's
         permutation explainer and KernelSHAP (through ``numpy.random``, restored
         afterwards, as shap offers no other hook) and LIME, and re-seeds a
         :class:`ShuffledModel`'s Mixing/frequency generator for that block (from the
-        model's own ``random_state`` and the block; a model built with
-        ``random_state=None`` gets fresh entropy). The attributions are therefore
+        model's resolved seed ``model.random_state_`` and the block). The attributions are therefore
         identical at every ``n_jobs`` and on every joblib backend.
     callback : callable, optional
         ``callback(i, n)`` after explained instances (every instance when the blocks
         run in this process, after every block of workers otherwise); return
         ``False`` to stop early (rows not explained are NaN).
-    dataset : fairlens Dataset, optional
+    data : fairlens Dataset, optional
         The data a fitted model belongs to; any model that is not a
         :class:`ShuffledModel` is adapted once with ``fairlens.models.as_scorer(model,
         dataset, output="raw")`` (a classifier's probability, a callable's output as is).
@@ -382,23 +412,36 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         regression -- plus ``(n + m) * d * 8`` bytes of data). ``"linear"`` is one batch call
         and ignores it. Calls made in workers do not advance ``model.n_calls_``.
 
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    protected : str, int or list, optional
+        Protected feature(s) (for a model that is not a ShuffledModel).
+    progress : bool
+        Show a tqdm bar.
+    lime_kwargs : dict, optional
+        Passed to ``LimeTabularExplainer``.
+
     Returns
     -------
     ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> phi = explain(model, X[:10], "shap", background=X[:50], random_state=0)  # doctest: +SKIP
     """
-    from .._parallel import Payload, base_seed, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
-    from .._validation import check_int, check_seed_int
+    from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
+    from .._validation import check_int
 
     if not isinstance(explainer, str) or explainer not in EXPLAINERS:
         raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
     nsamples = check_int("nsamples", nsamples, min=1, allow_none=True)
-    random_state = check_seed_int(random_state, "random_state")
+    random_state = resolve_random_state(random_state)
     n_jobs = check_n_jobs(n_jobs)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or a callable(i, n); got {callback!r}.")
     A, cols = _as_array(X)
     names = list(feature_names) if feature_names is not None else cols
-    model = _adapt(model, dataset, names)
+    model = _adapt(model, data, names)
     bg = A if background is None else _as_array(background, "background")[0]
     if bg.shape[1] != A.shape[1]:
         raise ValueError(f"background has {bg.shape[1]} features but X has {A.shape[1]}.")
@@ -407,8 +450,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         return linear_shap_values(model, A if cols is None else X, bg, protected=protected,
                                   feature_names=feature_names)
     model_seed = None
-    if isinstance(model, ShuffledModel) and model.random_state is not None:
-        model_seed = base_seed(model.random_state, "model.random_state")
+    if isinstance(model, ShuffledModel):
+        model_seed = model.random_state_
     lime_kw = {}
     if explainer == "lime":
         lime_kw = dict(mode="regression",
@@ -434,7 +477,7 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         return True
 
     payload = Payload(model=model, cols=cols, A=A, bg=bg, explainer=explainer, nsamples=nsamples,
-                      lime_kwargs=lime_kw, seed=base_seed(random_state), model_seed=model_seed)
+                      lime_kwargs=lime_kw, seed=random_state, model_seed=model_seed)
     progress_cb = None
     if workers <= 1:
         payload.callback = per_row
@@ -483,9 +526,10 @@ def _summarise(name, phi, names, prot):
     return recs
 
 
+@accepts_renamed(dataset="data")
 def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
                  nsamples=None, random_state=0, feature_names=None, protected=None,
-                 progress=False, return_values=False, lime_kwargs=None, dataset=None,
+                 progress=False, return_values=False, lime_kwargs=None, data=None,
                  n_jobs=None):
     """Per-feature attribution summary for several explainers in one tidy table.
 
@@ -511,16 +555,26 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         Protected feature(s) to flag when ``model`` is not a ShuffledModel.
     return_values : bool
         Also return ``{explainer: (n, d) array}``.
-    dataset : fairlens Dataset, optional
+    data : fairlens Dataset, optional
         The data a fitted model belongs to (see :func:`explain`).
     n_jobs : int or None
         Workers for the instance blocks of each explainer (see :func:`explain`); the
         result is the same at every ``n_jobs``.
 
+    feature_names : list of str, optional
+        Column names of an array ``X``.
+    progress : bool
+        Show a tqdm bar per explainer.
+
     Returns
     -------
     DataFrame with columns ``explainer, feature, protected, mean_abs, mean,
     top1, top2, top3, n_instances``.
+
+    Examples
+    --------
+    >>> attributions(ShuffledModel(f, protected="Research", favoured=1, feature_names=cols),
+    ...              X[:20], ("linear", "shap"), background=X)   # doctest: +SKIP
     """
     if isinstance(explainers, str):
         explainers = (explainers,)
@@ -536,9 +590,9 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         raise ValueError(f"unknown explainer(s) {bad}; choose from {EXPLAINERS}.")
     A, cols = _as_array(X)
     names = list(feature_names) if feature_names is not None else cols
-    if dataset is not None and names is None:
-        names = list(dataset.feature_names)
-    model = _adapt(model, dataset, names)
+    if data is not None and names is None:
+        names = list(data.feature_names)
+    model = _adapt(model, data, names)
     if names is None and isinstance(model, ShuffledModel) and model.feature_names is not None:
         names = model.feature_names
     if names is None:
@@ -555,7 +609,7 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     for name in explainers:
         phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
                       feature_names=feature_names, protected=protected, progress=progress,
-                      lime_kwargs=lime_kwargs, dataset=dataset, n_jobs=n_jobs)
+                      lime_kwargs=lime_kwargs, data=data, n_jobs=n_jobs)
         values[name] = phi
         recs.extend(_summarise(name, phi, names, prot))
     df = pd.DataFrame.from_records(recs)
@@ -564,8 +618,8 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     return df
 
 
-def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features=None,
-                          privileged=None):
+@accepts_renamed(sensitive_features="protected")
+def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, privileged=None):
     """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
 
     ``f`` and ``f'`` are evaluated on the whole batch ``X`` in one call each;
@@ -584,25 +638,44 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, sensitive_features
     X : array or DataFrame
     y_true : array-like of 0/1 (1 = favourable)
     threshold : float
-    sensitive_features : array-like, optional
-        Defaults to the favoured-group membership of the model
-        (``"favoured"`` / ``"other"``).
+        A probability in [0, 1] (the scores are probabilities); any finite number when the
+        model was built with ``output="raw"`` (scores on their own scale).
+    protected : array-like, optional
+        The protected group of every row (fairlearn's ``sensitive_features``). Defaults to
+        the favoured-group membership of the model (``"favoured"`` / ``"other"``).
     privileged : value or list of values, optional
-        The privileged value(s) of ``sensitive_features`` (e.g. ``"male"``, or
+        The privileged value(s) of ``protected`` (e.g. ``"male"``, or
         ``"favoured"`` with the default groups); selects the AIF360 metrics.
 
     Returns
     -------
     DataFrame with columns ``metric, before, after, change, ideal``.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ShuffledModel.
+    ValueError
+        If ``threshold`` is not a probability (any finite number for ``output="raw"``) or
+        ``y_true`` has another length than ``X``.
+
+    Examples
+    --------
+    >>> fairness_before_after(ShuffledModel(f, protected="sex", favoured=1, feature_names=cols),
+    ...                       X, y, threshold=0.5)            # doctest: +SKIP
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")
     from .._validation import check_real
     from ..metrics import fairness_report
 
-    threshold = check_real("threshold", threshold)
+    if getattr(model, "output", "auto") == "raw":  # ranking scores on their own scale
+        threshold = check_real("threshold", threshold)
+    else:  # the scores are probabilities: a threshold outside [0, 1] decides nothing
+        threshold = check_real("threshold", threshold, min=0.0, max=1.0)
 
     batch = model.attack_batch(X)
+    sensitive_features = protected
     if sensitive_features is None:
         sensitive_features = np.where(batch.favoured, "favoured", "other")
     y_true = np.asarray(y_true)

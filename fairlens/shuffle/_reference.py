@@ -27,6 +27,8 @@ def algorithm1(y, p, attack, higher_is_better=True, **kwargs):
     rows = list(zip(ids, list(p), list(y)))  # line 4
     sign = -1.0 if higher_is_better else 1.0
     rows = sorted(rows, key=lambda r: sign * r[2])  # line 5
+    if attack is mixing_reference:
+        kwargs.setdefault("higher_is_better", higher_is_better)
     return attack(rows, **kwargs)  # line 6
 
 
@@ -44,13 +46,21 @@ def dominance_reference(rows):
     return _sort_by_id(new_ids, y)  # line 6
 
 
-def mixing_reference(rows, coins, prob, literal=True):
+def mixing_reference(rows, coins, prob, literal=True, higher_is_better=True):
     """Algorithm 3 (Mixing) with a given sequence of uniform draws ``coins``.
 
     ``unfairCoin(p)`` is "heads" when ``coins[k] < prob`` at merge step
-    ``k``. With ``literal=True`` a tail falls through to line 8 (the higher
+    ``k``. With ``literal=True`` a tail falls through to line 8 (the superior
     score wins, the favoured head wins ties); with ``literal=False`` a tail
     hands the score to the unfavoured head.
+
+    Line 8 reads ``y_female[0] <= y_male[0]``, written for the paper's running case
+    "a higher value is superior"; the text says that on a tail "the one with a higher
+    score will be given the new score", i.e. the *superior* head.  With
+    ``higher_is_better=False`` (Algorithm 1's parameter "higher/lower f output is
+    superior") the comparison is therefore made on superiority,
+    ``y_male[0] <= y_female[0]``: comparing raw values would hand every tail to the
+    inferior head, so that ``p = 0`` (no bias) would not even be the identity.
     """
     y = [r[2] for r in rows]  # line 1
     id_m = [r[0] for r in rows if r[1]]  # line 2
@@ -65,7 +75,7 @@ def mixing_reference(rows, coins, prob, literal=True):
         if heads:  # line 5
             new_ids.append(id_m.pop(0))  # line 6
             y_m.pop(0)  # line 7
-        elif literal and y_f[0] <= y_m[0]:  # line 8
+        elif literal and (y_f[0] <= y_m[0] if higher_is_better else y_m[0] <= y_f[0]):  # line 8
             new_ids.append(id_m.pop(0))  # line 9
             y_m.pop(0)  # line 10
         else:

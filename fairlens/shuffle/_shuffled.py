@@ -10,12 +10,13 @@ protected feature are zero (Eq. 6).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 
+from .._base import Result, positional_kwargs, renamed_kwargs, resolve_random_state
 from . import _kernels
 
 __all__ = [
@@ -41,8 +42,25 @@ _SWAPPING_RULES = ("alg4", "once")
 def parse_attack(attack):
     """Parse ``"dominance"`` or a hybrid ``"dom+mix"`` into a tuple of names.
 
-    Returns a tuple of one name (plain attack) or two names (top half, bottom
-    half), each in :data:`ATTACKS`.
+    Parameters
+    ----------
+    attack : str
+        An attack of :data:`ATTACKS` (or dom/mix/swap), or a hybrid ``"top+bottom"``.
+
+    Returns
+    -------
+    tuple of str
+        One name (plain attack) or two names (top half, bottom half), each in :data:`ATTACKS`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-string or an unknown attack.
+
+    Examples
+    --------
+    >>> parse_attack("dom+mix")
+    ('dominance', 'mixing')
     """
     if not isinstance(attack, str):
         raise TypeError(
@@ -84,20 +102,20 @@ def _check_swapping_rule(swapping_rule, quantile, names):
     return swapping_rule
 
 
-def _make_rng(random_state, name="random_state"):
-    """A ``numpy.random.Generator`` from ``random_state`` (None, an int in [0, 2**32 - 1],
-    a RandomState -- drawn from once -- or a Generator, used as is); anything else is a
-    TypeError/ValueError naming ``name`` (scikit-learn's ``check_random_state`` semantics)."""
-    from .._validation import check_random_state
+class _OwnStream:
+    """A generator a :class:`ShuffledModel` owns and advances call after call (internal: the
+    public ``random_state`` is resolved once by :func:`fairlens._base.resolve_random_state`)."""
 
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None:
-        return np.random.default_rng()
-    check_random_state(random_state, name)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    return np.random.default_rng(int(random_state))
+    __slots__ = ("rng",)
+
+    def __init__(self, rng):
+        self.rng = rng
+
+
+def _rng_of(random_state):
+    if isinstance(random_state, _OwnStream):
+        return random_state.rng
+    return np.random.default_rng(resolve_random_state(random_state))
 
 
 def _check_region(region):
@@ -213,8 +231,10 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
         swapped only one time": each adjacent (unfavoured, favoured) pair of the
         sorted batch is swapped at most once and every item moves at most one
         place. A single pass: ``quantile`` must be 0.
-    random_state : None, int or numpy Generator
-        Randomness of the Mixing coin.
+    random_state : None, int, numpy Generator or RandomState
+        Randomness of the Mixing coin, resolved once by
+        :func:`fairlens._base.resolve_random_state` (the coins are
+        ``numpy.random.default_rng(seed).random(n)`` for an int ``seed``).
     return_details : bool
         Also return ``(order, new, n_events)`` where ``order`` sorts the batch
         (superior first) and item ``order[new[r]]`` receives the ``r``-th
@@ -225,10 +245,23 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     ndarray of shape (n,)
         The attacked scores ``y'``: a permutation of ``scores``.
 
+    Raises
+    ------
+    TypeError, ValueError
+        For scores that are not a finite 1-D array, a mask of another shape or not 0/1, an
+        unknown attack or rule, or a parameter out of range (named in the message).
+
     Notes
     -----
     Ties in the score are broken by input position (stable sort), as Python's
     stable ``sorted`` would do in a literal transcription of Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import shuffle_scores
+    >>> shuffle_scores([0.9, 0.8, 0.7, 0.6], [False, True, False, True], "dominance")
+    array([0.7, 0.9, 0.6, 0.8])
     """
     try:
         y = np.asarray(scores, dtype=np.float64)
@@ -257,7 +290,7 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
     budget = _check_max_count(max_count)
     _check_mixing_rule(mixing_rule)
     _check_swapping_rule(swapping_rule, quantile, names)
-    rng = _make_rng(random_state)
+    rng = _rng_of(random_state)
 
     n = y.shape[0]
     key = y if higher_is_better else -y
@@ -293,10 +326,10 @@ def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile
 
 
 @dataclass
-class ShuffleBatch:
-    """What :class:`ShuffledModel` did to one batch.
+class ShuffleBatch(Result):
+    """What :class:`ShuffledModel` did to one batch (the result of :meth:`ShuffledModel.attack_batch`).
 
-    Attributes
+    Parameters
     ----------
     scores_before : ndarray, shape (n,)
         ``f(X)``, the honest scores.
@@ -308,6 +341,16 @@ class ShuffleBatch:
         ``False`` when the frequency relaxation skipped this call.
     n_events : int
         Unfair moves performed (swaps or merit-overriding picks).
+    group_labels : tuple of str
+        Names of the favoured group and of the others in tables and plots.
+    params : dict
+        The attack's parameters.
+    random_state : int or None
+        The seed of the model's generator (None: the model was built with fresh entropy).
+    elapsed : float
+        Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     scores_before: np.ndarray
@@ -316,9 +359,42 @@ class ShuffleBatch:
     attacked: bool = True
     n_events: int = 0
     group_labels: tuple = ("favoured", "other")
+    params: dict = field(default_factory=dict)
+    random_state: int | None = None
+    elapsed: float = float("nan")
+    stopped: bool = False
+
+    title = "Shuffling attack on one batch"
+
+    def summary(self):
+        """One row: batch size, favoured rows, whether attacked, unfair moves, group means
+        before and after.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        fav = np.asarray(self.favoured, dtype=bool)
+
+        def mean(a, m):
+            return float(a[m].mean()) if m.any() else float("nan")
+        return pd.DataFrame([{
+            "n_rows": int(fav.size), "n_favoured": int(fav.sum()), "attacked": bool(self.attacked),
+            "n_events": int(self.n_events),
+            "favoured_mean_before": mean(self.scores_before, fav),
+            "favoured_mean_after": mean(self.scores_after, fav),
+            "other_mean_before": mean(self.scores_before, ~fav),
+            "other_mean_after": mean(self.scores_after, ~fav),
+        }])
 
     def to_frame(self):
-        """One row per instance: scores before/after, change, group."""
+        """One row per instance: scores before/after, change, group.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         lab = np.where(self.favoured, self.group_labels[0], self.group_labels[1])
         return pd.DataFrame({
             "score_before": self.scores_before,
@@ -328,12 +404,30 @@ class ShuffleBatch:
         })
 
     def group_means(self):
-        """Mean score per group before and after the attack."""
+        """Mean score per group before and after the attack.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: the group labels; columns ``score_before``, ``score_after``.
+        """
         df = self.to_frame()
         return df.groupby("group")[["score_before", "score_after"]].mean()
 
     def plot(self, ax=None, **kwargs):
-        """Per-instance score change f -> f' coloured by group (paper Fig. 1)."""
+        """Per-instance score change f -> f' coloured by group (paper Fig. 1).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        **kwargs
+            Passed to :func:`fairlens.shuffle.plots.plot_score_change`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_score_change
 
         return plot_score_change(self, ax=ax, **kwargs)
@@ -359,12 +453,12 @@ class ShuffledModel:
 
     Parameters
     ----------
-    scorer : estimator, pipeline or callable
+    model : estimator, pipeline or callable
         The honest scoring function ``f``; it should ignore the protected
         feature(s) (Eq. 7). Adapted once with
-        ``fairlens.models.as_scorer(scorer, dataset, output=output)``: a fitted
+        ``fairlens.models.as_scorer(model, data, output=output)``: a fitted
         classifier/pipeline (fitted on the readable frame, on an encoded DataFrame or
-        on arrays) scores the probability of ``favourable_class``; a callable receives
+        on arrays) scores the probability of ``favourable``; a callable receives
         the batch as an encoded ``(n, d)`` array (a DataFrame batch is aligned by
         column name to ``feature_names``) and returns one score per row.
     protected : str, int or list of them
@@ -389,9 +483,11 @@ class ShuffledModel:
     higher_is_better : bool, default True
         Whether a higher score is the superior outcome.
     random_state : None, int, RandomState or Generator
-        Seeds the Mixing coin and the frequency relaxation. The generator is
-        created once and advanced by every call, so two models built with the
-        same seed return the same outputs for the same sequence of batches.
+        Seeds the Mixing coin and the frequency relaxation, resolved once by
+        :func:`fairlens._base.resolve_random_state` (the int is ``random_state_``). The
+        generator ``numpy.random.default_rng(random_state_)`` is created once and advanced
+        by every call, so two models built with the same seed return the same outputs for
+        the same sequence of batches.
     region : float or (lo, hi), default 1.0
         Region relaxation: only the top ``region`` fraction of every sorted
         batch (or the band ``[lo, hi)``) is attacked (paper, German credit).
@@ -408,27 +504,88 @@ class ShuffledModel:
     swapping_rule : {"alg4", "once"}, default "alg4"
         ``"once"``: Algorithm 4 without line 4 (each pair swapped at most once),
         see :func:`shuffle_scores`.
+    *args
+        Deprecated positional form (see Notes).
+    **old
+        Deprecated keyword names (see Notes).
     feature_names : list of str, optional
         The encoded column names (default: the dataset's); used to resolve string
         ``protected`` on arrays and to align DataFrame batches.
     reference : DataFrame or array, optional
         Data used to validate ``protected`` and ``favoured`` up front
         (the favoured group must occur in it).
-    dataset : fairlens Dataset, optional
-        The data the scorer belongs to (for readable-frame pipelines and names).
+    data : fairlens Dataset, optional
+        The data the model belongs to (for readable-frame pipelines and names); the
+        favoured value(s) must occur in it.
     output : {"auto", "proba", "logit", "raw"}, default "auto"
         How a callable's output is read (:func:`fairlens.models.as_scorer`):
         probabilities in [0, 1] by default; ``"raw"`` for ranking scores on any scale
         (the attack only permutes them); ``"logit"`` applies the sigmoid.
-    favourable_class : default 1
+    favourable : default 1
         The class whose probability is the score of a fitted classifier.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message), a protected feature that is not a
+        column, or a favoured value that does not occur in ``data`` / ``reference`` (or,
+        without them, in the first batch of two or more rows).
+
+    Notes
+    -----
+    Everything after the model is keyword-only. The old call form
+    ``ShuffledModel(f, protected, favoured, attack, p, quantile, higher_is_better,
+    random_state)`` and the old names ``scorer=``, ``dataset=`` and ``favourable_class=``
+    keep working for one release with a ``FutureWarning``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel
+    >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])
+    >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+    >>> m(X)
+    array([0.7, 0.9, 0.6, 0.8])
     """
 
-    def __init__(self, scorer, protected, favoured, attack="dominance", p=0.8, quantile=0.0,
-                 higher_is_better=True, random_state=None, *, region=1.0, split=0.5,
+    _OLD_POSITIONAL = ("protected", "favoured", "attack", "p", "quantile", "higher_is_better",
+                       "random_state")
+
+    def __init__(self, model=None, *args, protected=None, favoured=None, attack="dominance", p=0.8,
+                 quantile=0.0, higher_is_better=True, random_state=None, region=1.0, split=0.5,
                  frequency=1.0, max_count=None, mixing_rule="alg3", swapping_rule="alg4",
-                 feature_names=None,
-                 reference=None, dataset=None, output="auto", favourable_class=1):
+                 feature_names=None, reference=None, data=None, output="auto", favourable=1, **old):
+        old = renamed_kwargs("ShuffledModel", old, {"scorer": "model", "dataset": "data",
+                                                    "favourable_class": "favourable"})
+        if "model" in old:
+            if model is not None:
+                raise TypeError("ShuffledModel() got both 'scorer' (old name) and 'model'.")
+            model = old.pop("model")
+        for new_name, value, default in (("data", data, None), ("favourable", favourable, 1)):
+            if new_name in old and value is not default and value != default:
+                raise TypeError(f"ShuffledModel() got {new_name!r} under its old and its new name; "
+                                f"pass only {new_name!r}.")
+        data = old.pop("data", data)
+        favourable = old.pop("favourable", favourable)
+        if old:
+            raise TypeError(f"ShuffledModel() got unexpected keyword argument(s) {sorted(old)}.")
+        if args:
+            given = dict(protected=protected, favoured=favoured, attack=attack, p=p, quantile=quantile,
+                         higher_is_better=higher_is_better, random_state=random_state)
+            defaults = dict(protected=None, favoured=None, attack="dominance", p=0.8, quantile=0.0,
+                            higher_is_better=True, random_state=None)
+            explicit = {k: v for k, v in given.items() if v is not defaults[k]}
+            positional_kwargs("ShuffledModel", args, self._OLD_POSITIONAL, explicit)
+            given.update(explicit)
+            protected, favoured, attack, p = given["protected"], given["favoured"], given["attack"], given["p"]
+            quantile, higher_is_better = given["quantile"], given["higher_is_better"]
+            random_state = given["random_state"]
+        if protected is None:
+            raise TypeError("ShuffledModel() needs protected=<the protected column(s)>.")
+        if favoured is None:
+            raise TypeError("ShuffledModel() needs favoured=<the favoured value(s) of the protected "
+                            "column(s)>.")
+        scorer, dataset, favourable_class = model, data, favourable
         if scorer is None or not (callable(scorer) or hasattr(scorer, "predict_proba")):
             raise TypeError(
                 "scorer must be a callable mapping an (n, d) batch to n scores, or a "
@@ -441,10 +598,10 @@ class ShuffledModel:
             from .._validation import check_str_list
 
             feature_names = check_str_list("feature_names", feature_names)
-        self.scorer = scorer
-        self.dataset = dataset
+        self.model = scorer
+        self.data = dataset
         self.output = output
-        self.favourable_class = favourable_class
+        self.favourable = favourable_class
         self._f = _as_scorer(scorer, dataset, feature_names=feature_names, output=output,
                              favourable_class=favourable_class)
         if feature_names is None:
@@ -479,10 +636,30 @@ class ShuffledModel:
         self.mixing_rule = _check_mixing_rule(mixing_rule)
         self.swapping_rule = _check_swapping_rule(swapping_rule, self.quantile, self.attack_parts)
         self.random_state = random_state
-        self._rng = _make_rng(random_state)
+        self.random_state_ = resolve_random_state(random_state)
+        self._rng = np.random.default_rng(self.random_state_)
         self.n_calls_ = 0
+        self._seen = [callable(spec) for spec in self._specs]  # favoured value seen in a batch?
         if reference is not None:
             self.validate(reference)
+        elif dataset is not None and getattr(dataset, "X", None) is not None:
+            self._check_values_occur(self._prepare(np.asarray(dataset.X, dtype=np.float64)), "dataset")
+
+    # old attribute names (read-only) for code written against the previous release
+    @property
+    def scorer(self):
+        """The honest model ``f`` (old name of :attr:`model`)."""
+        return self.model
+
+    @property
+    def dataset(self):
+        """Old name of :attr:`data`."""
+        return self.data
+
+    @property
+    def favourable_class(self):
+        """Old name of :attr:`favourable`."""
+        return self.favourable
 
     @property
     def output_dtype(self):
@@ -490,7 +667,12 @@ class ShuffledModel:
         return self._f.output_dtype
 
     def describe(self) -> str:
-        """How the honest scorer is called (``model_input`` of result objects)."""
+        """How the honest scorer is called (``model_input`` of result objects).
+
+        Returns
+        -------
+        str
+        """
         return self._f.describe()
 
     # ------------------------------------------------------------------ helpers
@@ -563,6 +745,10 @@ class ShuffledModel:
         code_of = {str(v): c for c, v in cats[q].items()}
 
         def conv(v):
+            if isinstance(v, str) and v not in code_of:
+                raise ValueError(
+                    f"favoured={v!r} is not a category of protected feature {q!r}; its categories "
+                    f"are {list(code_of)}. Pass one of them (or its code).")
             return code_of.get(v, v) if isinstance(v, str) else v
         if isinstance(spec, (list, set, frozenset, tuple)):
             return type(spec)(conv(v) for v in spec) if not isinstance(spec, tuple) else tuple(
@@ -583,7 +769,17 @@ class ShuffledModel:
         return values == spec
 
     def favoured_mask(self, X):
-        """Boolean mask of the favoured group (conjunction over ``protected``)."""
+        """Boolean mask of the favoured group (conjunction over ``protected``).
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         prepared = X if isinstance(X, tuple) else self._prepare(X)
         mask = None
         for q, spec in zip(self._protected, self._specs):
@@ -591,8 +787,48 @@ class ShuffledModel:
             mask = m if mask is None else (mask & m)
         return np.asarray(mask, dtype=bool)
 
+    @staticmethod
+    def _values(spec):
+        return list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
+
+    def _check_values_occur(self, prepared, where):
+        """Refuse a favoured value that never occurs in ``where`` (it would attack nothing)."""
+        for i, (q, spec) in enumerate(zip(self._protected, self._specs)):
+            if callable(spec):
+                continue
+            col = self._column(prepared, q)
+            vals = self._values(spec)
+            try:
+                present = np.isin(np.asarray(vals, dtype=np.float64), col).any()
+            except (TypeError, ValueError):  # e.g. a string compared with numeric codes
+                present = False
+            if not present:
+                raise ValueError(
+                    f"favoured={self.favoured!r}: value(s) {vals} of protected feature {q!r} do not "
+                    f"occur in the {where} (observed values include {list(pd.unique(col))[:10]}), so "
+                    "the attack would silently do nothing. Pass a value that occurs.")
+            self._seen[i] = True
+
+    def _check_seen(self, prepared):
+        """Before any batch has shown a favoured value: refuse a multi-row batch without it."""
+        if all(self._seen) or prepared[0].shape[0] < 2:
+            return
+        for i, (q, spec) in enumerate(zip(self._protected, self._specs)):
+            if not self._seen[i]:
+                self._check_values_occur(prepared, "batch (and never did in an earlier call)")
+
     def validate(self, X):
         """Check that ``protected`` exists in ``X`` and both groups occur.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ShuffledModel
+            ``self``.
 
         Raises
         ------
@@ -603,16 +839,7 @@ class ShuffledModel:
         prepared = self._prepare(X)
         if prepared[0].shape[0] == 0:
             raise ValueError("reference/X has no rows; the favoured group cannot be checked.")
-        for q, spec in zip(self._protected, self._specs):
-            col = self._column(prepared, q)
-            if not callable(spec):
-                vals = list(spec) if isinstance(spec, (list, set, frozenset, tuple, np.ndarray)) else [spec]
-                present = np.isin(vals, col)
-                if not present.any():
-                    raise ValueError(
-                        f"favoured value(s) {vals} of protected feature {q!r} do not occur in X; "
-                        f"observed values include {list(pd.unique(col))[:10]}."
-                    )
+        self._check_values_occur(prepared, "X")
         m = self.favoured_mask(prepared)
         if m.all() or not m.any():
             raise ValueError(
@@ -634,44 +861,100 @@ class ShuffledModel:
 
     # ------------------------------------------------------------------ API
     def attack_batch(self, X):
-        """Score one batch with ``f`` and attack it; return a :class:`ShuffleBatch`."""
+        """Score one batch with ``f`` and attack it.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ShuffleBatch
+            Scores before and after, the favoured mask and the unfair moves made.
+
+        Raises
+        ------
+        ValueError
+            If a favoured value has never occurred (see the class docstring) or the model
+            fails on the batch.
+        """
         prepared = self._prepare(X)
+        self._check_seen(prepared)
         fav = self.favoured_mask(prepared)
         y = self._scores(prepared[0])
         self.n_calls_ += 1
         attacked = True
         if self.frequency < 1.0:
             attacked = bool(self._rng.random() < self.frequency)
+        params = dict(attack=self.attack, p=self.p, quantile=self.quantile,
+                      higher_is_better=self.higher_is_better, region=self.region, split=self.split,
+                      frequency=self.frequency, max_count=self.max_count, mixing_rule=self.mixing_rule,
+                      swapping_rule=self.swapping_rule, protected=self.protected)
         if not attacked:
-            return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0)
+            return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0, params=params,
+                                random_state=self.random_state_)
         out, (_, _, ev) = shuffle_scores(
             y, fav, self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, region=self.region, split=self.split,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
-            swapping_rule=self.swapping_rule, random_state=self._rng, return_details=True,
+            swapping_rule=self.swapping_rule, random_state=_OwnStream(self._rng), return_details=True,
         )
-        return ShuffleBatch(y, out, fav, attacked=True, n_events=ev)
+        return ShuffleBatch(y, out, fav, attacked=True, n_events=ev, params=params,
+                            random_state=self.random_state_)
 
     def __call__(self, X):
-        """Attacked scores ``f'(X)`` for one batch, shape (n,)."""
+        """Attacked scores ``f'(X)`` for one batch.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.attack_batch(X).scores_after
 
     def base_scores(self, X):
-        """Honest scores ``f(X)``."""
+        """Honest scores ``f(X)``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d) or DataFrame
+            One batch of encoded rows (a DataFrame is aligned by column name).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self._scores(self._prepare(X)[0])
 
     def with_params(self, **changes):
-        """A new model with some parameters changed (fresh random generator)."""
+        """A new model with some parameters changed (a fresh generator from ``random_state``).
+
+        Parameters
+        ----------
+        **changes
+            Keyword arguments of :class:`ShuffledModel` to change.
+
+        Returns
+        -------
+        ShuffledModel
+        """
         params = dict(
-            scorer=self.scorer, protected=self.protected, favoured=self.favoured,
+            model=self.model, protected=self.protected, favoured=self.favoured,
             attack=self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, random_state=self.random_state,
             region=self.region, split=self.split, frequency=self.frequency,
             max_count=self.max_count, mixing_rule=self.mixing_rule,
             swapping_rule=self.swapping_rule,
-            feature_names=self.feature_names if self.dataset is None else None,
-            dataset=self.dataset, output=self.output, favourable_class=self.favourable_class,
+            feature_names=self.feature_names if self.data is None else None,
+            data=self.data, output=self.output, favourable=self.favourable,
         )
+        renamed_kwargs("ShuffledModel.with_params", changes, {"scorer": "model", "dataset": "data",
+                                                              "favourable_class": "favourable"})
         params.update(changes)
         return ShuffledModel(**params)
 

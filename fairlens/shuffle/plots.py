@@ -177,6 +177,6 @@ def plot_batch_consistency(result, ax=None, title=None):
     ax.set_xticklabels(q["kind"], rotation=30, ha="right")
     ax.axhline(result.tol, color="k", ls=":", lw=1, label="tolerance")
     ax.set_ylabel("max |score change|")
-    ax.set_title(title or result.summary(), fontsize=9)
+    ax.set_title(title or result.verdict, fontsize=9)
     ax.legend(fontsize=8)
     return ax

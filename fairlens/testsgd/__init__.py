@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ._rules import (FrequentRuleSets, Rule, RuleSet, frequent_rule_sets,
                      frequent_rule_sets_bruteforce, round_edges, single_rules)
-from ._score import (Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
+from ._score import (RuleSetScores, Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
                      score_rule_sets, z_value)
 from ._testsgd import TestSGD, TestSGDReport, simultaneous_confidence
 from ._themis import ThemisResult, themis_group_discrimination
@@ -37,6 +37,7 @@ __all__ = [
     "group_fairness_score",
     "group_fairness_score_reference",
     "score_rule_sets",
+    "RuleSetScores",
     "TestSGD",
     "TestSGDReport",
     "simultaneous_confidence",

@@ -28,12 +28,15 @@ rate of the "negative direction" group over the complement of the positive group
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_probability
+import time
+from numbers import Real
+
+from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
+from .._validation import check_choice
 from ._rules import as_table
 
 __all__ = ["FairFictPlay", "SubgroupAudit", "audit_subgroups"]
@@ -42,10 +45,10 @@ METRICS = ("SP", "FP", "FN")
 
 
 @dataclass
-class SubgroupAudit:
+class SubgroupAudit(Result):
     """The most violated subgroup found by the auditor.
 
-    Attributes
+    Parameters
     ----------
     members : ndarray of bool, shape (n,)
         ``g(x')`` for every row of the audited data.
@@ -71,7 +74,11 @@ class SubgroupAudit:
     metric : str
     protected : list of str
     params : dict
-        ``model_input``, threshold, soft, favourable_class, n rows.
+        ``model_input``, threshold, soft, favourable, n rows.
+    elapsed : float
+        Wall seconds.
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     members: np.ndarray
@@ -88,6 +95,21 @@ class SubgroupAudit:
     metric: str
     protected: list
     params: dict = field(default_factory=dict)
+    elapsed: float = float("nan")
+    random_state = None  # deterministic (least squares)
+    stopped: bool = False
+
+    title = "FairFictPlay subgroup audit"
+
+    def summary(self) -> pd.DataFrame:
+        """One row: metric, alpha, beta, gamma, rates, score and the subgroup (as :meth:`to_frame`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        return self.to_frame()
 
     @property
     def size(self) -> float:
@@ -95,14 +117,29 @@ class SubgroupAudit:
         return float(self.members.mean()) if self.members.size else float("nan")
 
     def describe(self, digits: int = 3) -> str:
-        """The linear threshold function as text, ``w1*x1 + w2*x2 + b < 0`` (largest weights first)."""
+        """The linear threshold function as text, ``w1*x1 + w2*x2 + b < 0`` (largest weights first).
+
+        Parameters
+        ----------
+        digits : int, default 3
+            Significant digits of the weights.
+
+        Returns
+        -------
+        str
+        """
         c = self.coef[self.coef.abs().sort_values(ascending=False).index]
         terms = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.{digits}g}*[{k}]" for k, v in c.items() if v != 0)
         b = self.intercept
         return f"{terms} {'+' if b >= 0 else '-'} {abs(b):.{digits}g} < 0".lstrip("+ ")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: metric, alpha, beta, gamma, rates, TestSGD-style score, the function."""
+        """One row: metric, alpha, beta, gamma, rates, TestSGD-style score, the function.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame([{
             "metric": self.metric, "protected": ", ".join(self.protected), "alpha": self.alpha,
             "size": self.size, "beta": self.beta, "gamma": self.gamma, "direction": self.direction,
@@ -111,11 +148,28 @@ class SubgroupAudit:
         }])
 
     def coefficients(self) -> pd.DataFrame:
-        """The weights of the linear threshold function, one row per encoded protected column."""
+        """The weights of the linear threshold function, one row per encoded protected column.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame({"column": list(self.coef.index), "weight": self.coef.to_numpy()})
 
     def plot(self, ax=None):
-        """Weights of the linear threshold function and the rates in/out of the group."""
+        """Weights of the linear threshold function and the rates in/out of the group.
+
+        ``ax`` is one axes (weights only) or a pair; returns the array of axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -173,11 +227,30 @@ def _linear_oracle(Xp, cost1):
 
 
 def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
-    """The auditor on arrays: ``decisions`` (n,) in [0, 1] (hard 0/1 or soft), ``Xp`` (n, p)
-    protected attributes (numeric), ``y`` (n,) 0/1 labels for "FP"/"FN".
+    """The auditor on arrays.
 
-    Returns a dict with members (over all n rows), alpha, beta, gamma, direction, rate_in,
-    rate_out, baseline, coef, intercept (see :class:`SubgroupAudit`).
+    Parameters
+    ----------
+    decisions : array of shape (n,)
+        Decisions in [0, 1] (hard 0/1 or soft).
+    Xp : array of shape (n, p)
+        Protected attributes (numeric).
+    y : array of shape (n,), optional
+        0/1 labels (1 = favourable), needed for "FP"/"FN".
+    metric : {"SP", "FP", "FN"}
+        The audited rate.
+
+    Returns
+    -------
+    dict
+        ``members`` (over all n rows), ``alpha``, ``beta``, ``gamma``, ``direction``,
+        ``rate_in``, ``rate_out``, ``baseline``, ``coef``, ``intercept`` (see
+        :class:`SubgroupAudit`).
+
+    Raises
+    ------
+    ValueError
+        For arrays of the wrong shape, non-finite values, or no row to audit.
     """
     metric = check_choice("metric", metric, METRICS)
     d = np.asarray(decisions, dtype=np.float64)
@@ -220,7 +293,7 @@ def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
     return best
 
 
-class FairFictPlay:
+class FairFictPlay(Analysis):
     """Subgroup-fairness auditor of FairFictPlay (Kearns et al. 2018), TestSGD's Table 8 baseline.
 
     Finds the linear threshold function ``g`` over the protected attributes that maximises the
@@ -231,76 +304,146 @@ class FairFictPlay:
     ----------
     model : estimator, pipeline or callable
         Adapted once with :func:`fairlens.models.as_scorer` (the same protocol as TestSGD).
-    dataset : fairlens Dataset
+    data : fairlens Dataset
         The audited rows ``D`` (the paper's Table 8 audits the models TestSGD tests).
-    protected : list of str, optional
-        Protected attributes ``x'`` (default ``dataset.protected``). Categorical ones are one-hot
+    protected : str or list of str, optional
+        Protected attributes ``x'`` (default ``data.protected``). Categorical ones are one-hot
         encoded (every level), numeric ones used as they are.
     metric : {"SP", "FP", "FN"}, default "SP"
         Statistical parity of the favourable decision (what TestSGD's score measures), or
-        false-positive / false-negative rates (need ``dataset.y``).
+        false-positive / false-negative rates (need ``data.y``).
     threshold : float in [0, 1], default 0.5
         The decision is favourable when the model's score is ``>= threshold``.
-    favourable_class : default 1
+    favourable : default 1
+        The model class that is the favourable outcome: 1 for a model fitted on ``data.y``
+        (1 = favourable), or the readable label (e.g. ``"good"``) of a model fitted on the
+        readable target column; for "FP"/"FN" the labels ``y`` are matched the same way.
     soft : bool, default False
         Audit the scores themselves instead of the 0/1 decisions (gerryfair accepts both).
+    *args
+        Deprecated: ``protected`` by position (``FutureWarning``).
+    **old
+        Deprecated names ``favourable_class=`` and ``dataset=`` (``FutureWarning``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message), a protected feature that is not a
+        column, or "FP"/"FN" on data without labels.
 
     Examples
     --------
-    >>> res = FairFictPlay(model, train, ["sex", "race", "age"]).audit()   # doctest: +SKIP
-    >>> res.gamma, res.alpha, res.score, res.describe()                    # doctest: +SKIP
+    >>> res = FairFictPlay(model, train, protected=["sex", "race", "age"]).run()  # doctest: +SKIP
+    >>> res.gamma, res.alpha, res.score, res.describe()                           # doctest: +SKIP
     """
 
     __test__ = False
 
-    def __init__(self, model, dataset, protected: Sequence[str] | None = None, *, metric: str = "SP",
-                 threshold: float = 0.5, favourable_class=1, soft: bool = False):
+    _parameter_constraints = {
+        "protected": [str, "str-list", None],
+        "metric": [Options(*METRICS)],
+        "threshold": [Interval(Real, 0, 1)],
+        "favourable": "no_validation",
+        "soft": ["boolean"],
+    }
+
+    def __init__(self, model, data=None, *args, protected=None, metric: str = "SP",
+                 threshold: float = 0.5, favourable=1, soft: bool = False, **old):
         from ._score import make_scorer
 
-        self.table = as_table(dataset)
-        self.dataset = dataset
-        if protected is None:
-            protected = list(getattr(dataset, "protected", []) or [])
-        if isinstance(protected, str):
-            protected = [protected]
-        try:
-            protected = list(protected)
-        except TypeError:
-            raise TypeError(f"protected must be a list of feature names; got {protected!r}") from None
-        if not protected:
-            raise ValueError("protected must list at least one feature (dataset.protected is empty)")
-        for f in protected:
-            if not isinstance(f, str):
-                raise TypeError(f"protected must list feature names (str); got {f!r}")
+        old = renamed_kwargs("FairFictPlay", old, {"favourable_class": "favourable", "dataset": "data"})
+        if "data" in old:
+            if data is not None:
+                raise TypeError("FairFictPlay() got both 'dataset' (old name) and 'data'.")
+            data = old.pop("data")
+        if "favourable" in old:
+            if favourable != 1:
+                raise TypeError("FairFictPlay() got both 'favourable_class' (old name) and 'favourable'.")
+            favourable = old.pop("favourable")
+        if old:
+            raise TypeError(f"FairFictPlay() got unexpected keyword argument(s) {sorted(old)}.")
+        if args:
+            extra = positional_kwargs("FairFictPlay", args, ("protected",), {})
+            if protected is not None:
+                raise TypeError("FairFictPlay() got 'protected' both by position and by keyword.")
+            protected = extra["protected"]
+        if data is None:
+            raise TypeError("FairFictPlay() missing the data: FairFictPlay(model, data, protected=[...]).")
+        self.model, self.data = model, data
+        self.protected, self.metric, self.threshold = protected, metric, threshold
+        self.favourable, self.soft = favourable, soft
+        self._validate_params()
+        self.table = as_table(data)
+        prot = protected
+        if prot is None:
+            prot = list(getattr(data, "protected", []) or [])
+        prot = [prot] if isinstance(prot, str) else list(prot)
+        if not prot:
+            raise ValueError("protected must list at least one feature (data.protected is empty)")
+        for f in prot:
             self.table.index_of(f)
-        if len(set(protected)) != len(protected):
-            raise ValueError(f"protected features must be distinct; got {protected}")
-        self.protected = protected
-        self.metric = check_choice("metric", metric, METRICS)
+        if len(set(prot)) != len(prot):
+            raise ValueError(f"protected features must be distinct; got {prot}")
+        self._protected = prot
+        self.threshold = float(threshold)
         if self.metric != "SP" and self.table.y is None:
-            raise ValueError(f"metric={metric!r} needs labels: the dataset has no y")
-        self.threshold = check_probability("threshold", threshold)
-        self.soft = check_bool("soft", soft)
-        self.favourable_class = favourable_class
-        self.model = model
-        self.scorer = make_scorer(model, self.table, favourable_class=favourable_class)
+            raise ValueError(f"metric={metric!r} needs labels: the data has no y")
+        self.scorer = make_scorer(model, self.table, favourable_class=favourable)
 
-    def audit(self) -> SubgroupAudit:
-        """Run the auditor once on the model's decisions; returns a :class:`SubgroupAudit`."""
+    @property
+    def dataset(self):
+        """The data (old name of :attr:`data`)."""
+        return self.data
+
+    @property
+    def favourable_class(self):
+        """Old name of :attr:`favourable`."""
+        return self.favourable
+
+    def run(self, *, stop=None, progress=None, n_jobs=None) -> SubgroupAudit:
+        """Run the auditor once on the model's decisions.
+
+        Parameters
+        ----------
+        stop, progress, n_jobs
+            The run arguments of every fairlens analysis (validated; the audit is one
+            least-squares fit per direction, so they have nothing to act on).
+
+        Returns
+        -------
+        SubgroupAudit
+
+        Raises
+        ------
+        ValueError
+            If the labels cannot be matched with ``favourable`` ("FP"/"FN").
+        """
+        self._start(stop, progress, n_jobs)
+        t0 = time.perf_counter()
         X = self.table.X
         s = np.asarray(self.scorer(X), dtype=np.float64)
         d = s if self.soft else (s >= self.threshold).astype(np.float64)
-        Xp, names = _encode_protected(self.table, self.protected)
+        Xp, names = _encode_protected(self.table, self._protected)
         y = None
         if self.metric != "SP":
-            y = (np.asarray(self.table.y) == self.favourable_class).astype(np.int64)
+            from ._score import favourable_labels
+
+            y = favourable_labels(self.table, self.favourable).astype(np.int64)
         r = audit_subgroups(d, Xp, y=y, metric=self.metric)
         return SubgroupAudit(
             members=r["members"], alpha=r["alpha"], beta=r["beta"], gamma=r["gamma"], direction=r["direction"],
             rate_in=r["rate_in"], rate_out=r["rate_out"], baseline=r["baseline"],
             score=float(abs(r["rate_in"] - r["rate_out"])), coef=pd.Series(r["coef"], index=names),
-            intercept=r["intercept"], metric=self.metric, protected=list(self.protected),
+            intercept=r["intercept"], metric=self.metric, protected=list(self._protected),
             params=dict(model_input=self.scorer.describe(), threshold=self.threshold, soft=self.soft,
-                        favourable_class=self.favourable_class, n=int(X.shape[0])))
+                        favourable=self.favourable, n=int(X.shape[0])),
+            elapsed=time.perf_counter() - t0)
 
-    run = audit
+    def audit(self) -> SubgroupAudit:
+        """Same as :meth:`run` (the auditor's own name for it).
+
+        Returns
+        -------
+        SubgroupAudit
+        """
+        return self.run()

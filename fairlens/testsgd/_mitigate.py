@@ -3,22 +3,24 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ._rules import RuleSet, as_table
-from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer, resolve_stop, seed_value
+from .._base import Result, accepts_renamed, check_progress, resolve_random_state
+from .._validation import check_stop
+from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
 
 __all__ = ["MitigationResult", "mitigate", "generate_group_samples"]
 
 
 @dataclass
-class MitigationResult:
+class MitigationResult(Result):
     """Retraining with growing numbers of generated samples.
 
-    Attributes
+    Parameters
     ----------
     rule_set : RuleSet
     target_label : int
@@ -33,6 +35,14 @@ class MitigationResult:
         dropped by at most ``max_accuracy_drop`` (None if none qualifies).
     best_model : estimator or None
     elapsed : float
+    max_accuracy_drop : float
+        Largest accepted loss of test accuracy.
+    params : dict
+        The parameters of the run.
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     rule_set: RuleSet
@@ -41,23 +51,64 @@ class MitigationResult:
     steps: pd.DataFrame
     best: int | None
     best_model: object
-    elapsed: float
+    elapsed: float = field()
     max_accuracy_drop: float = 0.01
+    params: dict = field(default_factory=dict)
+    random_state: int | None = None
+    stopped: bool = False
+
+    title = "TestSGD mitigation by retraining"
 
     @property
     def after(self) -> dict | None:
+        """The chosen step (``steps`` row ``best``) as a dict, or None."""
         return None if self.best is None else self.steps.iloc[self.best].to_dict()
 
     def to_frame(self) -> pd.DataFrame:
+        """The original model (``n_added`` 0) and one row per retraining.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         b = pd.DataFrame([{"n_added": 0, **self.before}])
         return pd.concat([b, self.steps], ignore_index=True)
 
+    def summary(self) -> pd.DataFrame:
+        """One row: the rule set, score and accuracy before and after the chosen retraining.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        a = self.after or {}
+        nan = float("nan")
+        return pd.DataFrame([{
+            "rule_set": str(self.rule_set), "target_label": int(self.target_label),
+            "n_steps": int(len(self.steps)), "score_before": self.before.get("score", nan),
+            "accuracy_before": self.before.get("accuracy", nan), "n_added": a.get("n_added", nan),
+            "score_after": a.get("score", nan), "accuracy_after": a.get("accuracy", nan),
+        }])
+
     def plot(self, ax=None):
+        """Score and accuracy against the number of added samples; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_mitigation
         return plot_mitigation(self, ax=ax)
 
 
-def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int, label: int, *,
+@accepts_renamed(sensitive="protected", dataset="data")
+def generate_group_samples(model, data, rule_set: RuleSet, protected, n: int, label: int, *,
                            threshold: float = 0.5, perturbation=None, random_state=None,
                            max_draws: int = 2_000_000):
     """``n`` section-4.3 samples satisfying ``rule_set`` that the model labels ``label``.
@@ -65,6 +116,43 @@ def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int,
     Draws in batches from ``Sample(D, R)`` and keeps the rows whose prediction
     is ``label`` (the paper's "generated instances with the opposite label").
     Returns fewer than ``n`` rows only if ``max_draws`` draws did not suffice.
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        The model whose labels select the samples.
+    data : fairlens Dataset
+        The seeds ``D``.
+    rule_set : RuleSet
+        The group ``R`` the samples satisfy.
+    protected : list of str
+        Protected features (never perturbed).
+    n : int >= 0
+        Samples wanted.
+    label : {0, 1}
+        The predicted label to keep.
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is label 1.
+    perturbation : float > 0 or dict, optional
+        ``s_pert`` override.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state`.
+    max_draws : int >= 1
+        Cap on draws.
+
+    Returns
+    -------
+    ndarray of shape (m, d), m <= n
+        Encoded rows.
+
+    Raises
+    ------
+    ValueError
+        If no row satisfies ``rule_set`` or a parameter is out of range (named).
+
+    Examples
+    --------
+    >>> generate_group_samples(model, data, rs, ["sex"], 100, 1, random_state=0)  # doctest: +SKIP
     """
     from .._validation import check_int, check_probability
 
@@ -73,10 +161,10 @@ def generate_group_samples(model, dataset, rule_set: RuleSet, sensitive, n: int,
         raise ValueError(f"label must be 0 or 1 (the predicted label to keep); got {label!r}")
     threshold = check_probability("threshold", threshold)
     max_draws = check_int("max_draws", max_draws, min=1)
-    table = as_table(dataset)
+    table = as_table(data)
     scorer = make_scorer(model, table)
-    rng = np.random.default_rng(seed_value(random_state))
-    sampler = Sampler(table, sensitive, perturbation)
+    rng = np.random.default_rng(resolve_random_state(random_state))
+    sampler = Sampler(table, protected, perturbation)
     seeds = np.flatnonzero(rule_set.mask(table.X))
     if seeds.size == 0:
         raise ValueError(f"no row of the data satisfies the rule set {rule_set}")
@@ -122,10 +210,11 @@ def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
     return box["model"]
 
 
-def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, max_accuracy_drop: float = 0.01,
+@accepts_renamed(sensitive="protected")
+def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, max_accuracy_drop: float = 0.01,
              fit=None, error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
              max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
-             random_state=None, progress=None, stop=None, stop_flag=None) -> MitigationResult:
+             random_state=None, progress=None, stop=None) -> MitigationResult:
     """Mitigate the discrimination of ``rule_set`` by retraining (RQ3).
 
     Generates samples satisfying ``rule_set`` that the ORIGINAL model labels
@@ -145,13 +234,57 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
     that same form (:meth:`fairlens.models.Scorer.model_input` / ``model_labels``); a
     custom ``fit`` receives the encoded ``X`` and 0/1 ``y``.
 
-    ``stop`` (None, a ``threading.Event`` or a zero-argument callable; ``stop_flag=`` is
-    its deprecated alias) is checked before each retraining and, every 50 ms, during it:
-    a retraining in flight is then abandoned (it finishes in a daemon thread and is
-    discarded), so a stop takes effect at once; the steps done are kept.
+    ``stop`` (None, a ``threading.Event`` or a zero-argument callable) is checked before
+    each retraining and, every 50 ms, during it: a retraining in flight is then abandoned
+    (it finishes in a daemon thread and is discarded), so a stop takes effect at once; the
+    steps done are kept (``result.stopped`` is True).
+
+    Parameters
+    ----------
+    model : scikit-learn estimator or pipeline
+        The model to retrain (cloned unless ``fit`` is given).
+    train, test : fairlens Dataset
+        Retraining data (and the seeds of the generated samples) and the accuracy data.
+    rule_set : RuleSet
+        The discriminated group.
+    protected : list of str
+        Protected features (never perturbed).
+    amounts : list of int, optional
+        Numbers of generated samples to add.
+    max_accuracy_drop : float in [0, 1], default 0.01
+        Largest accepted loss of test accuracy.
+    fit : callable, optional
+        ``fit(X, y) -> fitted model`` on encoded ``X`` and 0/1 ``y``.
+    error, confidence, sample_thr, max_samples, threshold, perturbation
+        Algorithm 2's parameters (see :func:`group_fairness_score`).
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once (:func:`fairlens._base.resolve_random_state`) and used for every score
+        and for the generated samples; recorded as ``result.random_state``.
+    progress : None, bool or callable(done, total)
+        Called after each retraining.
+    stop : None, threading.Event or zero-argument callable
+        See above.
+
+    Returns
+    -------
+    MitigationResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For data without labels, a model that cannot be cloned without ``fit`` or a bad
+        parameter (named in the message).
+
+    Examples
+    --------
+    >>> res = mitigate(model, train, test, report[0].rule_set, ["sex", "race"],
+    ...                random_state=0)                                # doctest: +SKIP
+    >>> res.summary()                                                 # doctest: +SKIP
     """
-    stop_fn = resolve_stop(stop, stop_flag, "mitigate")
-    stop_given = stop is not None or stop_flag is not None
+    stop_fn = check_stop(stop)
+    stop_given = stop is not None
+    report = check_progress(progress, desc="mitigate")
+    seed = resolve_random_state(random_state)
     t0 = time.perf_counter()
     tr, te = as_table(train), as_table(test)
     if tr.y is None or te.y is None:
@@ -184,14 +317,14 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
                 warnings.simplefilter("ignore")
                 return m.fit(own.model_input(X), own.model_labels(y))
 
-    kw = dict(error_thr=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
-              threshold=threshold, perturbation=perturbation, random_state=random_state)
-    s0 = group_fairness_score(model, tr, rule_set, sensitive, **kw)
+    kw = dict(error=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
+              threshold=threshold, perturbation=perturbation, random_state=seed)
+    s0 = group_fairness_score(model, tr, rule_set, protected, **kw)
     before = dict(accuracy=_accuracy(model, te.X, te.y, threshold, te), score=s0.score, rate_in=s0.rate_in,
                   rate_out=s0.rate_out, margin=s0.margin)
     label = 1 if s0.rate_in < s0.rate_out else 0
-    extra = generate_group_samples(model, tr, rule_set, sensitive, max(amounts), label, threshold=threshold,
-                                   perturbation=perturbation, random_state=random_state)
+    extra = generate_group_samples(model, tr, rule_set, protected, max(amounts), label, threshold=threshold,
+                                   perturbation=perturbation, random_state=seed)
     rows, models = [], []
     for i, k in enumerate(amounts):
         if stop_fn():
@@ -202,14 +335,18 @@ def mitigate(model, train, test, rule_set: RuleSet, sensitive, *, amounts=None, 
         m = _fit_or_stop(fit, X, y, stop_fn) if stop_given else fit(X, y)
         if m is None:  # stopped during the retraining: that step is abandoned
             break
-        s = group_fairness_score(m, tr, rule_set, sensitive, **kw)
+        s = group_fairness_score(m, tr, rule_set, protected, **kw)
         rows.append(dict(n_added=k, accuracy=_accuracy(m, te.X, te.y, threshold, te), score=s.score,
                          rate_in=s.rate_in, rate_out=s.rate_out, margin=s.margin))
         models.append(m)
-        if progress is not None:
-            progress(i + 1, len(amounts))
+        if report is not None:
+            report(i + 1, len(amounts))
     steps = pd.DataFrame(rows, columns=["n_added", "accuracy", "score", "rate_in", "rate_out", "margin"])
     ok = steps.index[steps["accuracy"] >= before["accuracy"] - max_accuracy_drop]
     best = None if len(ok) == 0 else int(steps.loc[ok, "score"].idxmin())
+    params = dict(protected=list(protected) if not isinstance(protected, str) else [protected],
+                  amounts=list(amounts), max_accuracy_drop=max_accuracy_drop, error=error,
+                  confidence=confidence, sample_thr=sample_thr, max_samples=max_samples, threshold=threshold)
     return MitigationResult(rule_set, label, before, steps, best, None if best is None else models[best],
-                            time.perf_counter() - t0, max_accuracy_drop)
+                            time.perf_counter() - t0, max_accuracy_drop, params=params, random_state=seed,
+                            stopped=len(rows) < len(amounts))

@@ -8,6 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._base import accepts_renamed
 from .._validation import check_choice, check_int, check_real
 from . import _kernels
 
@@ -81,6 +82,9 @@ def as_table(dataset) -> TableView:
         raise TypeError("dataset.X must be a numeric (encoded) 2-D array") from None
     if X.ndim != 2:
         raise ValueError(f"dataset.X must be 2-D, got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError("dataset has no rows (dataset.X has shape "
+                         f"{X.shape}); pass a dataset with at least one row")
     if not np.all(np.isfinite(X)):
         raise ValueError("dataset.X contains NaN or inf; TestSGD does not impute (fill or drop them)")
     names = list(dataset.feature_names)
@@ -135,7 +139,17 @@ class Rule:
         return np.inf if self.bin_hi >= len(self.edges) - 2 else self.edges[self.bin_hi + 1]
 
     def mask(self, X: np.ndarray) -> np.ndarray:
-        """Boolean (n,) membership of the rows of ``X``."""
+        """Membership of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Encoded rows.
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         col = np.asarray(X, dtype=np.float64)[:, self.index]
         if self.kind == "categorical":
             return np.isin(col, np.asarray(self.values, dtype=np.float64))
@@ -171,6 +185,17 @@ class RuleSet:
             raise ValueError("a rule set needs at least one rule")
 
     def mask(self, X: np.ndarray) -> np.ndarray:
+        """Membership of the rows of ``X`` (every rule holds).
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Encoded rows.
+
+        Returns
+        -------
+        ndarray of bool, shape (n,)
+        """
         m = np.ones(np.asarray(X).shape[0], dtype=bool)
         for r in self.rules:
             m &= r.mask(X)
@@ -212,6 +237,23 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     the edges 10, 20, ..., 90 (readable "40<=age<60", not "38.9<=age<60.8"). Since
     consecutive candidate widths differ by at most a factor 2, there are between
     ``k / 2`` and ``k + 2`` bins (at least 2).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The range to cover.
+    k : int
+        The wanted number of bins.
+
+    Returns
+    -------
+    ndarray
+        The edges.
+
+    Examples
+    --------
+    >>> round_edges(17, 90, 10).tolist()
+    [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0]
     """
     lo, hi = float(lo), float(hi)
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
@@ -242,7 +284,7 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     return np.array([edge(i) for i in np.arange(start, stop + 1)])
 
 
-def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT,
+def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
                  edges: Sequence[float] | None = None, kind: str | None = None,
                  max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
                  binning: str = "equal_width") -> list:
@@ -260,9 +302,37 @@ def single_rules(table: TableView, feature: str, *, n_bins: int = N_BINS_DEFAULT
     ``binning="equal_width"`` (default, the paper's ``K`` equal-width bins over the
     domain) or ``"round"``: about ``K`` bins with round edges covering the domain and
     the observed values (:func:`round_edges`), for readable rules.
+
+    Parameters
+    ----------
+    table : fairlens Dataset or TableView
+        The data (any table :func:`frequent_rule_sets` accepts).
+    feature : str
+        The protected feature.
+    n_bins : int >= 2, default 10
+        ``K`` bins of a binned feature.
+    edges : sequence of float, optional
+        Explicit bin edges.
+    kind : {"categorical", "integer", "continuous"}, optional
+        Override the feature's type.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical feature.
+    rule_form : {"interval", "threshold"}
+        See above.
+    binning : {"equal_width", "round"}
+        See above.
+
+    Returns
+    -------
+    list of Rule
+
+    Examples
+    --------
+    >>> [str(r) for r in single_rules(data, "sex")]   # doctest: +SKIP
     """
     check_choice("rule_form", rule_form, ("interval", "threshold"))
     check_choice("binning", binning, BINNINGS)
+    table = as_table(table)
     j = table.index_of(feature)
     ftype = kind or table.feature_types[j]
     if ftype == "categorical" or (kind is None and feature in table.categories and edges is None):
@@ -362,16 +432,42 @@ class FrequentRuleSets:
         return len(self.rule_sets)
 
     def masks(self, idx=None) -> np.ndarray:
-        """Boolean (m, n_rows) membership of (a subset of) the rule sets."""
+        """Membership of the data rows in (a subset of) the rule sets.
+
+        Parameters
+        ----------
+        idx : sequence of int, optional
+            Which rule sets (default: all).
+
+        Returns
+        -------
+        ndarray of bool, shape (m, n_rows)
+        """
         b = self.bits if idx is None else self.bits[np.asarray(idx, dtype=np.int64)]
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
 
     def plot(self, ax=None):
-        """Support of the frequent rule sets, by number of rules."""
+        """Support of the frequent rule sets, by number of rules.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_supports
         return plot_supports(self, ax=ax)
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per frequent rule set: the rule set, its size and support.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame({
             "rule_set": [str(r) for r in self.rule_sets],
             "n_rules": [len(r) for r in self.rule_sets],
@@ -465,7 +561,8 @@ def _min_count(theta: float, n: int) -> int:
     return max(c, 1)
 
 
-def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *,
+@accepts_renamed(sensitive="protected", dataset="data")
+def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
                        max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
                        max_rule_sets: int = 2_000_000, binning: str = "equal_width") -> FrequentRuleSets:
@@ -482,10 +579,10 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
 
     Parameters
     ----------
-    dataset : Dataset or TableView
+    data : Dataset or TableView
         The data ``D`` (typically the training set).
-    sensitive : list of str
-        Sensitive feature names ``S``.
+    protected : list of str
+        Protected (sensitive) feature names ``S``.
     theta : float in (0, 1]
         Support threshold (paper default 5%).
     n_bins : int
@@ -496,6 +593,8 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     max_size : int >= 1, optional
         Largest number of rules in a rule set; ``None`` (default) means no limit (all
         sensitive features). 0 or a negative value is an error.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical protected feature.
     rule_form : {"interval", "threshold"}
         Rules of binned features: every range of adjacent bins, or one-sided
         thresholds only (see :func:`single_rules`).
@@ -513,7 +612,18 @@ def frequent_rule_sets(dataset, sensitive: Sequence[str], theta: float = 0.05, *
     Returns
     -------
     FrequentRuleSets
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message) or more than ``max_rule_sets`` rule sets.
+
+    Examples
+    --------
+    >>> fr = frequent_rule_sets(data, ["sex", "race", "age"], theta=0.05)  # doctest: +SKIP
+    >>> len(fr), str(fr.rule_sets[0])                                      # doctest: +SKIP
     """
+    dataset, sensitive = data, protected
     import time
 
     t0 = time.perf_counter()
@@ -602,7 +712,8 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
     return _kernels.and_popcount_chain(bits, members)
 
 
-def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BINS_DEFAULT,
+@accepts_renamed(sensitive="protected", dataset="data")
+def frequent_rule_sets_bruteforce(data, protected, theta=0.05, *, n_bins=N_BINS_DEFAULT,
                                   bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
                                   rule_form="interval", binning="equal_width"):
     """Literal Algorithm 1: materialise the full cross product, keep support >= theta.
@@ -610,6 +721,7 @@ def frequent_rule_sets_bruteforce(dataset, sensitive, theta=0.05, *, n_bins=N_BI
     Slow reference (pure NumPy boolean masks); only for small rule spaces.
     Returns a dict ``str(rule_set) -> count``.
     """
+    dataset, sensitive = data, protected
     _check_theta(theta)
     max_size = check_int("max_size", max_size, min=1, allow_none=True)
     table = as_table(dataset)

@@ -19,15 +19,15 @@ column ``floor(u1 * #columns)`` and the direction ``-1 if u2 < 0.5 else +1``.
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .._validation import check_choice, check_int, check_probability, check_random_state, check_real, check_stop
+from .._base import Result, accepts_renamed, resolve_random_state, to_jsonable
+from .._validation import check_choice, check_int, check_probability, check_real, check_stop
 from . import _kernels
 from ._rules import RuleSet, TableView, as_table
 
@@ -38,41 +38,73 @@ __all__ = [
     "group_fairness_score",
     "group_fairness_score_reference",
     "score_rule_sets",
+    "RuleSetScores",
     "make_scorer",
+    "favourable_labels",
 ]
 
 DEFAULT_MAX_SAMPLES = 100_000
 
 
 def z_value(confidence: float) -> float:
-    """Two-sided normal quantile for a confidence level (0.95 -> 1.96)."""
+    """Two-sided normal quantile for a confidence level.
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(z_value(0.95), 2)
+    1.96
+    """
     confidence = check_real("confidence", confidence, min=0.0, max=1.0, include_min=False,
                             include_max=False)
     return float(norm.ppf(0.5 + confidence / 2.0))
 
 
-def seed_value(random_state, name="random_state"):
-    """``random_state`` validated (scikit-learn semantics) and made usable by
-    ``numpy.random.SeedSequence``/``default_rng``: None, an int, or a Generator (a
-    ``RandomState`` is turned into an int by drawing from it)."""
-    if isinstance(random_state, np.random.Generator) or random_state is None:
-        return random_state
-    check_random_state(random_state, name)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    return int(random_state)
-
-
-def resolve_stop(stop, stop_flag, where):
-    """The one stop convention (:func:`fairlens._validation.check_stop`), with the
-    deprecated ``stop_flag=`` alias (DeprecationWarning)."""
-    if stop_flag is not None:
-        warnings.warn(f"{where}(stop_flag=...) is deprecated; pass stop= (a threading.Event or "
-                      "a zero-argument callable)", DeprecationWarning, stacklevel=3)
-        if stop is not None:
-            raise TypeError(f"{where}: pass stop= only (stop_flag= is its deprecated alias)")
-        stop = stop_flag
+def resolve_stop(stop, where=None):
+    """The one stop convention (:func:`fairlens._validation.check_stop`)."""
     return check_stop(stop)
+
+
+def favourable_labels(table, favourable):
+    """``True`` where the dataset's label is the favourable outcome the model is audited for.
+
+    fairlens datasets code ``y`` as 0/1 with 1 = the favourable outcome, while ``favourable``
+    names a class of the *model*: 1 (or 0) for a model fitted on ``y``, or a readable label
+    such as ``"good"`` for a pipeline fitted on the readable target column.  A label is
+    looked up in the dataset's readable target column (``frame[target]``), then in ``y``
+    itself, then in ``label_names``; a label found nowhere is an error (never a silent
+    comparison that makes every row negative).
+    """
+    y = np.asarray(table.y)
+    src = getattr(table, "source", None)
+    frame, target = getattr(src, "frame", None), getattr(src, "target", None)
+    if (frame is not None and target is not None and target in getattr(frame, "columns", ())
+            and len(frame) == y.shape[0] and not isinstance(favourable, (int, np.integer))):
+        col = frame[target].to_numpy()
+        if np.any(col == favourable):
+            return col == favourable
+    try:
+        if np.any(y == favourable):
+            return y == favourable
+    except (TypeError, ValueError):  # an uncomparable label
+        pass
+    names = dict(getattr(src, "label_names", None) or {})
+    for code, label in names.items():
+        if label == favourable:
+            return y == code
+    if isinstance(favourable, (int, np.integer)) and favourable in (0, 1) and set(np.unique(y)) <= {0, 1}:
+        return y == favourable
+    raise ValueError(
+        f"favourable={favourable!r} is neither a value of the dataset's labels y "
+        f"{np.unique(y)[:5].tolist()} nor a label of its target column; pass the model class that "
+        "is the favourable outcome")
 
 
 def make_scorer(model, dataset=None, *, favourable_class=1):
@@ -100,10 +132,10 @@ def make_scorer(model, dataset=None, *, favourable_class=1):
 
 
 @dataclass
-class ScoreResult:
+class ScoreResult(Result):
     """Outcome of Algorithm 2 for one rule set.
 
-    Attributes
+    Parameters
     ----------
     rule_set : RuleSet
     rate_in, rate_out : float
@@ -154,6 +186,30 @@ class ScoreResult:
     support: float = float("nan")
     aliases: tuple = ()
     fresh: object = None
+
+    title = "TestSGD group fairness score"
+
+    def summary(self) -> pd.DataFrame:
+        """One row: the rule set, its rates, score, margin, samples and status (as :meth:`to_frame`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        return self.to_frame()
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict of the estimate (and of its fresh re-estimate, if any).
+
+        Returns
+        -------
+        dict
+            JSON-safe.
+        """
+        d = super().to_dict()
+        d["fresh"] = None if self.fresh is None else self.fresh.to_dict()
+        return to_jsonable(d)
 
     # ---- which way the group is treated (signed view of the unsigned score)
     @property
@@ -206,6 +262,17 @@ class ScoreResult:
         return self._group_margin(self.rate_out)
 
     def plot(self, ax=None):
+        """Favourable rates inside and outside the group with their margins; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_rates
         return plot_rates(self, ax=ax)
 
@@ -244,6 +311,12 @@ class ScoreResult:
                 "fresh_confidence": nan if f is None else f.confidence}
 
     def to_frame(self) -> pd.DataFrame:
+        """One row: rule set, support, rates, score, margin, samples, status, fresh columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame([{
             "rule_set": str(self.rule_set), "support": self.support, "rate_in": self.rate_in,
             "rate_out": self.rate_out, "score": self.score, "signed_score": self.signed_score,
@@ -266,13 +339,15 @@ class Sampler:
     Parameters
     ----------
     table : TableView
-    sensitive : list of str
-        Features never perturbed (all sensitive features ``S``).
+    protected : list of str
+        Features never perturbed (all protected features ``S``).
     perturbation : float or dict, optional
         Override ``s_pert``: one value for all, or ``feature -> value``.
     """
 
-    def __init__(self, table: TableView, sensitive: Sequence[str], perturbation=None):
+    @accepts_renamed(sensitive="protected")
+    def __init__(self, table: TableView, protected: Sequence[str], perturbation=None):
+        sensitive = protected
         self.table = table
         sens = {table.index_of(f) for f in sensitive}
         d = table.X.shape[1]
@@ -393,8 +468,9 @@ def _seeds(mask):
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive: Sequence[str], *,
-                                   error_thr: float = 0.05, confidence: float = 0.95,
+@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+def group_fairness_score_reference(model, data, rule_set: RuleSet, protected: Sequence[str], *,
+                                   error: float = 0.05, confidence: float = 0.95,
                                    sample_thr: int = 1000, max_samples: int = DEFAULT_MAX_SAMPLES,
                                    threshold: float = 0.5, perturbation=None,
                                    random_state=None) -> ScoreResult:
@@ -403,16 +479,55 @@ def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive:
     Slow on purpose: the faithful twin of :func:`score_rule_sets`. ``max_samples``
     caps ``num`` (the paper loops forever if the bound is unreachable); when hit,
     the result has ``converged=False, status="cap"``.
-    ``random_state`` may be an int or a ``numpy.random.Generator``.
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted with :func:`fairlens.models.as_scorer`.
+    data : fairlens Dataset
+        The data ``D`` the seeds come from.
+    rule_set : RuleSet
+        The group ``R``.
+    protected : list of str
+        Protected features (never perturbed by the sampler).
+    error, confidence, sample_thr, max_samples, threshold, perturbation
+        As in :func:`group_fairness_score`.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state`; the draws come from
+        ``numpy.random.default_rng(seed)``.
+
+    Returns
+    -------
+    ScoreResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (the message names it).
+
+    Examples
+    --------
+    >>> group_fairness_score_reference(model, data, rs, ["sex"], random_state=0)  # doctest: +SKIP
     """
+    seed = resolve_random_state(random_state)
+    out = _reference_score(model, data, rule_set, protected, np.random.default_rng(seed), error=error,
+                           confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
+                           threshold=threshold, perturbation=perturbation)
+    out.random_state = seed
+    return out
+
+
+def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confidence=0.95, sample_thr=1000,
+                     max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5, perturbation=None) -> ScoreResult:
+    """Literal Algorithm 2 drawing from the generator ``rng`` as is (the cross-check of the
+    batched engine's per-rule-set streams, :func:`rule_set_rng`)."""
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
-        error_thr, sample_thr, max_samples, threshold, confidence)
-    table = as_table(dataset)
+        error, sample_thr, max_samples, threshold, confidence, name="error")
+    table = as_table(data)
     perturbation = check_perturbation(perturbation, table.feature_names)
     scorer = make_scorer(model, table)
     z = z_value(confidence)
-    rng = np.random.default_rng(seed_value(random_state))
-    sampler = Sampler(table, sensitive, perturbation)
+    sampler = Sampler(table, protected, perturbation)
     mask = rule_set.mask(table.X)
     s_in, s_out = _seeds(mask)
     support = float(mask.mean())
@@ -441,27 +556,65 @@ def group_fairness_score_reference(model, dataset, rule_set: RuleSet, sensitive:
                        num, bool(conv), confidence ** 2, "ok" if conv else "cap", support)
 
 
-def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[str], *,
-                         error_thr: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
+@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str], *,
+                         error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                          max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,
                          perturbation=None, random_state=None, method: str = "batched",
                          stop=None) -> ScoreResult | None:
     """Group fairness score of one rule set (Algorithm 2).
 
-    ``stop`` (None, a ``threading.Event`` or a callable; batched method only) ends the
-    sampling between rounds; the function then returns ``None`` (no score).
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted with :func:`fairlens.models.as_scorer`.
+    data : fairlens Dataset
+        The data ``D`` the seeds come from.
+    rule_set : RuleSet
+        The group ``R`` (e.g. from :func:`frequent_rule_sets`).
+    protected : list of str
+        Protected features (the sampler never perturbs them).
+    error : float in (0, 1], default 0.05
+        ``error_thr`` of Algorithm 2: sampling stops when the margin is below it.
+    confidence : float in (0, 1), default 0.95
+        ``delta`` per group (the score holds at ``delta**2``).
+    sample_thr : int >= 1, default 1000
+        No stop before ``num > sample_thr``.
+    max_samples : int > sample_thr, default 100000
+        Cap on ``num`` (result ``converged=False`` when hit).
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is the favourable decision.
+    perturbation : float > 0 or dict, optional
+        ``s_pert`` override.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state`; recorded as
+        ``result.random_state``.
+    method : {"batched", "reference"}
+        Both give the same result for the same ``random_state``.
+    stop : None, threading.Event or callable
+        Ends the sampling between rounds (batched method only); the function then returns
+        ``None`` (no score).
 
-    ``method="batched"`` (default) or ``"reference"``; both give the same
-    result for the same ``random_state``.
+    Returns
+    -------
+    ScoreResult or None
 
     Raises
     ------
     ValueError
-        If nobody in the data satisfies ``rule_set`` (or everybody does).
+        If nobody in the data satisfies ``rule_set`` (or everybody does), or for a bad
+        parameter (named in the message).
+    TypeError
+        If ``rule_set`` is not a :class:`RuleSet`.
+
+    Examples
+    --------
+    >>> fr = frequent_rule_sets(data, ["sex", "race"])                             # doctest: +SKIP
+    >>> group_fairness_score(model, data, fr.rule_sets[0], ["sex", "race"], random_state=0)  # doctest: +SKIP
     """
     check_choice("method", method, ("batched", "reference"))
-    _check_alg2_params(error_thr, sample_thr, max_samples, threshold, confidence)
-    table = as_table(dataset)
+    _check_alg2_params(error, sample_thr, max_samples, threshold, confidence, name="error")
+    table = as_table(data)
     if not isinstance(rule_set, RuleSet):
         raise TypeError(f"rule_set must be a RuleSet (e.g. from frequent_rule_sets); got "
                         f"{type(rule_set).__name__}")
@@ -471,15 +624,16 @@ def group_fairness_score(model, dataset, rule_set: RuleSet, sensitive: Sequence[
                          "with positive support (see frequent_rule_sets)")
     if mask.all():
         raise ValueError(f"every row satisfies the rule set {rule_set}; the group 'not R' is empty")
-    kw = dict(error_thr=error_thr, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
+    kw = dict(error=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
               threshold=threshold, perturbation=perturbation)
+    seed = resolve_random_state(random_state)
     if method == "reference":
-        return group_fairness_score_reference(model, table, rule_set, sensitive, random_state=random_state, **kw)
-    if method != "batched":
-        raise ValueError(f"method must be 'batched' or 'reference', got {method!r}")
-    rng = np.random.default_rng(seed_value(random_state))
-    res, _ = score_rule_sets(model, table, [rule_set], sensitive, masks=mask[None, :], rngs=[rng],
-                             strategy="sample", stop=stop, **kw)
+        return group_fairness_score_reference(model, table, rule_set, protected, random_state=seed, **kw)
+    rng = np.random.default_rng(seed)
+    res, _ = _score_rule_sets(model, table, [rule_set], protected, masks=mask[None, :], rngs=[rng],
+                              strategy="sample", stop=stop, **kw)
+    if res[0] is not None:
+        res[0].random_state = seed
     return res[0]
 
 
@@ -647,14 +801,15 @@ def _score_block(payload, chunk):
     return results, n_scored
 
 
-def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Sequence[str], *,
-                    masks: np.ndarray | None = None, mask_fn=None, bits: np.ndarray | None = None,
-                    error_thr: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
-                    max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
-                    random_state=None, rngs=None, keys=None, stream: int = 0, batch_rows: int = 65_536,
-                    block: int = 512, strategy: str = "auto", label_table=None, n_jobs=None,
-                    progress=None, stop=None, stop_flag=None, return_table: bool = False, seed=None):
-    """Batched Algorithm 2 over many rule sets, in fixed blocks through ``joblib``.
+def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Sequence[str], *,
+                     masks: np.ndarray | None = None, mask_fn=None, bits: np.ndarray | None = None,
+                     error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
+                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
+                     random_state=None, rngs=None, keys=None, stream: int = 0, batch_rows: int = 65_536,
+                     block: int = 512, strategy: str = "auto", label_table=None, n_jobs=None,
+                     progress=None, stop=None, return_table: bool = False, seed=None):
+    """Batched Algorithm 2 over many rule sets, in fixed blocks through ``joblib`` (the engine
+    behind :func:`score_rule_sets` and :class:`TestSGD`, with its internals exposed).
 
     Rule sets are processed in blocks so that each model call scores about
     ``batch_rows`` rows of many rule sets. For every rule set the first ``sample_thr + 1``
@@ -665,7 +820,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     ``max_samples``.
 
     Random streams: rule set ``j`` draws from its own counter-based stream
-    ``chunk_rng(base_seed(random_state), keys[j], stream)`` (:func:`rule_set_rng`; ``keys``
+    ``chunk_rng(resolve_random_state(random_state), keys[j], stream)`` (:func:`rule_set_rng`; ``keys``
     defaults to ``range(len(rule_sets))``), or from ``rngs[j]`` when given. A rule set's result
     is therefore independent of the blocks, of ``n_jobs`` and of the joblib backend, and equals
     :func:`group_fairness_score_reference` run with the same generator.
@@ -692,9 +847,9 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
 
     ``stop``: None, a ``threading.Event`` or a zero-argument callable, checked between
     blocks (and, at ``n_jobs=1``, between sampling rounds); rule sets not scored
-    when it fires are ``None`` in ``results`` (``stop_flag=`` is its deprecated alias).
+    when it fires are ``None`` in ``results``.
     ``progress(done, total)`` is called with the number of rule sets done.
-    ``seed`` (an int >= 0, e.g. from :func:`fairlens._parallel.base_seed`) replaces
+    ``seed`` (an int >= 0, e.g. from :func:`fairlens._base.resolve_random_state`) replaces
     ``random_state`` as the base seed of the streams, so that several calls share one.
 
     Returns
@@ -705,12 +860,12 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     label_table : ndarray or None
         Only with ``return_table=True``: the neighbourhood labels used (or None).
     """
-    from .._parallel import Payload, base_seed, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
+    from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
 
-    stop_fn = resolve_stop(stop, stop_flag, "score_rule_sets")
+    stop_fn = check_stop(stop)
     n_jobs = check_n_jobs(n_jobs)
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
-        error_thr, sample_thr, max_samples, threshold, confidence)
+        error, sample_thr, max_samples, threshold, confidence, name="error")
     batch_rows = check_int("batch_rows", batch_rows, min=1)
     block = check_int("block", block, min=1)
     stream = check_int("stream", stream, min=0)
@@ -734,7 +889,7 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
     if seed is not None:
         seed = check_int("seed", seed, min=0)
     elif rngs is None:
-        seed = base_seed(seed_value(random_state))
+        seed = resolve_random_state(random_state)
     n_data = table.X.shape[0]
     results: list = [None] * m
     n_scored = 0
@@ -780,3 +935,194 @@ def score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Seq
         results[c0:c0 + len(res)] = res
         n_scored += ns
     return (results, n_scored, label_table) if return_table else (results, n_scored)
+
+
+@dataclass
+class RuleSetScores(Result):
+    """Scores of many rule sets (:func:`score_rule_sets`): one :class:`ScoreResult` each.
+
+    Parameters
+    ----------
+    results : list of ScoreResult or None
+        In the order of the rule sets given (``None`` for a rule set not scored before a stop).
+    n_model_rows : int
+        Rows passed to the model.
+    params : dict
+        The parameters of the call.
+    random_state : int
+        The seed used (rule set ``j`` drew from ``chunk_rng(random_state, j, 0)``).
+    elapsed : float
+        Wall seconds.
+    stopped : bool
+        True when ``stop`` fired before every rule set was scored.
+
+    Examples
+    --------
+    >>> scores = score_rule_sets(model, data, rule_sets, protected=["sex"])  # doctest: +SKIP
+    >>> scores.summary()                                                   # doctest: +SKIP
+    """
+
+    results: list
+    n_model_rows: int
+    params: dict = field()
+    random_state: int | None = None
+    elapsed: float = float("nan")
+    stopped: bool = False
+
+    title = "TestSGD scores of rule sets"
+
+    def __len__(self):
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __getitem__(self, i):
+        return self.results[i]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per scored rule set (in the order given), the columns of :meth:`ScoreResult.to_frame`.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        rows = [r.to_frame() for r in self.results if r is not None]
+        if not rows:
+            return pd.DataFrame(columns=["rule_set", "support", "rate_in", "rate_out", "score", "margin"])
+        return pd.concat(rows, ignore_index=True)
+
+    def summary(self) -> pd.DataFrame:
+        """One row: rule sets given and scored, converged, the largest score, model rows, time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        done = [r for r in self.results if r is not None]
+        finite = [r for r in done if np.isfinite(r.score)]
+        best = max(finite, key=lambda r: r.score) if finite else None
+        return pd.DataFrame([{
+            "n_rule_sets": len(self.results), "n_scored": len(done),
+            "n_converged": int(sum(r.converged for r in done)),
+            "max_score_rule_set": str(best.rule_set) if best else None,
+            "max_score": best.score if best else np.nan,
+            "n_model_rows": int(self.n_model_rows), "time_s": self.elapsed,
+        }])
+
+    def plot(self, ax=None):
+        """Scores with their margins, one bar per scored rule set (largest 20); returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        df = self.to_frame().dropna(subset=["score"]).sort_values("score", ascending=False).head(20)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.4, 0.3 * max(4, len(df)) + 1))
+        y = np.arange(len(df))[::-1]
+        ax.barh(y, df["score"], xerr=df["margin"], color="#7570b3")
+        ax.set_yticks(y)
+        ax.set_yticklabels(df["rule_set"], fontsize=8)
+        ax.set_xlabel("group fairness score |rate in - rate out|")
+        return ax
+
+
+@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Sequence[str],
+                    error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
+                    max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
+                    random_state=None, strategy: str = "auto", batch_rows: int = 65_536,
+                    n_jobs=None, progress=None, stop=None) -> RuleSetScores:
+    """Batched Algorithm 2 over many rule sets (each with its own error-bounded estimate).
+
+    Rule set ``j`` draws from its own counter-based stream ``chunk_rng(seed, j, 0)``, so each
+    result equals :func:`group_fairness_score_reference` run on that stream and the numbers
+    are identical at every ``n_jobs`` and on every joblib backend.  Rule sets are cut in fixed
+    blocks so that each model call scores about ``batch_rows`` rows of many rule sets.
+
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted with :func:`fairlens.models.as_scorer`.
+    data : fairlens Dataset
+        The data ``D`` the seeds come from.
+    rule_sets : list of RuleSet
+        E.g. ``frequent_rule_sets(data, protected).rule_sets``.
+    protected : list of str
+        Protected features (the sampler never perturbs them).
+    error : float in (0, 1], default 0.05
+        ``error_thr`` of Algorithm 2.
+    confidence : float in (0, 1), default 0.95
+        ``delta`` per group.
+    sample_thr : int >= 1, default 1000
+        No stop before ``num > sample_thr``.
+    max_samples : int > sample_thr, default 100000
+        Cap on ``num`` per rule set.
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is the favourable decision.
+    perturbation : float > 0 or dict, optional
+        ``s_pert`` override.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state` (recorded in the result).
+    strategy : {"auto", "table", "sample"}
+        "sample" draws rows and calls the model on them; "table" scores the whole finite
+        sampling neighbourhood of section 4.3 once and reads the labels of the drawn samples
+        from it (identical labels, fewer model rows when many rule sets are scored); "auto"
+        picks the cheaper.
+    batch_rows : int >= 1, default 65536
+        Rows per model call.
+    n_jobs : int or None
+        Workers (``None`` = 1 or the active ``joblib.parallel_config``, -1 = all).
+    progress : None, bool or callable(done, total)
+        ``True`` shows a tqdm bar; a callable is called with the rule sets done.
+    stop : None, threading.Event or zero-argument callable
+        Checked between blocks; rule sets not scored when it fires are ``None``.
+
+    Returns
+    -------
+    RuleSetScores
+        ``.results`` (one :class:`ScoreResult` per rule set), ``.n_model_rows``,
+        ``.random_state``, ``.stopped``; ``.to_frame()`` and ``.summary()``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (the message names it).
+
+    Examples
+    --------
+    >>> fr = frequent_rule_sets(data, ["sex", "race"])                         # doctest: +SKIP
+    >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex", "race"],
+    ...                          random_state=0)                               # doctest: +SKIP
+    >>> scores.to_frame().sort_values("score").tail(3)                         # doctest: +SKIP
+    """
+    import time as _time
+
+    from .._base import check_progress
+
+    t0 = _time.perf_counter()
+    seed = resolve_random_state(random_state)
+    report = check_progress(progress, desc="TestSGD rule sets")
+    try:
+        results, n_rows = _score_rule_sets(
+            model, data, list(rule_sets), protected, error=error, confidence=confidence,
+            sample_thr=sample_thr, max_samples=max_samples, threshold=threshold,
+            perturbation=perturbation, seed=seed, strategy=strategy, batch_rows=batch_rows,
+            n_jobs=n_jobs, progress=report, stop=stop)
+    finally:
+        if hasattr(report, "close"):
+            report.close()
+    params = dict(protected=list(protected), error=error, confidence=confidence, sample_thr=sample_thr,
+                  max_samples=max_samples, threshold=threshold, strategy=strategy,
+                  n_rule_sets=len(results))
+    return RuleSetScores(results, int(n_rows), params, seed, _time.perf_counter() - t0,
+                         any(r is None for r in results))

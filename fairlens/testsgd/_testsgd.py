@@ -2,44 +2,49 @@
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool, check_choice, check_int
+from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
+from .._validation import check_bool, check_int
 from ._rules import (BINNINGS, FrequentRuleSets, RuleSet, as_table, check_bins, frequent_rule_sets,
                      N_BINS_DEFAULT, MAX_CATEGORY_VALUES, _check_theta)
-from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, check_perturbation,
-                     group_fairness_score, resolve_stop, score_rule_sets, seed_value)
+from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, _score_rule_sets,
+                     check_perturbation, favourable_labels, group_fairness_score)
 
 __all__ = ["TestSGD", "TestSGDReport", "simultaneous_confidence"]
 
 
 @dataclass
-class TestSGDReport:
+class TestSGDReport(Result):
     """Rule sets ranked by group fairness score.
 
     Honest ranking (the top of a ranking of many noisy estimates is biased upward, since
     the largest of thousands of estimates is more likely an over-estimate than not): the
-    ``top_k`` rule sets of the selection ranking are re-estimated on FRESH samples (an
-    independent random stream, the same sample-size rule, ``result.fresh``) and the report
-    ranks those ``top_k`` first, by their fresh estimate; the other rule sets follow by their
-    selection estimate. The selection estimate ``score`` of a top rule set is biased upward;
-    the fresh estimate ``fresh_score`` is drawn independently of the selection, so for each
-    chosen rule set it is unbiased (for the signed rate difference; up to the paper's
-    data-dependent stopping rule) and its bound ``fresh_margin`` holds at the stated confidence.
-    Ordering the ``top_k`` by their fresh estimates is again a (much milder) selection among
-    ``top_k``; with ``simultaneous=True`` (Bonferroni over ``top_k``) all ``top_k`` fresh bounds
-    hold at once with probability ``>= delta**2``, so they hold whichever rule set is read first.
+    report ranks every rule set by its SELECTION estimate ``score`` (Algorithm 2 on the
+    ranking stream, what the paper ranks by), and the ``top_k`` first rule sets are
+    re-estimated on FRESH samples (an independent random stream, the same sample-size rule,
+    ``result.fresh``). The number to quote for a top rule set is its fresh estimate
+    ``fresh_score`` with its bound ``fresh_margin`` (``result.reported_score``): it is drawn
+    independently of the choice, so it is unbiased for the chosen rule set (for the signed
+    rate difference; up to the paper's data-dependent stopping rule) and its bound holds at the
+    stated confidence. The order is never changed by the fresh estimates: re-ranking the
+    ``top_k`` by their fresh estimates would be a new selection (among ``top_k``) and bias the
+    report's #1 upward again (+0.027 on census, against +0.003 for this rule; see
+    ``benchmarks/README.md``). With ``simultaneous=True`` (Bonferroni over ``top_k``) all
+    ``top_k`` fresh bounds hold at once with probability ``>= delta**2``.
     ``benchmarks/testsgd_topk.py`` measures both against exact scores on census.
 
-    Attributes
+    Parameters
     ----------
     results : list of ScoreResult
-        One per frequent rule set: the re-estimated top rule sets first by decreasing fresh
-        score, then the others by decreasing selection score (NaN last).
+        One per frequent rule set, by decreasing selection score (NaN last); the first
+        ``top_k`` carry their fresh re-estimate.
     frequent : FrequentRuleSets
         The mined rule sets (with their bitsets, for the widget).
     params : dict
@@ -52,14 +57,20 @@ class TestSGDReport:
     dataset_name : str
     accuracy : float or None
         Model accuracy on the dataset labels, if the dataset has ``y``.
+    stopped : bool
+        True when the run was cut short by ``stop``.
+    tester : TestSGD, optional
+        The analysis that made the report (model and data, for the widget).
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
     """
 
     __test__ = False  # not a pytest class
 
     results: list
     frequent: FrequentRuleSets
-    params: dict
-    elapsed: float
+    params: dict = field()  # field(): no default inherited from Result's class attributes
+    elapsed: float = field()
     elapsed_mining: float
     elapsed_scoring: float
     n_model_rows: int
@@ -67,6 +78,9 @@ class TestSGDReport:
     accuracy: float | None = None
     stopped: bool = False
     tester: object = field(default=None, repr=False, compare=False)
+    random_state: int | None = None
+
+    title = "TestSGD: rule sets ranked by group fairness score"
 
     @property
     def n_rule_sets(self) -> int:
@@ -83,8 +97,15 @@ class TestSGDReport:
         return int(sum(1 for r in self.results if not r.converged))
 
     def status_counts(self) -> dict:
-        """``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the bound;
-        "no-seeds" are rule sets that every row (or no row) satisfies, so one group cannot be sampled."""
+        """Number of rule sets per status.
+
+        Returns
+        -------
+        dict
+            ``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the
+            bound; "no-seeds" are rule sets that every row (or no row) satisfies, so one group
+            cannot be sampled.
+        """
         out = {"ok": 0, "cap": 0, "no-seeds": 0}
         for r in self.results:
             out[r.status] = out.get(r.status, 0) + 1
@@ -101,6 +122,11 @@ class TestSGDReport:
         ``signed_score = rate_in - rate_out``, the ``favoured`` and ``disfavoured`` group
         (the rule set or its complement ``not (...)``) with their favourable rates, and
         ``aliases`` (rule sets selecting the same rows, after :meth:`merge_equivalent`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per rule set, index ``rank``.
         """
         rows = [{
             "rule_set": str(r.rule_set), "n_rules": len(r.rule_set), "support": r.support,
@@ -120,7 +146,23 @@ class TestSGDReport:
         return df
 
     def top(self, k: int = 3) -> pd.DataFrame:
-        """The first ``k`` (an int >= 0) rule sets of the report (largest fresh, then selection, score)."""
+        """The first ``k`` rule sets of the report (largest selection score first).
+
+        Parameters
+        ----------
+        k : int >= 0, default 3
+            Number of rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The first ``k`` rows of :meth:`to_frame`; quote their ``fresh_score``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``k`` is not an int >= 0.
+        """
         k = check_int("k", k, min=0)
         return self.to_frame().head(k)
 
@@ -135,6 +177,16 @@ class TestSGDReport:
         (shown in :meth:`to_frame`). E.g. with ``age`` bins 0-10 empty in the data,
         ``age<20`` and ``10<=age<20`` select the same people and become one row.
         The original report is not changed.
+
+        Returns
+        -------
+        TestSGDReport
+            The merged report.
+
+        Raises
+        ------
+        ValueError
+            For a report without row masks (text reports).
         """
         fr = self.frequent
         if fr.bits is None or fr.bits.shape[0] != len(fr.rule_sets) or not len(fr.rule_sets):
@@ -163,12 +215,40 @@ class TestSGDReport:
     def __getitem__(self, i) -> ScoreResult:
         return self.results[i]
 
-    def plot(self, k: int = 10, ax=None):
+    def plot(self, ax=None, *, k: int = 10):
+        """The ``k`` first rule sets of the report with their rates, scores and bounds.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        k : int >= 1, default 10
+            Number of rule sets.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_top_rule_sets
         return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
 
     def result_for(self, rule_set) -> ScoreResult:
-        """The result of a rule set (a RuleSet or its printed form)."""
+        """The result of one rule set.
+
+        Parameters
+        ----------
+        rule_set : RuleSet or str
+            The rule set or its printed form.
+
+        Returns
+        -------
+        ScoreResult
+
+        Raises
+        ------
+        KeyError
+            If the rule set is not in the report.
+        """
         key = str(rule_set)
         for r in self.results:
             if str(r.rule_set) == key:
@@ -176,15 +256,33 @@ class TestSGDReport:
         raise KeyError(f"rule set {key!r} is not in the report")
 
     def browse(self, **kw):
-        """A :class:`RuleSetBrowser` over this report (needs ipywidgets)."""
+        """A :class:`RuleSetBrowser` over this report (needs ipywidgets).
+
+        Parameters
+        ----------
+        **kw
+            Passed to :class:`RuleSetBrowser`.
+
+        Returns
+        -------
+        RuleSetBrowser
+        """
         from .widget import RuleSetBrowser
         return RuleSetBrowser(self, **kw)
 
     def summary(self) -> pd.DataFrame:
         """One-line summary: time, number of rule sets, top score (Table 5 style).
 
-        ``top_score`` is the selection estimate of the first rule set (what the paper
-        reports), ``top_fresh_score``/``top_fresh_margin`` its fresh re-estimate."""
+        ``top_rule_set`` is the rule set with the largest selection estimate (the paper's
+        top-1); ``top_fresh_score``/``top_fresh_margin`` is its fresh re-estimate, the number
+        to quote (unbiased for the chosen rule set); ``top_score`` its selection estimate
+        (biased upward: it is the largest of many).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
         best = self.results[0] if self.results else None
         return pd.DataFrame([{
             "dataset": self.dataset_name, "theta": self.params["theta"],
@@ -198,10 +296,14 @@ class TestSGDReport:
 
 
 def _rank(results):
-    """Re-estimated rule sets first, by fresh score; then the others by selection score (NaN last)."""
+    """By selection score (NaN last), ties by name: the rule that chooses the #1 and the top k.
+
+    The fresh re-estimates never reorder the report: choosing by the fresh estimate would make
+    the quoted fresh estimate of the #1 a maximum again, biased upward."""
     def key(r):
-        s = r.fresh.score if r.fresh is not None else r.score
-        return (r.fresh is None, -(s if np.isfinite(s) else -1.0), str(r.rule_set))
+        s = r.score
+        ok = np.isfinite(s)
+        return (not ok, -(s if ok else 0.0), str(r.rule_set))
 
     return sorted(results, key=key)
 
@@ -212,15 +314,32 @@ def simultaneous_confidence(confidence: float, k: int) -> float:
     Each score bound holds with probability ``>= delta'**2`` (Theorem 4.2); Bonferroni over
     ``k`` bounds asks ``1 - delta'**2 = (1 - delta**2) / k``, so that all ``k`` hold at once with
     probability ``>= delta**2`` (the paper's per-rule-set confidence, e.g. 0.9025).
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+        The per-group ``delta``.
+    k : int
+        Number of bounds (values below 1 count as 1).
+
+    Returns
+    -------
+    float
+        ``delta'``.
+
+    Examples
+    --------
+    >>> round(simultaneous_confidence(0.95, 10), 4)
+    0.9951
     """
     k = max(1, int(k))
     return float(np.sqrt(1.0 - (1.0 - float(confidence) ** 2) / k))
 
 
-class TestSGD:
+class TestSGD(Analysis):
     """Interpretable testing against subtle group discrimination (Zhang et al.).
 
-    Phase 1 mines the frequent rule sets over the sensitive features
+    Phase 1 mines the frequent rule sets over the protected features
     (Algorithm 1, :func:`frequent_rule_sets`); phase 2 estimates each rule
     set's group fairness score with an error bound (Algorithm 2, batched
     :func:`score_rule_sets`) and ranks them.
@@ -228,19 +347,19 @@ class TestSGD:
     Parameters
     ----------
     model : estimator, pipeline or callable
-        Adapted ONCE with ``fairlens.models.as_scorer(model, dataset,
-        favourable_class=...)``: a pipeline fitted on the readable frame
-        (``dataset.frame[dataset.feature_names]``) gets decoded rows, a model fitted on
+        Adapted ONCE with ``fairlens.models.as_scorer(model, data,
+        favourable_class=favourable)``: a pipeline fitted on the readable frame
+        (``data.frame[data.feature_names]``) gets decoded rows, a model fitted on
         an encoded DataFrame gets its own column order, a callable gets encoded arrays
         and must return probabilities (see :func:`fairlens.models.as_scorer`; pass a
         Scorer built with ``output="logit"`` for logits). The prediction is favourable
         (label ``l``) when the score is ``>= threshold``. ``report.params["model_input"]``
         states how the model was called.
-    dataset : fairlens Dataset
+    data : fairlens Dataset
         The data ``D`` seeds and supports come from (the paper uses the
-        training set; pass ``dataset.split()[0]`` for that).
-    sensitive : list of str
-        Sensitive features ``S`` (default: ``dataset.protected``).
+        training set; pass ``data.split()[0]`` for that).
+    protected : str or list of str, optional
+        Protected (sensitive) features ``S`` (default: ``data.protected``).
     theta : float in (0, 1], default 0.05
         Support threshold.
     error : float in (0, 1], default 0.05
@@ -249,113 +368,218 @@ class TestSGD:
         ``delta`` per group; the reported score has confidence ``delta**2``.
     sample_thr : int >= 1, default 1000
         No stop before ``num > sample_thr``.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once per run by :func:`fairlens._base.resolve_random_state`; the integer
+        used is ``report.random_state`` (pass it back to reproduce the run).
     max_samples : int > sample_thr, default 100000
         Cap on ``num`` per rule set (not in the paper); rule sets that hit it
         are flagged ``converged=False``.
     n_bins : int >= 2, default 10
         ``K`` bins of continuous/integer features.
+    bins : int, list of edges or dict, optional
+        Per-feature bin count or explicit edges.
+    perturbation : float > 0 or dict, optional
+        ``s_pert`` override (default 1 for integer/categorical, 0.01 for continuous).
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is the favourable decision.
+    batch_rows : int >= 1, default 65536
+        Rows per model call.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical protected feature.
+    max_size : int >= 1 or None
+        Largest rule set; None (default) = no limit.
+    rule_form : {"interval", "threshold"}, default "interval"
+        Rules of binned features (see :func:`frequent_rule_sets`).
+    max_rule_sets : int >= 1, default 2000000
+        Safety cap on the number of frequent rule sets.
+    strategy : {"auto", "table", "sample"}
+        How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
+        all give identical numbers.
+    favourable : default 1
+        The model class ``l`` whose rate is compared (fairlens' ``y = 1`` is the good
+        outcome; pass 0 to count e.g. "reoffends" on COMPAS as the paper does; a model
+        fitted on readable target labels takes its label, e.g. ``"good"``).
     binning : {"equal_width", "round"}, default "equal_width"
         ``"equal_width"``: the paper's ``K`` equal-width bins (section 4.1);
         ``"round"``: about ``K`` bins with round edges (e.g. ``40<=age<60``), see
         :func:`fairlens.testsgd.frequent_rule_sets`.
-    bins : int, list of edges or dict, optional
-        Per-feature bin count or explicit edges.
-    max_size : int >= 1 or None
-        Largest rule set; None (default) = no limit.
-    rule_form, max_rule_sets :
-        Passed to :func:`frequent_rule_sets` ("interval" or "threshold" rules for
-        binned features, safety cap).
-    perturbation : float > 0 or dict, optional
-        ``s_pert`` override (default 1 for integer/categorical, 0.01 for continuous).
-    threshold : float in [0, 1], default 0.5
-    batch_rows : int >= 1, default 65536
-        Rows per model call.
-    favourable_class : default 1
-        The model class ``l`` whose rate is compared (fairlens' ``y = 1`` is the good
-        outcome; pass 0 to count e.g. "reoffends" on COMPAS as the paper does).
-    strategy : {"auto", "table", "sample"}
-        How the batched Algorithm 2 gets labels (see :func:`score_rule_sets`);
-        all give identical numbers.
-    random_state : None, int, RandomState or Generator
-        scikit-learn semantics (an int in [0, 2**32 - 1]).
-    progress : bool
-        Show a tqdm progress bar.
     top_k : int >= 0, default 10
         Honest ranking: the ``top_k`` rule sets of the selection ranking are re-estimated on
         fresh samples (independent stream ``chunk_rng(seed, j, 1)``, same error/sample
-        rule) and ranked by that estimate (see :class:`TestSGDReport`); 0 turns it off.
+        rule), see :class:`TestSGDReport`; 0 turns it off.
     simultaneous : bool, default False
         Give the fresh re-estimates simultaneous (Bonferroni over ``top_k``) bounds: each is
         estimated at per-group confidence :func:`simultaneous_confidence` so that all
         ``top_k`` bounds hold at once with probability ``>= confidence**2`` (more samples).
+    *args
+        Deprecated positional form (see Notes).
+    **old
+        Deprecated keyword names (see Notes).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter of the wrong type or out of range (the message names it), a
+        protected feature that is not a column, an empty dataset or NaN in ``data.X``.
+
+    Notes
+    -----
+    Old call forms keep working for one release with a ``FutureWarning``: the protected
+    features (and ``theta``, ``error``, ``confidence``, ``sample_thr``, ``random_state``)
+    passed by position, ``sensitive=`` (now ``protected``), ``favourable_class=`` (now
+    ``favourable``), ``dataset=`` (now ``data``) and ``progress=`` in ``__init__`` (now an
+    argument of :meth:`run`).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_dataset
+    >>> from fairlens.testsgd import TestSGD
+    >>> data = load_dataset("adult").subset(range(2000))          # doctest: +SKIP
+    >>> report = TestSGD(model, data, protected=["sex", "race"],  # doctest: +SKIP
+    ...                  random_state=0).run()
+    >>> report.summary()                                          # doctest: +SKIP
     """
 
     __test__ = False
 
-    def __init__(self, model, dataset, sensitive: Sequence[str] | None = None, theta: float = 0.05,
-                 error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
-                 random_state=None, *, max_samples: int = DEFAULT_MAX_SAMPLES, n_bins: int = N_BINS_DEFAULT,
-                 bins=None, perturbation=None, threshold: float = 0.5, batch_rows: int = 65_536,
-                 max_values: int = MAX_CATEGORY_VALUES, max_size: int | None = None,
-                 rule_form: str = "interval", max_rule_sets: int = 2_000_000, strategy: str = "auto",
-                 favourable_class=1, progress: bool = False, binning: str = "equal_width",
-                 top_k: int = 10, simultaneous: bool = False):
+    _parameter_constraints = {
+        "protected": [str, "str-list", None],
+        "theta": [Interval(Real, 0, 1, closed="right")],
+        "error": [Interval(Real, 0, 1, closed="right")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "sample_thr": [Interval(Integral, 1, None)],
+        "random_state": ["random_state"],
+        "max_samples": [Interval(Integral, 2, None)],
+        "n_bins": [Interval(Integral, 2, None)],
+        "bins": "no_validation",
+        "perturbation": "no_validation",
+        "threshold": [Interval(Real, 0, 1)],
+        "batch_rows": [Interval(Integral, 1, None)],
+        "max_values": [Interval(Integral, 2, None)],
+        "max_size": [Interval(Integral, 1, None), None],
+        "rule_form": [Options("interval", "threshold")],
+        "max_rule_sets": [Interval(Integral, 1, None)],
+        "strategy": [Options("auto", "table", "sample")],
+        "favourable": "no_validation",
+        "binning": [Options(*BINNINGS)],
+        "top_k": [Interval(Integral, 0, None)],
+        "simultaneous": ["boolean"],
+    }
+
+    _OLD_POSITIONAL = ("protected", "theta", "error", "confidence", "sample_thr", "random_state")
+
+    def __init__(self, model, data=None, *args, protected: Sequence[str] | str | None = None,
+                 theta: float = 0.05, error: float = 0.05, confidence: float = 0.95,
+                 sample_thr: int = 1000, random_state=None, max_samples: int = DEFAULT_MAX_SAMPLES,
+                 n_bins: int = N_BINS_DEFAULT, bins=None, perturbation=None, threshold: float = 0.5,
+                 batch_rows: int = 65_536, max_values: int = MAX_CATEGORY_VALUES,
+                 max_size: int | None = None, rule_form: str = "interval",
+                 max_rule_sets: int = 2_000_000, strategy: str = "auto", favourable=1,
+                 binning: str = "equal_width", top_k: int = 10, simultaneous: bool = False,
+                 **old):
+        given = dict(protected=protected, theta=theta, error=error, confidence=confidence,
+                     sample_thr=sample_thr, random_state=random_state, favourable=favourable)
+        defaults = dict(protected=None, theta=0.05, error=0.05, confidence=0.95, sample_thr=1000,
+                        random_state=None, favourable=1)
+        explicit = {k: v for k, v in given.items() if v is not defaults[k]}
+        old = renamed_kwargs("TestSGD", old, {"sensitive": "protected", "favourable_class": "favourable",
+                                              "dataset": "data"})
+        if "data" in old:
+            if data is not None:
+                raise TypeError("TestSGD() got both 'dataset' (old name) and 'data'; pass only 'data'.")
+            data = old.pop("data")
+        for k in ("protected", "favourable"):
+            if k in old:
+                if k in explicit:
+                    raise TypeError(f"TestSGD() got {k!r} under its old and its new name; pass only {k!r}.")
+                explicit[k] = old.pop(k)
+        self._progress_default = False
+        if "progress" in old:
+            progress = old.pop("progress")
+            check_bool("progress", progress)
+            warnings.warn("TestSGD(progress=...) moved to TestSGD(...).run(progress=...); the "
+                          "__init__ argument will stop working in the next release.",
+                          FutureWarning, stacklevel=2)
+            self._progress_default = bool(progress)
+        if old:
+            raise TypeError(f"TestSGD() got unexpected keyword argument(s) {sorted(old)}.")
+        positional_kwargs("TestSGD", args, self._OLD_POSITIONAL, explicit)
+        if data is None:
+            raise TypeError("TestSGD() missing the data (a fairlens Dataset): TestSGD(model, data, ...).")
+        vals = {**given, **explicit}
         self.model = model
-        self.dataset = dataset
-        self.table = as_table(dataset)
-        if sensitive is None:
-            sensitive = list(getattr(dataset, "protected", []) or [])
-        if isinstance(sensitive, str):
-            sensitive = [sensitive]
-        try:
-            self.sensitive = list(sensitive)
-        except TypeError:
-            raise TypeError(f"sensitive must be a list of feature names; got {sensitive!r}") from None
-        if not self.sensitive:
-            raise ValueError("sensitive must list at least one feature (dataset.protected is empty)")
-        for f in self.sensitive:
-            if not isinstance(f, str):
-                raise TypeError(f"sensitive must list feature names (str); got {f!r}")
+        self.data = data
+        self.protected = vals["protected"]
+        self.theta, self.error, self.confidence = vals["theta"], vals["error"], vals["confidence"]
+        self.sample_thr, self.random_state = vals["sample_thr"], vals["random_state"]
+        self.favourable = vals["favourable"]
+        self.max_samples, self.n_bins, self.bins, self.perturbation = max_samples, n_bins, bins, perturbation
+        self.threshold, self.batch_rows, self.max_values, self.max_size = threshold, batch_rows, max_values, max_size
+        self.rule_form, self.max_rule_sets, self.strategy = rule_form, max_rule_sets, strategy
+        self.binning, self.top_k, self.simultaneous = binning, top_k, simultaneous
+        self._validate_params()
+        # ---- semantic checks beyond the table (columns exist, sample sizes, memory)
+        self.table = as_table(data)
+        prot = self.protected
+        if prot is None:
+            prot = list(getattr(data, "protected", []) or [])
+        prot = [prot] if isinstance(prot, str) else list(prot)
+        if not prot:
+            raise ValueError("protected must list at least one feature (data.protected is empty)")
+        for f in prot:
             self.table.index_of(f)  # raises a clear ValueError
-        if len(set(self.sensitive)) != len(self.sensitive):
-            raise ValueError(f"sensitive features must be distinct, got {self.sensitive}")
-        self.theta = _check_theta(theta)
+        if len(set(prot)) != len(prot):
+            raise ValueError(f"protected features must be distinct, got {prot}")
+        self._protected = prot
+        self.theta = _check_theta(self.theta)
         self.error, self.sample_thr, self.max_samples, self.threshold = _check_alg2_params(
-            error, sample_thr, max_samples, threshold, confidence, name="error")
-        self.confidence = float(confidence)
-        self.n_bins = check_int("n_bins", n_bins, min=2)
-        self.bins = check_bins(bins, self.table.feature_names)
-        self.perturbation = check_perturbation(perturbation, self.table.feature_names)
-        self.batch_rows = check_int("batch_rows", batch_rows, min=1)
-        self.max_values = check_int("max_values", max_values, min=2)
-        self.max_size = check_int("max_size", max_size, min=1, allow_none=True)
-        self.rule_form = check_choice("rule_form", rule_form, ("interval", "threshold"))
-        self.max_rule_sets = check_int("max_rule_sets", max_rule_sets, min=1)
-        self.strategy = check_choice("strategy", strategy, ("auto", "table", "sample"))
-        self.binning = check_choice("binning", binning, BINNINGS)
-        seed_value(random_state)  # validated now (a RandomState is drawn from at run time)
-        self.random_state = random_state
-        self.progress = check_bool("progress", progress)
-        self.top_k = check_int("top_k", top_k, min=0)
-        self.simultaneous = check_bool("simultaneous", simultaneous)
-        self.favourable_class = favourable_class
+            self.error, self.sample_thr, self.max_samples, self.threshold, self.confidence, name="error")
+        self.confidence = float(self.confidence)
+        self._bins = check_bins(bins, self.table.feature_names)
+        self._perturbation = check_perturbation(perturbation, self.table.feature_names)
         from ._score import make_scorer
-        self.scorer = make_scorer(model, self.table, favourable_class=favourable_class)
+        self.scorer = make_scorer(model, self.table, favourable_class=self.favourable)
+
+    # old attribute names (read-only) for code written against the previous release
+    @property
+    def sensitive(self) -> list:
+        """The protected features as a list (old name of :attr:`protected`)."""
+        return list(self._protected)
+
+    @property
+    def dataset(self):
+        """The data (old name of :attr:`data`)."""
+        return self.data
+
+    @property
+    def favourable_class(self):
+        """Old name of :attr:`favourable`."""
+        return self.favourable
 
     # ------------------------------------------------------------------
     def mine(self, theta: float | None = None) -> FrequentRuleSets:
-        """Phase 1: the frequent rule sets (Algorithm 1)."""
-        return frequent_rule_sets(self.table, self.sensitive, self.theta if theta is None else theta,
-                                  n_bins=self.n_bins, bins=self.bins, max_values=self.max_values,
+        """Phase 1: the frequent rule sets (Algorithm 1).
+
+        Parameters
+        ----------
+        theta : float in (0, 1], optional
+            Support threshold (default: the analysis's ``theta``).
+
+        Returns
+        -------
+        FrequentRuleSets
+        """
+        return frequent_rule_sets(self.table, self._protected, self.theta if theta is None else theta,
+                                  n_bins=self.n_bins, bins=self._bins, max_values=self.max_values,
                                   max_size=self.max_size, rule_form=self.rule_form,
                                   max_rule_sets=self.max_rule_sets, binning=self.binning)
 
-    def params(self) -> dict:
-        return dict(theta=self.theta, error=self.error, confidence=self.confidence,
-                    sample_thr=self.sample_thr, max_samples=self.max_samples, n_bins=self.n_bins,
-                    threshold=self.threshold, random_state=self.random_state, sensitive=self.sensitive,
+    def _report_params(self, seed) -> dict:
+        return dict(protected=list(self._protected), theta=self.theta, error=self.error,
+                    confidence=self.confidence, sample_thr=self.sample_thr, max_samples=self.max_samples,
+                    n_bins=self.n_bins, threshold=self.threshold, random_state=seed,
                     max_size=self.max_size, rule_form=self.rule_form, binning=self.binning,
-                    favourable_class=self.favourable_class, model_input=self.scorer.describe(),
+                    favourable=self.favourable, model_input=self.scorer.describe(),
                     top_k=self.top_k, simultaneous=self.simultaneous,
                     fresh_confidence=self._fresh_confidence() ** 2)
 
@@ -365,64 +589,58 @@ class TestSGD:
             return simultaneous_confidence(self.confidence, self.top_k)
         return self.confidence
 
-    def run(self, stop=None, progress=None, *, n_jobs=None, stop_flag=None) -> TestSGDReport:
+    def run(self, *, stop=None, progress=None, n_jobs=None) -> TestSGDReport:
         """Mine, score every frequent rule set, re-estimate the top ones, rank.
-
-        Returns a :class:`TestSGDReport`.
 
         Phase 2 runs in fixed blocks of rule sets through :func:`fairlens._parallel.run_chunks`
         (see :func:`score_rule_sets`): the answer is identical at every ``n_jobs`` and on every
         joblib backend, because rule set ``j`` draws from its own counter-based stream
-        ``chunk_rng(base_seed(random_state), j, 0)`` (the fresh re-estimate from
-        ``chunk_rng(..., j, 1)``). What one task carries: the bounds of one block of rule sets
-        (two integers); the payload shipped once per worker holds the scorer (the census
-        reference MLP pickles to about 0.25 MB), the data (2.3 MB for the 24,420 x 12
-        census training rows), the packed row masks of the rule sets (7.8 MB for its 2,560
-        rule sets) and the neighbourhood label table (0.44 MB). With the table strategy the
+        ``chunk_rng(seed, j, 0)`` (the fresh re-estimate from ``chunk_rng(seed, j, 1)``), where
+        ``seed`` is ``resolve_random_state(random_state)``. What one task carries: the bounds of
+        one block of rule sets (two integers); the payload shipped once per worker holds the
+        scorer (the census reference MLP pickles to about 0.25 MB), the data (2.3 MB for the
+        24,420 x 12 census training rows), the packed row masks of the rule sets (7.8 MB for its
+        2,560 rule sets) and the neighbourhood label table (0.44 MB). With the table strategy the
         439,560-row neighbourhood is itself scored in fixed blocks of 3,640 seeds (one model call
         of 65,520 rows per task).
 
         Parameters
         ----------
+        stop : None, threading.Event or zero-argument callable
+            The one stop convention of fairlens: checked between chunks of rule sets; when it
+            fires the report holds the rule sets scored so far and ``report.stopped`` is True.
+        progress : None, bool or callable(done, total)
+            ``True`` shows a ``tqdm.auto`` bar; a callable is called after each chunk.
         n_jobs : int or None
             ``None`` = 1 (or the active ``joblib.parallel_config``), ``-1`` = all cores/workers;
             ``with joblib.parallel_config(backend="dask"):`` runs the blocks on a dask cluster.
-        stop : None, threading.Event or zero-argument callable
-            The one stop convention of fairlens (as ``MAFT.run(stop=...)``): checked
-            between chunks of rule sets; when it fires the report holds the rule sets
-            scored so far and ``report.stopped`` is True.
-        progress : callable(done, total), optional
-            Called after each chunk (default: a tqdm bar when ``progress=True``).
-        stop_flag : callable, optional
-            Deprecated alias of ``stop`` (DeprecationWarning).
+
+        Returns
+        -------
+        TestSGDReport
+            The ranked rule sets; ``report.random_state`` is the integer seed used.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``stop``, ``progress`` or ``n_jobs`` (the message names it).
         """
-        stop_fn = resolve_stop(stop, stop_flag, "TestSGD.run")
-        if progress is not None and not callable(progress):
-            raise TypeError(f"progress must be None or a callable(done, total); got {progress!r}")
-        t0 = time.perf_counter()
+        if progress is None:
+            progress = self._progress_default
+        stop_fn, report, n_jobs, seed, t0 = self._start(stop, progress, n_jobs, desc="TestSGD rule sets")
         fr = self.mine()
         t1 = time.perf_counter()
-        bar = None
-        if progress is None and self.progress:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=len(fr), desc="TestSGD rule sets")
-
-            def progress(done, total):
-                bar.n = done
-                bar.refresh()
-
-        from .._parallel import base_seed, check_n_jobs
-
-        n_jobs = check_n_jobs(n_jobs)
-        seed = base_seed(seed_value(self.random_state))
-        kw = dict(error_thr=self.error, sample_thr=self.sample_thr, max_samples=self.max_samples,
-                  threshold=self.threshold, perturbation=self.perturbation, seed=seed,
+        kw = dict(error=self.error, sample_thr=self.sample_thr, max_samples=self.max_samples,
+                  threshold=self.threshold, perturbation=self._perturbation, seed=seed,
                   batch_rows=self.batch_rows, n_jobs=n_jobs, stop=stop_fn)
-        results, n_rows, table = score_rule_sets(
-            self.scorer, self.table, fr.rule_sets, self.sensitive, bits=fr.bits, confidence=self.confidence,
-            strategy=self.strategy, progress=progress, return_table=True, stream=0, **kw)
-        if bar is not None:
-            bar.close()
+        try:
+            results, n_rows, table = _score_rule_sets(
+                self.scorer, self.table, fr.rule_sets, self._protected, bits=fr.bits,
+                confidence=self.confidence, strategy=self.strategy, progress=report, return_table=True,
+                stream=0, **kw)
+        finally:
+            if hasattr(report, "close"):
+                report.close()
         stopped = any(r is None for r in results)
         if not stopped and self.top_k:
             results, n_fresh = self._refresh(fr, results, table, kw)
@@ -433,9 +651,12 @@ class TestSGD:
         acc = None
         if self.table.y is not None and len(self.table.y) == self.table.X.shape[0]:
             fav = np.asarray(self.scorer(self.table.X)) >= self.threshold
-            acc = float(np.mean(fav == (self.table.y == self.favourable_class)))
-        return TestSGDReport(_rank(results), fr, self.params(), t2 - t0, t1 - t0, t2 - t1, int(n_rows),
-                             self.table.name, acc, stopped, tester=self)
+            try:
+                acc = float(np.mean(fav == favourable_labels(self.table, self.favourable)))
+            except ValueError:  # labels the model's classes cannot be matched with: no accuracy
+                acc = None
+        return TestSGDReport(_rank(results), fr, self._report_params(seed), t2 - t0, t1 - t0, t2 - t1,
+                             int(n_rows), self.table.name, acc, stopped, tester=self, random_state=seed)
 
     def _refresh(self, fr, results, table, kw):
         """Re-estimate the ``top_k`` of the selection ranking on the fresh streams ``(seed, j, 1)``."""
@@ -444,8 +665,8 @@ class TestSGD:
         if not order:
             return results, 0
         idx = np.asarray(order, dtype=np.int64)
-        fresh, n_rows = score_rule_sets(
-            self.scorer, self.table, [fr.rule_sets[j] for j in order], self.sensitive, bits=fr.bits[idx],
+        fresh, n_rows = _score_rule_sets(
+            self.scorer, self.table, [fr.rule_sets[j] for j in order], self._protected, bits=fr.bits[idx],
             keys=idx, stream=1, confidence=self._fresh_confidence(), label_table=table,
             strategy=self.strategy, **kw)
         out = list(results)
@@ -457,17 +678,37 @@ class TestSGD:
               random_state=None, stop=None) -> ScoreResult | None:
         """Algorithm 2 for one rule set (e.g. re-estimate with a tighter ``error``).
 
-        ``stop`` (None, a ``threading.Event`` or a callable) ends the sampling between
-        rounds; the result is then ``None``.
+        Parameters
+        ----------
+        rule_set : RuleSet
+            The group.
+        error : float in (0, 1], optional
+            Error threshold (default: the analysis's ``error``).
+        method : {"batched", "reference"}
+            See :func:`group_fairness_score`.
+        random_state : None, int, numpy Generator or RandomState
+            Default: the analysis's ``random_state``.
+        stop : None, threading.Event or callable
+            Ends the sampling between rounds; the result is then ``None``.
+
+        Returns
+        -------
+        ScoreResult or None
         """
         if error is not None:
             _check_alg2_params(error, self.sample_thr, self.max_samples, name="error")
         return group_fairness_score(
-            self.scorer, self.table, rule_set, self.sensitive, error_thr=self.error if error is None else error,
+            self.scorer, self.table, rule_set, self._protected, error=self.error if error is None else error,
             confidence=self.confidence, sample_thr=self.sample_thr, max_samples=self.max_samples,
-            threshold=self.threshold, perturbation=self.perturbation,
+            threshold=self.threshold, perturbation=self._perturbation,
             random_state=self.random_state if random_state is None else random_state, method=method,
             stop=stop)
 
     def sampler(self) -> Sampler:
-        return Sampler(self.table, self.sensitive, self.perturbation)
+        """The section 4.3 sampler of this analysis (seeds from the data, protected kept).
+
+        Returns
+        -------
+        Sampler
+        """
+        return Sampler(self.table, self._protected, self._perturbation)

@@ -12,7 +12,17 @@ import numpy as np
 
 from .._validation import check_int, check_str_list
 from ._rules import FrequentRuleSets, _check_theta, _min_count
-from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, seed_value, z_value
+from .._base import accepts_renamed, resolve_random_state
+from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
+
+
+def _text_rng(random_state):
+    """The generator of one text estimate: a Generator is used as is (how
+    :func:`test_text_model` hands each rule set its own child stream), anything else is
+    resolved once by :func:`fairlens._base.resolve_random_state`."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(resolve_random_state(random_state))
 
 __all__ = ["IDENTITY_TERMS", "TermRule", "TextRuleSet", "text_frequent_rule_sets", "TextSampler",
            "text_group_fairness_score", "text_group_fairness_score_reference", "test_text_model"]
@@ -212,17 +222,28 @@ def _text_scorer(model):
     return f
 
 
-def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error_thr=0.05,
+@accepts_renamed(error_thr="error")
+def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
-    """Literal Algorithm 2 on text (one sample per group per iteration, one model call each)."""
+    """Literal Algorithm 2 on text (one sample per group per iteration, one model call each).
+
+    Parameters
+    ----------
+    model, docs, rule_set, terms, error, confidence, sample_thr, max_samples, threshold, random_state, sampler
+        See :func:`text_group_fairness_score`.
+
+    Returns
+    -------
+    ScoreResult
+    """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
-        error_thr, sample_thr, max_samples, threshold, confidence)
+        error, sample_thr, max_samples, threshold, confidence, name="error")
     terms = _check_terms(terms, None) if sampler is None else sampler.terms
     sampler = sampler or TextSampler(_check_docs(docs), terms)
     scorer = _text_scorer(model)
     z = z_value(confidence)
-    rng = np.random.default_rng(seed_value(random_state))
+    rng = _text_rng(random_state)
     seeds = sampler.seeds(rule_set)
     support = seeds.size / max(1, len(sampler.docs))
     if seeds.size == 0:
@@ -242,18 +263,44 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
                        confidence ** 2, "ok" if conv else "cap", support)
 
 
-def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error_thr=0.05,
+@accepts_renamed(error_thr="error")
+def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:
-    """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference."""
+    """Batched Algorithm 2 on text: whole blocks of samples per model call; same numbers as the reference.
+
+    Parameters
+    ----------
+    model : callable or estimator
+        Maps a list of documents to scores (or has ``predict_proba`` on documents).
+    docs : list of str
+        The corpus ``D``.
+    rule_set : TextRuleSet
+        The group.
+    terms : dict, optional
+        Identity terms per category (default :data:`IDENTITY_TERMS`).
+    error, confidence, sample_thr, max_samples, threshold
+        Algorithm 2's parameters (see :func:`group_fairness_score`).
+    random_state : None, int, numpy Generator or RandomState
+        A Generator is used as is (one child stream per rule set); anything else is
+        resolved by :func:`fairlens._base.resolve_random_state`.
+    block : int, default 512
+        Iterations drawn per round after the first ``sample_thr + 1``.
+    sampler : TextSampler, optional
+        Reused sampler.
+
+    Returns
+    -------
+    ScoreResult
+    """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
-        error_thr, sample_thr, max_samples, threshold, confidence)
+        error, sample_thr, max_samples, threshold, confidence, name="error")
     block = check_int("block", block, min=1)
     terms = _check_terms(terms, None) if sampler is None else sampler.terms
     sampler = sampler or TextSampler(_check_docs(docs), terms)
     scorer = _text_scorer(model)
     z = z_value(confidence)
-    rng = np.random.default_rng(seed_value(random_state))
+    rng = _text_rng(random_state)
     seeds = sampler.seeds(rule_set)
     support = seeds.size / max(1, len(sampler.docs))
     if seeds.size == 0:
@@ -297,13 +344,12 @@ def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confid
     docs = _check_docs(docs)
     error, sample_thr, max_samples, threshold = _check_alg2_params(
         error, sample_thr, max_samples, threshold, confidence, name="error")
-    random_state = seed_value(random_state)
+    random_state = resolve_random_state(random_state)
     terms = _check_terms(terms, categories)
     fr = text_frequent_rule_sets(docs, list(terms), theta, terms=terms, max_size=max_size)
     t1 = time.perf_counter()
     sampler = TextSampler(docs, terms)
-    ss = (np.random.SeedSequence(random_state.integers(2 ** 63))
-          if isinstance(random_state, np.random.Generator) else np.random.SeedSequence(random_state))
+    ss = np.random.SeedSequence(random_state)
     children = ss.spawn(len(fr))
     scorer = _text_scorer(model)
     n_rows = [0]
@@ -312,16 +358,17 @@ def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confid
         n_rows[0] += len(batch)
         return scorer(batch)
 
-    results = [text_group_fairness_score(counted, docs, rs, error_thr=error, confidence=confidence,
+    results = [text_group_fairness_score(counted, docs, rs, error=error, confidence=confidence,
                                          sample_thr=sample_thr, max_samples=max_samples, threshold=threshold,
                                          random_state=np.random.default_rng(children[j]), sampler=sampler)
                for j, rs in enumerate(fr.rule_sets)]
     t2 = time.perf_counter()
     params = dict(theta=float(theta), error=error, confidence=confidence, sample_thr=sample_thr,
-                  max_samples=max_samples, random_state=random_state, sensitive=list(terms),
+                  max_samples=max_samples, random_state=random_state, protected=list(terms),
                   threshold=threshold,
                   model_input=f"{type(model).__name__}: a model on a list of documents (strings)")
-    return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1, n_rows[0], "text")
+    return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1, n_rows[0], "text",
+                         random_state=random_state)
 
 
 test_text_model.__test__ = False

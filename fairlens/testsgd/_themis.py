@@ -3,22 +3,23 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ._rules import RuleSet, as_table, build_rules, N_BINS_DEFAULT
-from ._score import make_scorer, seed_value
+from .._base import Result, accepts_renamed, resolve_random_state
+from ._score import make_scorer
 
 __all__ = ["ThemisResult", "themis_group_discrimination"]
 
 
 @dataclass
-class ThemisResult:
+class ThemisResult(Result):
     """THEMIS group discrimination: max minus min favourable rate over subgroups.
 
-    Attributes
+    Parameters
     ----------
     score : float
     max_group, min_group : str
@@ -28,6 +29,12 @@ class ThemisResult:
     n_subgroups, n_samples : int
         Subgroups tested and random inputs per subgroup.
     elapsed : float
+    params : dict
+        The parameters of the run.
+    random_state : int or None
+        The integer seed actually used (None: deterministic).
+    stopped : bool
+        True when the run was cut short by ``stop``.
     """
 
     score: float
@@ -36,12 +43,49 @@ class ThemisResult:
     rates: pd.DataFrame
     n_subgroups: int
     n_samples: int
-    elapsed: float
+    elapsed: float = field()
+    params: dict = field(default_factory=dict)
+    random_state: int | None = None
+    stopped: bool = False
+
+    title = "THEMIS group discrimination"
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per subgroup (``subgroup, rate, n``), largest rate first.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return self.rates.sort_values("rate", ascending=False).reset_index(drop=True)
 
-    def plot(self, ax=None, k: int = 10):
+    def summary(self) -> pd.DataFrame:
+        """One row: the score, the subgroups with the largest and smallest rate, sizes, time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row.
+        """
+        return pd.DataFrame([{
+            "score": self.score, "max_group": self.max_group, "min_group": self.min_group,
+            "n_subgroups": int(self.n_subgroups), "n_samples": int(self.n_samples), "time_s": self.elapsed,
+        }])
+
+    def plot(self, ax=None, *, k: int = 10):
+        """Favourable rates of the ``k`` highest and lowest subgroups; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        k : int, default 10
+            Number of rows shown.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_themis
         return plot_themis(self, ax=ax, k=k)
 
@@ -56,9 +100,10 @@ def _atoms(table, feature, n_bins, bins):
     return [r for r in rules if r.bin_lo == r.bin_hi]
 
 
-def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1000, n_bins: int = N_BINS_DEFAULT,
+@accepts_renamed(sensitive="protected", dataset="data", favourable_class="favourable")
+def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000, n_bins: int = N_BINS_DEFAULT,
                                 bins=None, threshold: float = 0.5, max_subgroups: int = 100_000,
-                                batch_rows: int = 65_536, random_state=None) -> ThemisResult:
+                                batch_rows: int = 65_536, random_state=None, favourable=1) -> ThemisResult:
     """THEMIS's group discrimination score over the subgroups of ``sensitive``.
 
     Every combination of one value (categorical) or one equal-width bin
@@ -73,11 +118,45 @@ def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1
     bin lies outside the domain are skipped. All rows are scored in batched
     model calls.
 
+    Parameters
+    ----------
+    model : estimator, pipeline or callable
+        Adapted with :func:`fairlens.models.as_scorer`.
+    data : fairlens Dataset
+        Gives the domain (``bounds``), the feature types and the categories.
+    protected : str or list of str
+        Protected features whose value/bin combinations are the subgroups.
+    n_samples : int >= 1, default 1000
+        Random inputs per subgroup.
+    n_bins : int >= 2, default 10
+        Equal-width bins of binned features.
+    bins : int, list of edges or dict, optional
+        Per-feature bins (as :func:`frequent_rule_sets`).
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is favourable.
+    max_subgroups : int >= 1, default 100000
+        Refuse more subgroups than this.
+    batch_rows : int >= 1, default 65536
+        Rows per model call.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state` (recorded in the result).
+    favourable : default 1
+        The model class whose rate is compared.
+
+    Returns
+    -------
+    ThemisResult
+
     Raises
     ------
     ValueError
         If there are more than ``max_subgroups`` subgroups (the paper reports a
-        24-hour timeout on Crime).
+        24-hour timeout on Crime), or for a bad parameter (named in the message).
+
+    Examples
+    --------
+    >>> res = themis_group_discrimination(model, data, ["sex", "race"], random_state=0)  # doctest: +SKIP
+    >>> res.summary()                                                                  # doctest: +SKIP
     """
     from .._validation import check_int, check_probability
 
@@ -87,11 +166,11 @@ def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1
     threshold = check_probability("threshold", threshold)
     max_subgroups = check_int("max_subgroups", max_subgroups, min=1)
     batch_rows = check_int("batch_rows", batch_rows, min=1)
-    table = as_table(dataset)
-    if isinstance(sensitive, str):
-        sensitive = [sensitive]
-    scorer = make_scorer(model, table)
-    rng = np.random.default_rng(seed_value(random_state))
+    table = as_table(data)
+    sensitive = [protected] if isinstance(protected, str) else list(protected)
+    scorer = make_scorer(model, table, favourable_class=favourable)
+    seed = resolve_random_state(random_state)
+    rng = np.random.default_rng(seed)
     atoms = [_atoms(table, f, n_bins, bins) for f in sensitive]
     lo, hi = table.bounds[:, 0], table.bounds[:, 1]
     # drop bins outside the domain
@@ -141,5 +220,7 @@ def themis_group_discrimination(model, dataset, sensitive, *, n_samples: int = 1
         names += [str(RuleSet(tuple(c))) for c in block]
     df = pd.DataFrame({"subgroup": names, "rate": rates, "n": n_samples})
     i_max, i_min = int(np.argmax(rates)), int(np.argmin(rates))
+    params = dict(protected=sensitive, n_samples=n_samples, n_bins=n_bins, threshold=threshold,
+                  favourable=favourable)
     return ThemisResult(float(rates[i_max] - rates[i_min]), names[i_max], names[i_min], df, len(combos),
-                        int(n_samples), time.perf_counter() - t0)
+                        int(n_samples), time.perf_counter() - t0, params=params, random_state=seed)

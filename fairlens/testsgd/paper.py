@@ -27,12 +27,12 @@ PAPER_TABLE2 = dict(theta=0.05, sample_thr=1000, confidence=0.95, error=0.05, z=
 #: we use rule_form="threshold", max_size=2 there (our reading; the paper
 #: does not state it).
 PAPER_SETUP = {
-    "adult": dict(sensitive=["sex", "race", "age"], bins={"age": AGE_BINS}),
-    "bank_marketing": dict(sensitive=["age"], bins={"age": AGE_BINS}),
-    "german_credit": dict(sensitive=["sex", "age"], bins={"age": AGE_BINS}),
-    "compas": dict(sensitive=["sex", "age", "race"], bins={"age": AGE_BINS}),
-    "law_school": dict(sensitive=["gender", "race"]),
-    "crime": dict(sensitive=None, rule_form="threshold", max_size=2),
+    "adult": dict(protected=["sex", "race", "age"], bins={"age": AGE_BINS}),
+    "bank_marketing": dict(protected=["age"], bins={"age": AGE_BINS}),
+    "german_credit": dict(protected=["sex", "age"], bins={"age": AGE_BINS}),
+    "compas": dict(protected=["sex", "age", "race"], bins={"age": AGE_BINS}),
+    "law_school": dict(protected=["gender", "race"]),
+    "crime": dict(protected=None, rule_form="threshold", max_size=2),
 }
 
 PAPER_NAMES = {"adult": "Census Income", "bank_marketing": "Bank Marketing", "german_credit": "German Credit",
@@ -113,8 +113,8 @@ def paper_kwargs(dataset) -> dict:
     if key not in PAPER_SETUP:
         raise ValueError(f"no paper setup for dataset {name!r}; known: {sorted(PAPER_SETUP)}")
     kw = dict(PAPER_SETUP[key])
-    if kw.get("sensitive") is None and not isinstance(dataset, str):
-        kw["sensitive"] = list(dataset.protected)
+    if kw.get("protected") is None and not isinstance(dataset, str):
+        kw["protected"] = list(dataset.protected)
     return kw
 
 

@@ -43,10 +43,10 @@ def test_every_attack_is_flagged(X, kw):
     kw = dict(kw)
     protected = kw.pop("protected", 3)
     favoured = kw.pop("favoured", 1)
-    model = ShuffledModel(f, protected, favoured, random_state=0, **kw)
+    model = ShuffledModel(f, protected=protected, favoured=favoured, random_state=0, **kw)
     res = batch_consistency(model, X, random_state=0)
     assert isinstance(res, BatchConsistencyResult)
-    assert res.suspicious, res.summary()
+    assert res.suspicious, res.verdict
     assert res.max_abs_diff > 10 * res.tol
 
 
@@ -55,28 +55,28 @@ def test_honest_models_pass(X):
 
     y = (f(X) > 0.475).astype(int)
     mlp = MLPClassifier(hidden_layer_sizes=(8,), max_iter=300, random_state=0).fit(X, y)
-    for model in (f, ShuffledModel(f, 3, 1, attack="none"),
+    for model in (f, ShuffledModel(f, protected=3, favoured=1, attack="none"),
                   lambda A: mlp.predict_proba(A)[:, 1], lambda A: mlp.predict_proba(A)):
         res = batch_consistency(model, X, random_state=0)
-        assert not res.suspicious, res.summary()
+        assert not res.suspicious, res.verdict
         assert res.frac_rows_changed == 0.0
     # a model that does not touch the protected feature order (already dominant) is honest too
     X2 = X.copy()
     X2[:, 3] = (f(X2) > np.median(f(X2))).astype(float)
-    res = batch_consistency(ShuffledModel(f, 3, 1), X2, random_state=0)
+    res = batch_consistency(ShuffledModel(f, protected=3, favoured=1), X2, random_state=0)
     assert not res.suspicious
 
 
 def test_result_table_and_dataframe_input(X):
     df = pd.DataFrame(X, columns=list("abcde"))
-    model = ShuffledModel(f, "d", 1)
+    model = ShuffledModel(f, protected="d", favoured=1)
     res = batch_consistency(model, df, n_orders=2, n_subsets=2, n_single=5, random_state=1)
     t = res.to_frame()
     assert list(t["kind"]) == ["reference", "order", "order", "subset", "subset", "duplicate",
                                "single"]
     assert {"n_rows", "max_abs_diff", "frac_changed", "n_nonfinite"} <= set(t.columns)
     assert res.row_max_diff.shape == (60,)
-    assert "SUSPICIOUS" in res.summary()
+    assert "SUSPICIOUS" in res.verdict
     # single-row calls are never shuffled: rows only moved when queried in a batch
     assert t.loc[t.kind == "single", "max_abs_diff"].iloc[0] > 0  # reference was attacked
 
@@ -114,7 +114,7 @@ def test_fitted_estimator_and_pipeline_are_accepted(X):
     for est in (LogisticRegression().fit(X, y),
                 make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)):
         res = batch_consistency(est, X, random_state=0)
-        assert not res.suspicious, res.summary()
+        assert not res.suspicious, res.verdict
         assert res.output_dtype == "float64" and "array" in res.model_input
     # fitted on a DataFrame: audited with the columns in another order, aligned by name
     df = pd.DataFrame(X, columns=list("abcde"))
@@ -150,12 +150,12 @@ def test_honest_float32_network_with_batch_dependent_rounding_passes(X):
     assert 0 < np.abs(net(X[:31]) - net(X)[:31]).max() < 1e-5
     res = batch_consistency(net, X, random_state=0)
     assert res.output_dtype == "float32"
-    assert not res.suspicious, res.summary()
+    assert not res.suspicious, res.verdict
     assert 0 < res.max_abs_diff <= res.tol
     # the old fixed float64-scale tolerance would have flagged it
     assert batch_consistency(net, X, atol=1e-9, rtol=1e-7, random_state=0).suspicious
     # a shuffling attack on the same float32 network is still flagged
-    att = ShuffledModel(net, 3, 1, attack="swapping", quantile=0.0, random_state=0)
+    att = ShuffledModel(net, protected=3, favoured=1, attack="swapping", quantile=0.0, random_state=0)
     res = batch_consistency(att, X, random_state=0)
     assert res.suspicious and res.max_abs_diff > 100 * res.tol
 
@@ -169,7 +169,7 @@ def test_nan_answers_fail_the_audit(X):
 
     res = batch_consistency(nan_endpoint, X, random_state=0)
     assert res.suspicious and res.n_nonfinite > 0
-    assert "non-finite" in res.summary()
+    assert "non-finite" in res.verdict
 
     def nan_in_big_batches(A):                               # NaN only in batches > 40 rows
         out = f(A)

@@ -24,7 +24,7 @@ def data():
 
 
 def _run(attack, X, explainers, **kw):
-    model = ShuffledModel(f, "research", 1, attack=attack, random_state=0, feature_names=NAMES, **kw)
+    model = ShuffledModel(f, protected="research", favoured=1, attack=attack, random_state=0, feature_names=NAMES, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return attributions(model, X[:4], explainers=explainers, background=X[:30],
@@ -75,7 +75,7 @@ def test_dominance_is_detected_by_shap_and_lime(honest, dominance):
 
 
 def test_linear_protected_equals_eq15_on_explained_batch(data):
-    model = ShuffledModel(f, 3, 1, attack="swapping", quantile=0.5)
+    model = ShuffledModel(f, protected=3, favoured=1, attack="swapping", quantile=0.5)
     df, values = attributions(model, data[:10], explainers="linear", background=data,
                               return_values=True)
     expected = np.abs(model(data[:10]) - f(data[:10])).mean()
@@ -87,7 +87,7 @@ def test_dataframe_input_and_callback_stop(data):
     df = pd.DataFrame(data, columns=NAMES)
     # the model protocol: the callable receives the batch as an array aligned to the
     # DataFrame's columns; protected names resolve against those columns
-    model = ShuffledModel(lambda A: np.asarray(A)[:, :3].mean(1), "research", 1, random_state=0)
+    model = ShuffledModel(lambda A: np.asarray(A)[:, :3].mean(1), protected="research", favoured=1, random_state=0)
     seen = []
     phi = explain(model, df.iloc[:3], "lime", df, nsamples=50,
                   callback=lambda i, n: seen.append(i) or i < 2)
@@ -96,7 +96,7 @@ def test_dataframe_input_and_callback_stop(data):
 
 
 def test_bad_explainer_and_protected(data):
-    model = ShuffledModel(f, 3, 1)
+    model = ShuffledModel(f, protected=3, favoured=1)
     with pytest.raises(ValueError, match="unknown explainer"):
         attributions(model, data[:2], explainers=("lime", "gradcam"))
     with pytest.raises(ValueError, match="not found"):
@@ -114,7 +114,7 @@ def test_fairness_before_after(data):
     X = np.column_stack([rng.random(200), rng.random(200), rng.random(200),
                          rng.integers(0, 2, 200)])
     y = (f(X) + 0.1 * rng.normal(size=200) > 0.5).astype(int)
-    model = ShuffledModel(f, 3, 1, attack="dominance")
+    model = ShuffledModel(f, protected=3, favoured=1, attack="dominance")
     out = fairness_before_after(model, X, y, threshold=0.5)
     assert list(out["metric"]) == ["demographic_parity_difference", "equal_opportunity_difference",
                                    "equalized_odds_difference", "disparate_impact_ratio",

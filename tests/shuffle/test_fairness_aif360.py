@@ -14,10 +14,10 @@ def test_privileged_selects_the_signed_metrics_of_the_paper():
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.random((80, 3)), rng.integers(0, 2, 80)]).astype(float)
     y = rng.integers(0, 2, 80)
-    m = ShuffledModel(f, 3, 1, attack="dominance")
-    out = fairness_before_after(m, X, y, threshold=0.5, sensitive_features=X[:, 3],
+    m = ShuffledModel(f, protected=3, favoured=1, attack="dominance")
+    out = fairness_before_after(m, X, y, threshold=0.5, protected=X[:, 3],
                                 privileged=1.0).set_index("metric")
-    b = ShuffledModel(f, 3, 1, attack="dominance").attack_batch(X)
+    b = ShuffledModel(f, protected=3, favoured=1, attack="dominance").attack_batch(X)
     for col, s in (("before", b.scores_before), ("after", b.scores_after)):
         want = aif360_report(y, (s >= 0.5).astype(int), sensitive_features=X[:, 3],
                              privileged=1.0).set_index("metric")["value"]
@@ -31,4 +31,4 @@ def test_privileged_selects_the_signed_metrics_of_the_paper():
         statistical_parity_difference(y, (b.scores_after >= 0.5).astype(int),
                                       sensitive_features=b.favoured, privileged=True))
     with pytest.raises(ValueError, match="privileged"):
-        fairness_before_after(m, X, y, sensitive_features=X[:, 3], privileged="male")
+        fairness_before_after(m, X, y, protected=X[:, 3], privileged="male")

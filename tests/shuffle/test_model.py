@@ -37,11 +37,11 @@ def test_dataframe_and_named_array_agree(data):
     df = pd.DataFrame(data, columns=cols)
     # the model protocol: a callable receives encoded arrays; a DataFrame batch is
     # aligned by column name to feature_names (reordered columns give the same answer)
-    a = ShuffledModel(linear_f, "research", 1, attack="swapping", quantile=0.3,
+    a = ShuffledModel(linear_f, protected="research", favoured=1, attack="swapping", quantile=0.3,
                       feature_names=cols)(df[cols[::-1]])
-    b = ShuffledModel(linear_f, "research", 1, attack="swapping", quantile=0.3,
+    b = ShuffledModel(linear_f, protected="research", favoured=1, attack="swapping", quantile=0.3,
                       feature_names=cols)(data)
-    c = ShuffledModel(linear_f, 3, 1, attack="swapping", quantile=0.3)(data)
+    c = ShuffledModel(linear_f, protected=3, favoured=1, attack="swapping", quantile=0.3)(data)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(b, c)
 
@@ -60,14 +60,14 @@ def test_conjunction_group(data):
 
 
 def test_lower_is_better(data):
-    m = ShuffledModel(linear_f, 3, 1, higher_is_better=False)
+    m = ShuffledModel(linear_f, protected=3, favoured=1, higher_is_better=False)
     out = m(data)
     assert out[data[:, 3] == 1].max() < out[data[:, 3] == 0].min()
 
 
 def test_seeded_mixing_is_reproducible_and_batch_random(data):
-    a = ShuffledModel(linear_f, 3, 1, attack="mixing", p=0.6, random_state=42)
-    b = ShuffledModel(linear_f, 3, 1, attack="mixing", p=0.6, random_state=42)
+    a = ShuffledModel(linear_f, protected=3, favoured=1, attack="mixing", p=0.6, random_state=42)
+    b = ShuffledModel(linear_f, protected=3, favoured=1, attack="mixing", p=0.6, random_state=42)
     first = [a(data) for _ in range(3)]
     second = [b(data) for _ in range(3)]
     for x, y in zip(first, second):
@@ -76,9 +76,9 @@ def test_seeded_mixing_is_reproducible_and_batch_random(data):
 
 
 def test_frequency_relaxation(data):
-    never = ShuffledModel(linear_f, 3, 1, frequency=0.0, random_state=0)
+    never = ShuffledModel(linear_f, protected=3, favoured=1, frequency=0.0, random_state=0)
     np.testing.assert_array_equal(never(data), linear_f(data))
-    half = ShuffledModel(linear_f, 3, 1, frequency=0.5, random_state=0)
+    half = ShuffledModel(linear_f, protected=3, favoured=1, frequency=0.5, random_state=0)
     attacked = [half.attack_batch(data).attacked for _ in range(200)]
     assert 0.35 < np.mean(attacked) < 0.65
 
@@ -89,7 +89,7 @@ def test_predict_proba_scorer(data):
     y = (linear_f(data) > 0.5).astype(int)
     clf = LogisticRegression().fit(data[:, :3], y)
     scorer = lambda X: clf.predict_proba(np.asarray(X)[:, :3])  # noqa: E731  (n, 2)
-    m = ShuffledModel(scorer, 3, 1)
+    m = ShuffledModel(scorer, protected=3, favoured=1)
     b = m.attack_batch(data)
     np.testing.assert_allclose(b.scores_before, clf.predict_proba(data[:, :3])[:, 1])
     np.testing.assert_array_equal(np.sort(b.scores_after), np.sort(b.scores_before))
@@ -100,35 +100,35 @@ def test_predict_proba_scorer(data):
 
 
 def test_with_params_and_repr(data):
-    m = ShuffledModel(linear_f, 3, 1, attack="mixing", p=0.9)
+    m = ShuffledModel(linear_f, protected=3, favoured=1, attack="mixing", p=0.9)
     m2 = m.with_params(attack="swapping", quantile=1.0)
-    np.testing.assert_array_equal(m2(data), ShuffledModel(linear_f, 3, 1)(data))
+    np.testing.assert_array_equal(m2(data), ShuffledModel(linear_f, protected=3, favoured=1)(data))
     assert "swapping" in repr(m2)
 
 
 # ------------------------------------------------------------------ bad input
 def test_bad_protected(data):
     df = pd.DataFrame(data, columns=list("abcde"))
-    m = ShuffledModel(lambda D: np.zeros(len(D)), "sex", 1)
+    m = ShuffledModel(lambda D: np.zeros(len(D)), protected="sex", favoured=1)
     with pytest.raises(ValueError, match="'sex' is not a column"):
         m(df)
     with pytest.raises(ValueError, match="feature_names"):
         m(data)
     with pytest.raises(ValueError, match="out of range"):
-        ShuffledModel(linear_f, 9, 1)(data)
+        ShuffledModel(linear_f, protected=9, favoured=1)(data)
     with pytest.raises(TypeError, match="protected"):
-        ShuffledModel(linear_f, 1.5, 1)
+        ShuffledModel(linear_f, protected=1.5, favoured=1)
 
 
 def test_favoured_value_absent(data):
     with pytest.raises(ValueError, match="do not occur"):
-        ShuffledModel(linear_f, 3, 7, reference=data)
+        ShuffledModel(linear_f, protected=3, favoured=7, reference=data)
     with pytest.raises(ValueError, match="some but not all"):
-        ShuffledModel(linear_f, 4, lambda a: a > 1000, reference=data)
+        ShuffledModel(linear_f, protected=4, favoured=lambda a: a > 1000, reference=data)
     with pytest.raises(ValueError, match="missing a rule"):
-        ShuffledModel(linear_f, [3, 4], {3: 1})
+        ShuffledModel(linear_f, protected=[3, 4], favoured={3: 1})
     with pytest.raises(ValueError, match="dict"):
-        ShuffledModel(linear_f, [3, 4], 1)
+        ShuffledModel(linear_f, protected=[3, 4], favoured=1)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -145,22 +145,22 @@ def test_favoured_value_absent(data):
 ])
 def test_bad_parameters(kw, match):
     with pytest.raises(ValueError, match=match):
-        ShuffledModel(linear_f, 3, 1, **kw)
+        ShuffledModel(linear_f, protected=3, favoured=1, **kw)
 
 
 def test_bad_types():
     with pytest.raises(TypeError, match="scorer"):
-        ShuffledModel(None, 3, 1)
+        ShuffledModel(None, protected=3, favoured=1)
     with pytest.raises(TypeError, match="p must be a number"):
-        ShuffledModel(linear_f, 3, 1, p="high")
+        ShuffledModel(linear_f, protected=3, favoured=1, p="high")
     with pytest.raises(TypeError, match="higher_is_better"):
-        ShuffledModel(linear_f, 3, 1, higher_is_better="yes")
+        ShuffledModel(linear_f, protected=3, favoured=1, higher_is_better="yes")
 
 
 def test_scorer_wrong_shape(data):
-    m = ShuffledModel(lambda X: np.zeros((len(X), 3)), 3, 1)
+    m = ShuffledModel(lambda X: np.zeros((len(X), 3)), protected=3, favoured=1)
     with pytest.raises(ValueError, match="shape|score"):
         m(data)
-    m = ShuffledModel(lambda X: np.zeros(len(X) + 1), 3, 1)
+    m = ShuffledModel(lambda X: np.zeros(len(X) + 1), protected=3, favoured=1)
     with pytest.raises(ValueError, match="shape|score"):
         m(data)

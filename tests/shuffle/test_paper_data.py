@@ -36,7 +36,7 @@ def test_admission_figure1_properties_and_literal_pseudocode(admission):
     X, cols = admission
     y, fav = f_adm(X), X[:, 3] == 1
     assert len(np.unique(y)) < len(y)  # real data has tied scores
-    dom = ShuffledModel(f_adm, "Research", 1, feature_names=cols)(X)
+    dom = ShuffledModel(f_adm, protected="Research", favoured=1, feature_names=cols)(X)
     assert dom[fav].min() >= dom[~fav].max()
     for q in (0.0, 0.3, 1.0):
         j0 = int(np.floor(q * len(y) + 1e-12))
@@ -45,7 +45,7 @@ def test_admission_figure1_properties_and_literal_pseudocode(admission):
     coins = np.random.default_rng(5).random(len(y))
     ref = np.asarray(algorithm1(y, fav, mixing_reference, coins=coins, prob=0.8, literal=False))
     got = shuffle_scores(y, fav, "mixing", p=0.8, mixing_rule="coin",
-                         random_state=np.random.default_rng(5))
+                         random_state=5)
     np.testing.assert_array_equal(got, ref)
     np.testing.assert_array_equal(shuffle_scores(y, fav, "swapping", quantile=1.0), dom)
 
@@ -65,7 +65,7 @@ def test_german_credit_region_hides_gender(data_ok):
         warnings.simplefilter("ignore")
         for label, kw in [("honest", dict(attack="none")), ("all", dict(region=1.0)),
                           ("top15", dict(region=0.15))]:
-            m = ShuffledModel(f, "sex", 1, feature_names=names, **kw)
+            m = ShuffledModel(f, protected="sex", favoured=1, feature_names=names, **kw)
             out[label] = attributions(m, Xe, "shap", background=bg, nsamples=100).set_index("feature")
     assert out["honest"].loc["installment_rate", "top1"] == 1.0
     assert out["honest"].loc["sex", "mean_abs"] < 1e-12
@@ -83,7 +83,7 @@ def test_diabetes_conjunction_group(data_ok):
     male = dia.X[:, names.index("Gender")] == 1
     med = float(np.median(age))
     f = lambda A: np.asarray(A, dtype=float)[:, 2:].mean(1)  # noqa: E731  symptoms only
-    m = ShuffledModel(f, ["Gender", "Age"], {"Gender": 1, "Age": lambda a: a < med},
+    m = ShuffledModel(f, protected=["Gender", "Age"], favoured={"Gender": 1, "Age": lambda a: a < med},
                       attack="dom+mix", feature_names=names, random_state=0, reference=dia.X)
     mask = m.favoured_mask(dia.X)
     np.testing.assert_array_equal(mask, male & (age < med))

@@ -29,7 +29,7 @@ def f_adm(A):
 
 
 def _research_means(X, **kw):
-    b = ShuffledModel(f_adm, "Research", 1, feature_names=COLS, attack="mixing", p=0.8,
+    b = ShuffledModel(f_adm, protected="Research", favoured=1, feature_names=COLS, attack="mixing", p=0.8,
                       random_state=0, **kw).attack_batch(X)
     return b.scores_before[b.favoured].mean(), b.scores_after[b.favoured].mean()
 
@@ -43,7 +43,7 @@ def test_issue16_mixing_default_is_algorithm3_and_raises_the_favoured_mean(admis
     _, after_coin = _research_means(X, mixing_rule="coin")
     # the default is the literal rule
     assert after_default == after_alg3
-    assert ShuffledModel(f_adm, "Research", 1, feature_names=COLS).mixing_rule == "alg3"
+    assert ShuffledModel(f_adm, protected="Research", favoured=1, feature_names=COLS).mixing_rule == "alg3"
     # direction: Algorithm 3 raises the research group's mean, the coin reading lowers it here
     assert after_alg3 > before
     assert after_coin < before
@@ -81,7 +81,7 @@ def test_default_mixing_matches_the_literal_transcription_of_algorithm3():
         seed = int(rng.integers(1 << 30))
         coins = np.random.default_rng(seed).random(n)
         ref = algorithm1(y, fav, mixing_reference, coins=coins, prob=p, literal=True)
-        got = shuffle_scores(y, fav, "mixing", p=p, random_state=np.random.default_rng(seed))
+        got = shuffle_scores(y, fav, "mixing", p=p, random_state=seed)
         np.testing.assert_array_equal(got, np.asarray(ref, dtype=float).reshape(-1))
 
 
@@ -142,12 +142,12 @@ def test_swap_once_refuses_a_quantile_and_keeps_the_option_through_with_params()
         shuffle_scores([0.2, 0.4, 0.9], [True, False, True], "swapping", quantile=0.5,
                        swapping_rule="once")
     with pytest.raises(ValueError, match="quantile"):
-        ShuffledModel(f_adm, 3, 1, attack="swapping", quantile=0.3, swapping_rule="once")
+        ShuffledModel(f_adm, protected=3, favoured=1, attack="swapping", quantile=0.3, swapping_rule="once")
     # quantile is irrelevant when no swapping is involved
-    ShuffledModel(f_adm, 3, 1, attack="dominance", quantile=0.3, swapping_rule="once")
-    m = ShuffledModel(f_adm, 3, 1, attack="swapping", swapping_rule="once")
+    ShuffledModel(f_adm, protected=3, favoured=1, attack="dominance", quantile=0.3, swapping_rule="once")
+    m = ShuffledModel(f_adm, protected=3, favoured=1, attack="swapping", swapping_rule="once")
     assert m.with_params(p=0.6).swapping_rule == "once"
-    assert ShuffledModel(f_adm, 3, 1).swapping_rule == "alg4"
+    assert ShuffledModel(f_adm, protected=3, favoured=1).swapping_rule == "alg4"
 
 
 @settings(max_examples=25, deadline=None)
@@ -175,4 +175,4 @@ def test_widget_defaults_follow_the_paper():
     w.wait()
     np.testing.assert_array_equal(
         w.result["batch"].scores_after,
-        ShuffledModel(f_adm, 3, 1, attack="swapping", swapping_rule="once")(X))
+        ShuffledModel(f_adm, protected=3, favoured=1, attack="swapping", swapping_rule="once")(X))

@@ -23,7 +23,7 @@ def data():
 
 def _model():
     # Mixing draws coins from the model's own generator: the hardest case for reproducibility
-    return ShuffledModel(f, 3, 1, attack="mixing", p=0.7, random_state=5, feature_names=NAMES)
+    return ShuffledModel(f, protected=3, favoured=1, attack="mixing", p=0.7, random_state=5, feature_names=NAMES)
 
 
 @pytest.mark.parametrize("name,nsamples", [("kernel", 60), ("lime", 60), ("shap", None)])

@@ -21,7 +21,7 @@ def _X():
 
 def test_score_change_draws_one_segment_per_instance():
     X = _X()
-    b = ShuffledModel(f, 2, 1).attack_batch(X)
+    b = ShuffledModel(f, protected=2, favoured=1).attack_batch(X)
     ax = b.plot()
     cols = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert sum(len(c.get_segments()) for c in cols) == 30
@@ -34,7 +34,7 @@ def test_score_change_draws_one_segment_per_instance():
 
 def test_other_plots():
     X = _X()
-    m = ShuffledModel(f, 2, 1, feature_names=["a", "b", "p"])
+    m = ShuffledModel(f, protected=2, favoured=1, feature_names=["a", "b", "p"])
     df = attributions(m, X[:5], "linear", background=X)
     ax = plots.plot_attributions(df)
     assert len(ax.patches) == 3 and "p*" in [t.get_text() for t in ax.get_xticklabels()]

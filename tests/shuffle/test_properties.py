@@ -66,7 +66,7 @@ def test_bad_parameters_name_the_argument(data):
     name = data.draw(st.sampled_from(sorted(BAD)))
     value = data.draw(st.sampled_from(BAD[name]))
     with pytest.raises((ValueError, TypeError)) as info:
-        ShuffledModel(f, 3, 1, **{name: value})
+        ShuffledModel(f, protected=3, favoured=1, **{name: value})
     assert name in str(info.value) or (name == "region" and "lo < hi" in str(info.value))
     if name not in ("random_state",):
         with pytest.raises((ValueError, TypeError)) as info:
@@ -80,8 +80,8 @@ def test_bad_parameters_name_the_argument(data):
 def test_dataframe_columns_are_aligned_by_name(perm, attack, seed):
     X = _X()
     df = pd.DataFrame(X, columns=NAMES)[list(perm)]
-    a = ShuffledModel(f, "g", 1, attack=attack, feature_names=NAMES, random_state=seed)(df)
-    b = ShuffledModel(f, 3, 1, attack=attack, random_state=seed)(X)
+    a = ShuffledModel(f, protected="g", favoured=1, attack=attack, feature_names=NAMES, random_state=seed)(df)
+    b = ShuffledModel(f, protected=3, favoured=1, attack=attack, random_state=seed)(X)
     np.testing.assert_array_equal(a, b)
 
 
@@ -90,7 +90,7 @@ def test_dataframe_columns_are_aligned_by_name(perm, attack, seed):
 def test_awkward_batches_are_refused_with_a_named_error(kind):
     X = _X()
     df = pd.DataFrame(X, columns=NAMES)
-    m = ShuffledModel(f, "g", 1, feature_names=NAMES)
+    m = ShuffledModel(f, protected="g", favoured=1, feature_names=NAMES)
     bad = {"missing": df.drop(columns="b"), "extra": df.assign(z=1.0),
            "nan": df.assign(a=np.where(df.a > 0.5, np.nan, df.a)),
            "inf": X * np.where(X > 0.9, np.inf, 1), "strings": df.assign(a="x"),
@@ -132,9 +132,9 @@ def test_row_wise_models_always_pass_and_nan_always_fails(w, dtype, seed, n):
 @given(seed=st.integers(0, 30), attack=st.sampled_from(["dominance", "swapping", "dom+mix"]))
 def test_attacks_are_flagged_when_they_move_a_score(seed, attack):
     X = _X(40, seed)
-    m = ShuffledModel(f, 3, 1, attack=attack, random_state=seed)
+    m = ShuffledModel(f, protected=3, favoured=1, attack=attack, random_state=seed)
     moved = not np.array_equal(m(X), f(X))
-    res = batch_consistency(ShuffledModel(f, 3, 1, attack=attack, random_state=seed), X,
+    res = batch_consistency(ShuffledModel(f, protected=3, favoured=1, attack=attack, random_state=seed), X,
                             random_state=seed)
     if moved:
         assert res.suspicious

@@ -84,7 +84,7 @@ def test_cross_check_against_aif360_gerryfair_auditor(metric):
 
 
 def test_fairfictplay_on_a_model_finds_the_planted_group():
-    res = FairFictPlay(OnlySensitive(), TOY, ["gender", "race", "age"]).audit()
+    res = FairFictPlay(OnlySensitive(), TOY, protected=["gender", "race", "age"]).audit()
     assert isinstance(res, SubgroupAudit)
     group = (TOY.X[:, 0] == 1) & (TOY.X[:, 2] >= 40)
     # a linear threshold function over (gender one-hot, race one-hot, age) cannot express the AND
@@ -110,12 +110,12 @@ def test_fairfictplay_on_a_model_finds_the_planted_group():
 
 
 def test_fairfictplay_fp_uses_labels_and_favourable_class():
-    a = FairFictPlay(PLANTED, TOY, ["gender", "age"], metric="FP").audit()
+    a = FairFictPlay(PLANTED, TOY, protected=["gender", "age"], metric="FP").audit()
     fav = PLANTED.predict_proba(TOY.X)[:, 1] >= 0.5
     neg = TOY.y == 0
     assert not a.members[~neg].any()
     assert a.baseline == pytest.approx(fav[neg].mean())
-    b = FairFictPlay(PLANTED, TOY, ["gender", "age"], metric="SP", soft=True).audit()
+    b = FairFictPlay(PLANTED, TOY, protected=["gender", "age"], metric="SP", soft=True).audit()
     assert b.baseline == pytest.approx(PLANTED.predict_proba(TOY.X)[:, 1].mean())
 
 
@@ -123,7 +123,7 @@ def test_plot_and_describe():
     import matplotlib
 
     matplotlib.use("Agg")
-    res = FairFictPlay(PLANTED, TOY, ["gender", "race", "age"]).audit()
+    res = FairFictPlay(PLANTED, TOY, protected=["gender", "race", "age"]).audit()
     ax = res.plot()
     assert len(ax) == 2
     assert res.coefficients().shape == (7, 2)
@@ -153,7 +153,7 @@ def test_fp_without_labels_is_refused():
     ds = SimpleNamespace(**{k: getattr(TOY, k) for k in ("X", "feature_names", "feature_types", "bounds",
                                                           "categories", "protected")}, y=None, name="nolab")
     with pytest.raises(ValueError, match="labels"):
-        FairFictPlay(PLANTED, ds, ["gender"], metric="FP")
+        FairFictPlay(PLANTED, ds, protected=["gender"], metric="FP")
 
 
 @settings(max_examples=20, deadline=None)

@@ -11,7 +11,7 @@ from fairlens.testsgd.plots import plot_theta_effect  # noqa: E402
 
 
 def test_report_and_result_plots(toy, planted):
-    rep = TestSGD(planted, toy, ["gender", "race", "age"], theta=0.1, sample_thr=100, random_state=0).run()
+    rep = TestSGD(planted, toy, protected=["gender", "race", "age"], theta=0.1, sample_thr=100, random_state=0).run()
     ax = rep.plot(k=4)
     widths = sorted(p.get_width() for p in ax.patches)
     expect = sorted([r.rate_in for r in rep.results[:4]] + [r.rate_out for r in rep.results[:4]])

@@ -12,7 +12,7 @@ def test_mining_equals_bruteforce_on_real_data(require_data, name):
 
     ds = load_dataset(name)
     kw = paper_kwargs(ds)
-    sens = kw.pop("sensitive")
+    sens = kw.pop("protected")
     fr = frequent_rule_sets(ds, sens, 0.05, **kw)
     bf = frequent_rule_sets_bruteforce(ds, sens, 0.05, **kw)
     assert {str(r): int(c) for r, c in zip(fr.rule_sets, fr.counts)} == bf
@@ -39,7 +39,7 @@ def test_compas_report_readable(require_data):
 
     ds = load_dataset("compas")
     model = LogisticRegression(max_iter=2000).fit(ds.X, ds.y)
-    rep = TestSGD(model, ds, ["sex", "age", "race"], bins={"age": AGE_BINS}, sample_thr=300,
+    rep = TestSGD(model, ds, protected=["sex", "age", "race"], bins={"age": AGE_BINS}, sample_thr=300,
                   random_state=0).run()
     df = rep.top(5)
     assert df["rule_set"].str.contains("sex=Male|sex=Female|race|age").all()

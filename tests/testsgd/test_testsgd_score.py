@@ -6,7 +6,8 @@ import pytest
 
 from fairlens.testsgd._score import rule_set_rng
 from fairlens.testsgd import (RuleSet, Sampler, frequent_rule_sets, group_fairness_score,
-                              group_fairness_score_reference, score_rule_sets, z_value)
+                              group_fairness_score_reference, z_value)
+from fairlens.testsgd._score import _reference_score, _score_rule_sets
 from fairlens.testsgd._rules import as_table, single_rules
 from fairlens.testsgd._score import _margin
 
@@ -65,7 +66,7 @@ def _independent_alg2(model, toy, rule_set, seed, error_thr, sample_thr, max_sam
 @pytest.mark.parametrize("error_thr,sample_thr", [(0.05, 1000), (0.03, 200), (0.1, 50)])
 def test_reference_batched_and_independent_agree(toy, planted, seed, error_thr, sample_thr):
     rs = _rs(toy, ("gender", "gender=male"), ("age", "age>=40"))
-    kw = dict(error_thr=error_thr, sample_thr=sample_thr, max_samples=6000, random_state=seed)
+    kw = dict(error=error_thr, sample_thr=sample_thr, max_samples=6000, random_state=seed)
     ref = group_fairness_score_reference(planted, toy, rs, SENS, **kw)
     bat = group_fairness_score(planted, toy, rs, SENS, **kw)
     num, p, q, eps, conv = _independent_alg2(planted, toy, rs, seed, error_thr, sample_thr, 6000)
@@ -83,7 +84,7 @@ def test_reference_batched_and_independent_agree(toy, planted, seed, error_thr, 
 def test_stopping_needs_more_than_first_block(toy, planted):
     # a rule set with rates near 1/2 needs > sample_thr + 1 samples: exercises the extra blocks
     rs = _rs(toy, ("race", "race in {White, Black}"))
-    kw = dict(error_thr=0.04, sample_thr=100, max_samples=20000, random_state=3)
+    kw = dict(error=0.04, sample_thr=100, max_samples=20000, random_state=3)
     ref = group_fairness_score_reference(planted, toy, rs, SENS, **kw)
     bat = group_fairness_score(planted, toy, rs, SENS, **kw)
     assert ref.n_samples > 600
@@ -92,7 +93,7 @@ def test_stopping_needs_more_than_first_block(toy, planted):
 
 def test_cap_is_reported_not_looped(toy, planted):
     rs = _rs(toy, ("race", "race in {White, Black}"))
-    kw = dict(error_thr=1e-4, sample_thr=100, max_samples=700, random_state=0)
+    kw = dict(error=1e-4, sample_thr=100, max_samples=700, random_state=0)
     for method in ("reference", "batched"):
         r = group_fairness_score(planted, toy, rs, SENS, method=method, **kw)
         assert not r.converged and r.status == "cap"
@@ -102,7 +103,7 @@ def test_cap_is_reported_not_looped(toy, planted):
 def test_bad_inputs(toy, planted):
     rs = _rs(toy, ("gender", "gender=male"))
     with pytest.raises(ValueError, match="error"):
-        group_fairness_score(planted, toy, rs, SENS, error_thr=0)
+        group_fairness_score(planted, toy, rs, SENS, error=0)
     with pytest.raises(ValueError, match="confidence"):
         group_fairness_score(planted, toy, rs, SENS, confidence=1.5)
     with pytest.raises(ValueError, match="max_samples"):
@@ -116,7 +117,7 @@ def test_bad_inputs(toy, planted):
     with pytest.raises(ValueError, match="method"):
         group_fairness_score(planted, toy, rs, SENS, method="fast")
     # in the batched multi-rule-set path an unsamplable group is flagged, not raised
-    res, _ = score_rule_sets(planted, toy, [nobody, rs], SENS, random_state=0)
+    res, _ = _score_rule_sets(planted, toy, [nobody, rs], SENS, random_state=0)
     assert res[0].status == "no-seeds" and not res[0].converged and np.isnan(res[0].score)
     assert res[1].status == "ok"
 
@@ -183,9 +184,9 @@ def test_error_bound_coverage(toy, planted):
 def test_batched_independent_of_chunking(toy, planted):
     fr = frequent_rule_sets(toy, SENS, 0.1)
     sets = fr.rule_sets[:40]
-    a, na = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=500,
+    a, na = _score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=500,
                            strategy="sample")
-    b, nb = score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=10 ** 6,
+    b, nb = _score_rule_sets(planted, toy, sets, SENS, random_state=5, sample_thr=200, batch_rows=10 ** 6,
                            strategy="sample")
     assert [(r.n_samples, r.rate_in, r.rate_out) for r in a] == [(r.n_samples, r.rate_in, r.rate_out) for r in b]
     assert na == nb >= 2 * sum(r.n_samples for r in a)
@@ -194,16 +195,16 @@ def test_batched_independent_of_chunking(toy, planted):
 def test_table_strategy_equals_sampling(toy, planted):
     fr = frequent_rule_sets(toy, SENS, 0.1)
     sets = fr.rule_sets[:30]
-    kw = dict(random_state=9, sample_thr=150, error_thr=0.06)
-    a, na = score_rule_sets(planted, toy, sets, SENS, strategy="sample", **kw)
-    b, nb = score_rule_sets(planted, toy, sets, SENS, strategy="table", **kw)
+    kw = dict(random_state=9, sample_thr=150, error=0.06)
+    a, na = _score_rule_sets(planted, toy, sets, SENS, strategy="sample", **kw)
+    b, nb = _score_rule_sets(planted, toy, sets, SENS, strategy="table", **kw)
     assert [(r.n_samples, r.rate_in, r.rate_out, r.margin) for r in a] == \
         [(r.n_samples, r.rate_in, r.rate_out, r.margin) for r in b]
     assert nb == toy.X.shape[0] * 2 * 2  # n seeds x 2 free columns x 2 directions
     # and both equal the one-sample-at-a-time reference with the per-rule-set child stream
     for j in (0, 7, 29):
-        ref = group_fairness_score_reference(planted, toy, sets[j], SENS, random_state=rule_set_rng(9, j, 0),
-                                             sample_thr=150, error_thr=0.06)
+        ref = _reference_score(planted, toy, sets[j], SENS, rule_set_rng(9, j, 0),
+                                             sample_thr=150, error=0.06)
         assert (ref.n_samples, ref.rate_in, ref.rate_out) == (a[j].n_samples, a[j].rate_in, a[j].rate_out)
 
 
@@ -213,7 +214,7 @@ def test_stop_between_sampling_rounds_returns_no_score(planted, toy):
     import threading
 
     rs = _rs(toy, ("gender", "gender=male"))
-    kw = dict(error_thr=0.01, sample_thr=200, max_samples=50_000, random_state=3)
+    kw = dict(error=0.01, sample_thr=200, max_samples=50_000, random_state=3)
     full = group_fairness_score(planted, toy, rs, SENS, **kw)
     assert full.n_samples > 200  # needs more than one round
     never = threading.Event()

@@ -1,7 +1,6 @@
 """Issue 11 regressions for TestSGD: one model protocol, validation at the boundary, one
 stop convention; and the issue-13 options (round bins, merged equivalents, signed scores)."""
 import threading
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -44,8 +43,8 @@ def test_readable_frame_pipeline_is_decoded(german):
     def by_hand(A):
         return pipe.predict_proba(ds.decode(A)[ds.feature_names])[:, 1]
 
-    rep = TestSGD(pipe, ds, ["sex", "age"], **FAST).run()
-    ref = TestSGD(by_hand, ds, ["sex", "age"], **FAST).run()
+    rep = TestSGD(pipe, ds, protected=["sex", "age"], **FAST).run()
+    ref = TestSGD(by_hand, ds, protected=["sex", "age"], **FAST).run()
     assert rep.params["model_input"].startswith("Pipeline") and "readable" in rep.params["model_input"]
     assert "callable" in ref.params["model_input"]
     expected_acc = float(np.mean(pipe.predict(frame) == ds.y))
@@ -67,8 +66,8 @@ def test_encoded_dataframe_model_with_reordered_columns(german):
     def by_hand(A):
         return model.predict_proba(pd.DataFrame(A, columns=names)[names[::-1]])[:, 1]
 
-    rep = TestSGD(model, ds, ["sex"], **FAST).run()
-    ref = TestSGD(by_hand, ds, ["sex"], **FAST).run()
+    rep = TestSGD(model, ds, protected=["sex"], **FAST).run()
+    ref = TestSGD(by_hand, ds, protected=["sex"], **FAST).run()
     assert "DataFrame" in rep.params["model_input"]
     expected_acc = float(np.mean(model.predict(Xdf) == ds.y))
     assert expected_acc > 0.7
@@ -81,10 +80,10 @@ def test_callable_logits_are_refused_unless_declared(toy):
         return np.asarray(A)[:, 3] - 4.5          # education - 4.5: outside [0, 1]
 
     with pytest.raises(ValueError, match="logit"):
-        TestSGD(logits, toy, ["gender"], **FAST).run()
+        TestSGD(logits, toy, protected=["gender"], **FAST).run()
     from fairlens.models import as_scorer
 
-    rep = TestSGD(as_scorer(logits, output="logit"), toy, ["gender"], **FAST).run()
+    rep = TestSGD(as_scorer(logits, output="logit"), toy, protected=["gender"], **FAST).run()
     expected = float(np.mean((toy.X[:, 3] - 4.5 >= 0) == (toy.y == 1)))
     assert rep.accuracy == pytest.approx(expected)
 
@@ -126,7 +125,7 @@ def test_callable_logits_are_refused_unless_declared(toy):
 def test_bad_parameters_name_the_argument(toy, planted, kw, exc, name):
     kw = {**FAST, **kw}
     with pytest.raises(exc, match=name):
-        TestSGD(planted, toy, ["gender", "age"], **kw)
+        TestSGD(planted, toy, protected=["gender", "age"], **kw)
 
 
 def test_max_size_none_is_no_limit_and_zero_is_refused(toy):
@@ -141,7 +140,7 @@ def test_max_size_none_is_no_limit_and_zero_is_refused(toy):
 
 
 def test_top_k_must_be_non_negative(toy, planted):
-    rep = TestSGD(planted, toy, ["gender"], **FAST).run()
+    rep = TestSGD(planted, toy, protected=["gender"], **FAST).run()
     assert len(rep.top(1)) == 1 and len(rep.top(0)) == 0
     with pytest.raises(ValueError, match="k"):
         rep.top(k=-1)
@@ -164,12 +163,13 @@ def test_nan_in_data_is_refused(planted):
     ds = make_toy(200)
     ds.X[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        TestSGD(planted, ds, ["gender"], **FAST)
+        TestSGD(planted, ds, protected=["gender"], **FAST)
 
 
 # ------------------------------------------------------------------ stop convention
-def test_stop_accepts_event_and_callable_and_stop_flag_is_deprecated(toy, planted):
-    t = TestSGD(planted, toy, ["gender", "race"], **FAST)
+def test_stop_accepts_event_and_callable_and_stop_flag_is_gone(toy, planted):
+    """One stop name (issue 21): ``stop_flag`` was a deprecated alias and is now refused."""
+    t = TestSGD(planted, toy, protected=["gender", "race"], **FAST)
     ev = threading.Event()
     ev.set()
     rep = t.run(stop=ev)
@@ -178,15 +178,12 @@ def test_stop_accepts_event_and_callable_and_stop_flag_is_deprecated(toy, plante
     assert rep.stopped and len(rep.results) == 0
     full = t.run(stop=threading.Event())
     assert not full.stopped and len(full.results) == full.n_rule_sets > 0
-    with pytest.warns(DeprecationWarning, match="stop_flag"):
-        rep = t.run(stop_flag=lambda: True)
-    assert rep.stopped
+    with pytest.raises(TypeError, match="stop_flag"):
+        t.run(stop_flag=lambda: True)
     with pytest.raises(TypeError, match="stop"):
         t.run(stop="now")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with pytest.raises(TypeError, match="stop"):
-            t.run(stop=ev, stop_flag=ev.is_set)
+    with pytest.raises(TypeError):
+        t.run(ev)  # run() takes keywords only
 
 
 # ------------------------------------------------------------------ issue 13 options
@@ -241,7 +238,7 @@ def test_merge_equivalent_hand_example():
         A = np.asarray(A)
         return np.where((A[:, 0] == 1) & (A[:, 1] >= 50), 0.9, 0.2)
 
-    rep = TestSGD(model, ds, ["age"], theta=0.05, **FAST).run()
+    rep = TestSGD(model, ds, protected=["age"], theta=0.05, **FAST).run()
     merged = rep.merge_equivalent()
     strs = [str(r.rule_set) for r in rep.results]
     assert "age<30" in strs and "20<=age<30" in strs
@@ -262,7 +259,7 @@ def test_merge_equivalent_hand_example():
 
 
 def test_signed_scores_say_which_side_is_favoured(toy, planted):
-    rep = TestSGD(planted, toy, ["gender"], **FAST).run()
+    rep = TestSGD(planted, toy, protected=["gender"], **FAST).run()
     male, female = rep.result_for("gender=male"), rep.result_for("gender=female")
     assert male.rate_in > male.rate_out and male.sign == 1
     assert male.favoured == "gender=male" and male.disfavoured == "not (gender=male)"
@@ -295,7 +292,7 @@ def test_mitigation_refits_a_readable_pipeline_in_its_own_form(german):
 
     train, test = german.split(test_size=0.3, random_state=0)
     pipe = _readable_pipe(train, train.frame[train.target])  # classes are label strings
-    rep = TestSGD(pipe, train, ["sex"], **FAST).run()
+    rep = TestSGD(pipe, train, protected=["sex"], **FAST).run()
     rs = rep.results[0].rule_set
     res = mitigate(pipe, train, test, rs, ["sex"], amounts=[20, 60], sample_thr=100,
                    max_samples=2000, random_state=0)
@@ -325,7 +322,7 @@ def test_stop_during_a_retraining_abandons_it_at_once(toy, planted):
         return LogisticRegression(max_iter=200).fit(X, y)
 
     train = test = toy
-    rep = TestSGD(planted, train, ["gender"], **FAST).run()
+    rep = TestSGD(planted, train, protected=["gender"], **FAST).run()
     try:
         res = mitigate(planted, train, test, rep.results[0].rule_set, ["gender"], amounts=[20, 40, 80],
                        fit=fit, sample_thr=100, max_samples=2000, random_state=0, stop=stop)

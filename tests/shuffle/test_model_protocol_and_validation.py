@@ -33,7 +33,7 @@ def readable_pipe(german):
 def test_shuffled_model_on_a_readable_frame_pipeline(german, readable_pipe):
     ds = german
     X = ds.X[:80]
-    m = ShuffledModel(readable_pipe, "sex", "male", attack="dominance", dataset=ds)
+    m = ShuffledModel(readable_pipe, protected="sex", favoured="male", attack="dominance", data=ds)
     assert "readable" in m.describe()
     b = m.attack_batch(X)
     expected = readable_pipe.predict_proba(ds.decode(X)[ds.feature_names])[:, 1]
@@ -45,7 +45,7 @@ def test_shuffled_model_on_a_readable_frame_pipeline(german, readable_pipe):
     df = pd.DataFrame(X, columns=ds.feature_names)[ds.feature_names[::-1]]
     np.testing.assert_allclose(m.base_scores(df), expected)
     # batch_consistency and the explainers take the same model
-    res = batch_consistency(readable_pipe, X, dataset=ds, random_state=0)
+    res = batch_consistency(readable_pipe, X, data=ds, random_state=0)
     assert not res.suspicious and "readable" in res.model_input
     assert batch_consistency(m, X, random_state=0).suspicious
 
@@ -79,17 +79,17 @@ def test_raw_scores_need_output_raw():
         return np.asarray(A)[:, 0] + np.asarray(A)[:, 1]       # on a 0..20 scale
 
     with pytest.raises(ValueError, match="output='raw'"):
-        ShuffledModel(rank_score, 2, 1)(X)
-    out = ShuffledModel(rank_score, 2, 1, output="raw")(X)
+        ShuffledModel(rank_score, protected=2, favoured=1)(X)
+    out = ShuffledModel(rank_score, protected=2, favoured=1, output="raw")(X)
     np.testing.assert_array_equal(np.sort(out), np.sort(rank_score(X)))
-    logit = ShuffledModel(lambda A: rank_score(A) - 10, 2, 1, output="logit", attack="none")(X)
+    logit = ShuffledModel(lambda A: rank_score(A) - 10, protected=2, favoured=1, output="logit", attack="none")(X)
     np.testing.assert_allclose(logit, 1 / (1 + np.exp(-(rank_score(X) - 10))))
 
 
 def test_random_state_and_other_bad_values_name_the_argument():
     f = lambda A: np.asarray(A)[:, 0]  # noqa: E731
     with pytest.raises(TypeError, match="random_state"):
-        ShuffledModel(f, 1, 1, random_state="abc")
+        ShuffledModel(f, protected=1, favoured=1, random_state="abc")
     with pytest.raises(TypeError, match="random_state"):
         shuffle_scores([0.2, 0.4], [True, False], "mixing", random_state="abc")
     with pytest.raises(ValueError, match="scores"):
@@ -97,7 +97,7 @@ def test_random_state_and_other_bad_values_name_the_argument():
     with pytest.raises(ValueError, match="favoured_mask"):
         shuffle_scores([0.2, 0.4], [2, 0])
     with pytest.raises(TypeError, match="ShuffledModel"):
-        ShuffledModel(ShuffledModel(f, 1, 1), 1, 1)
+        ShuffledModel(ShuffledModel(f, protected=1, favoured=1), protected=1, favoured=1)
     with pytest.raises(ValueError, match="nsamples"):
         explain(f, np.random.rand(3, 2), "lime", nsamples=0)
     with pytest.raises(ValueError, match="background"):

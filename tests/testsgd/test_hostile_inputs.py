@@ -1,0 +1,90 @@
+"""Issue 22 regressions for TestSGD's slice: each reproducer gave a silently wrong answer or a
+crash deep inside; now the right answer or a ValueError naming the argument."""
+import numpy as np
+import pytest
+
+from fairlens.testsgd import FairFictPlay, TestSGD, audit_subgroups, single_rules
+from fairlens.testsgd._fairfictplay import _encode_protected
+from fairlens.testsgd._rules import as_table
+
+from .conftest import make_toy
+
+
+@pytest.fixture(scope="module")
+def german_readable():
+    """German credit and a pipeline fitted on the readable frame AND the readable target
+    labels ("good"/"bad"), as a user would fit it."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from fairlens.datasets import load_german_credit
+
+    ds = load_german_credit()
+    frame = ds.frame[ds.feature_names]
+    cats = [c for c, t in zip(ds.feature_names, ds.feature_types) if t == "categorical"]
+    pipe = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats)],
+                          remainder=StandardScaler()),
+        LogisticRegression(max_iter=1000)).fit(frame, ds.frame[ds.target])
+    return ds, pipe
+
+
+@pytest.mark.parametrize("metric", ["FP", "FN"])
+def test_fairfictplay_label_spelling_of_the_favourable_class(german_readable, metric):
+    """FairFictPlay(..., metric="FP", favourable="good") compared the 0/1 y with "good",
+    so every row counted as negative (gamma 0.0305, baseline 0.772 instead of 0.0113, 0.48).
+    Both spellings must give the answer computed by hand."""
+    ds, pipe = german_readable
+    assert set(pipe.classes_) == {"good", "bad"}
+    col = list(pipe.classes_).index("good")
+    d = (pipe.predict_proba(ds.frame[ds.feature_names])[:, col] >= 0.5).astype(float)
+    truth = (ds.frame[ds.target].to_numpy() == "good").astype(int)
+    np.testing.assert_array_equal(truth, ds.y)  # fairlens y: 1 = favourable ("good")
+    Xp, _ = _encode_protected(as_table(ds), ["sex", "age"])
+    expected = audit_subgroups(d, Xp, y=truth, metric=metric)
+    for fav in ("good", 1):
+        got = FairFictPlay(pipe, ds, protected=["sex", "age"], metric=metric, favourable=fav).audit()
+        assert got.gamma == pytest.approx(expected["gamma"], abs=1e-12), fav
+        assert got.baseline == pytest.approx(expected["baseline"], abs=1e-12), fav
+        np.testing.assert_array_equal(got.members, expected["members"])
+    # the baseline of the FP audit is the false-positive rate: about half of the "bad" rows
+    assert 0.3 < expected["baseline"] < 0.65 if metric == "FP" else True
+
+
+def test_testsgd_accuracy_with_the_label_spelling(german_readable):
+    """TestSGD's accuracy compared y with the favourable label too."""
+    ds, pipe = german_readable
+    expected = float(np.mean(pipe.predict(ds.frame[ds.feature_names]) == ds.frame[ds.target].to_numpy()))
+    for fav in ("good", 1):
+        rep = TestSGD(pipe, ds, protected=["sex"], favourable=fav, sample_thr=50, max_samples=500,
+                      random_state=0, top_k=0).run()
+        assert rep.accuracy == pytest.approx(expected), fav
+
+
+def test_an_unknown_favourable_label_is_refused_by_fairfictplay():
+    toy = make_toy(n=300)
+
+    def model(X):
+        return (X[:, 3] >= 5).astype(float)
+
+    with pytest.raises(ValueError, match="favourable"):
+        FairFictPlay(model, toy, protected=["gender"], metric="FP", favourable="yes").audit()
+
+
+def test_testsgd_on_an_empty_dataset_is_a_clear_error(planted):
+    """TestSGD on an empty dataset ended in an IndexError deep inside."""
+    toy = make_toy(n=50)
+    toy.X = toy.X[:0]
+    toy.y = toy.y[:0]
+    with pytest.raises(ValueError, match="no rows"):
+        TestSGD(planted, toy, protected=["gender"])
+
+
+def test_single_rules_takes_a_dataset_directly():
+    """Tutorial 03 imported the private ``testsgd._rules.as_table`` to call ``single_rules``."""
+    toy = make_toy(n=200)
+    a = single_rules(toy, "race")
+    b = single_rules(as_table(toy), "race")
+    assert [str(r) for r in a] == [str(r) for r in b] and len(a) == 14
