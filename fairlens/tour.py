@@ -409,10 +409,10 @@ def _shuffle_section(budget, random_state):
     s0 = honest(X)
     admitted0 = s0 >= threshold
     for name, kw in attacks.items():
-        model = ShuffledModel(honest, "Research", 1, feature_names=cols,
+        model = ShuffledModel(honest, protected="Research", favoured=1, feature_names=cols,
                               random_state=random_state, **kw)
         fair = fairness_before_after(model, X, adm.y, threshold=threshold,
-                                     sensitive_features=X[:, 3]).set_index("metric")
+                                     protected=X[:, 3]).set_index("metric")
         s1 = np.asarray(model(X), dtype=float).ravel()
         admitted1 = s1 >= threshold
         att = attributions(model, Xe, explainers, background=bg, random_state=random_state)
@@ -564,9 +564,8 @@ def _maft_section(budget, random_state):
     model = train_mlp(census, random_state=random_state)
     rows, results = [], {}
     for name, cls in (("MAFT", MAFT), ("AEQUITAS", AEQUITAS)):
-        res = cls(model, census, protected=["sex"]).run(
-            n_seeds=budget["maft_seeds"], n_local=budget["maft_local"],
-            random_state=random_state)
+        res = cls(model, census, protected=["sex"], n_seeds=budget["maft_seeds"],
+                  n_local=budget["maft_local"], random_state=random_state).run()
         results[name] = res
         rows.append({"method": name,
                      "discriminatory instances": res.n_instances,
@@ -652,7 +651,7 @@ def _testsgd_section(budget, random_state):
 
     census = load_adult()
     model = train_mlp(census, random_state=random_state)
-    analysis = TestSGD(model, census, sensitive=["sex", "race", "age"], theta=0.05,
+    analysis = TestSGD(model, census, protected=["sex", "race", "age"], theta=0.05,
                        sample_thr=budget["testsgd_samples"], max_samples=budget["testsgd_max"],
                        random_state=random_state)
     report = analysis.run()
