@@ -546,6 +546,12 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        If ``X`` contains NaN or inf, has the wrong number of features, or the network is
+        not a fitted binary one.
     """
     mlp, scale, shift = _unwrap_mlp(model)
     if not hasattr(mlp, "coefs_"):
@@ -560,6 +566,10 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     if X.shape[1] != mlp.coefs_[0].shape[0]:
         raise ValueError(f"X has {X.shape[1]} features; the network expects "
                          f"{mlp.coefs_[0].shape[0]}")
+    if not np.all(np.isfinite(X)):
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"X contains NaN or inf (first at row {int(bad[0])}, column {int(bad[1])}): the "
+                         "gradient of a missing value is undefined; fill or drop those rows.")
     act, dact = _ACTIVATIONS[mlp.activation]
     a = X * scale + shift if scale is not None else X
     derivs = []

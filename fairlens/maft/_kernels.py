@@ -16,7 +16,6 @@ Conventions
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 __all__ = [
     "similar_rows",

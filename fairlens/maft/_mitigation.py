@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairlens._validation import check_bool, check_choice, check_int, check_probability, check_random_state
+from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
 from ._result import FairnessTestResult
-from ._search import _generator, _Problem
+from ._search import _Problem
 from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
 
 __all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "MitigationResult", "MAX_SAMPLES"]

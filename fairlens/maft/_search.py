@@ -87,14 +87,6 @@ _SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- validation
-def _check_int(name, v, minimum):
-    return check_int(name, v, min=minimum)
-
-
-def _check_pos(name, v):
-    return check_real(name, v, min=0.0, include_min=False)
-
-
 def _generator(random_state, name="random_state"):
     """A ``numpy.random.Generator`` from ``random_state`` (validated with scikit-learn's
     ``check_random_state`` semantics, the message names the argument).

@@ -62,7 +62,7 @@ def _require_z3():
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError(
             "SG solves path constraints with the Z3 SMT solver: install it with "
-            "`pip install z3-solver` (or `pip install fairlens[baselines]`)."
+            "`pip install z3-solver` (or `pip install 'fairlens-lab[baselines]'`)."
         ) from None
     return z3
 
@@ -85,7 +85,7 @@ class SG(_TwoPhaseSearch):
 
     Notes
     -----
-    Requires ``z3-solver`` (extra ``fairlens[baselines]``), imported when an SG is built.
+    Requires ``z3-solver`` (extra ``fairlens-lab[baselines]``: ``pip install "fairlens-lab[baselines]"``), imported when an SG is built.
     The search is sequential (a priority queue); it takes no ``n_jobs``.
     """
 
