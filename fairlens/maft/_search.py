@@ -64,17 +64,9 @@ import time
 
 import numpy as np
 
-from fairlens._validation import (
-    MEMORY_LIMIT_BYTES,
-    check_bool,
-    check_choice,
-    check_int,
-    check_memory,
-    check_random_state,
-    check_real,
-    check_seed_int,
-    check_stop,
-)
+from fairlens._base import Analysis, Interval, Options, resolve_random_state
+from fairlens._parallel import chunk_rng, effective_n_jobs, fixed_chunks
+from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
@@ -87,24 +79,6 @@ _SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- validation
-def _generator(random_state, name="random_state"):
-    """A ``numpy.random.Generator`` from ``random_state`` (validated with scikit-learn's
-    ``check_random_state`` semantics, the message names the argument).
-
-    An int seeds ``default_rng(int)`` (as before, so seeded results are unchanged), ``None``
-    a fresh generator, a ``Generator`` is used as is, a ``RandomState`` seeds a Generator
-    with one draw from it.
-    """
-    rs = check_random_state(random_state, name)
-    if isinstance(rs, np.random.Generator):
-        return rs
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    return np.random.default_rng(int(random_state))
-
-
 #: Similar rows held per walker by the search engines: the global phase keeps the current
 #: and the hit similar sets plus one indexed copy, the local phase the current, the
 #: global and the new ones plus one indexed copy; each row is d float64 plus a score.
@@ -300,21 +274,6 @@ class _Problem:
 
 
 
-def _check_run_args(n_local, random_state, callback, stop, track_explored, blas_threads):
-    """The ``run`` arguments every searcher shares (MAFT and its baselines, SG), validated once.
-
-    Returns ``(n_local, random_state, stop, track_explored, blas_threads)`` normalised
-    (``stop`` as a zero-argument callable); ``callback`` is only checked.
-    """
-    n_local = check_int("n_local", n_local, min=0)
-    random_state = check_seed_int(random_state, "random_state")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
-    stop = check_stop(stop, "stop")
-    track_explored = check_bool("track_explored", track_explored)
-    blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
-    return n_local, random_state, stop, track_explored, blas_threads
-
 def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """Seeds of Algorithm 3 line 4: k-means clusters sampled round robin.
 
@@ -326,9 +285,9 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         Number of seeds (``global_num``).  If ``n_seeds >= n``, the whole pool
         is returned (what the paper does for small datasets).
     n_clusters : int, default=4
-    random_state : int, RandomState, Generator or None
-        Validated like scikit-learn's ``check_random_state``; an int seeds
-        ``numpy.random.default_rng``.
+    random_state : int, RandomState, Generator or None, default=0
+        Resolved once by :func:`fairlens._base.resolve_random_state`; the int seeds
+        ``numpy.random.default_rng`` (k-means and the round-robin draws).
 
     Returns
     -------
@@ -338,7 +297,7 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
 
     n_seeds = check_int("n_seeds", n_seeds, min=1)
     n_clusters = check_int("n_clusters", n_clusters, min=1)
-    rng = _generator(random_state)
+    rng = np.random.default_rng(resolve_random_state(random_state))
     if hasattr(pool, "columns"):
         pool = pool.to_numpy()
     try:
@@ -468,7 +427,7 @@ class _Live:
     """Run-wide bookkeeping: the union of what the blocks found (timeline, progress),
     the explored rows, the callback and the stop test."""
 
-    def __init__(self, d, track_explored, callback, stop, t0, union=True):
+    def __init__(self, d, track_explored, callback, stop, t0, union=True, report=None):
         self.union = RowSet(d) if union else None
         self.count = None  # with one block the block's own set is the union: count it instead
         self.explored = RowSet(d) if track_explored else None
@@ -477,6 +436,7 @@ class _Live:
         self.callback = callback
         self.stop = stop
         self.t0 = t0
+        self.report = report
         self.stopped = False
 
     def found(self, X, phase):
@@ -505,6 +465,8 @@ class _Live:
                     "elapsed": el,
                 }
             )
+        if self.report is not None:
+            self.report(step, total)
         if self.stop():
             self.stopped = True
         return self.stopped
@@ -531,18 +493,143 @@ def _cat(parts, k, shape):
     return np.concatenate([p[k] for p in parts]) if parts else np.empty(shape)
 
 
+_RUN_MOVED = ("n_seeds", "n_local", "random_state", "engine", "seeds", "track_explored", "blas_threads")
+
+#: The parameters every searcher shares, declared once (scikit-learn's way); the common tests
+#: generate one invalid value per entry and check that it is refused by name.
+_COMMON_CONSTRAINTS = {
+    "protected": [None, str, numbers.Integral, list, tuple],
+    "n_seeds": [Interval(numbers.Integral, 1, None)],
+    "n_local": [Interval(numbers.Integral, 0, None)],
+    "random_state": ["random_state"],
+    "seeds": "no_validation",  # rows: checked against the domain by _Problem.check_rows
+    "pool": "no_validation",  # rows: checked by _Problem
+    "favourable": "no_validation",  # any class label: checked by the model adapter
+    "max_iter": [Interval(numbers.Integral, 1, None)],
+    "global_step": [Interval(numbers.Real, 0, None, closed="neither")],
+    "local_step": [Interval(numbers.Real, 0, None, closed="neither")],
+    "decay": [Interval(numbers.Real, 0, 1, closed="left")],
+    "update_interval": [Interval(numbers.Integral, 1, None)],
+    "n_clusters": [Interval(numbers.Integral, 1, None)],
+    "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+    "engine": [Options("lockstep", "reference")],
+    "track_explored": ["boolean"],
+    "blas_threads": [None, Interval(numbers.Integral, 1, None)],
+}
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone."""
+
+
+def _legacy_run_keywords(obj, args, kwargs):
+    """``run(n_seeds, n_local, random_state=..., engine=..., seeds=...)`` of earlier releases: a
+    configured copy of ``obj`` (``obj`` itself is left alone), with a FutureWarning."""
+    import copy
+    import warnings
+
+    name = type(obj).__name__
+    if len(args) > 3:
+        raise TypeError(f"{name}.run() takes at most 3 positional arguments (n_seeds, n_local, random_state; "
+                        f"deprecated); got {len(args)}.")
+    given = dict(zip(("n_seeds", "n_local", "random_state"), args))
+    for k in kwargs:
+        if k in given:
+            raise TypeError(f"{name}.run() got multiple values for argument {k!r}.")
+    given.update(kwargs)
+    allowed = set(_RUN_MOVED) | {"block_size"}
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise TypeError(
+            f"{name}.run() got an unexpected keyword argument {unknown[0]!r}; run() takes stop=, progress=, "
+            f"n_jobs= and callback= (configure everything else in {name}(...))."
+        )
+    warnings.warn(
+        f"{name}.run({', '.join(given)}=...) is deprecated and will stop working in the next release: pass "
+        f"them to {name}(model, data, ..., {', '.join(f'{k}=...' for k in given)}) and call run() with "
+        "stop=/progress=/n_jobs= only.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    c = copy.copy(obj)
+    c.__dict__ = dict(obj.__dict__)
+    for k, v in given.items():
+        if k == "block_size":
+            c._block_size = check_int("block_size", v, min=1)
+        else:
+            setattr(c, k, v)
+    c._validate_params()
+    return c
+
+
 # ----------------------------------------------------------------------------- base
-class _TwoPhaseSearch(abc.ABC):
+class _TwoPhaseSearch(Analysis, abc.ABC):
     """Shared front end: validation, seeds, engines, result assembly."""
 
     method = "?"
+    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    #: Seeds per block (constant: results never depend on n_jobs).
+    _block_size = BLOCK_SIZE
 
     def __init__(
         self,
         model,
-        dataset,
-        protected=None,
+        data,
         *,
+        protected=None,
+        n_seeds=1000,
+        n_local=1000,
+        random_state=0,
+        seeds=None,
+        pool=None,
+        favourable=1,
         max_iter=10,
         global_step=1.0,
         local_step=1.0,
@@ -550,35 +637,87 @@ class _TwoPhaseSearch(abc.ABC):
         update_interval=5,
         n_clusters=4,
         epsilon=1e-6,
-        data=None,
-        favourable_class=1,
+        engine="lockstep",
+        track_explored=True,
+        blas_threads=1,
     ):
         self.model = model
-        self.problem = _Problem(dataset, protected, data)
-        self.dataset = dataset
+        self.data = data
+        self.protected = protected
+        self.n_seeds, self.n_local, self.random_state = n_seeds, n_local, random_state
+        self.seeds, self.pool, self.favourable = seeds, pool, favourable
+        self.max_iter, self.global_step, self.local_step = max_iter, global_step, local_step
+        self.decay, self.update_interval, self.n_clusters, self.epsilon = decay, update_interval, n_clusters, epsilon
+        self.engine, self.track_explored, self.blas_threads = engine, track_explored, blas_threads
+        self._validate_params()
+        self.problem = _Problem(data, protected, pool)
         self.protected = self.problem.protected
-        self.max_iter = check_int("max_iter", max_iter, min=1)
-        self.global_step = check_real("global_step", global_step, min=0.0, include_min=False)
-        self.local_step = check_real("local_step", local_step, min=0.0, include_min=False)
-        self.decay = check_real("decay", decay, min=0.0, max=1.0, include_max=False)
-        self.update_interval = check_int("update_interval", update_interval, min=1)
-        self.n_clusters = check_int("n_clusters", n_clusters, min=1)
-        self.epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)
         # the model is adapted ONCE: readable-frame pipeline, encoded DataFrame (aligned by
         # column name), encoded array or callable -- rows always travel in the encoded space
-        self.scorer = resolve_scorer(model, dataset, favourable_class)
-        self.favourable_class = self.scorer.favourable_class
+        self.scorer = resolve_scorer(model, data, favourable)
         # one probe call: fails early (clear error) on a model without probabilities
         probe = np.asarray(self.scorer(self.problem.pool[:2]), dtype=np.float64)
         if probe.shape != (min(2, self.problem.pool.shape[0]),):
             raise TypeError("model must return one favourable-class probability per row.")
+        if seeds is not None:
+            self._check_seeds(seeds)
+
+    @property
+    def dataset(self):
+        """The Dataset the search runs on (``data``; the old name, kept for reading)."""
+        return self.data
+
+    def _check_seeds(self, seeds):
+        seeds = self.problem.check_rows(seeds)
+        if seeds.shape[0] == 0:
+            raise ValueError("seeds is empty: pass at least one seed row.")
+        return seeds
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's way) and validate them; returns ``self``.
+
+        Parameters
+        ----------
+        **params
+            Any parameter of ``__init__`` except ``model``, ``data``, ``protected`` and
+            ``pool`` (which shape the search space: build a new object for those).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unknown or fixed parameter, or a value that is refused (named).
+        """
+        fixed = {"model", "data", "protected", "pool", "favourable"}
+        for k in params:
+            if k in fixed or k not in self._parameter_constraints:
+                raise TypeError(
+                    f"{type(self).__name__}.set_params: {k!r} cannot be set"
+                    + (" after construction; build a new object." if k in fixed else
+                       f"; settable: {sorted(set(self._parameter_constraints) - fixed)}.")
+                )
+        old = {k: getattr(self, k) for k in params}
+        for k, v in params.items():
+            setattr(self, k, v)
+        try:
+            self._validate_params()
+            if params.get("seeds") is not None:
+                self._check_seeds(params["seeds"])
+        except (TypeError, ValueError):
+            for k, v in old.items():
+                setattr(self, k, v)
+            raise
+        return self
 
     # -- hooks
     @abc.abstractmethod
     def _source(self, scorer):
         """The gradient source of the method (zero-order, output or loss gradient)."""
 
-    def params(self):
+    def _result_params(self):
         return {
             "max_iter": self.max_iter,
             "global_step": self.global_step,
@@ -588,22 +727,33 @@ class _TwoPhaseSearch(abc.ABC):
             "n_clusters": self.n_clusters,
             "epsilon": self.epsilon,
             "protected": list(self.protected),
-            "favourable_class": self.favourable_class,
+            "favourable": self.scorer.favourable_class,
             "model_input": self.scorer.describe(),
         }
 
-    def seeds(self, n_seeds, random_state=0):
-        """Seeds the run would use for ``(n_seeds, random_state)`` (cached per pair)."""
-        n_seeds = check_int("n_seeds", n_seeds, min=1)
-        if not isinstance(random_state, numbers.Integral) or isinstance(random_state, (bool, np.bool_)):
-            return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
-        check_random_state(random_state)
+    def draw_seeds(self, n_seeds=None, random_state=None):
+        """The seeds a run draws for ``(n_seeds, random_state)`` (default: this object's).
+
+        Parameters
+        ----------
+        n_seeds : int, optional
+            Default ``self.n_seeds``.
+        random_state : int, Generator, RandomState or None, optional
+            Default ``self.random_state``; resolved by
+            :func:`fairlens._base.resolve_random_state`.
+
+        Returns
+        -------
+        ndarray (n_seeds, d)
+            k-means clusters of the pool sampled round robin (the whole pool if
+            ``n_seeds`` is at least its size).
+        """
+        n_seeds = self.n_seeds if n_seeds is None else check_int("n_seeds", n_seeds, min=1)
+        seed = resolve_random_state(self.random_state if random_state is None else random_state)
         cache = self.__dict__.setdefault("_seed_cache", {})
-        key = (int(n_seeds), int(random_state))
+        key = (int(n_seeds), seed)
         if key not in cache:
-            cache[key] = self.problem.check_rows(
-                select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state)
-            )
+            cache[key] = self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, seed))
         return cache[key].copy()
 
     def _shippable(self):
@@ -612,80 +762,41 @@ class _TwoPhaseSearch(abc.ABC):
         import copy
 
         c = copy.copy(self)
-        c.__dict__.pop("_seed_cache", None)
-        c.dataset = None
+        c.__dict__ = {k: v for k, v in self.__dict__.items() if k not in ("_seed_cache", "seeds", "pool")}
+        c.data = None
         pb = copy.copy(self.problem)
         pb.dataset = None
         pb.pool = self.problem.pool[:0]
         c.problem = pb
         return c
 
-    def run(
-        self,
-        n_seeds=1000,
-        n_local=1000,
-        random_state=0,
-        *,
-        engine="lockstep",
-        seeds=None,
-        callback=None,
-        stop=None,
-        track_explored=True,
-        blas_threads=1,
-        n_jobs=None,
-        block_size=BLOCK_SIZE,
-    ):
+    def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
         """Run the global then the local phase.
 
         Parameters
         ----------
-        n_seeds : int, default=1000
-            Global-phase seeds (``global_num``); ignored if ``seeds`` is given.
-        n_local : int, default=1000
-            Local iterations per unique global instance of a seed block (``local_num``);
-            0 skips the local phase.
-        random_state : int, RandomState, Generator or None, default=0
-            Seeds selection and the local phase's random streams.  An int in
-            ``[0, 2**32 - 1]`` is used as is; ``None`` draws a fresh key and a
-            ``RandomState``/``Generator`` one draw from it (the int actually used
-            is recorded in ``result.params["random_state"]``, so any run can be
-            repeated).
-        engine : {"lockstep", "reference"}
-            Batched engine or the literal one-seed-at-a-time twin.
-        seeds : array (n, d) or DataFrame, optional
-            Explicit seeds in the dataset's encoded space (a DataFrame is aligned
-            by column name), validated against the bounds.
-        callback : callable, optional
-            Called with a dict (``phase``, ``step``, ``total``, ``n_global``,
-            ``n_total``, ``elapsed``).  In this process (``n_jobs`` resolving to one
-            worker): after every step of the search.  With several workers: after each
-            finished task, with ``phase="blocks"``, ``step``/``total`` counting seed
-            blocks and ``n_global``/``n_total`` set to None (known only when the blocks
-            are merged).
         stop : threading.Event or callable, optional
-            The one stop convention of fairlens: a ``threading.Event`` (stop when
-            set) or a zero-argument callable (stop when it returns true).  Checked
-            after every step in this process, between finished tasks with several
-            workers (the blocks already finished are kept); the run then returns
-            what it found so far (``result.stopped``).
-        track_explored : bool, default=True
-            Keep the set of generated instances (for ``success_rate``).
-        blas_threads : int or None, default=1
-            Limit the BLAS thread pool during the run, in this process and in each
-            worker (``threadpoolctl``): the model batches here are small matrices,
-            which run several times faster single-threaded, especially on a busy
-            machine.  ``None`` leaves the pool alone (large models may prefer that).
+            The one stop convention of fairlens: a ``threading.Event`` (stop when set) or a
+            zero-argument callable (stop when it returns true).  Checked after every step in
+            this process, between finished tasks with several workers (the blocks already
+            finished are kept); the run then returns what it found so far
+            (``result.stopped``).
+        progress : bool or callable, optional
+            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
+            after every step (steps of the current phase) or finished task.
         n_jobs : int or None, default=None
-            Workers for the seed blocks, scikit-learn's convention: ``None`` means 1
-            unless inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or
-            all dask workers under ``joblib.parallel_config(backend="dask")``).
-        block_size : int, default=256 (``BLOCK_SIZE``)
-            Seeds per block.  The seeds are cut into fixed blocks of this size; each
-            block runs its global phase, de-duplicates its global instances and runs
-            its local phase on them, with random streams keyed by
-            ``(random_state, block index)``.  The blocks' instances are merged in
-            block order (global instances of all blocks first, then local ones), so the
-            result depends on ``block_size`` but never on ``n_jobs`` or the backend.
+            Workers for the seed blocks, scikit-learn's convention: ``None`` means 1 unless
+            inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask
+            workers under ``joblib.parallel_config(backend="dask")``).  The instances found
+            are the same at every ``n_jobs``.
+        callback : callable, optional
+            Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
+            ``elapsed``) after every step in this process; with several workers after each
+            finished task, with ``phase="blocks"`` and ``n_global``/``n_total`` set to None.
+        *args, **kwargs
+            Deprecated: ``run(n_seeds, n_local, random_state=..., engine=..., seeds=...,
+            track_explored=..., blas_threads=..., block_size=...)`` of earlier releases still
+            works for one release (FutureWarning) on a configured copy of this object.
 
         Returns
         -------
@@ -694,124 +805,111 @@ class _TwoPhaseSearch(abc.ABC):
         Raises
         ------
         ValueError
-            For out-of-range parameters, and when the similar instances of the
-            walkers (``n_seeds x`` the number of protected-value combinations)
-            would not fit in memory: the message names the estimate and the
-            remedy (discretise a continuous protected attribute, fewer seeds).
+            For out-of-range parameters, and when the similar instances of the walkers
+            (``n_seeds x`` the number of protected-value combinations) would not fit in
+            memory: the message names the estimate and the remedy.
 
         Notes
         -----
-        **Same answer at every n_jobs.**  With one worker all blocks walk in lockstep in
-        this process (one model call per step scores every walker of every block, the
-        fastest form for a model with a per-call overhead); with several workers each
-        task runs one block (one call per step for that block's walkers).  Each block's
-        walk, random numbers and de-duplication are the same in both forms, so the
-        instance sets are identical for any model that scores a row independently of
-        the other rows of the batch it comes in (true of scikit-learn's trees and
-        forests, of the callables used in the tests, and of dense networks except
-        where the BLAS library rounds a row differently in different batch sizes, in
-        the last bit: at a score exactly on the 0.5 threshold, or with a tiny ``h``,
-        such a model can make the two forms differ).  ``model_calls`` and
-        ``elapsed`` depend on ``n_jobs``; everything else does not.
-
-        **What one task carries.**  The block index; the search (the model adapter with
-        the model, the input domain and the protected combinations), the seeds and the
-        block keys travel once per call in a :class:`fairlens._parallel.Payload`
-        (scattered once to the dask workers).  For the benchmark census MLP (0.3 MB pickled)
-        the payload pickles to 6.0 MB, mostly the dataset the model adapter holds (it
-        decodes rows for readable-frame pipelines); a task returns its block's instances,
-        counterparts, scores and explored rows: 31 MB for the first 256-seed block of the
-        census 1000 x 1000 benchmark (96,545 instances, 113,960 explored rows).
-
         Every step is a bounded model call plus short kernel calls, so a
-        ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step;
-        the search object holds no per-run state and can be run again.
+        ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step; the search
+        object holds no per-run state and can be run again.
         """
-        from fairlens._parallel import base_seed, check_n_jobs, chunk_rng, effective_n_jobs, fixed_chunks
-
-        engine = check_choice("engine", engine, ("lockstep", "reference"))
-        n_local, random_state, stop, track_explored, blas_threads = _check_run_args(
-            n_local, random_state, callback, stop, track_explored, blas_threads)
-        n_jobs = check_n_jobs(n_jobs)
-        block_size = check_int("block_size", block_size, min=1)
-        if seeds is None:
-            n_seeds = check_int("n_seeds", n_seeds, min=1)
-            n_walkers = min(n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else n_seeds
-            self.problem.check_similar_memory(n_walkers, f"{self.method}.run", _SIMILAR_COPIES, "seeds")
-            seeds = self.seeds(n_seeds, random_state)
-        else:
-            seeds = self.problem.check_rows(seeds)
-            if seeds.shape[0] == 0:
-                raise ValueError("seeds is empty: pass at least one seed row.")
-            self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
-        # worst case: every step of every walker yields a new row (found and explored sets,
-        # with their hash tables and growth copies, plus the counterparts; the blocks' own
-        # sets and the run-wide union)
-        rows = float(seeds.shape[0]) * (self.max_iter + n_local)
-        d = self.problem.d
-        check_memory(
-            rows * ((2 * 8 * d + 16) * (3 if track_explored else 2) + 8 * d),
-            f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x {self.max_iter + n_local:,} steps",
-            "use fewer seeds or a smaller n_local (run several times with different random_state), "
-            "or pass track_explored=False.",
-        )
-        blocks = fixed_chunks(seeds.shape[0], block_size)
-        seed0 = base_seed(random_state)
-        keys = np.array([chunk_rng(seed0, b).integers(0, 2**63 - 1) for b in range(len(blocks))], dtype=np.uint64)
+        if args or kwargs:
+            return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
+                                                                callback=callback)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
+        stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
+        seeds = self._run_seeds(seed)
+        self._check_run_memory(seeds)
+        blocks = fixed_chunks(seeds.shape[0], self._block_size)
+        keys = np.array([chunk_rng(seed, b).integers(0, 2**63 - 1) for b in range(len(blocks))], dtype=np.uint64)
         workers = effective_n_jobs(n_jobs) if len(blocks) > 1 else 1
-        t0 = time.perf_counter()
-        if workers <= 1:
-            with _blas_limit(blas_threads):
-                scorer = CountingScorer(self.scorer)
-                source = self._source(scorer)
-                live = _Live(d, track_explored, callback, stop, t0)
-                recs = self._engine(engine, scorer, source, seeds, blocks, keys, n_local, live)
-                elapsed = time.perf_counter() - t0
-            stopped = live.stopped
-            queries = int(scorer.rows + getattr(source, "rows", 0))
-            calls = int(scorer.calls)
-            n_explored = len(live.explored) if live.explored is not None else 0
-            timeline = live.timeline
-        else:
-            from fairlens._parallel import Payload, run_chunks
-
-            payload = Payload(search=self._shippable(), seeds=seeds, blocks=blocks, keys=keys, n_local=n_local,
-                              engine=engine, track_explored=track_explored, blas_threads=blas_threads)
-            marks = []
-
-            def progress(done, total):
-                el = time.perf_counter() - t0
-                marks.append((el, done))
-                if callback is not None:
-                    callback({"phase": "blocks", "step": done, "total": total, "n_global": None, "n_total": None,
-                              "elapsed": el})
-
-            recs = run_chunks(_run_block, payload, range(len(blocks)), n_jobs=n_jobs, stop=stop, progress=progress)
-            elapsed = time.perf_counter() - t0
-            stopped = len(recs) < len(blocks)
-            queries = sum(r.queries for r in recs)
-            calls = sum(r.calls for r in recs)
-            n_explored = 0
-            if track_explored:
-                ex = RowSet(d)
-                for r in recs:
-                    ex.add(r.explored)
-                n_explored = len(ex)
-            u, counts = RowSet(d), []
-            for r in recs:
-                for p in r.parts["global"] + r.parts["local"]:
-                    u.add(p[0])
-                counts.append(len(u))
-            timeline = [(0.0, 0)] + [(t, counts[k - 1]) for t, k in marks if 0 < k <= len(counts)]
-        res = self._assemble(recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored,
-                             timeline, stopped)
-        res.params.update(block_size=block_size, n_blocks=len(blocks), n_jobs=n_jobs)
+        runner = self._run_here if workers <= 1 else self._run_workers
+        out = runner(seeds, blocks, keys, n_jobs, stop, report, callback)
+        res = self._assemble(out["recs"], seeds, out["elapsed"], seed, out["queries"], out["calls"],
+                             out["n_explored"], out["timeline"], out["stopped"])
+        res.params.update(block_size=self._block_size, n_blocks=len(blocks), n_jobs=n_jobs)
         return res
 
     _seeds_from_pool = True
 
-    def _assemble(self, recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored, timeline,
-                  stopped):
+    def _run_seeds(self, seed):
+        """The seeds of this run (explicit ``seeds`` or drawn with ``seed``), memory-checked."""
+        if self.seeds is None:
+            n_walkers = min(self.n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else self.n_seeds
+            self.problem.check_similar_memory(n_walkers, f"{self.method}.run", _SIMILAR_COPIES, "seeds")
+            return self.draw_seeds(self.n_seeds, seed)
+        seeds = self._check_seeds(self.seeds)
+        self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
+        return seeds
+
+    def _check_run_memory(self, seeds):
+        """Worst case: every step of every walker yields a new row (found and explored sets,
+        with their hash tables and growth copies, plus the counterparts)."""
+        rows = float(seeds.shape[0]) * (self.max_iter + self.n_local)
+        d = self.problem.d
+        check_memory(
+            rows * ((2 * 8 * d + 16) * (3 if self.track_explored else 2) + 8 * d),
+            f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x "
+            f"{self.max_iter + self.n_local:,} steps",
+            "use fewer seeds or a smaller n_local (run several times with different random_state), "
+            "or pass track_explored=False.",
+        )
+
+    def _run_here(self, seeds, blocks, keys, n_jobs, stop, report, callback):
+        """All blocks in lockstep in this process."""
+        t0 = time.perf_counter()
+        with _blas_limit(self.blas_threads):
+            scorer = CountingScorer(self.scorer)
+            source = self._source(scorer)
+            live = _Live(self.problem.d, self.track_explored, callback, stop, t0, report=report)
+            recs = self._engine(self.engine, scorer, source, seeds, blocks, keys, self.n_local, live)
+            elapsed = time.perf_counter() - t0
+        return {"recs": recs, "elapsed": elapsed, "stopped": live.stopped,
+                "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls),
+                "n_explored": len(live.explored) if live.explored is not None else 0, "timeline": live.timeline}
+
+    def _run_workers(self, seeds, blocks, keys, n_jobs, stop, report, callback):
+        """One block per task on the joblib workers; merged in block order."""
+        from fairlens._parallel import Payload, run_chunks
+
+        d = self.problem.d
+        t0 = time.perf_counter()
+        payload = Payload(search=self._shippable(), seeds=seeds, blocks=blocks, keys=keys, n_local=self.n_local,
+                          engine=self.engine, track_explored=self.track_explored, blas_threads=self.blas_threads)
+        marks = []
+
+        def on_task(done, total):
+            el = time.perf_counter() - t0
+            marks.append((el, done))
+            if report is not None:
+                report(done, total)
+            if callback is not None:
+                callback({"phase": "blocks", "step": done, "total": total, "n_global": None, "n_total": None,
+                          "elapsed": el})
+
+        recs = run_chunks(_run_block, payload, range(len(blocks)), n_jobs=n_jobs, stop=stop, progress=on_task)
+        elapsed = time.perf_counter() - t0
+        n_explored = 0
+        if self.track_explored:
+            ex = RowSet(d)
+            for r in recs:
+                ex.add(r.explored)
+            n_explored = len(ex)
+        u, counts = RowSet(d), []
+        for r in recs:
+            for p in r.parts["global"] + r.parts["local"]:
+                u.add(p[0])
+            counts.append(len(u))
+        timeline = [(0.0, 0)] + [(t, counts[k - 1]) for t, k in marks if 0 < k <= len(counts)]
+        return {"recs": recs, "elapsed": elapsed, "stopped": len(recs) < len(blocks),
+                "queries": sum(r.queries for r in recs), "calls": sum(r.calls for r in recs),
+                "n_explored": n_explored, "timeline": timeline}
+
+
+    def _assemble(self, recs, seeds, elapsed, seed, queries, calls, n_explored, timeline, stopped):
         """Merge the blocks in block order: every block's global instances, then every block's
         local ones; a row found by several blocks is kept once, at its first place."""
         d = self.problem.d
@@ -822,8 +920,9 @@ class _TwoPhaseSearch(abc.ABC):
         n_g = sum(p[0].shape[0] for p in gparts)
         n_global = int(keep[:n_g].sum())
         phase = np.array(["global"] * n_g + ["local"] * (X.shape[0] - n_g), dtype=object)
-        params = self.params()
-        params.update({"engine": engine, "n_seeds": int(seeds.shape[0]), "n_local": n_local, "random_state": random_state})
+        params = self._result_params()
+        params.update({"engine": self.engine, "n_seeds": int(seeds.shape[0]), "n_local": int(self.n_local),
+                       "random_state": seed})
         return FairnessTestResult(
             method=self.method,
             instances=np.ascontiguousarray(X[keep]),
@@ -843,8 +942,9 @@ class _TwoPhaseSearch(abc.ABC):
             timeline=np.asarray(timeline, dtype=np.float64),
             stopped=bool(stopped),
             params=params,
+            random_state=seed,
             feature_names=self.problem.feature_names,
-            dataset=self.dataset,
+            dataset=self.data,
         )
 
     def _engine(self, engine, scorer, source, seeds, blocks, keys, n_local, live):
@@ -852,7 +952,7 @@ class _TwoPhaseSearch(abc.ABC):
         reference: one after the other) and return one :class:`_BlockRec` per block."""
         if engine == "lockstep":
             return self._lockstep(scorer, source, seeds, blocks, keys, n_local, live)
-        recs, found = self._start(blocks, live)
+        recs, found = self._new_records(blocks, live)
         for b, ((a, e), key) in enumerate(zip(blocks, keys)):
             self._reference(scorer, source, seeds[a:e], n_local, int(key), recs, b, found, live)
             if live.stopped:
@@ -999,7 +1099,7 @@ class _TwoPhaseSearch(abc.ABC):
         if ok.any():
             found.add(X[ok], S[ok], sc[ok], owner[ok], "local", recs, live)
 
-    def _start(self, blocks, live):
+    def _new_records(self, blocks, live):
         recs = [_BlockRec() for _ in blocks]
         found = _Found(self.problem.d)
         if live.union is not None and len(blocks) == 1:
@@ -1008,7 +1108,7 @@ class _TwoPhaseSearch(abc.ABC):
         return recs, found
 
     def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
-        recs, found = self._start(blocks, live)
+        recs, found = self._new_records(blocks, live)
         hit, hitX, hitS, hitsc, tries = self._global_lockstep(scorer, source, seeds, live)
         for rec, (a, e) in zip(recs, blocks):
             rec.tries_global = int(tries[a:e].sum())
@@ -1111,60 +1211,160 @@ class _TwoPhaseSearch(abc.ABC):
                 break
 
 
+_BASE_ARGS = ("protected", "n_seeds", "n_local", "random_state", "seeds", "pool", "favourable", "max_iter",
+              "global_step", "local_step", "decay", "update_interval", "n_clusters", "epsilon", "engine",
+              "track_explored", "blas_threads")
+
+
+def _positional_protected(init):
+    """Let ``Cls(model, data, protected)`` of earlier releases work for one release (FutureWarning);
+    everything after ``data`` is keyword-only."""
+    import functools
+
+    @functools.wraps(init)
+    def wrapper(self, model, data, *args, **kwargs):
+        if args:
+            import warnings
+
+            name = type(self).__name__
+            if len(args) > 1 or "protected" in kwargs:
+                raise TypeError(f"{name}() takes model and data positionally; pass everything else by keyword "
+                                "(protected=[...], n_seeds=..., ...).")
+            warnings.warn(f"{name}(model, data, protected): pass protected= by keyword; the positional form "
+                          "will stop working in the next release.", FutureWarning, stacklevel=2)
+            kwargs["protected"] = args[0]
+        return init(self, model, data, **kwargs)
+
+    return wrapper
+
+
+def _base_kwargs(loc):
+    """The base-class keyword arguments out of a subclass ``__init__``'s ``locals()``."""
+    return {k: loc[k] for k in _BASE_ARGS}
+
+
+def _favourable_alias(name, favourable, old):
+    """``favourable_class=`` (earlier releases) -> ``favourable``, with a FutureWarning."""
+    from fairlens._base import renamed_kwargs
+
+    old = renamed_kwargs(name, dict(old), {"favourable_class": "favourable"})
+    if "favourable" in old:
+        if favourable != 1:
+            raise TypeError(f"{name}() got both 'favourable_class' (old name) and 'favourable'; pass only "
+                            "'favourable'.")
+        favourable = old.pop("favourable")
+    if old:
+        raise TypeError(f"{name}() got an unexpected keyword argument {sorted(old)[0]!r}.")
+    return favourable
+
+
 class MAFT(_TwoPhaseSearch):
     """Model-Agnostic Fairness Testing (Wang et al., ICSE 2024).
 
-    Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the
-    vectored zero-order gradient of the model's confidence (Algorithm 2).
-
+    Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the vectored
+    zero-order gradient of the model's confidence (Algorithm 2).
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
-        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a
-        pipeline fitted on the readable frame ``dataset.frame[dataset.feature_names]``
-        (rows are decoded before each call), an estimator fitted on the encoded
-        ``dataset.X`` (array, or DataFrame in any column order: aligned by name) or a
-        callable on encoded rows returning probabilities.  The search always runs
-        in the encoded space; ``result.params["model_input"]`` says how the model
-        was called.  Only the favourable-class probability is used.
-    dataset : fairlens Dataset
-        Supplies the seed pool (``X``), the input domain (``bounds``) and names.
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
     protected : list of str or int, optional
-        Protected attributes (default ``dataset.protected``).
-    favourable_class : default=1
-        The model class that is the favourable outcome (for a model fitted on the
-        readable target labels, the dataset's favourable label is found
-        automatically).
-    h : float, default=1.0
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    h : float > 0, default=1.0
         Perturbation size of the zero-order gradient (RQ1 recommends 1.0).  For a
-        readable-frame model an attribute at the top of its domain is
-        differentiated one-sidedly (``x - h``): codes outside the domain have no label.
+        readable-frame model an attribute at the top of its domain is differentiated
+        one-sidedly (``x - h``): codes outside the domain have no label.
     vectored : bool, default=True
-        Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per
-        attribute and point).
-    max_iter, global_step, local_step, decay, update_interval, n_clusters, epsilon
-        The paper's defaults: 10, 1.0, 1.0, 0.5, 5, 4, 1e-6.
-    data : array or DataFrame, optional
-        Seed pool (default ``dataset.X``), in the encoded space.
+        Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per attribute
+        and point).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter that is refused (the message names it, the value and what is valid),
+        a model without probabilities, or protected attributes whose combinations cannot be
+        enumerated.
+
+    See Also
+    --------
+    EIDIG, ADF, AEQUITAS, SG : the baselines, same parameters and result.
 
     Examples
     --------
-    >>> res = MAFT(model, census, protected=["sex"]).run(n_seeds=100, n_local=100)  # doctest: +SKIP
-    >>> res.n_instances, res.instances_per_second  # doctest: +SKIP
+    >>> from fairlens.maft import MAFT
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> res = MAFT(model, census, protected=["sex"], n_seeds=20, n_local=20, random_state=0).run()
+    >>> res.summary().shape
+    (1, 11)
     """
 
     method = "MAFT"
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "h": [Interval(numbers.Real, 0, None, closed="neither")],
+        "vectored": ["boolean"],
+    }
 
-    def __init__(self, model, dataset, protected=None, *, h=1.0, vectored=True, **kw):
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, h=1.0, vectored=True, **deprecated):
+        favourable = _favourable_alias("MAFT", favourable, deprecated)
+        self.h, self.vectored = h, vectored
+        super().__init__(model, data, **_base_kwargs(locals()))
         self.h = _check_h(h)
-        self.vectored = check_bool("vectored", vectored)
-        super().__init__(model, dataset, protected, **kw)
         from ._gradients import _zo_bounds
 
-        self._zo_bounds = _zo_bounds(self.scorer, dataset)  # computed here: workers get no dataset
+        self._zo_bounds = _zo_bounds(self.scorer, data)  # computed here: workers get no dataset
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p.update(h=self.h, vectored=self.vectored)
         return p
 
@@ -1174,16 +1374,17 @@ class MAFT(_TwoPhaseSearch):
 
 class _WhiteBox(_TwoPhaseSearch):
     _source_cls = None
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "gradient": [None, "callable"]}
 
-    def __init__(self, model, dataset, protected=None, *, gradient=None, **kw):
-        super().__init__(model, dataset, protected, **kw)
+    def _init_white_box(self, model, data, gradient, kw):
         self.gradient = gradient
+        super().__init__(model, data, **kw)
         src = self._source_cls(model, self.scorer, self.problem.d, gradient)  # validates early
         if gradient is not None:
             src.proba_gradient(np.ascontiguousarray(self.problem.pool[:2]))
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p["gradient"] = "user gradient=" if self.gradient is not None else "analytic MLPClassifier gradient"
         return p
 
@@ -1192,72 +1393,300 @@ class _WhiteBox(_TwoPhaseSearch):
 
 
 class EIDIG(_WhiteBox):
-    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
-    gradient of the output probability (white-box).
+    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic* gradient of the
+    output probability (white-box).
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    gradient : callable, optional
+        A callable mapping an ``(n, d)`` batch of encoded rows to ``d score / d x`` of shape
+        ``(n, d)`` (score = favourable-class probability), e.g. from ``torch.autograd`` or
+        ``tf.GradientTape``: any differentiable model.  Without it, a fitted scikit-learn
+        ``MLPClassifier`` (possibly behind a scaler, as :func:`fairlens.models.train_mlp`
+        returns it) is differentiated by :func:`fairlens.models.mlp_input_gradient`.
 
-    The gradient comes from ``gradient=`` -- a callable mapping an ``(n, d)`` batch of
-    encoded rows to ``d score / d x`` of shape ``(n, d)`` (score = favourable-class
-    probability), e.g. from ``torch.autograd`` or ``tf.GradientTape``: any
-    differentiable model -- or, without it, from a fitted sklearn ``MLPClassifier``
-    (possibly behind a scaler, as :func:`fairlens.models.train_mlp` returns it),
-    differentiated by :func:`fairlens.models.mlp_input_gradient`.  Other parameters as
-    :class:`MAFT`."""
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`MAFT`; also when no gradient is available for the model.
+
+    Examples
+    --------
+    >>> from fairlens.maft import EIDIG
+    >>> from fairlens.datasets import load_dataset
+    >>> from fairlens.models import train_mlp
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> mlp = train_mlp(census.X[:2000], census.y[:2000], random_state=0)
+    >>> EIDIG(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
+    True
+    """
 
     method = "EIDIG"
     _source_cls = OutputGradientSource
 
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, gradient=None, **deprecated):
+        favourable = _favourable_alias("EIDIG", favourable, deprecated)
+        self._init_white_box(model, data, gradient, _base_kwargs(locals()))
+
 
 class ADF(_WhiteBox):
     """ADF (Zhang et al., ICSE 2020): gradient of the loss, its sign, no momentum
-    (``decay=0``) and a fresh gradient at every local iteration
-    (``update_interval=1``); white-box like :class:`EIDIG` (same ``gradient=``:
-    ``d score / d x``, turned into the cross-entropy gradient here)."""
+    (``decay=0``) and a fresh gradient at every local iteration (``update_interval=1``);
+    white-box like :class:`EIDIG` (same ``gradient=``: ``d score / d x``, turned into the
+    cross-entropy gradient here).
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    gradient : callable, optional
+        As :class:`EIDIG`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`EIDIG`.
+
+    Notes
+    -----
+    ``decay`` defaults to 0.0 and ``update_interval`` to 1 here (ADF's algorithm).
+
+    Examples
+    --------
+    >>> from fairlens.maft import ADF
+    >>> from fairlens.datasets import load_dataset
+    >>> from fairlens.models import train_mlp
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> mlp = train_mlp(census.X[:2000], census.y[:2000], random_state=0)
+    >>> ADF(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
+    True
+    """
 
     method = "ADF"
     _source_cls = LossGradientSource
 
-    def __init__(self, model, dataset, protected=None, **kw):
-        kw.setdefault("decay", 0.0)
-        kw.setdefault("update_interval", 1)
-        super().__init__(model, dataset, protected, **kw)
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.0,
+                 update_interval=1, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, gradient=None, **deprecated):
+        favourable = _favourable_alias("ADF", favourable, deprecated)
+        self._init_white_box(model, data, gradient, _base_kwargs(locals()))
 
 
 class AEQUITAS(_TwoPhaseSearch):
     """AEQUITAS (Udeshi et al., ASE 2018) as re-implemented by the MAFT authors.
 
-    Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the
-    input domain (not from the data); the discriminatory ones seed the local
-    phase.  Local phase: pick an attribute with adaptive weights and a direction
-    with adaptive per-attribute probabilities (both shared by all seeds and
-    reinforced by success, change size 0.001), step, keep on success, reset to
-    the seed on failure.  Protected attributes get weight 0 here (perturbing
-    them is meaningless: every value is already in the similar set).
-    Model and other parameters as :class:`MAFT`.
+    Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the input domain
+    (not from the data); the discriminatory ones seed the local phase.  Local phase: pick an
+    attribute with adaptive weights and a direction with adaptive per-attribute probabilities
+    (both shared by the walkers of a block and reinforced by success, change size 0.001), step,
+    keep on success, reset to the seed on failure.  Protected attributes get weight 0 here
+    (perturbing them is meaningless: every value is already in the similar set).
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    change_size : float in (0, 1], default=0.001
+        Reinforcement step of the adaptive probabilities.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`MAFT`.
+
+    Examples
+    --------
+    >>> from fairlens.maft import AEQUITAS
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> AEQUITAS(model, census, protected=["sex"], n_seeds=50, n_local=10).run().method
+    'AEQUITAS'
     """
 
     method = "AEQUITAS"
     _seeds_from_pool = False
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "change_size": [Interval(numbers.Real, 0, 1, closed="right")]}
 
-    def __init__(self, model, dataset, protected=None, *, change_size=0.001, **kw):
-        self.change_size = check_real("change_size", change_size, min=0.0, max=1.0, include_min=False)
-        super().__init__(model, dataset, protected, **kw)
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, change_size=0.001, **deprecated):
+        favourable = _favourable_alias("AEQUITAS", favourable, deprecated)
+        self.change_size = change_size
+        super().__init__(model, data, **_base_kwargs(locals()))
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p["change_size"] = self.change_size
         return p
 
     def _source(self, scorer):
         return None
 
-    def seeds(self, n_seeds, random_state=0):
-        """Uniform random points of the integer grid of the domain."""
-        n_seeds = check_int("n_seeds", n_seeds, min=1)
+    def draw_seeds(self, n_seeds=None, random_state=None):
+        """Uniform random points of the integer grid of the domain.
+
+        Parameters
+        ----------
+        n_seeds : int, optional
+            Default ``self.n_seeds``.
+        random_state : int, Generator, RandomState or None, optional
+            Default ``self.random_state``.
+
+        Returns
+        -------
+        ndarray (n_seeds, d)
+        """
+        n_seeds = self.n_seeds if n_seeds is None else check_int("n_seeds", n_seeds, min=1)
         pb = self.problem
-        rng = _generator(random_state)
+        rng = np.random.default_rng(resolve_random_state(self.random_state if random_state is None else random_state))
         lo = np.ceil(pb.lo)
         hi = np.floor(pb.hi)
         return np.ascontiguousarray(lo + np.floor(rng.random((n_seeds, pb.d)) * (hi - lo + 1.0)))
+
 
     def _init_probs(self):
         d = self.problem.d
@@ -1278,7 +1707,7 @@ class AEQUITAS(_TwoPhaseSearch):
 
     def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
         pb = self.problem
-        recs, found = self._start(blocks, live)
+        recs, found = self._new_records(blocks, live)
         gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, found, live)
         G, d, C = gX.shape[0], pb.d, pb.C
         if G == 0 or n_local == 0 or live.stopped:

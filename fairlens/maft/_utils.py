@@ -146,7 +146,7 @@ class CountingScorer:
         return out
 
 
-def resolve_scorer(model, dataset=None, favourable_class=1):
+def resolve_scorer(model, dataset=None, favourable_class=1, name="favourable"):
     """Adapt ``model`` once with :func:`fairlens.models.as_scorer` (the one model protocol).
 
     With a dataset, a pipeline fitted on the readable frame, a model fitted on an
@@ -162,8 +162,8 @@ def resolve_scorer(model, dataset=None, favourable_class=1):
         listed = list(np.asarray(classes).tolist())
         if favourable_class not in listed:
             raise ValueError(
-                f"favourable_class={favourable_class!r} is not one of the model's classes {listed}; pass "
-                "favourable_class=<the class that is the favourable outcome>."
+                f"{name}={favourable_class!r} is not one of the model's classes {listed}; pass "
+                f"{name}=<the class that is the favourable outcome>."
             )
     return as_scorer(model, dataset, favourable_class=favourable_class)
 

@@ -26,13 +26,13 @@ def test_gradient_callable_equals_builtin(toy, toy_mlp, cls):
         calls.append(X.shape)
         return mlp_input_gradient(toy_mlp, X)
 
-    a = cls(toy_mlp, toy, protected=["sex", "race"]).run(n_seeds=25, n_local=30, random_state=0)
-    b = cls(toy_mlp, toy, protected=["sex", "race"], gradient=grad).run(n_seeds=25, n_local=30, random_state=0)
+    a = cls(toy_mlp, toy, protected=["sex", "race"], n_seeds=25, n_local=30, random_state=0).run()
+    b = cls(toy_mlp, toy, protected=["sex", "race"], gradient=grad, n_seeds=25, n_local=30, random_state=0).run()
     assert calls and a.n_instances > 0
     assert {tuple(r) for r in a.instances} == {tuple(r) for r in b.instances}
     # a plain callable (black box to fairlens) with its gradient: same search again
     f = lambda X: toy_mlp.predict_proba(X)[:, 1]  # noqa: E731
-    c = cls(f, toy, protected=["sex", "race"], gradient=grad).run(n_seeds=25, n_local=30, random_state=0)
+    c = cls(f, toy, protected=["sex", "race"], gradient=grad, n_seeds=25, n_local=30, random_state=0).run()
     assert {tuple(r) for r in a.instances} == {tuple(r) for r in c.instances}
     assert "user gradient" in c.params["gradient"]
 
@@ -46,13 +46,13 @@ def test_gradient_hand_written_logistic(toy):
         return (p * (1 - p))[:, None] * w[None, :]
 
     for cls in (EIDIG, ADF):
-        res = cls(f, toy, protected=["sex"], gradient=grad).run(n_seeds=40, n_local=40, random_state=0)
+        res = cls(f, toy, protected=["sex"], gradient=grad, n_seeds=40, n_local=40, random_state=0).run()
         check_result(f, res, [1], toy.bounds)
         assert res.n_local > 0
     # the gradient really drives the search: with its sign reversed the global walk differs
     seeds = toy.X[:60]
-    good = EIDIG(f, toy, protected=["sex"], gradient=grad).run(n_local=0, seeds=seeds)
-    bad = EIDIG(f, toy, protected=["sex"], gradient=lambda X: -grad(X)).run(n_local=0, seeds=seeds)
+    good = EIDIG(f, toy, protected=["sex"], gradient=grad, n_local=0, seeds=seeds).run()
+    bad = EIDIG(f, toy, protected=["sex"], gradient=lambda X: -grad(X), n_local=0, seeds=seeds).run()
     assert good.n_global > bad.n_global
 
 
@@ -83,7 +83,7 @@ def test_builtin_gradient_on_reordered_frame_mlp(toy):
         )
     c = compare_gradients(m, toy, toy.X[:30], protected=["sex"], h=1e-6, non_vectored=False)
     assert np.nanmedian(c.gradient_cos["MAFT vs EIDIG"]) > 0.999
-    res = EIDIG(m, toy, protected=["sex"]).run(n_seeds=20, n_local=10, random_state=0)
+    res = EIDIG(m, toy, protected=["sex"], n_seeds=20, n_local=10, random_state=0).run()
 
     def oracle(X):
         return m.predict_proba(pd.DataFrame(np.atleast_2d(X), columns=toy.feature_names)[cols])[:, 1]

@@ -18,8 +18,8 @@ from fairlens.maft import (
 
 def test_random_state_messages_name_the_argument(toy, smooth):
     for call in (
-        lambda: MAFT(smooth, toy).run(3, 1, random_state="abc"),
-        lambda: AEQUITAS(smooth, toy).seeds(3, random_state="abc"),
+        lambda: MAFT(smooth, toy, n_seeds=3, n_local=1, random_state="abc").run(),
+        lambda: AEQUITAS(smooth, toy).draw_seeds(3, random_state="abc"),
         lambda: select_seeds(toy.X, 3, random_state="abc"),
         lambda: discrimination_rate(smooth, toy, ["sex"], n_samples=5, random_state="abc"),
     ):
@@ -33,22 +33,22 @@ def test_stop_convention_event_or_callable(toy, smooth):
     def cb(state):
         n["k"] += 1
 
-    res = MAFT(smooth, toy).run(n_seeds=30, n_local=100, random_state=0, callback=cb, stop=lambda: n["k"] >= 4)
+    res = MAFT(smooth, toy, n_seeds=30, n_local=100, random_state=0).run(callback=cb, stop=lambda: n["k"] >= 4)
     assert res.stopped and 4 <= n["k"] <= 5  # the step that saw the stop, plus the phase's closing tick
     ev = threading.Event()
     ev.set()
-    assert MAFT(smooth, toy).run(n_seeds=30, n_local=100, stop=ev).stopped
+    assert MAFT(smooth, toy, n_seeds=30, n_local=100).run(stop=ev).stopped
     with pytest.raises(TypeError, match="stop"):
-        MAFT(smooth, toy).run(n_seeds=3, n_local=1, stop="yes")
+        MAFT(smooth, toy, n_seeds=3, n_local=1).run(stop="yes")
 
 
 def test_unknown_keywords_and_enums(toy, smooth):
     with pytest.raises(TypeError, match="stop_flag"):
-        MAFT(smooth, toy).run(3, 1, stop_flag=lambda: False)
+        MAFT(smooth, toy, n_seeds=3, n_local=1, stop_flag=lambda: False).run()
     with pytest.raises(TypeError, match="favorable_class"):
         MAFT(smooth, toy, favorable_class=1)
     with pytest.raises(ValueError, match="'lockstep', 'reference'"):
-        MAFT(smooth, toy).run(3, 1, engine="fast")
+        MAFT(smooth, toy, n_seeds=3, n_local=1, engine="fast").run()
     with pytest.raises(ValueError, match="'domain', 'data'"):
         discrimination_rate(smooth, toy, ["sex"], n_samples=5, sample="grid")
     with pytest.raises(ValueError, match="labelling"):

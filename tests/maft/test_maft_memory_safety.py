@@ -25,7 +25,7 @@ def benchmark_result():
     w = np.linspace(-0.5, 0.5, bench.n_features)
     w[bench.index_of("AgeInYears")] = 1.5
     f = lambda X: 1 / (1 + np.exp(-(np.asarray(X) @ w - np.asarray(bench.X).mean(0) @ w)))  # noqa: E731
-    res = MAFT(f, bench, protected=["AgeInYears"]).run(n_seeds=20, n_local=5, random_state=0)
+    res = MAFT(f, bench, protected=["AgeInYears"], n_seeds=20, n_local=5, random_state=0).run()
     assert res.n_instances > 0 and res.instances.shape[1] == 24
     return res
 
@@ -40,7 +40,7 @@ def test_result_from_another_encoding_is_refused(german, benchmark_result):
     with pytest.raises(ValueError, match="X has 24 features"):
         discriminatory_mask(model, german, benchmark_result.instances, ["sex"])
     with pytest.raises(ValueError, match="seeds has 24 features"):
-        MAFT(model, german, protected=["sex"]).run(n_local=1, seeds=benchmark_result.instances)
+        MAFT(model, german, protected=["sex"], n_local=1, seeds=benchmark_result.instances).run()
     with pytest.raises(TypeError, match="FairnessTestResult"):
         retrain_with_instances(model, german, benchmark_result.instances, ["sex"])
     # same feature count but other names: still refused
@@ -87,7 +87,7 @@ def test_protected_blow_up_refused_with_estimate(german):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError) as err:
-            s.run(50, 5)
+            s.set_params(n_seeds=50, n_local=5).run()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -96,9 +96,9 @@ def test_protected_blow_up_refused_with_estimate(german):
     assert "GiB" in msg and "discretise" in msg
     assert peak < 256 * 1024**2
     with pytest.raises(ValueError, match="combinations"):
-        AEQUITAS(f, german, protected=["age", "credit_amount"]).run(50, 5)
+        AEQUITAS(f, german, protected=["age", "credit_amount"], n_seeds=50, n_local=5).run()
     # a single continuous protected attribute with few seeds still runs
-    r = MAFT(f, german, protected=["credit_amount"]).run(2, 0, random_state=0)
+    r = MAFT(f, german, protected=["credit_amount"], n_seeds=2, n_local=0, random_state=0).run()
     assert r.tries_global >= 1
 
 
@@ -147,15 +147,15 @@ def test_discrimination_rate_huge_n_refused_and_blocks_invariant(toy, toy_mlp, m
 
 def test_keyboard_interrupt_propagates_and_object_reusable(toy, smooth):
     s = MAFT(smooth, toy)
-    fresh = MAFT(smooth, toy).run(n_seeds=20, n_local=20, random_state=0)
+    fresh = MAFT(smooth, toy, n_seeds=20, n_local=20, random_state=0).run()
 
     def cb(state):
         if state["phase"] == "local" and state["step"] == 2:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        s.run(n_seeds=20, n_local=20, random_state=0, callback=cb)
-    again = s.run(n_seeds=20, n_local=20, random_state=0)
+        s.set_params(n_seeds=20, n_local=20, random_state=0).run(callback=cb)
+    again = s.set_params(n_seeds=20, n_local=20, random_state=0).run()
     np.testing.assert_array_equal(again.instances, fresh.instances)
 
     class Flaky:
@@ -173,7 +173,7 @@ def test_keyboard_interrupt_propagates_and_object_reusable(toy, smooth):
     a = AEQUITAS(fl, toy)
     fl.armed = True
     with pytest.raises(KeyboardInterrupt):
-        a.run(n_seeds=50, n_local=20, random_state=0)
+        a.set_params(n_seeds=50, n_local=20, random_state=0).run()
     fl.armed = False
-    np.testing.assert_array_equal(a.run(n_seeds=50, n_local=20, random_state=0).instances,
-                                  AEQUITAS(smooth, toy).run(n_seeds=50, n_local=20, random_state=0).instances)
+    np.testing.assert_array_equal(a.set_params(n_seeds=50, n_local=20, random_state=0).run().instances,
+                                  AEQUITAS(smooth, toy, n_seeds=50, n_local=20, random_state=0).run().instances)

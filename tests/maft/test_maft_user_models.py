@@ -22,25 +22,28 @@ from ._maft_oracle import _oracle_readable, _recheck
 
 @pytest.mark.parametrize("cls", [MAFT, AEQUITAS])
 def test_readable_pipeline_audited_directly(german, readable_pipe, cls):
-    res = cls(readable_pipe, german, protected=["age"]).run(n_seeds=20, n_local=8, random_state=0)
+    res = cls(readable_pipe, german, protected=["age"], n_seeds=20, n_local=8, random_state=0).run()
     assert "readable" in res.params["model_input"]
-    assert res.params["favourable_class"] == "good"
+    assert res.params["favourable"] == "good"
     _recheck(_oracle_readable(readable_pipe, german), german, res, ["age"])
     fr = res.to_frame(max_rows=3)
     assert set(fr[("x", "sex")]) <= {"male", "female"} | set(german.frame["sex"])
 
 
 def test_readable_pipeline_favourable_class(german, readable_pipe):
-    s = MAFT(readable_pipe, german, protected=["age"], favourable_class="good")
-    assert s.params()["favourable_class"] == "good"
-    with pytest.raises(ValueError, match="favourable_class"):
-        MAFT(readable_pipe, german, protected=["age"], favourable_class="excellent")
+    s = MAFT(readable_pipe, german, protected=["age"], favourable="good")
+    assert s._result_params()["favourable"] == "good"
+    with pytest.raises(ValueError, match="favourable"):
+        MAFT(readable_pipe, german, protected=["age"], favourable="excellent")
+    with pytest.warns(FutureWarning, match="'favourable_class' was renamed 'favourable'"):
+        old = MAFT(readable_pipe, german, protected=["age"], favourable_class="good")
+    assert old._result_params()["favourable"] == "good"
 
 
 @pytest.mark.parametrize("cls", [MAFT, AEQUITAS])
 def test_encoded_frame_with_reordered_columns(german, reordered_lr, cls):
     model, cols = reordered_lr
-    res = cls(model, german, protected=["age"]).run(n_seeds=20, n_local=8, random_state=0)
+    res = cls(model, german, protected=["age"], n_seeds=20, n_local=8, random_state=0).run()
     assert "encoded columns" in res.params["model_input"] or "DataFrame" in res.params["model_input"]
 
     def oracle(X):
@@ -59,7 +62,7 @@ def test_plain_callable(german, cls):
         X = np.asarray(X, dtype=float)
         return 1.0 / (1.0 + np.exp(-(X @ w - 1.5)))
 
-    res = cls(f, german, protected=["age"]).run(n_seeds=30, n_local=8, random_state=0)
+    res = cls(f, german, protected=["age"], n_seeds=30, n_local=8, random_state=0).run()
     assert "callable" in res.params["model_input"]
     _recheck(f, german, res, ["age"])
 
@@ -84,7 +87,7 @@ def test_mask_and_rate_on_readable_pipeline_match_oracle(german, readable_pipe):
 def test_zero_order_gradient_readable_pipeline(german, readable_pipe):
     """One-sided steps at the top of a categorical domain; same numbers as by hand."""
     X = german.X[:4]
-    G = zero_order_gradient(readable_pipe, X, dataset=german, favourable_class="good")
+    G = zero_order_gradient(readable_pipe, X, data=german, favourable="good")
     score = _oracle_readable(readable_pipe, german)
     j = german.index_of("checking_status")
     for r in range(4):
@@ -99,7 +102,7 @@ def test_zero_order_gradient_readable_pipeline(german, readable_pipe):
 
 
 def test_retrain_readable_pipeline(german, readable_pipe):
-    res = MAFT(readable_pipe, german, protected=["age"]).run(n_seeds=20, n_local=8, random_state=0)
+    res = MAFT(readable_pipe, german, protected=["age"], n_seeds=20, n_local=8, random_state=0).run()
     mit = retrain_with_instances(readable_pipe, german, res, ["age"], fraction=0.02, n_samples=300)
     # the refit takes the readable frame and returns readable labels, like the original
     out = mit.model.predict(german.frame[german.feature_names].iloc[:5])
