@@ -20,23 +20,26 @@ Two engines run the *same* algorithm:
 * ``engine="reference"``: a literal one-seed-at-a-time implementation in plain
   NumPy, kept as the slow, faithful twin.
 
-**Seed blocks (parallel execution, issue #14).**  The seeds are cut into fixed blocks of
-``block_size`` (default :data:`BLOCK_SIZE` = 256) seeds.  A block is a self-contained search:
-its global phase, the de-duplication of its global instances, and its local phase on them,
-with a random key drawn from ``fairlens._parallel.chunk_rng(base_seed(random_state), block)``.
-With ``n_jobs`` resolving to one worker all blocks walk in lockstep in this process (one
-model call per step for all walkers of all blocks, as fast as one block); with several
-workers each block is one task of :func:`fairlens._parallel.run_chunks` (loky, dask...).
-The blocks' instances are merged in block order (every block's global instances, then every
-block's local ones, each row kept once), so the result is the same at every ``n_jobs``.
+**As the paper, at every budget, at every n_jobs (issues #14, #24).**  The run is the
+paper's: the global phase walks every seed; the global instances of ALL seeds are then
+de-duplicated in seed order (the paper's ``global_id`` set); each unique global instance is
+one local walker.  Walker ``w`` draws its random numbers from the counter-based stream
+``(key, w, iteration, draw)`` (:func:`fairlens.maft._utils.stream_uniform`; ``key`` from
+``chunk_rng(random_state, 0)``), so a walk depends on nothing but its start, and the
+instances (global ones in seed order, then local ones in the order Algorithm 4 finds them,
+walker after walker, each row once) are the same however the work is cut.  With ``n_jobs``
+resolving to one worker both phases run in lockstep in this process (one model call per step
+for all walkers); with several workers each worker walks one contiguous share of the seeds,
+then of the walkers, in lockstep (one call per step for its share), returns its rows as int64
+keys (:class:`fairlens.maft._utils.RowCodec`) and the parent merges the shares with one linear
+pass of a hash set.  A phase too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
 
-Randomness of the local phase comes from a counter-based stream indexed by
-(block key, walker, iteration, draw) (:func:`fairlens.maft._utils.stream_uniform`), so both
-engines use identical random numbers and — for a model whose row scores do not
-depend on the batch they are computed in — return identical instance sets for
-MAFT, EIDIG and ADF.  AEQUITAS shares its adaptive probabilities across the walkers of
-a block; the lockstep engine updates them after each step in walker order, the reference
-after each iteration, so those two differ by design.
+Both engines use identical random numbers and -- for a model whose row scores do not
+depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and
+ADF.  AEQUITAS shares its adaptive probabilities across groups of :data:`BLOCK_SIZE`
+consecutive walkers (parallel shares are cut on group boundaries); the lockstep engine
+updates them after each step in walker order, the reference after each iteration, so those
+two differ by design.
 
 Choices where the paper is silent or ambiguous (documented here once):
 
@@ -47,10 +50,9 @@ Choices where the paper is silent or ambiguous (documented here once):
   paper), so the attribute probabilities are first computed at iteration 0 with
   ``FindPair``; ``Reset(probability)`` restores those first probabilities.
   (EIDIG's code seeds them with the max-difference partner instead.)
-* Global instances are de-duplicated (in seed order) within each seed block before
-  the local phase, as in the authors' code; every unique global instance of a block
-  gets ``n_local`` iterations (an instance reached from seeds of two blocks is walked
-  by both).
+* Global instances are de-duplicated (in seed order) across the whole run before the
+  local phase, as in the paper and the authors' code; every unique global instance gets
+  ``n_local`` iterations, once.
 * Seeds: k-means (``n_clusters``) on the seed pool, then seed ``i`` is a random
   member of cluster ``i mod n_clusters``; if ``n_seeds >= len(pool)`` the whole
   pool is used (as the paper does for small datasets).
@@ -65,13 +67,13 @@ import time
 import numpy as np
 
 from fairlens._base import Analysis, Interval, Options, resolve_random_state
-from fairlens._parallel import chunk_rng, effective_n_jobs, fixed_chunks
+from fairlens._parallel import chunk_rng, effective_n_jobs
 from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, RowSet, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, resolve_scorer, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -358,10 +360,15 @@ def _counterpart(S, sc):
     return S[r, j], sc[r, j]
 
 
-#: Seeds per block, the unit of parallel work: one task runs the global and the local phase
-#: of one block.  A constant (never derived from ``n_jobs``), so that the blocks, their random
-#: streams and hence the instances found are the same at every ``n_jobs`` and on every backend.
+#: Walkers sharing AEQUITAS's adaptive probabilities (a constant: groups of consecutive global
+#: instances, never derived from ``n_jobs``; parallel shares are cut on group boundaries).
 BLOCK_SIZE = 256
+
+#: Below this many model rows (an upper bound of a phase's work, ``walkers x steps x
+#: combinations``) a phase runs in this process even when ``n_jobs`` asks for workers: starting
+#: the tasks and shipping the model would cost more than the work (measured in
+#: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
+MIN_PARALLEL_ROWS = 1_000_000
 
 
 def _blas_limit(blas_threads):
@@ -374,97 +381,117 @@ def _blas_limit(blas_threads):
     return threadpool_limits(limits=blas_threads, user_api="blas")
 
 
-class _BlockRec:
-    """What one seed block found, independently of every other block.
+def _cuts(n, parts, align=1):
+    """``[(start, stop), ...]``: ``range(n)`` in at most ``parts`` contiguous shares whose
+    boundaries are multiples of ``align``."""
+    units = -(-n // align)
+    parts = max(1, min(parts, units))
+    edges = [min(n, align * round(units * i / parts)) for i in range(parts + 1)]
+    return [(a, e) for a, e in zip(edges[:-1], edges[1:]) if e > a]
 
-    Instances are unique *within the block*: the global hits in seed order (de-duplicated
-    before the block's local phase), then the local instances not found before in this block,
-    in discovery order.  Each part is ``(X, counterparts, scores, counterpart scores)``.
+
+class _Grow:
+    """A growable array (amortised doubling) of rows of a fixed trailing shape."""
+
+    def __init__(self, shape=(), dtype=np.float64, capacity=256):
+        self.a = np.empty((capacity,) + tuple(shape), dtype=dtype)
+        self.n = 0
+
+    def extend(self, v):
+        m = v.shape[0]
+        if self.n + m > self.a.shape[0]:
+            cap = self.a.shape[0]
+            while cap < self.n + m:
+                cap *= 2
+            a = np.empty((cap,) + self.a.shape[1:], dtype=self.a.dtype)
+            a[: self.n] = self.a[: self.n]
+            self.a = a
+        self.a[self.n : self.n + m] = v
+        self.n += m
+
+    @property
+    def view(self):
+        return self.a[: self.n]
+
+
+class _Finds:
+    """The local discoveries of one share of walkers, de-duplicated, in canonical order.
+
+    A row is kept once with its counterpart's protected values, both scores and its *order
+    key* ``walker * n_local + iteration`` -- the smallest over its occurrences, i.e. the
+    place Algorithm 4 (walker after walker) finds it first.  Rows in ``exclude`` (the run's
+    global instances) are not kept.  Keys are one int64 per row on an integer grid
+    (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.
     """
 
-    def __init__(self):
-        self.parts = {"global": [], "local": []}
-        self.tries_global = 0
-        self.tries_local = 0
-        self.explored = None  # rows explored by the block (parallel tasks only)
-        self.queries = 0
-        self.calls = 0
+    def __init__(self, codec, prot_idx, exclude=None):
+        self.codec = codec
+        self.prot_idx = prot_idx
+        self.set = KeySet(codec.k)
+        if exclude is not None and len(exclude):
+            self.set.index(exclude)
+        self.n_pre = len(self.set)
+        self.cp = _Grow((len(prot_idx),))
+        self.s1 = _Grow()
+        self.s2 = _Grow()
+        self.order = _Grow(dtype=np.int64)
 
+    def __len__(self):
+        return len(self.set) - self.n_pre
 
-class _Found:
-    """Per-block de-duplication for any number of blocks with one hash set: a row is keyed
-    by ``(row, block)``; rows new to their block go to the block's parts (and the run's union)."""
+    def add(self, X, S, sc, order):
+        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) found at
+        ``order`` (one order key per row)."""
+        if X.shape[0] == 0:
+            return
+        pos, new = self.set.index(self.codec.keys(X))
+        if new.any():
+            cpx, cps = _counterpart(S[new], sc[new])
+            self.cp.extend(cpx[:, self.prot_idx])
+            self.s1.extend(sc[new, 0])
+            self.s2.extend(cps)
+            self.order.extend(np.asarray(order, dtype=np.int64)[new])
+        dup = ~new & (pos >= self.n_pre)
+        if dup.any():
+            np.minimum.at(self.order.a, pos[dup] - self.n_pre, np.asarray(order, dtype=np.int64)[dup])
 
-    def __init__(self, d):
-        self.d = d
-        self.rows = RowSet(d + 1)
-
-    def add(self, X, S, sc, owner, phase, recs, live):
-        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) of walkers
-        owned by blocks ``owner`` (non-decreasing); returns the mask of rows new to their block."""
-        n = X.shape[0]
-        if n == 0:
-            return np.zeros(0, dtype=np.bool_)
-        aug = np.empty((n, self.d + 1))
-        aug[:, : self.d] = X
-        aug[:, self.d] = owner
-        new = self.rows.add(aug)
-        if not new.any():
-            return new
-        Xn, own = X[new], owner[new]
-        cpx, cps = _counterpart(S[new], sc[new])
-        s1 = sc[new, 0]
-        edges = np.searchsorted(own, np.arange(len(recs) + 1))
-        for b, rec in enumerate(recs):
-            a, e = edges[b], edges[b + 1]
-            if e > a:
-                rec.parts[phase].append((Xn[a:e].copy(), cpx[a:e], s1[a:e].copy(), cps[a:e]))
-        live.found(Xn, phase)
-        return new
+    def pack(self):
+        """Compact, sorted by order key: ``{keys, cp, s1, s2, order}``."""
+        o = np.argsort(self.order.view, kind="stable")
+        return {"keys": self.set.keys[self.n_pre :][o], "cp": self.cp.view[o], "s1": self.s1.view[o],
+                "s2": self.s2.view[o], "order": self.order.view[o]}
 
 
 class _Live:
-    """Run-wide bookkeeping: the union of what the blocks found (timeline, progress),
-    the explored rows, the callback and the stop test."""
+    """One share's run-time bookkeeping: explored rows, the found count, the callback, the
+    progress report and the stop test."""
 
-    def __init__(self, d, track_explored, callback, stop, t0, union=True, report=None):
-        self.union = RowSet(d) if union else None
-        self.count = None  # with one block the block's own set is the union: count it instead
-        self.explored = RowSet(d) if track_explored else None
+    def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None):
+        self.codec = codec
+        self.explored = KeySet(codec.k) if track_explored else None
+        self.count = lambda: 0
         self.n_global = 0
         self.timeline = [(0.0, 0)]
         self.callback = callback
-        self.stop = stop
-        self.t0 = t0
+        self.stop = stop if stop is not None else (lambda: False)
+        self.t0 = time.perf_counter() if t0 is None else t0
         self.report = report
         self.stopped = False
 
-    def found(self, X, phase):
-        if not X.shape[0]:
-            return
-        k = int(self.union.add(X).sum()) if self.union is not None else X.shape[0]
-        if phase == "global":
-            self.n_global += k
-
     def explore(self, X):
         if self.explored is not None and X.shape[0]:
-            self.explored.add(X)
+            self.explored.index(self.codec.keys(X))
+
+    def explored_keys(self):
+        return self.explored.keys.copy() if self.explored is not None else np.empty((0, self.codec.k), np.int64)
 
     def tick(self, phase, step, total):
         el = time.perf_counter() - self.t0
-        n = len(self.union) if self.union is not None else (self.count() if self.count is not None else 0)
+        n = self.count()
         self.timeline.append((el, n))
         if self.callback is not None:
-            self.callback(
-                {
-                    "phase": phase,
-                    "step": step,
-                    "total": total,
-                    "n_global": self.n_global,
-                    "n_total": n,
-                    "elapsed": el,
-                }
-            )
+            self.callback({"phase": phase, "step": step, "total": total, "n_global": self.n_global,
+                           "n_total": n, "elapsed": el})
         if self.report is not None:
             self.report(step, total)
         if self.stop():
@@ -472,25 +499,36 @@ class _Live:
         return self.stopped
 
 
-def _run_block(payload, b):
-    """One parallel task: the global and local phase of seed block ``b`` (module level, so
-    that joblib can ship it).  Returns the block's :class:`_BlockRec` (without its hash table)."""
+def _task_scorer(search):
+    scorer = CountingScorer(search.scorer)
+    return scorer, search._source(scorer)
+
+
+def _global_task(payload, share):
+    """A parallel task: the global phase of the seeds ``share = (start, stop)``."""
+    a, e = share
     s = payload.search
-    a, e = payload.blocks[b]
-    with _blas_limit(payload.blas_threads):
-        scorer = CountingScorer(s.scorer)
-        source = s._source(scorer)
-        live = _Live(s.problem.d, payload.track_explored, None, lambda: False, time.perf_counter(), union=False)
-        rec = s._engine(payload.engine, scorer, source, payload.seeds[a:e], [(0, e - a)], payload.keys[b : b + 1],
-                        payload.n_local, live)[0]
-    rec.explored = live.explored.rows.copy() if live.explored is not None else None
-    rec.queries = int(scorer.rows + getattr(source, "rows", 0))
-    rec.calls = int(scorer.calls)
-    return rec
+    with _blas_limit(s.blas_threads):
+        scorer, source = _task_scorer(s)
+        live = _Live(payload.codec, s.track_explored)
+        out = s._global_phase(scorer, source, payload.seeds[a:e], live)
+    out["explored"] = live.explored_keys()
+    out["queries"] = int(scorer.rows + getattr(source, "rows", 0))
+    out["calls"] = int(scorer.calls)
+    return out
 
 
-def _cat(parts, k, shape):
-    return np.concatenate([p[k] for p in parts]) if parts else np.empty(shape)
+def _local_task(payload, share):
+    """A parallel task: the local phase of the walkers ``share = (start, stop)``."""
+    a, e = share
+    s = payload.search
+    with _blas_limit(s.blas_threads):
+        scorer, source = _task_scorer(s)
+        live = _Live(payload.codec, s.track_explored)
+        finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude)
+        tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
+    return {"finds": finds.pack(), "tries": tries, "explored": live.explored_keys(),
+            "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
 
 
 _RUN_MOVED = ("n_seeds", "n_local", "random_state", "engine", "seeds", "track_explored", "blas_threads")
@@ -601,9 +639,7 @@ def _legacy_run_keywords(obj, args, kwargs):
     c = copy.copy(obj)
     c.__dict__ = dict(obj.__dict__)
     for k, v in given.items():
-        if k == "block_size":
-            c._block_size = check_int("block_size", v, min=1)
-        else:
+        if k != "block_size":  # seed blocks are gone: the result no longer depends on any cut
             setattr(c, k, v)
     c._validate_params()
     return c
@@ -615,8 +651,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
 
     method = "?"
     _parameter_constraints = dict(_COMMON_CONSTRAINTS)
-    #: Seeds per block (constant: results never depend on n_jobs).
-    _block_size = BLOCK_SIZE
 
     def __init__(
         self,
@@ -778,25 +812,27 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         stop : threading.Event or callable, optional
             The one stop convention of fairlens: a ``threading.Event`` (stop when set) or a
             zero-argument callable (stop when it returns true).  Checked after every step in
-            this process, between finished tasks with several workers (the blocks already
-            finished are kept); the run then returns what it found so far
-            (``result.stopped``).
+            this process, between finished tasks with several workers; the run then returns
+            what it found so far (``result.stopped``).
         progress : bool or callable, optional
             ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
             after every step (steps of the current phase) or finished task.
         n_jobs : int or None, default=None
-            Workers for the seed blocks, scikit-learn's convention: ``None`` means 1 unless
-            inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask
-            workers under ``joblib.parallel_config(backend="dask")``).  The instances found
-            are the same at every ``n_jobs``.
+            Workers, scikit-learn's convention: ``None`` means 1 unless inside
+            ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask workers under
+            ``joblib.parallel_config(backend="dask")``).  Each worker walks its share of the
+            seeds (global phase), then of the unique global instances (local phase), in
+            lockstep.  A phase too small to gain (fewer than :data:`MIN_PARALLEL_ROWS` model
+            rows at most) runs in this process; ``result.params["parallel"]`` says what ran
+            where.  The instances found are the same at every ``n_jobs``.
         callback : callable, optional
             Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
             ``elapsed``) after every step in this process; with several workers after each
-            finished task, with ``phase="blocks"`` and ``n_global``/``n_total`` set to None.
+            finished task, with ``phase="tasks"``.
         *args, **kwargs
             Deprecated: ``run(n_seeds, n_local, random_state=..., engine=..., seeds=...,
-            track_explored=..., blas_threads=..., block_size=...)`` of earlier releases still
-            works for one release (FutureWarning) on a configured copy of this object.
+            track_explored=..., blas_threads=...)`` of earlier releases still works for one
+            release (FutureWarning) on a configured copy of this object.
 
         Returns
         -------
@@ -811,6 +847,28 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
 
         Notes
         -----
+        **As the paper and the authors' code.**  The global instances of ALL seeds are
+        de-duplicated (in seed order) before the local phase; each unique global instance
+        is one local walker (``result.n_global`` of them, ``params["n_walkers"]``).  Local
+        walker ``w`` draws its random numbers from the counter-based stream
+        ``(key, w, iteration)`` (``key`` from ``random_state``), so a walk does not depend
+        on the other walkers, on how the walkers are cut into shares, on ``n_jobs`` or on the
+        backend.  Local instances are kept once, in the order Algorithm 4 finds them
+        (walker after walker), global instances excluded.
+
+        **Same answer at every n_jobs**, for any model that scores a row independently of
+        the other rows of its batch (scikit-learn's trees and forests, the callables of the
+        tests, dense networks except where the BLAS library rounds a row differently in
+        another batch size, in the last bit).  ``model_calls``, ``queries`` and ``elapsed``
+        depend on ``n_jobs``; everything else does not.
+
+        **What a task carries and returns.**  The search (the model adapter, the domain and
+        the protected combinations) and the seeds or walkers travel once per call in a
+        :class:`fairlens._parallel.Payload`; a task returns its hits or its unique local
+        instances as one int64 key per row (on an integer grid; the counterparts as their
+        protected values) and its explored rows as keys; the parent merges them with one
+        linear pass of a hash set.
+
         Every step is a bounded model call plus short kernel calls, so a
         ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step; the search
         object holds no per-run state and can be run again.
@@ -823,17 +881,42 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
         seeds = self._run_seeds(seed)
         self._check_run_memory(seeds)
-        blocks = fixed_chunks(seeds.shape[0], self._block_size)
-        keys = np.array([chunk_rng(seed, b).integers(0, 2**63 - 1) for b in range(len(blocks))], dtype=np.uint64)
-        workers = effective_n_jobs(n_jobs) if len(blocks) > 1 else 1
-        runner = self._run_here if workers <= 1 else self._run_workers
-        out = runner(seeds, blocks, keys, n_jobs, stop, report, callback)
-        res = self._assemble(out["recs"], seeds, out["elapsed"], seed, out["queries"], out["calls"],
-                             out["n_explored"], out["timeline"], out["stopped"])
-        res.params.update(block_size=self._block_size, n_blocks=len(blocks), n_jobs=n_jobs)
+        key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
+        codec = self._codec(seeds)
+        workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
+        t0 = time.perf_counter()
+        st = {"queries": 0, "calls": 0, "notes": [], "stopped": False, "t0": t0,
+              "explored": KeySet(codec.k) if self.track_explored else None}
+        with _blas_limit(self.blas_threads):
+            scorer, source = _task_scorer(self)
+            live = _Live(codec, self.track_explored, callback, stop, t0, report)
+            g = self._run_global(seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st)
+            walkers, gkeys, gi = self._unique_global(g, codec)
+            n_global = walkers.shape[0]
+            live.n_global = n_global
+            live.count = lambda: n_global
+            if g["stopped"] or live.stopped:
+                st["stopped"] = True
+            else:
+                live.tick("global", self.max_iter, self.max_iter)
+                st["stopped"] = live.stopped
+            loc = None
+            if not st["stopped"] and self.n_local > 0 and n_global > 0:
+                loc = self._run_local(walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop,
+                                      callback, report, st)
+            elapsed = time.perf_counter() - t0
+        st["queries"] += int(scorer.rows + getattr(source, "rows", 0))
+        st["calls"] += int(scorer.calls)
+        if live.explored is not None:
+            st["explored"].index(live.explored.keys)
+        res = self._assemble(seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed)
+        res.params.update(n_jobs=n_jobs, n_walkers=int(n_global),
+                          parallel="; ".join(st["notes"]) or "sequential (one worker)")
         return res
 
     _seeds_from_pool = True
+    #: Parallel shares of the local walkers start at multiples of this (AEQUITAS: its groups).
+    _walker_align = 1
 
     def _run_seeds(self, seed):
         """The seeds of this run (explicit ``seeds`` or drawn with ``seed``), memory-checked."""
@@ -858,122 +941,209 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             "or pass track_explored=False.",
         )
 
-    def _run_here(self, seeds, blocks, keys, n_jobs, stop, report, callback):
-        """All blocks in lockstep in this process."""
-        t0 = time.perf_counter()
-        with _blas_limit(self.blas_threads):
-            scorer = CountingScorer(self.scorer)
-            source = self._source(scorer)
-            live = _Live(self.problem.d, self.track_explored, callback, stop, t0, report=report)
-            recs = self._engine(self.engine, scorer, source, seeds, blocks, keys, self.n_local, live)
-            elapsed = time.perf_counter() - t0
-        return {"recs": recs, "elapsed": elapsed, "stopped": live.stopped,
-                "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls),
-                "n_explored": len(live.explored) if live.explored is not None else 0, "timeline": live.timeline}
+    def _codec(self, seeds):
+        """One int64 per row when every row the search can generate lies on the integer grid."""
+        pb = self.problem
+        grid = (np.all(pb.lo == np.round(pb.lo)) and np.all(pb.hi == np.round(pb.hi))
+                and np.all(seeds == np.round(seeds)) and float(self.global_step).is_integer()
+                and float(self.local_step).is_integer())
+        return RowCodec(pb.lo, pb.hi, grid)
 
-    def _run_workers(self, seeds, blocks, keys, n_jobs, stop, report, callback):
-        """One block per task on the joblib workers; merged in block order."""
-        from fairlens._parallel import Payload, run_chunks
+    def _plan(self, phase, walkers, steps, workers):
+        """Workers for one phase: fall back to this process when the phase is too small."""
+        if workers <= 1:
+            return 1
+        rows = float(walkers) * steps * self.problem.C
+        if rows < MIN_PARALLEL_ROWS:
+            return 1, (f"{phase} phase in this process: at most {rows:,.0f} model rows, below "
+                       f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
+        return workers
 
-        d = self.problem.d
-        t0 = time.perf_counter()
-        payload = Payload(search=self._shippable(), seeds=seeds, blocks=blocks, keys=keys, n_local=self.n_local,
-                          engine=self.engine, track_explored=self.track_explored, blas_threads=self.blas_threads)
+    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st):
+        from fairlens._parallel import run_chunks
+
         marks = []
 
         def on_task(done, total):
-            el = time.perf_counter() - t0
+            el = time.perf_counter() - st["t0"]
             marks.append((el, done))
             if report is not None:
                 report(done, total)
             if callback is not None:
-                callback({"phase": "blocks", "step": done, "total": total, "n_global": None, "n_total": None,
+                callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
                           "elapsed": el})
 
-        recs = run_chunks(_run_block, payload, range(len(blocks)), n_jobs=n_jobs, stop=stop, progress=on_task)
-        elapsed = time.perf_counter() - t0
-        n_explored = 0
-        if self.track_explored:
-            ex = RowSet(d)
-            for r in recs:
-                ex.add(r.explored)
-            n_explored = len(ex)
-        u, counts = RowSet(d), []
-        for r in recs:
-            for p in r.parts["global"] + r.parts["local"]:
-                u.add(p[0])
-            counts.append(len(u))
-        timeline = [(0.0, 0)] + [(t, counts[k - 1]) for t, k in marks if 0 < k <= len(counts)]
-        return {"recs": recs, "elapsed": elapsed, "stopped": len(recs) < len(blocks),
-                "queries": sum(r.queries for r in recs), "calls": sum(r.calls for r in recs),
-                "n_explored": n_explored, "timeline": timeline}
+        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task)
+        st["notes"].append(f"{phase} phase on {len(shares)} workers")
+        for o in outs:
+            st["queries"] += o["queries"]
+            st["calls"] += o["calls"]
+            if st["explored"] is not None:
+                st["explored"].index(o["explored"])
+        return outs, marks, len(outs) < len(shares)
 
+    def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
+        """Algorithm 3 for every seed: here in lockstep, or in lockstep shares on the workers."""
+        W = seeds.shape[0]
+        plan = self._plan("global", W, self.max_iter, workers)
+        if isinstance(plan, tuple):
+            plan, note = plan
+            st["notes"].append(note)
+        if plan <= 1:
+            out = self._global_phase(scorer, source, seeds, live)
+            out["stopped"] = live.stopped
+            return out
+        from fairlens._parallel import Payload
 
-    def _assemble(self, recs, seeds, elapsed, seed, queries, calls, n_explored, timeline, stopped):
-        """Merge the blocks in block order: every block's global instances, then every block's
-        local ones; a row found by several blocks is kept once, at its first place."""
-        d = self.problem.d
-        gparts = [p for r in recs for p in r.parts["global"]]
-        parts = gparts + [p for r in recs for p in r.parts["local"]]
-        X = _cat(parts, 0, (0, d))
-        keep = RowSet(d, max(16, X.shape[0])).add(X) if X.shape[0] else np.zeros(0, dtype=np.bool_)
-        n_g = sum(p[0].shape[0] for p in gparts)
-        n_global = int(keep[:n_g].sum())
-        phase = np.array(["global"] * n_g + ["local"] * (X.shape[0] - n_g), dtype=object)
+        shares = _cuts(W, plan)
+        payload = Payload(search=self._shippable(), seeds=seeds, codec=codec)
+        outs, marks, stopped = self._parallel(_global_task, payload, shares, n_jobs, stop, callback, report,
+                                              "global", st)
+        cat = {k: np.concatenate([o[k] for o in outs]) if outs else None for k in ("X", "cp", "s1", "s2")}
+        idx = [o["idx"] + a for o, (a, _) in zip(outs, shares)]
+        return {"idx": np.concatenate(idx) if idx else np.zeros(0, np.int64),
+                "X": cat["X"] if outs else np.empty((0, self.problem.d)),
+                "cp": cat["cp"] if outs else np.empty((0, len(self.problem.prot_idx))),
+                "s1": cat["s1"] if outs else np.empty(0), "s2": cat["s2"] if outs else np.empty(0),
+                "tries": int(sum(o["tries"] for o in outs)), "stopped": stopped}
+
+    def _unique_global(self, g, codec):
+        """The run's global instances, each once, in seed order (the local walkers)."""
+        keys = codec.keys(g["X"])
+        _, new = KeySet(codec.k, max(16, keys.shape[0])).index(keys)
+        gi = np.flatnonzero(new)
+        return np.ascontiguousarray(g["X"][gi]), keys[gi], gi
+
+    def _run_local(self, walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop, callback,
+                   report, st):
+        """Algorithm 4 for every unique global instance: here, or in lockstep shares on the workers."""
+        G = walkers.shape[0]
+        plan = self._plan("local", G, self.n_local, workers)
+        if isinstance(plan, tuple):
+            plan, note = plan
+            st["notes"].append(note)
+        shares = _cuts(G, plan, self._walker_align)
+        if len(shares) <= 1:
+            plan = 1
+        if plan <= 1:
+            finds = _Finds(codec, self.problem.prot_idx, gkeys)
+            n_global = G
+            live.count = lambda: n_global + len(finds)
+            tries = self._local_phase(scorer, source, walkers, 0, key, finds, live)
+            st["stopped"] = live.stopped
+            return {"packs": [finds.pack()], "tries": tries, "marks": None}
+        from fairlens._parallel import Payload
+
+        payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
+        outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
+                                              "local", st)
+        st["stopped"] = stopped
+        return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
+
+    def _assemble(self, seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed):
+        """Global instances (seed order), then the local ones (walker after walker, each row once)."""
+        pb = self.problem
+        d, P = pb.d, pb.prot_idx
+        gcp = walkers.copy()
+        gcp[:, P] = g["cp"][gi]
+        parts_X, parts_cp = [walkers], [gcp]
+        s1, s2 = [g["s1"][gi]], [g["s2"][gi]]
+        n_loc, counts, tries_local = 0, [], 0
+        if loc is not None:
+            tries_local = loc["tries"]
+            merged = KeySet(codec.k)
+            for pk in loc["packs"]:
+                keep = merged.index(pk["keys"])[1]  # linear: a row found by two shares is kept at its first place
+                X = codec.rows(pk["keys"][keep])
+                cp = X.copy()
+                cp[:, P] = pk["cp"][keep]
+                parts_X.append(X)
+                parts_cp.append(cp)
+                s1.append(pk["s1"][keep])
+                s2.append(pk["s2"][keep])
+                n_loc += X.shape[0]
+                counts.append(walkers.shape[0] + n_loc)
+        n_global = walkers.shape[0]
+        if loc is not None and loc["marks"] is not None:
+            t_g = live.timeline[-1][0] if len(live.timeline) > 1 else 0.0
+            timeline = [(0.0, 0), (t_g, n_global)] + [(t, counts[k - 1]) for t, k in loc["marks"]
+                                                     if 0 < k <= len(counts)]
+        else:
+            timeline = live.timeline
         params = self._result_params()
         params.update({"engine": self.engine, "n_seeds": int(seeds.shape[0]), "n_local": int(self.n_local),
-                       "random_state": seed})
+                       "random_state": seed, "row_keys": "int64 (integer grid)" if codec.packed else "float64 rows"})
+        X = np.ascontiguousarray(np.concatenate(parts_X)) if parts_X else np.empty((0, d))
         return FairnessTestResult(
             method=self.method,
-            instances=np.ascontiguousarray(X[keep]),
-            counterparts=_cat(parts, 1, (0, d))[keep],
-            instance_scores=_cat(parts, 2, (0,))[keep],
-            counterpart_scores=_cat(parts, 3, (0,))[keep],
-            phase=phase[keep].astype(str),
-            n_global=n_global,
-            n_local=int(keep.sum()) - n_global,
+            instances=X,
+            counterparts=np.concatenate(parts_cp),
+            instance_scores=np.concatenate(s1),
+            counterpart_scores=np.concatenate(s2),
+            phase=np.array(["global"] * n_global + ["local"] * n_loc, dtype=str),
+            n_global=int(n_global),
+            n_local=int(n_loc),
             elapsed=elapsed,
-            queries=int(queries),
-            model_calls=int(calls),
-            tries_global=int(sum(r.tries_global for r in recs)),
-            tries_local=int(sum(r.tries_local for r in recs)),
-            n_explored=int(n_explored),
+            queries=int(st["queries"]),
+            model_calls=int(st["calls"]),
+            tries_global=int(g["tries"]),
+            tries_local=int(tries_local),
+            n_explored=len(st["explored"]) if st["explored"] is not None else 0,
             seeds=seeds,
             timeline=np.asarray(timeline, dtype=np.float64),
-            stopped=bool(stopped),
+            stopped=bool(st["stopped"]),
             params=params,
             random_state=seed,
-            feature_names=self.problem.feature_names,
+            feature_names=pb.feature_names,
             dataset=self.data,
         )
 
-    def _engine(self, engine, scorer, source, seeds, blocks, keys, n_local, live):
-        """Run the blocks ``[(start, stop), ...]`` of ``seeds`` (lockstep: all at once;
-        reference: one after the other) and return one :class:`_BlockRec` per block."""
-        if engine == "lockstep":
-            return self._lockstep(scorer, source, seeds, blocks, keys, n_local, live)
-        recs, found = self._new_records(blocks, live)
-        for b, ((a, e), key) in enumerate(zip(blocks, keys)):
-            self._reference(scorer, source, seeds[a:e], n_local, int(key), recs, b, found, live)
-            if live.stopped:
-                break
-        return recs
+    # ------------------------------------------------------------------ the two phases
+    def _global_phase(self, scorer, source, seeds, live):
+        """Algorithm 3 for ``seeds``: ``{idx, X, cp, s1, s2, tries}`` of the seeds that reached a
+        discriminatory instance (``cp``: the counterpart's protected values)."""
+        if self.engine == "reference":
+            return self._global_reference(scorer, source, seeds, live)
+        return self._global_lockstep(scorer, source, seeds, live)
 
-    # ------------------------------------------------------------------ gradient engines
+    def _local_phase(self, scorer, source, walkers, w0, key, finds, live):
+        """Algorithm 4 for the walkers ``w0, w0 + 1, ...`` (rows ``walkers``); the instances go
+        to ``finds``; returns the number of local tries."""
+        if walkers.shape[0] == 0 or self.n_local == 0:
+            return 0
+        if self.engine == "reference":
+            return self._local_reference(scorer, source, walkers, w0, key, finds, live)
+        return self._local_lockstep(scorer, source, walkers, w0, key, finds, live)
+
+    def _hits(self, W):
+        P = len(self.problem.prot_idx)
+        return {"hit": np.zeros(W, dtype=np.bool_), "X": np.empty((W, self.problem.d)), "cp": np.empty((W, P)),
+                "s1": np.empty(W), "s2": np.empty(W)}
+
+    def _record_hits(self, h, rows, Xh, S, sc):
+        if rows.size:
+            cpx, cps = _counterpart(S, sc)
+            h["hit"][rows] = True
+            h["X"][rows] = Xh
+            h["cp"][rows] = cpx[:, self.problem.prot_idx]
+            h["s1"][rows] = sc[:, 0]
+            h["s2"][rows] = cps
+
+    @staticmethod
+    def _hit_dict(h, tries):
+        idx = np.flatnonzero(h["hit"])
+        return {"idx": idx, "X": h["X"][idx], "cp": h["cp"][idx], "s1": h["s1"][idx], "s2": h["s2"][idx],
+                "tries": int(tries)}
+
     def _global_lockstep(self, scorer, source, seeds, live):
-        """Algorithm 3 for all seeds at once; returns the hit mask, the hits' rows, similar
-        sets and scores (indexed by seed) and the iterations of each seed."""
         pb = self.problem
         W, d, C = seeds.shape[0], pb.d, pb.C
         X = seeds.copy()
         M1 = np.zeros((W, d))
         M2 = np.zeros((W, d))
         active = np.arange(W)
-        hitX = np.empty((W, d))
-        hitS = np.empty((W, C, d))
-        hitsc = np.empty((W, C))
-        hit = np.zeros(W, dtype=np.bool_)
-        tries = np.zeros(W, dtype=np.int64)
+        h = self._hits(W)
+        tries = 0
         zeros = np.zeros(W)
         for it in range(self.max_iter):
             if active.size == 0:
@@ -981,17 +1151,13 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             Xa = X[active]
             S = pb.similar(Xa)
             sc = scorer(S.reshape(-1, d)).reshape(-1, C)
-            tries[active] += 1
+            tries += active.size
             m = active.size
             is_disc = np.empty(m, dtype=np.bool_)
             pair = np.empty(m, dtype=np.int64)
             mdiff = np.empty(m, dtype=np.int64)
             _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
-            found = active[is_disc]
-            hit[found] = True
-            hitX[found] = Xa[is_disc]
-            hitS[found] = S[is_disc]
-            hitsc[found] = sc[is_disc]
+            self._record_hits(h, active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
             rest = ~is_disc
             ar = active[rest]
             if ar.size:
@@ -1012,36 +1178,18 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             active = ar
             if live.tick("global", it + 1, self.max_iter):
                 break
-        return hit, hitX, hitS, hitsc, tries
+        return self._hit_dict(h, tries)
 
-    def _collect_global(self, blocks, recs, hit, hitX, hitS, hitsc, found, live):
-        """Record each block's global hits (seed order, unique within the block) and return the
-        walkers of the local phase: rows, similar sets, scores and the owning block of each."""
-        owner = np.repeat(np.arange(len(blocks), dtype=np.int64), [e - a for a, e in blocks])
-        idx = np.flatnonzero(hit)
-        new = found.add(hitX[idx], hitS[idx], hitsc[idx], owner[idx], "global", recs, live)
-        idx = idx[new]
-        return hitX[idx], hitS[idx], hitsc[idx], owner[idx]
-
-    @staticmethod
-    def _walker_ranges(owner, n_blocks):
-        """``[(start, stop), ...]`` of each block's walkers (walkers are grouped by block)."""
-        edges = np.searchsorted(owner, np.arange(n_blocks + 1))
-        return [(int(edges[b]), int(edges[b + 1])) for b in range(n_blocks)]
-
-    def _local_lockstep(self, scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live):
-        """Algorithm 4 for the global instances of all blocks at once (walker ``w`` of block
-        ``b`` draws from the stream ``(keys[b], w)``)."""
+    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
+        """All walkers of the share in lockstep: one model call per step."""
         pb = self.problem
-        G, d, C = gX.shape[0], pb.d, pb.C
-        if G == 0 or n_local == 0:
-            return
-        ranges = self._walker_ranges(owner, len(recs))
-        wkey = keys[owner]
-        starts = np.array([r[0] for r in ranges], dtype=np.int64)
-        wid = np.arange(G, dtype=np.int64) - starts[owner]
-        X = gX.copy()
-        X0 = gX.copy()
+        G, d, C = walkers.shape[0], pb.d, pb.C
+        n_local = self.n_local
+        wid = np.arange(w0, w0 + G, dtype=np.int64)
+        X = walkers.copy()
+        X0 = walkers.copy()
+        gS = pb.similar(X0)
+        gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
         S_cur, sc_cur = gS.copy(), gsc.copy()
         P = np.zeros((G, d))
         P0 = np.zeros((G, d))
@@ -1052,14 +1200,13 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
         zeros = np.zeros(G)
+        tries = 0
         for it in range(n_local):
             ref = np.flatnonzero(suc >= self.update_interval)
             if ref.size:
                 m = ref.size
-                u = stream_uniform(wkey[ref], wid[ref], it, _SLOT_PAIR)
-                _kcall.check_discrimination(
-                    np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m]
-                )
+                u = stream_uniform(key, wid[ref], it, _SLOT_PAIR)
+                _kcall.check_discrimination(np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m])
                 x1 = X[ref]
                 x2 = S_cur[ref, pair[:m]]
                 Gd = source(np.concatenate([x1, x2]))
@@ -1072,15 +1219,17 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                     P0[:] = P
                 suc[ref] = 0
             suc += 1
-            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
+            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(key, wid, it, _SLOT_DIR)
             _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             live.explore(X)
             _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
-            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
+            tries += G
+            if ok.any():
+                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
             S_cur[ok] = S[ok]
             sc_cur[ok] = sc[ok]
             bad = ~ok
@@ -1091,65 +1240,34 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             sc_cur[bad] = gsc[bad]
             if live.tick("local", it + 1, n_local):
                 break
-
-    @staticmethod
-    def _record_local(recs, ranges, X, S, sc, ok, owner, found, live):
-        for rec, (s, e) in zip(recs, ranges):
-            rec.tries_local += e - s
-        if ok.any():
-            found.add(X[ok], S[ok], sc[ok], owner[ok], "local", recs, live)
-
-    def _new_records(self, blocks, live):
-        recs = [_BlockRec() for _ in blocks]
-        found = _Found(self.problem.d)
-        if live.union is not None and len(blocks) == 1:
-            live.union = None  # the block's own set is the union
-            live.count = lambda: len(found.rows)
-        return recs, found
-
-    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
-        recs, found = self._new_records(blocks, live)
-        hit, hitX, hitS, hitsc, tries = self._global_lockstep(scorer, source, seeds, live)
-        for rec, (a, e) in zip(recs, blocks):
-            rec.tries_global = int(tries[a:e].sum())
-        gX, gS, gsc, owner = self._collect_global(blocks, recs, hit, hitX, hitS, hitsc, found, live)
-        del hitX, hitS, hitsc
-        live.tick("global", self.max_iter, self.max_iter)
-        if live.stopped:
-            return recs
-        self._local_lockstep(scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live)
-        return recs
+        return tries
 
     # ------------------------------------------------------------------ literal reference
     def _score_similar(self, scorer, x):
         S = self.problem.similar(x[None, :])[0]
         return S, scorer(S)
 
-    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
-        """One seed at a time, literally as Algorithms 3 and 4 are printed (one seed block).
+    def _global_reference(self, scorer, source, seeds, live):
+        """One seed at a time, literally as Algorithm 3 is printed.
 
-        Each candidate is scored together with its similar instances in one
-        model call (the authors' code makes one call per similar instance) and
-        each gradient is one Algorithm-2 call per point (``x`` then ``x'``).
+        Each candidate is scored together with its similar instances in one model call (the
+        authors' code makes one call per similar instance) and each gradient is one
+        Algorithm-2 call per point (``x`` then ``x'``).
         """
         pb = self.problem
         d = pb.d
-        ui = self.update_interval
-        rec = recs[b]
-        # ---- Algorithm 3
-        g_rows, g_S, g_sc = [], [], []
+        h = self._hits(seeds.shape[0])
+        tries = 0
         for i in range(seeds.shape[0]):
             x = seeds[i].copy()
             grad1 = np.zeros(d)
             grad2 = np.zeros(d)
             for _ in range(self.max_iter):
-                rec.tries_global += 1
+                tries += 1
                 S, sc = self._score_similar(scorer, x)
                 y = sc[0] > 0.5
                 if np.any((sc[1:] > 0.5) != y):
-                    g_rows.append(x.copy())
-                    g_S.append(S)
-                    g_sc.append(sc)
+                    self._record_hits(h, np.array([i]), x[None, :], S[None], sc[None])
                     break
                 dist = (sc[0] - sc[1:]) ** 2
                 x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
@@ -1163,14 +1281,16 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 live.explore(x[None, :])
             if live.tick("global", i + 1, seeds.shape[0]):
                 break
-        if not g_rows:
-            return
-        gX = np.array(g_rows)
-        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
-        if live.stopped or n_local == 0:
-            return
-        # ---- Algorithm 4
-        for w, x_start in enumerate(gX[new]):
+        return self._hit_dict(h, tries)
+
+    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
+        """One walker at a time, literally as Algorithm 4 is printed."""
+        pb = self.problem
+        ui = self.update_interval
+        n_local = self.n_local
+        tries = 0
+        for i, x_start in enumerate(walkers):
+            w = w0 + i
             x = x_start.copy()
             x0 = x_start.copy()
             prob = prob0 = None
@@ -1198,17 +1318,18 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 s = -1.0 if ud < 0.5 else 1.0
                 x[a] = x[a] + s * self.local_step
                 x = np.minimum(pb.hi, np.maximum(pb.lo, x))
-                rec.tries_local += 1
+                tries += 1
                 live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
+                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
                 else:
                     x = x0.copy()
                     prob = prob0.copy()
                     suc_iter = 0
-            if live.tick("local", w + 1, int(new.sum())):
+            if live.tick("local", i + 1, walkers.shape[0]):
                 break
+        return tries
 
 
 _BASE_ARGS = ("protected", "n_seeds", "n_local", "random_state", "seeds", "pool", "favourable", "max_iter",
@@ -1574,7 +1695,7 @@ class AEQUITAS(_TwoPhaseSearch):
     Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the input domain
     (not from the data); the discriminatory ones seed the local phase.  Local phase: pick an
     attribute with adaptive weights and a direction with adaptive per-attribute probabilities
-    (both shared by the walkers of a block and reinforced by success, change size 0.001), step,
+    (both shared by groups of 256 consecutive walkers and reinforced by success, change size 0.001), step,
     keep on success, reset to the seed on failure.  Protected attributes get weight 0 here
     (perturbing them is meaningless: every value is already in the similar set).
     Parameters
@@ -1693,78 +1814,70 @@ class AEQUITAS(_TwoPhaseSearch):
         pp = np.where(self.problem.free, 1.0, 0.0)
         return pp / pp.sum(), np.full(d, 0.5)
 
-    def _global_check(self, scorer, seeds, blocks, recs, found, live):
+    _walker_align = BLOCK_SIZE
+
+    def _global_phase(self, scorer, source, seeds, live):
+        """Every seed checked once (one model call for all)."""
         pb = self.problem
         S = pb.similar(seeds)
         sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
         live.explore(seeds)
         disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-        for rec, (a, e) in zip(recs, blocks):
-            rec.tries_global = e - a
-        out = self._collect_global(blocks, recs, disc, seeds, S, sc, found, live)
+        h = self._hits(seeds.shape[0])
+        self._record_hits(h, np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
         live.tick("global", 1, 1)
-        return out
+        return self._hit_dict(h, seeds.shape[0])
 
-    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
+    def _groups(self, wid):
+        """``[(start, stop), ...]`` of the walkers sharing probabilities (global ids // BLOCK_SIZE)."""
+        g = wid // BLOCK_SIZE
+        edges = np.concatenate([[0], np.flatnonzero(np.diff(g)) + 1, [wid.size]])
+        return [(int(a), int(e)) for a, e in zip(edges[:-1], edges[1:])]
+
+    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
         pb = self.problem
-        recs, found = self._new_records(blocks, live)
-        gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, found, live)
-        G, d, C = gX.shape[0], pb.d, pb.C
-        if G == 0 or n_local == 0 or live.stopped:
-            return recs
-        ranges = self._walker_ranges(owner, len(blocks))
-        starts = np.array([r[0] for r in ranges], dtype=np.int64)
-        wkey = keys[owner]
-        wid = np.arange(G, dtype=np.int64) - starts[owner]
-        probs = [self._init_probs() for _ in blocks]  # adaptive probabilities, shared within a block
-        X = gX.copy()
+        G, d, C = walkers.shape[0], pb.d, pb.C
+        n_local = self.n_local
+        wid = np.arange(w0, w0 + G, dtype=np.int64)
+        ranges = self._groups(wid)
+        probs = [self._init_probs() for _ in ranges]  # adaptive probabilities, shared within a group
+        X = walkers.copy()
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
+        tries = 0
         for it in range(n_local):
-            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
-            ue = stream_uniform(wkey, wid, it, _SLOT_EDGE)
+            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(key, wid, it, _SLOT_DIR)
+            ue = stream_uniform(key, wid, it, _SLOT_EDGE)
             for (s, e), (pp, dp) in zip(ranges, probs):
-                if e > s:
-                    _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
-                                            attr[s:e], sgn[s:e])
+                _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
+                                        attr[s:e], sgn[s:e])
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             live.explore(X)
             ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
-            X[~ok] = gX[~ok]
+            tries += G
+            if ok.any():
+                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
+            X[~ok] = walkers[~ok]
             for (s, e), (pp, dp) in zip(ranges, probs):
-                if e > s:
-                    _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
-                                           self.local_step)
+                _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
+                                       self.local_step)
             if live.tick("local", it + 1, n_local):
                 break
-        return recs
+        return tries
 
-    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
+    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
         pb = self.problem
-        rec = recs[b]
-        # global: one candidate at a time
-        g_rows, g_S, g_sc = [], [], []
-        for i in range(seeds.shape[0]):
-            S, sc = self._score_similar(scorer, seeds[i])
-            live.explore(seeds[i][None, :])
-            if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                g_rows.append(seeds[i].copy())
-                g_S.append(S)
-                g_sc.append(sc)
-        live.tick("global", 1, 1)
-        rec.tries_global += seeds.shape[0]
-        if not g_rows:
-            return
-        gX = np.array(g_rows)
-        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
-        if n_local == 0 or live.stopped:
-            return
-        pp, dp = self._init_probs()
         cs = self.change_size
-        for w, x_start in enumerate(gX[new]):
+        n_local = self.n_local
+        probs = {}
+        tries = 0
+        for i, x_start in enumerate(walkers):
+            w = w0 + i
+            if w // BLOCK_SIZE not in probs:
+                probs[w // BLOCK_SIZE] = self._init_probs()
+            pp, dp = probs[w // BLOCK_SIZE]
             x = x_start.copy()
             for it in range(n_local):
                 ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
@@ -1776,12 +1889,12 @@ class AEQUITAS(_TwoPhaseSearch):
                 if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
                     s = -1.0 if ue < 0.5 else 1.0
                 x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * self.local_step))
-                rec.tries_local += 1
+                tries += 1
                 live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
                 if ok:
-                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
+                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
                 else:
                     x = x_start.copy()
                 if (ok and s < 0) or (not ok and s > 0):
@@ -1789,6 +1902,7 @@ class AEQUITAS(_TwoPhaseSearch):
                 else:
                     dp[a] = max(dp[a] - cs * self.local_step, 0.0)
                 pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
-                pp = pp / pp.sum()
-            if live.tick("local", w + 1, int(new.sum())):
+                pp /= pp.sum()
+            if live.tick("local", i + 1, walkers.shape[0]):
                 break
+        return tries
