@@ -22,8 +22,8 @@ class FairnessTestResult(Result):
     instances : ndarray (n, d)
         Unique discriminatory instances (Definition 2.1), global-phase ones
         first (in seed order), then the local-phase ones not already found
-        globally (seed block by seed block, in discovery order within a block).
-        Duplicates are counted once.
+        globally, in the order Algorithm 4 finds them (walker after walker, then
+        iteration).  Duplicates are counted once.
     counterparts : ndarray (n, d)
         For each instance, the similar instance (differing only in protected
         attributes) with a different label whose score differs most.
@@ -34,6 +34,8 @@ class FairnessTestResult(Result):
     n_global, n_local : int
         Unique instances of each phase (``n_local`` excludes instances already
         found in the global phase), ``n_global + n_local == len(instances)``.
+        ``n_global`` is also the number of local walkers (one per unique global
+        instance of the whole run, as in the paper; ``params["n_walkers"]``).
     elapsed : float
         Wall time of the search in seconds (seed selection excluded).
     queries : int
@@ -41,7 +43,7 @@ class FairnessTestResult(Result):
         EIDIG/ADF count one row per gradient).
     model_calls : int
         Number of model invocations (depends on ``n_jobs``: each worker calls the
-        model for its own seed blocks).
+        model once per step for its own share of the walkers).
     tries_global, tries_local : int
         Search iterations of each phase (the papers' ``try_times``).
     n_explored : int
