@@ -20,7 +20,25 @@ __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]
 def cosine_similarity(A, B):
     """Row-wise cosine similarity (Eq. 10); NaN where a row has zero norm.
 
-    ``A`` and ``B`` are ``(n, d)`` arrays of the same shape (a ``(d,)`` vector is one row).
+    Parameters
+    ----------
+    A, B : array (n, d) or (d,)
+        Arrays of the same shape (a ``(d,)`` vector is one row); finite numbers.
+
+    Returns
+    -------
+    ndarray (n,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric input, different shapes, NaN or inf.
+
+    Examples
+    --------
+    >>> from fairlens.maft import cosine_similarity
+    >>> cosine_similarity([1.0, 0.0], [2.0, 0.0])
+    array([1.])
     """
     A = _as_rows(A, "A")
     B = _as_rows(B, "B")
@@ -50,7 +68,7 @@ def _as_rows(A, name):
 class GradientComparison(Result):
     """Gradients of the same points by MAFT (estimate), EIDIG and ADF (analytic).
 
-    Attributes
+    Parameters
     ----------
     gradients : dict name -> (n, d)
         ``"MAFT"``, ``"MAFT (non-vectored)"``, ``"EIDIG"``, ``"ADF"``.
@@ -67,8 +85,14 @@ class GradientComparison(Result):
         Perturbation size of the estimate.
     extra : dict
         ``discriminatory``: which points were already discriminatory (skipped in RQ3.2).
-    params, elapsed
-        As every :class:`fairlens._base.Result` (deterministic: ``random_state`` is None).
+    params : dict
+        The parameters of the call.
+    elapsed : float
+        Seconds.
+    stopped : bool
+        Always False.
+    random_state : None
+        Deterministic.
 
     Examples
     --------
@@ -119,6 +143,7 @@ class GradientComparison(Result):
         Parameters
         ----------
         ax : matplotlib Axes, optional
+            Drawn on a new figure if None.
 
         Returns
         -------
@@ -151,9 +176,11 @@ def compare_gradients(
         As :class:`MAFT`.
     X : array (n, d) or DataFrame
         Points in the encoded space, within ``dataset.bounds``.
-    h : float > 0
-    epsilon : float > 0
-    non_vectored : bool
+    h : float > 0, default=1.0
+        Perturbation size of the estimate.
+    epsilon : float > 0, default=1e-6
+        Guard of the local probabilities.
+    non_vectored : bool, default=True
         Also time Algorithm 1 (one model call per point and attribute).
     gradient : callable, optional
         ``d score / d x`` of the model (as :class:`EIDIG`); default: an ``MLPClassifier``'s.
@@ -173,9 +200,9 @@ def compare_gradients(
     --------
     >>> from fairlens.maft import compare_gradients
     >>> from fairlens.datasets import load_dataset
-    >>> from fairlens.models import train_mlp
+    >>> from sklearn.neural_network import MLPClassifier
     >>> census = load_dataset("census", encoding="benchmark")
-    >>> mlp = train_mlp(census.X[:2000], census.y[:2000], random_state=0)
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
     >>> cmp = compare_gradients(mlp, census, census.X[:20], ["sex"], non_vectored=False)
     >>> cmp.summary().shape[0]
     1

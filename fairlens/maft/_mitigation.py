@@ -299,7 +299,7 @@ class RetrainResult(Result):
     *without* the generated instances (isolates their effect from the refit itself); ``after``
     the clone refit *with* them.
 
-    Attributes
+    Parameters
     ----------
     rate_before, rate_baseline, rate_after : dict
         :func:`discrimination_rate` of each model (``rate``, ``low``, ``high``, ``n``).
@@ -310,10 +310,17 @@ class RetrainResult(Result):
     model, baseline_model : estimator
         The refit with and without them.
     labelling : str
+        ``"majority"`` or ``"original"``.
     n_rows_added : int
         Rows added (instances and, with ``add_similar``, their similar instances).
-    params, random_state, elapsed, stopped
-        As every :class:`fairlens._base.Result`.
+    params : dict
+        The parameters of the call.
+    random_state : int
+        The seed actually used.
+    elapsed : float
+        Seconds.
+    stopped : bool
+        Always False (the call cannot be stopped).
 
     Examples
     --------
@@ -395,6 +402,7 @@ class RetrainResult(Result):
         Parameters
         ----------
         ax : matplotlib Axes, optional
+            Drawn on a new figure if None.
 
         Returns
         -------
@@ -450,13 +458,18 @@ def retrain_with_instances(
         The dataset the search ran on (same encoding): ``result`` is checked to
         belong to it (feature names, count, bounds).
     result : FairnessTestResult
+        A search result on ``data``.
     protected : list, optional
         Default: the protected attributes of ``result``.
-    fraction : float in (0, 1]
-    labelling : {"majority", "original"}
-    add_similar : bool
-    test_size : float in (0, 1)
-    n_samples : int
+    fraction : float in (0, 1], default=0.05
+        Instances added, as a fraction of the training split (capped by what was found).
+    labelling : {"majority", "original"}, default="majority"
+        Majority vote over the instance and its similar instances, or the model's own label.
+    add_similar : bool, default=True
+        Also add every similar instance (with the same label).
+    test_size : float in (0, 1), default=0.25
+        Held-out share for the accuracies.
+    n_samples : int, default=10000
         Samples of each :func:`discrimination_rate`.
     random_state : int, Generator, RandomState or None, default=0
         Resolved once (:func:`fairlens._base.resolve_random_state`): the split, the pick of

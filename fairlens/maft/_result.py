@@ -15,7 +15,7 @@ __all__ = ["FairnessTestResult"]
 class FairnessTestResult(Result):
     """Unique individual discriminatory instances found by one search run.
 
-    Attributes
+    Parameters
     ----------
     method : str
         ``"MAFT"``, ``"EIDIG"``, ``"ADF"``, ``"AEQUITAS"`` or ``"SG"``.

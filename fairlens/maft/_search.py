@@ -287,6 +287,7 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         Number of seeds (``global_num``).  If ``n_seeds >= n``, the whole pool
         is returned (what the paper does for small datasets).
     n_clusters : int, default=4
+        k-means clusters, sampled round robin (Algorithm 3 line 4).
     random_state : int, RandomState, Generator or None, default=0
         Resolved once by :func:`fairlens._base.resolve_random_state`; the int seeds
         ``numpy.random.default_rng`` (k-means and the round-robin draws).
@@ -556,6 +557,7 @@ _COMMON_CONSTRAINTS = {
 }
 
 _COMMON_DOC = """
+
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
@@ -1384,6 +1386,7 @@ class MAFT(_TwoPhaseSearch):
 
     Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the vectored
     zero-order gradient of the model's confidence (Algorithm 2).
+
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
@@ -1433,6 +1436,8 @@ class MAFT(_TwoPhaseSearch):
         Limit the BLAS thread pool during the run, here and in each worker
         (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
         ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
     h : float > 0, default=1.0
         Perturbation size of the zero-order gradient (RQ1 recommends 1.0).  For a
         readable-frame model an attribute at the top of its domain is differentiated
@@ -1516,6 +1521,7 @@ class _WhiteBox(_TwoPhaseSearch):
 class EIDIG(_WhiteBox):
     """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic* gradient of the
     output probability (white-box).
+
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
@@ -1565,6 +1571,8 @@ class EIDIG(_WhiteBox):
         Limit the BLAS thread pool during the run, here and in each worker
         (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
         ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
     gradient : callable, optional
         A callable mapping an ``(n, d)`` batch of encoded rows to ``d score / d x`` of shape
         ``(n, d)`` (score = favourable-class probability), e.g. from ``torch.autograd`` or
@@ -1581,9 +1589,9 @@ class EIDIG(_WhiteBox):
     --------
     >>> from fairlens.maft import EIDIG
     >>> from fairlens.datasets import load_dataset
-    >>> from fairlens.models import train_mlp
+    >>> from sklearn.neural_network import MLPClassifier
     >>> census = load_dataset("census", encoding="benchmark")
-    >>> mlp = train_mlp(census.X[:2000], census.y[:2000], random_state=0)
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
     >>> EIDIG(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
     True
     """
@@ -1605,6 +1613,7 @@ class ADF(_WhiteBox):
     (``decay=0``) and a fresh gradient at every local iteration (``update_interval=1``);
     white-box like :class:`EIDIG` (same ``gradient=``: ``d score / d x``, turned into the
     cross-entropy gradient here).
+
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
@@ -1654,6 +1663,8 @@ class ADF(_WhiteBox):
         Limit the BLAS thread pool during the run, here and in each worker
         (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
         ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
     gradient : callable, optional
         As :class:`EIDIG`.
 
@@ -1670,9 +1681,9 @@ class ADF(_WhiteBox):
     --------
     >>> from fairlens.maft import ADF
     >>> from fairlens.datasets import load_dataset
-    >>> from fairlens.models import train_mlp
+    >>> from sklearn.neural_network import MLPClassifier
     >>> census = load_dataset("census", encoding="benchmark")
-    >>> mlp = train_mlp(census.X[:2000], census.y[:2000], random_state=0)
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
     >>> ADF(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
     True
     """
@@ -1698,6 +1709,7 @@ class AEQUITAS(_TwoPhaseSearch):
     (both shared by groups of 256 consecutive walkers and reinforced by success, change size 0.001), step,
     keep on success, reset to the seed on failure.  Protected attributes get weight 0 here
     (perturbing them is meaningless: every value is already in the similar set).
+
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
@@ -1747,6 +1759,8 @@ class AEQUITAS(_TwoPhaseSearch):
         Limit the BLAS thread pool during the run, here and in each worker
         (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
         ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
     change_size : float in (0, 1], default=0.001
         Reinforcement step of the adaptive probabilities.
 

@@ -99,6 +99,8 @@ class SG(_TwoPhaseSearch):
         Depth of the explanation tree (None: grown fully, as in the authors' code).
     confidence_threshold : float in [0, 1], default=0.3
         ``T1``: the global search stops walking a path at a branch of lower confidence.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
 
     Raises
     ------
