@@ -295,6 +295,19 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     Returns
     -------
     ndarray (n_seeds, d)
+
+    Raises
+    ------
+    TypeError, ValueError
+        A pool that is not a finite non-empty ``(n, d)`` array, refused counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.maft import select_seeds
+    >>> pool = np.arange(40.0).reshape(20, 2)
+    >>> select_seeds(pool, 5, n_clusters=2, random_state=0).shape
+    (5, 2)
     """
     from sklearn.cluster import KMeans
 
