@@ -362,6 +362,7 @@ def warmup():
     _kcall.aequitas_perturb(X, pp, dp, u, u, u, 1.0, lo, hi, a, s)
     _kcall.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
     RowSet(3).add(X)
+    KeySet(1).index(np.zeros((2, 1), dtype=np.int64))
 
 
 def _counterpart(S, sc):
