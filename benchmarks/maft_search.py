@@ -10,9 +10,10 @@ Prints the budget it ran, unique instances of both engines (and their ratio),
 wall time, instances per second, the throughput ratio, model rows and calls,
 and the peak traced memory of the lockstep run.
 
-``--n-jobs 2`` also runs the lockstep engine on 2 workers (joblib/loky; the seed blocks of
-``--block-size`` seeds are the tasks) and checks that the instances are identical to the
-sequential run.  ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
+``--n-jobs 2`` also runs the lockstep engine on 2 workers (joblib/loky; each worker walks one
+share of the seeds, then of the walkers) and checks that the instances are identical to the
+sequential run.  ``--profile`` profiles the lockstep run with cProfile and prints where the time
+goes: the model calls, the row sets (hashing of explored and found rows) and the rest.  ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
 with 20 seeds, 20 local tries per global instance and one global try per seed (SG explains
 each input with a LIME tree and Z3; its budget is kept small).
 """
@@ -46,7 +47,7 @@ def main(argv=None):
     ap.add_argument("--skip-reference", action="store_true")
     ap.add_argument("--grad-points", type=int, default=1000)
     ap.add_argument("--n-jobs", type=int, default=None, help="also run on this many workers")
-    ap.add_argument("--block-size", type=int, default=256)
+    ap.add_argument("--profile", action="store_true", help="cProfile the lockstep run")
     ap.add_argument("--sg-seeds", type=int, default=0, help="also run SG with this many seeds")
     args = ap.parse_args(argv)
 
@@ -61,18 +62,40 @@ def main(argv=None):
     print(f"budget: dataset={args.dataset} protected={args.protected} n_seeds={args.n_seeds} "
           f"n_local={args.n_local} h={args.h} random_state={args.random_state} cpus={os.cpu_count()}")
 
-    search = MAFT(model, ds, protected=[args.protected], h=args.h)
-    seeds = search.seeds(args.n_seeds, args.random_state)
+    search = MAFT(model, ds, protected=[args.protected], h=args.h, n_seeds=args.n_seeds, n_local=args.n_local,
+                  random_state=args.random_state)
+    seeds = search.draw_seeds()
+    search.set_params(seeds=seeds)
     from fairlens.maft._search import warmup
 
     warmup()  # compile / load the numba kernels outside the timings
 
-    bs = dict(block_size=args.block_size)
-    lock = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, **bs)
+    lock = search.run()
     tracemalloc.start()
-    search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, **bs)
+    search.run()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    if args.profile:
+        import cProfile
+        import pstats
+
+        pr = cProfile.Profile()
+        t = time.perf_counter()
+        pr.enable()
+        search.run()
+        pr.disable()
+        wall = time.perf_counter() - t
+        st = pstats.Stats(pr)
+        tot = {"model calls (CountingScorer.__call__)": 0.0, "row sets (KeySet.index + RowCodec.keys)": 0.0}
+        for (fn, _, name), (_, _, _, ct, _) in st.stats.items():
+            if name == "__call__" and fn.endswith("_utils.py") and ct > tot["model calls (CountingScorer.__call__)"]:
+                tot["model calls (CountingScorer.__call__)"] = ct
+            if fn.endswith("_utils.py") and name in ("index", "keys"):
+                tot["row sets (KeySet.index + RowCodec.keys)"] += ct
+        print(f"profile (cProfile, {wall:.2f} s wall under the profiler):")
+        for k, v in tot.items():
+            print(f"  {k:<44} {v:7.2f} s  {100 * v / wall:5.1f}%")
+        st.sort_stats("tottime").print_stats(8)
 
     def line(name, r):
         return (f"{name:<10} unique={r.n_instances:>8} (global {r.n_global}, local {r.n_local})  "
@@ -80,23 +103,26 @@ def main(argv=None):
                 f"calls={r.model_calls:>8}  success={r.success_rate:.3f}")
 
     print(line("lockstep", lock))
+    print(f"walkers (unique global instances of the whole run): {lock.params['n_walkers']}; "
+          f"local tries {lock.tries_local} = walkers x n_local: {lock.tries_local == lock.params['n_walkers'] * args.n_local}")
     print(f"lockstep peak traced memory: {peak / 2**20:.1f} MiB")
     if args.n_jobs is not None:
-        par = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, n_jobs=args.n_jobs, **bs)
+        par = search.run(n_jobs=args.n_jobs)
         print(line(f"n_jobs={args.n_jobs}", par))
         print(f"n_jobs={args.n_jobs} vs 1: identical instances: {np.array_equal(par.instances, lock.instances)}; "
-              f"speed-up {lock.elapsed / par.elapsed:.2f}x ({lock.params['n_blocks']} blocks of {args.block_size} seeds)")
+              f"speed-up {lock.elapsed / par.elapsed:.2f}x ({par.params['parallel']})")
     if args.sg_seeds:
         from fairlens.maft import SG, discriminatory_mask
 
-        sg = SG(model, ds, protected=[args.protected], max_iter=1).run(
-            n_seeds=args.sg_seeds, n_local=args.sg_seeds, random_state=args.random_state)
+        sg = SG(model, ds, protected=[args.protected], max_iter=1, n_seeds=args.sg_seeds, n_local=args.sg_seeds,
+                random_state=args.random_state).run()
         print(line("SG", sg))
         ok = discriminatory_mask(model, ds, sg.instances, protected=[args.protected])
         print(f"SG: {sg.tries_global + sg.tries_local} inputs explained, {ok.sum()} / {len(ok)} instances re-check; "
               f"MAFT/SG instances per second = {lock.instances_per_second / max(sg.instances_per_second, 1e-9):,.0f}x")
     if not args.skip_reference:
-        ref = search.run(n_local=args.n_local, seeds=seeds, random_state=args.random_state, engine="reference")
+        ref = search.set_params(engine="reference").run()
+        search.set_params(engine="lockstep")
         print(line("reference", ref))
         same = {tuple(r) for r in lock.instances} == {tuple(r) for r in ref.instances}
         print(f"unique instances lockstep/reference = {lock.n_instances / max(ref.n_instances, 1):.4f} "

@@ -1,7 +1,9 @@
 """Scaling benchmark: the heavy loops at n_jobs=1 and 2, on loky and on a dask LocalCluster.
 
-For three workloads --
+For four workloads --
 
+* MAFT against the package's own census MLP (``fairlens.models.train_mlp``) at the paper's
+  budget, 1000 seeds x 1000 local iterations (``--quick``: 1000 x 100),
 * MAFT against a wide MLP on the census benchmark encoding (a model whose call costs about a
   millisecond per batch, as a realistic audited network does),
 * TestSGD on census (rule sets over the protected attributes, scored by sampling),
@@ -39,10 +41,30 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+def cpu_seconds():
+    """CPU seconds (user + system) of this process and of every live child process (loky's
+    workers, the dask LocalCluster's nannies and workers)."""
+    import psutil
+
+    me = psutil.Process()
+    t = me.cpu_times()
+    total = t.user + t.system
+    for c in me.children(recursive=True):
+        try:
+            ct = c.cpu_times()
+            total += ct.user + ct.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def timed(fn):
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     out = fn()
-    return time.perf_counter() - t0, out
+    wall = time.perf_counter() - t0
+    timed.cpu = cpu_seconds() - c0
+    return wall, out
 
 
 def _noop(payload, chunk):
@@ -84,11 +106,24 @@ def workloads(quick):
 
     out = {}
 
+    from fairlens.models import train_mlp
+
+    own = train_mlp(census, random_state=0)
+
+    def maft_own(n_jobs):
+        from fairlens.maft import MAFT
+
+        res = MAFT(own, census, protected=["sex"], n_seeds=1000, n_local=100 if quick else 1000,
+                   random_state=0).run(n_jobs=n_jobs)
+        return res, (lambda r: (r.params["n_walkers"], r.instances.tobytes()))
+
+    out[f"MAFT (own MLP, census 1000x{100 if quick else 1000})"] = (maft_own, own)
+
     def maft(n_jobs):
         from fairlens.maft import MAFT
 
-        res = MAFT(mlp, census, protected=["sex"]).run(
-            n_seeds=200 if quick else 1000, n_local=100 if quick else 500, random_state=0, n_jobs=n_jobs)
+        res = MAFT(mlp, census, protected=["sex"], n_seeds=200 if quick else 1000, n_local=100 if quick else 500,
+                   random_state=0).run(n_jobs=n_jobs)
         return res, (lambda r: frozenset(map(tuple, np.asarray(r.instances).tolist())))
 
     out["MAFT (wide MLP, census)"] = (maft, mlp)
@@ -146,20 +181,25 @@ def main():
                 continue
             run(1)  # warm-up: numba compilation
             t1, (r1, key) = timed(lambda: run(1))
+            c1 = timed.cpu
             with joblib.parallel_config(backend="loky"):
                 run(2)  # warm-up: worker start-up
                 tl, (rl, _) = timed(lambda: run(2))
+                cl = timed.cpu
             with joblib.parallel_config(backend="dask"):
                 run(-1)
                 td, (rd, _) = timed(lambda: run(-1))
+                cd = timed.cpu
             same = key(r1) == key(rl) == key(rd)
             size = len(pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
             payload = Payload(model=model)
             ov_l = task_overhead(payload, 16, "loky")
             ov_d = task_overhead(payload, 16, "dask")
             rows.append((name, t1, tl, t1 / tl, td, t1 / td, same, size, ov_l, ov_d))
-            print(f"{name}: n_jobs=1 {t1:.2f} s | loky x2 {tl:.2f} s ({t1 / tl:.2f}x) | "
-                  f"dask 2 workers {td:.2f} s ({t1 / td:.2f}x) | identical: {same} | "
+            note = getattr(rl, "params", {}).get("parallel", "") if hasattr(rl, "params") else ""
+            print(f"{name}: n_jobs=1 {t1:.2f} s wall {c1:.2f} s CPU | loky x2 {tl:.2f} s ({t1 / tl:.2f}x) "
+                  f"{cl:.2f} s CPU ({cl / c1:.2f}x) | dask 2 workers {td:.2f} s ({t1 / td:.2f}x) {cd:.2f} s CPU "
+                  f"({cd / c1:.2f}x) | load {os.getloadavg()[0]:.2f} | {note} | identical: {same} | "
                   f"model {size / 1e6:.2f} MB | task overhead loky {ov_l * 1e3:.1f} ms, dask {ov_d * 1e3:.1f} ms",
                   flush=True)
     finally:

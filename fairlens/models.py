@@ -894,11 +894,13 @@ def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
         X = X[None, :]
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or inf; the gradient is only defined at finite inputs")
     if X.shape[1] != mlp.coefs_[0].shape[0]:
         raise ValueError(f"X has {X.shape[1]} features; the network expects "
                          f"{mlp.coefs_[0].shape[0]}")
+    if not np.all(np.isfinite(X)):
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"X contains NaN or inf (first at row {int(bad[0])}, column {int(bad[1])}): the "
+                         "gradient of a missing value is undefined; fill or drop those rows.")
     act, dact = _ACTIVATIONS[mlp.activation]
     a = X * scale + shift if scale is not None else X
     derivs = []

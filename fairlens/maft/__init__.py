@@ -8,21 +8,24 @@ two-phase search engine.
 Public names
 ------------
 MAFT, EIDIG, ADF, AEQUITAS, SG
-    Searches (SG: Symbolic Generation, Aggarwal et al. 2019, needs ``z3-solver``): ``MAFT(model, dataset, protected=[...]).run(n_seeds, n_local)``.
+    Searches (SG: Symbolic Generation, Aggarwal et al. 2019, needs ``z3-solver``):
+    ``MAFT(model, data, protected=[...], n_seeds=..., n_local=..., random_state=0).run()``.
     ``model`` is anything :func:`fairlens.models.as_scorer` takes (a pipeline fitted
     on the readable frame, an estimator fitted on the encoded ``X`` as array or
     DataFrame, a callable); it is adapted once and the search runs in the encoded
     space (``result.params["model_input"]`` says how the model was called).
     EIDIG and ADF take ``gradient=`` (d score / d x of any differentiable model)
     or differentiate a scikit-learn ``MLPClassifier`` analytically.
-    ``run(stop=...)`` takes a ``threading.Event`` or a zero-argument callable.
+    ``run(stop=None, progress=None, n_jobs=None)``: ``stop`` takes a ``threading.Event`` or
+    a zero-argument callable.
 zero_order_gradient
     Algorithms 1 (``vectored=False``) and 2 (``vectored=True``).
 FairnessTestResult
     Result object (``instances``, ``counterparts``, ``n_global``, ``n_local``,
     ``elapsed``, ``queries``, ``to_frame()``, ``plot()``).
-discriminatory_mask, discrimination_rate, retrain_with_instances
-    Discrimination checks and the mitigation experiment.
+discriminatory_mask, discrimination_rate, retrain_with_instances, RetrainResult
+    Discrimination checks and the retraining experiment (``RetrainResult`` was
+    ``MitigationResult``; the old name still works for one release, with a FutureWarning).
 compare_gradients, cosine_similarity
     RQ3: estimated vs true gradients, directions and probabilities.
 MAFTSession
@@ -30,7 +33,7 @@ MAFTSession
 """
 from ._analysis import GradientComparison, compare_gradients, cosine_similarity
 from ._gradients import zero_order_gradient
-from ._mitigation import MAX_SAMPLES, MitigationResult, discrimination_rate, discriminatory_mask, retrain_with_instances
+from ._mitigation import MAX_SAMPLES, RetrainResult, discrimination_rate, discriminatory_mask, retrain_with_instances
 from ._result import FairnessTestResult
 from ._search import ADF, AEQUITAS, EIDIG, MAFT, select_seeds
 from ._sg import SG
@@ -47,7 +50,7 @@ __all__ = [
     "discriminatory_mask",
     "discrimination_rate",
     "retrain_with_instances",
-    "MitigationResult",
+    "RetrainResult",
     "MAX_SAMPLES",
     "compare_gradients",
     "cosine_similarity",
@@ -61,4 +64,8 @@ def __getattr__(name):
         from .widget import MAFTSession
 
         return MAFTSession
+    if name == "MitigationResult":
+        from . import _mitigation
+
+        return _mitigation.__getattr__(name)
     raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")

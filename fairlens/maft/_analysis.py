@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairlens._base import Result
+
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._search import _Problem
@@ -18,7 +20,25 @@ __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]
 def cosine_similarity(A, B):
     """Row-wise cosine similarity (Eq. 10); NaN where a row has zero norm.
 
-    ``A`` and ``B`` are ``(n, d)`` arrays of the same shape (a ``(d,)`` vector is one row).
+    Parameters
+    ----------
+    A, B : array (n, d) or (d,)
+        Arrays of the same shape (a ``(d,)`` vector is one row); finite numbers.
+
+    Returns
+    -------
+    ndarray (n,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric input, different shapes, NaN or inf.
+
+    Examples
+    --------
+    >>> from fairlens.maft import cosine_similarity
+    >>> cosine_similarity([1.0, 0.0], [2.0, 0.0])
+    array([1.])
     """
     A = _as_rows(A, "A")
     B = _as_rows(B, "B")
@@ -45,10 +65,10 @@ def _as_rows(A, name):
 
 
 @dataclass
-class GradientComparison:
+class GradientComparison(Result):
     """Gradients of the same points by MAFT (estimate), EIDIG and ADF (analytic).
 
-    Attributes
+    Parameters
     ----------
     gradients : dict name -> (n, d)
         ``"MAFT"``, ``"MAFT (non-vectored)"``, ``"EIDIG"``, ``"ADF"``.
@@ -61,7 +81,25 @@ class GradientComparison:
         gradients) from estimated vs true gradients, non-discriminatory seeds only.
     probability_cos : ndarray
         RQ3.3: local attribute probabilities from estimated vs true gradients.
+    h : float
+        Perturbation size of the estimate.
+    extra : dict
+        ``discriminatory``: which points were already discriminatory (skipped in RQ3.2).
+    params : dict
+        The parameters of the call.
+    elapsed : float
+        Seconds.
+    stopped : bool
+        Always False.
+    random_state : None
+        Deterministic.
+
+    Examples
+    --------
+    See :func:`compare_gradients`.
     """
+
+    title = "Estimated vs true gradients (RQ3)"
 
     gradients: dict
     times: dict
@@ -70,8 +108,28 @@ class GradientComparison:
     probability_cos: np.ndarray
     h: float = 1.0
     extra: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    elapsed: float = float("nan")
+    stopped: bool = False
+    random_state: object = None
+
+    def summary(self):
+        """One-row :class:`pandas.DataFrame`: the mean cosine of each comparison.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        f = self.to_frame()
+        return pd.DataFrame([{f"mean_cos {c}": v for c, v in zip(f["comparison"], f["mean_cos"])}])
 
     def to_frame(self):
+        """One row per comparison: mean and median cosine similarity, number of points.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         rows = []
         for k, v in self.gradient_cos.items():
             rows.append({"comparison": f"gradient {k}", "mean_cos": np.nanmean(v), "median_cos": np.nanmedian(v), "n": int(np.isfinite(v).sum())})
@@ -80,6 +138,17 @@ class GradientComparison:
         return pd.DataFrame(rows)
 
     def plot(self, ax=None):
+        """Box plots of the cosine similarities.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Drawn on a new figure if None.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_gradient_similarity
 
         sims = dict(self.gradient_cos)
@@ -89,7 +158,8 @@ class GradientComparison:
 
 
 def compare_gradients(
-    model, dataset, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None, favourable_class=1
+    model, data=None, X=None, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
+    favourable=1, **old,
 ):
     """RQ3 of the paper on the points ``X`` (typically 1000 seeds).
 
@@ -102,20 +172,47 @@ def compare_gradients(
 
     Parameters
     ----------
-    model, dataset, protected, favourable_class
+    model, data, protected, favourable
         As :class:`MAFT`.
     X : array (n, d) or DataFrame
         Points in the encoded space, within ``dataset.bounds``.
-    h : float > 0
-    epsilon : float > 0
-    non_vectored : bool
+    h : float > 0, default=1.0
+        Perturbation size of the estimate.
+    epsilon : float > 0, default=1e-6
+        Guard of the local probabilities.
+    non_vectored : bool, default=True
         Also time Algorithm 1 (one model call per point and attribute).
     gradient : callable, optional
+        ``d score / d x`` of the model (as :class:`EIDIG`); default: an ``MLPClassifier``'s.
+    **old
+        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
     GradientComparison
+
+    Raises
+    ------
+    TypeError, ValueError
+        Refused arguments (named), a model without a true gradient.
+
+    Examples
+    --------
+    >>> from fairlens.maft import compare_gradients
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
+    >>> cmp = compare_gradients(mlp, census, census.X[:20], ["sex"], non_vectored=False)
+    >>> cmp.summary().shape[0]
+    1
     """
+    from ._mitigation import _old_names
+
+    t0 = time.perf_counter()
+    dataset, favourable_class = _old_names("compare_gradients", data, favourable, old)
+    if X is None:
+        raise TypeError("compare_gradients() missing the required argument 'X' (the points).")
     from fairlens._validation import check_bool, check_real
 
     h = _check_h(h)
@@ -175,4 +272,7 @@ def compare_gradients(
         return out
 
     pcos = cosine_similarity(prob(m1, m2), prob(e1, e2))
-    return GradientComparison(grads, times, gcos, dcos, pcos, h, {"discriminatory": disc})
+    params = {"h": h, "epsilon": epsilon, "non_vectored": non_vectored, "n_points": int(n),
+              "protected": list(pb.protected)}
+    return GradientComparison(grads, times, gcos, dcos, pcos, h, {"discriminatory": disc}, params=params,
+                              elapsed=time.perf_counter() - t0)

@@ -97,7 +97,7 @@ def _zo_bounds(scorer, dataset):
     return np.ascontiguousarray(B[:, 0]), np.ascontiguousarray(B[:, 1])
 
 
-def zero_order_gradient(model, X, h=1.0, vectored=True, *, dataset=None, favourable_class=1, output="raw"):
+def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable=1, output="raw", **old):
     """Zero-order (finite-difference) gradient of the favourable-class confidence.
 
     Implements Equation (6), ``g_i = (f(x + h e_i) - f(x)) / h``, with the sign
@@ -120,12 +120,12 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, dataset=None, favoura
         (in bounded blocks for very large ``n``).
         ``False``: Algorithm 1, one model call per row and attribute
         (``n * (d + 1)`` calls); same numbers, much slower.
-    dataset : Dataset, optional
+    data : Dataset, optional
         The data the model is audited on; needed for a pipeline fitted on the
         readable frame (rows are decoded before each call).  For such a model an
-        attribute whose ``x + h`` leaves ``dataset.bounds`` (a code without a
+        attribute whose ``x + h`` leaves ``data.bounds`` (a code without a
         category label) is differentiated one-sidedly, ``(f(x) - f(x - h e_i)) / h``.
-    favourable_class : default=1
+    favourable : default=1
         The model class whose probability is the confidence.
     output : {"raw", "proba", "logit", "auto"}, default="raw"
         How a callable's output is read (:func:`fairlens.models.as_scorer`).  The
@@ -134,12 +134,38 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, dataset=None, favoura
         scores outside [0, 1], ``"logit"`` applies the sigmoid first.  The sign
         convention always thresholds the (transformed) score at 0.5.
 
+    **old
+        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
+
     Returns
     -------
     ndarray, shape (n, d) (or (d,) for a 1-D ``X``)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Refused arguments (named), an empty ``X``.
+
+    Examples
+    --------
+    The paper's example ``f(x) = x1**2 + x2**2`` at ``(1, 2)`` with ``h = 1``:
+
+    >>> import numpy as np
+    >>> from fairlens.maft import zero_order_gradient
+    >>> f = lambda X: (np.asarray(X) ** 2).sum(axis=1)
+    >>> zero_order_gradient(f, [1.0, 2.0])
+    array([3., 5.])
     """
+    from fairlens._base import renamed_kwargs
     from fairlens._validation import check_bool, check_choice
     from fairlens.models import as_scorer
+
+    old = renamed_kwargs("zero_order_gradient", dict(old), {"dataset": "data", "favourable_class": "favourable"})
+    data = old.pop("data", data)
+    favourable = old.pop("favourable", favourable)
+    if old:
+        raise TypeError(f"zero_order_gradient() got an unexpected keyword argument {sorted(old)[0]!r}.")
+    dataset, favourable_class = data, favourable
 
     h = _check_h(h)
     vectored = check_bool("vectored", vectored)

@@ -25,6 +25,7 @@ __all__ = [
     "normalized_probability",
     "local_perturb",
     "table_insert",
+    "key_insert",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -366,3 +367,60 @@ def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, att
         X[w, a] = v
         attr_out[w] = a
         dir_out[w] = s
+
+
+@numba.njit(cache=True)
+def key_insert(table, store, n_store, keys, index, is_new):  # pragma: no cover
+    """Insert-or-find for integer keys (open addressing, linear probing).
+
+    Parameters
+    ----------
+    table : int64 (S,)
+        Slots holding an index into ``store`` or -1; ``S`` is a power of two and the caller
+        keeps the load factor below 1/2.
+    store : int64 (cap, k)
+        Keys seen so far (``store[:n_store]``); ``cap >= n_store + len(keys)``.
+    n_store : int
+    keys : int64 (m, k)
+        Candidate keys (a row packed into one int64, or the bits of a float64 row).
+    index : int64 (m,)
+        Output: the position of each key in ``store`` (new or old).
+    is_new : bool (m,)
+        Output: True where the key was inserted by this call (its first occurrence).
+
+    Returns
+    -------
+    int
+        The new number of stored keys.
+    """
+    mask = table.shape[0] - 1
+    k = keys.shape[1]
+    for i in range(keys.shape[0]):
+        h = np.uint64(0x9E3779B97F4A7C15)
+        for c in range(k):
+            z = np.uint64(keys[i, c]) + h
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            h = z ^ (z >> np.uint64(31))
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            j = table[slot]
+            if j < 0:
+                for c in range(k):
+                    store[n_store, c] = keys[i, c]
+                table[slot] = n_store
+                index[i] = n_store
+                is_new[i] = True
+                n_store += 1
+                break
+            same = True
+            for c in range(k):
+                if store[j, c] != keys[i, c]:
+                    same = False
+                    break
+            if same:
+                index[i] = j
+                is_new[i] = False
+                break
+            slot = (slot + 1) & mask
+    return n_store

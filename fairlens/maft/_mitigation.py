@@ -2,19 +2,47 @@
 from __future__ import annotations
 
 import copy
-
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from fairlens._validation import check_bool, check_choice, check_int, check_probability, check_random_state
+from fairlens._base import Result, renamed_kwargs, resolve_random_state
+from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
 from ._result import FairnessTestResult
-from ._search import _generator, _Problem
+from ._search import _Problem
 from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
 
-__all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "MitigationResult", "MAX_SAMPLES"]
+__all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "RetrainResult", "MAX_SAMPLES"]
+
+
+def __getattr__(name):
+    if name == "MitigationResult":
+        import warnings
+
+        warnings.warn("fairlens.maft.MitigationResult was renamed RetrainResult (testsgd has its own "
+                      "MitigationResult); the old name will stop working in the next release.",
+                      FutureWarning, stacklevel=2)
+        return RetrainResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _old_names(caller, data, favourable, old):
+    """``dataset=`` / ``favourable_class=`` of earlier releases, with a FutureWarning."""
+    old = renamed_kwargs(caller, dict(old), {"dataset": "data", "favourable_class": "favourable"})
+    if "data" in old:
+        if data is not None:
+            raise TypeError(f"{caller}() got both 'dataset' (old name) and 'data'; pass only 'data'.")
+        data = old.pop("data")
+    if "favourable" in old:
+        favourable = old.pop("favourable")
+    if old:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(old)[0]!r}.")
+    if data is None:
+        raise TypeError(f"{caller}() missing the required argument 'data' (the Dataset).")
+    return data, favourable
 
 #: Largest ``n_samples`` of :func:`discrimination_rate`: the Wilson interval is then at
 #: most +-0.0003 wide, more samples only cost time.  Above it the call is refused.
@@ -63,7 +91,7 @@ def _mask(pb, scorer, X):
     return out
 
 
-def discriminatory_mask(model, dataset, X, protected=None, *, favourable_class=1):
+def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=1, **old):
     """Which rows of ``X`` are individual discriminatory instances (Definition 2.1).
 
     A row is discriminatory if some other combination of the protected
@@ -76,17 +104,40 @@ def discriminatory_mask(model, dataset, X, protected=None, *, favourable_class=1
     model : estimator, pipeline or callable
         Adapted once with :func:`fairlens.models.as_scorer` (readable-frame
         pipelines, encoded-DataFrame or array models, callables).
-    dataset : Dataset
+    data : Dataset
+        The dataset (encoding, bounds, protected attributes).
     X : array (n, d) or DataFrame
         Rows in the dataset's encoded space (a DataFrame is aligned by column
-        name; a readable frame is encoded through the dataset), within ``dataset.bounds``.
+        name; a readable frame is encoded through the dataset), within ``data.bounds``.
     protected : list of str or int, optional
-    favourable_class : default=1
+        Default ``data.protected``.
+    favourable : default=1
+        The model class that is the favourable outcome.
+    **old
+        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
     ndarray of bool (n,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        Rows outside the bounds or of another encoding, unknown protected attributes.
+
+    Examples
+    --------
+    >>> from fairlens.maft import discriminatory_mask
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> discriminatory_mask(model, census, census.X[:5], ["sex"]).shape
+    (5,)
     """
+    dataset, favourable_class = _old_names("discriminatory_mask", data, favourable, old)
+    if X is None:
+        raise TypeError("discriminatory_mask() missing the required argument 'X' (rows to check).")
     pb = _Problem(dataset, protected)
     X = pb.check_rows(X, "X")
     if X.shape[0] == 0:
@@ -122,8 +173,8 @@ def _rate_chunk(payload, chunk):
 
 
 def discrimination_rate(
-    model, dataset, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
-    *, favourable_class=1, n_jobs=None,
+    model, data=None, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
+    *, favourable=1, n_jobs=None, **old,
 ):
     """Share of random inputs that are individual discriminatory instances.
 
@@ -131,23 +182,26 @@ def discrimination_rate(
     ----------
     model : estimator, pipeline or callable
         As :func:`discriminatory_mask`.
-    dataset : Dataset
+    data : Dataset
+        The dataset (encoding, bounds, protected attributes).
     protected : list of str or int, optional
+        Default ``data.protected``.
     n_samples : int, default=10000
         Number of random inputs, at most :data:`MAX_SAMPLES` (10**7; the interval
         is then +-0.0003 at most).  They are drawn and checked in bounded blocks, with
         the same answer as one block for a given ``random_state``.
     random_state : int, RandomState, Generator or None, default=0
-        scikit-learn's ``check_random_state`` semantics; the samples of chunk ``k``
-        (``RATE_CHUNK`` = 16,384 samples per chunk) come from the counter-based stream
-        ``fairlens._parallel.chunk_rng(base_seed(random_state), k)``.
+        Resolved once by :func:`fairlens._base.resolve_random_state`; the samples of chunk
+        ``k`` (``RATE_CHUNK`` = 16,384 samples per chunk) come from the counter-based stream
+        ``fairlens._parallel.chunk_rng(seed, k)``.
     confidence : float in (0, 1), default=0.95
         Level of the Wilson interval.
     sample : {"domain", "data"}
         ``"domain"``: uniform on the integer grid of ``dataset.bounds`` (as the
         ADF/EIDIG retraining experiments estimate it); ``"data"``: rows drawn
         with replacement from ``dataset.X``.
-    favourable_class : default=1
+    favourable : default=1
+        The model class that is the favourable outcome.
     n_jobs : int or None, default=None
         Workers for the sample chunks (scikit-learn's convention; ``-1`` all cores, or
         all dask workers under ``joblib.parallel_config(backend="dask")``).  The estimate
@@ -155,10 +209,31 @@ def discrimination_rate(
         model adapter and the input domain (and the data rows for ``sample="data"``)
         travel once per call in a :class:`fairlens._parallel.Payload`.
 
+    **old
+        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
+
     Returns
     -------
-    dict with ``rate``, ``low``, ``high`` (Wilson interval), ``n``.
+    dict
+        ``rate``, ``low``, ``high`` (Wilson interval), ``n``, ``random_state`` (the seed used).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For refused arguments (named).
+
+    Examples
+    --------
+    >>> from fairlens.maft import discrimination_rate
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> r = discrimination_rate(model, census, ["sex"], n_samples=1000)
+    >>> 0 <= r["low"] <= r["rate"] <= r["high"] <= 1
+    True
     """
+    dataset, favourable_class = _old_names("discrimination_rate", data, favourable, old)
     sample = check_choice("sample", sample, ("domain", "data"))
     n_samples = check_int("n_samples", n_samples, min=1)
     if n_samples > MAX_SAMPLES:
@@ -168,10 +243,10 @@ def discrimination_rate(
             "average several calls with different random_state values."
         )
     confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
-    from fairlens._parallel import Payload, base_seed, check_n_jobs, fixed_chunks, run_chunks
+    from fairlens._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
 
     n_jobs = check_n_jobs(n_jobs)
-    seed = base_seed(random_state)
+    seed = resolve_random_state(random_state)
     pb = _Problem(dataset, protected)
     scorer = resolve_scorer(model, dataset, favourable_class)
     # fixed chunks of samples; within a chunk _mask bounds memory to BLOCK_ROWS model rows
@@ -183,7 +258,7 @@ def discrimination_rate(
     payload = Payload(problem=ship, scorer=scorer, seed=seed, sample=sample)
     k = sum(run_chunks(_rate_chunk, payload, chunks, n_jobs=n_jobs))
     lo, hi = wilson_interval(k, n_samples, confidence)
-    return {"rate": k / n_samples, "low": lo, "high": hi, "n": n_samples}
+    return {"rate": k / n_samples, "low": lo, "high": hi, "n": n_samples, "random_state": seed}
 
 
 def _check_result_fits(result, pb, dataset):
@@ -217,13 +292,50 @@ def _check_result_fits(result, pb, dataset):
 
 
 @dataclass
-class MitigationResult:
-    """Figures of :func:`retrain_with_instances`.
+class RetrainResult(Result):
+    """Figures of :func:`retrain_with_instances` (formerly ``MitigationResult``).
 
-    ``before`` is the model under test; ``baseline`` a clone refit on the same
-    training split *without* the generated instances (isolates their effect
-    from the refit itself); ``after`` the clone refit *with* them.
+    ``before`` is the model under test; ``baseline`` a clone refit on the same training split
+    *without* the generated instances (isolates their effect from the refit itself); ``after``
+    the clone refit *with* them.
+
+    Parameters
+    ----------
+    rate_before, rate_baseline, rate_after : dict
+        :func:`discrimination_rate` of each model (``rate``, ``low``, ``high``, ``n``).
+    accuracy_before, accuracy_baseline, accuracy_after : float
+        Accuracy on the held-out split.
+    n_added : int
+        Generated instances added.
+    model, baseline_model : estimator
+        The refit with and without them.
+    labelling : str
+        ``"majority"`` or ``"original"``.
+    n_rows_added : int
+        Rows added (instances and, with ``add_similar``, their similar instances).
+    params : dict
+        The parameters of the call.
+    random_state : int
+        The seed actually used.
+    elapsed : float
+        Seconds.
+    stopped : bool
+        Always False (the call cannot be stopped).
+
+    Examples
+    --------
+    >>> from fairlens.maft import MAFT, retrain_with_instances
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> res = MAFT(model, census, protected=["sex"], n_seeds=50, n_local=50).run()
+    >>> mit = retrain_with_instances(model, census, res, n_samples=1000)  # doctest: +SKIP
+    >>> mit.summary().shape  # doctest: +SKIP
+    (1, 8)
     """
+
+    title = "Retraining on generated instances"
 
     rate_before: dict
     rate_baseline: dict
@@ -236,8 +348,36 @@ class MitigationResult:
     baseline_model: object = field(repr=False)
     labelling: str = "majority"
     n_rows_added: int = 0
+    params: dict = field(default_factory=dict)
+    random_state: object = None
+    elapsed: float = float("nan")
+    stopped: bool = False
+
+    def summary(self):
+        """One-row :class:`pandas.DataFrame`: the three rates and accuracies, instances added.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame([{
+            "rate_before": self.rate_before["rate"],
+            "rate_baseline": self.rate_baseline["rate"],
+            "rate_after": self.rate_after["rate"],
+            "accuracy_before": self.accuracy_before,
+            "accuracy_baseline": self.accuracy_baseline,
+            "accuracy_after": self.accuracy_after,
+            "n_added": self.n_added,
+            "n_rows_added": self.n_rows_added,
+        }])
 
     def to_frame(self):
+        """One row per model (before, baseline refit, after) with rate, interval and accuracy.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         rows = []
         for when, rate, acc in (
             ("before", self.rate_before, self.accuracy_before),
@@ -257,6 +397,17 @@ class MitigationResult:
         return pd.DataFrame(rows)
 
     def plot(self, ax=None):
+        """Rates (with intervals) and accuracies of the three models.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Drawn on a new figure if None.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_mitigation
 
         return plot_mitigation(self, ax=ax)
@@ -264,8 +415,8 @@ class MitigationResult:
 
 def retrain_with_instances(
     model,
-    dataset,
-    result,
+    data=None,
+    result=None,
     protected=None,
     *,
     fraction=0.05,
@@ -274,7 +425,8 @@ def retrain_with_instances(
     test_size=0.25,
     n_samples=10000,
     random_state=0,
-    favourable_class=1,
+    favourable=1,
+    **old,
 ):
     """Retrain on generated discriminatory instances and measure the effect.
 
@@ -302,25 +454,48 @@ def retrain_with_instances(
     model : fitted scikit-learn classifier or pipeline
         Must support ``sklearn.base.clone`` and ``fit`` (a plain callable cannot be
         retrained).
-    dataset : Dataset
+    data : Dataset
         The dataset the search ran on (same encoding): ``result`` is checked to
         belong to it (feature names, count, bounds).
     result : FairnessTestResult
+        A search result on ``data``.
     protected : list, optional
         Default: the protected attributes of ``result``.
-    fraction : float in (0, 1]
-    labelling : {"majority", "original"}
-    add_similar : bool
-    test_size : float in (0, 1)
-    n_samples : int
+    fraction : float in (0, 1], default=0.05
+        Instances added, as a fraction of the training split (capped by what was found).
+    labelling : {"majority", "original"}, default="majority"
+        Majority vote over the instance and its similar instances, or the model's own label.
+    add_similar : bool, default=True
+        Also add every similar instance (with the same label).
+    test_size : float in (0, 1), default=0.25
+        Held-out share for the accuracies.
+    n_samples : int, default=10000
         Samples of each :func:`discrimination_rate`.
-    random_state : int in [0, 2**32 - 2]
-    favourable_class : default=1
+    random_state : int, Generator, RandomState or None, default=0
+        Resolved once (:func:`fairlens._base.resolve_random_state`): the split, the pick of
+        instances and (seed + 1) the discrimination-rate samples.
+    favourable : default=1
+        The model class that is the favourable outcome.
+    **old
+        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
-    MitigationResult
+    RetrainResult
+
+    Raises
+    ------
+    TypeError
+        A model that cannot be cloned and refit, a result of the wrong type.
+    ValueError
+        A result from another dataset or encoding, an empty result, refused arguments.
+
+    Examples
+    --------
+    See :class:`RetrainResult`.
     """
+    t0 = time.perf_counter()
+    dataset, favourable_class = _old_names("retrain_with_instances", data, favourable, old)
     from sklearn.base import clone
     from sklearn.model_selection import train_test_split
 
@@ -331,9 +506,9 @@ def retrain_with_instances(
     add_similar = check_bool("add_similar", add_similar)
     test_size = check_probability("test_size", test_size, include_0=False, include_1=False)
     n_samples = check_int("n_samples", n_samples, min=1, max=MAX_SAMPLES)
-    random_state = check_int("random_state", random_state, min=0, max=2**32 - 2)
+    random_state = resolve_random_state(random_state)
     if not isinstance(result, FairnessTestResult):
-        _check_result_fits(result, None, dataset)
+        _check_result_fits(result, None, dataset)  # raises the TypeError naming result
     pb = _Problem(dataset, protected if protected is not None else result.params.get("protected"))
     instances = _check_result_fits(result, pb, dataset)
     if instances.shape[0] == 0:
@@ -371,7 +546,7 @@ def retrain_with_instances(
         return float(np.mean((resolve_scorer(m, dataset, fav)(Xte) > 0.5).astype(int) == yte))
 
     def rate(m):
-        return discrimination_rate(m, dataset, pb.protected, n_samples, random_state + 1, favourable_class=fav)
+        return discrimination_rate(m, dataset, pb.protected, n_samples, (random_state + 1) % 2**32, favourable=fav)
 
     import warnings
 
@@ -379,7 +554,11 @@ def retrain_with_instances(
         warnings.simplefilter("ignore")  # convergence warnings of short refits
         base = clone(est).fit(form(Xtr), labels(ytr))
         new = clone(est).fit(form(np.concatenate([Xtr, Xa])), labels(np.concatenate([ytr, ya])))
-    return MitigationResult(
+    params = {"fraction": fraction, "labelling": labelling, "add_similar": add_similar, "test_size": test_size,
+              "n_samples": n_samples, "protected": list(pb.protected), "favourable": fav}
+    out = RetrainResult(
         rate(est), rate(base), rate(new), acc(est), acc(base), acc(new), int(n_add), new, base, labelling,
-        int(Xa.shape[0]),
+        int(Xa.shape[0]), params=params, random_state=random_state,
     )
+    out.elapsed = time.perf_counter() - t0
+    return out

@@ -6,22 +6,24 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairlens._base import Result
+
 __all__ = ["FairnessTestResult"]
 
 
 @dataclass
-class FairnessTestResult:
+class FairnessTestResult(Result):
     """Unique individual discriminatory instances found by one search run.
 
-    Attributes
+    Parameters
     ----------
     method : str
         ``"MAFT"``, ``"EIDIG"``, ``"ADF"``, ``"AEQUITAS"`` or ``"SG"``.
     instances : ndarray (n, d)
         Unique discriminatory instances (Definition 2.1), global-phase ones
         first (in seed order), then the local-phase ones not already found
-        globally (seed block by seed block, in discovery order within a block).
-        Duplicates are counted once.
+        globally, in the order Algorithm 4 finds them (walker after walker, then
+        iteration).  Duplicates are counted once.
     counterparts : ndarray (n, d)
         For each instance, the similar instance (differing only in protected
         attributes) with a different label whose score differs most.
@@ -32,6 +34,8 @@ class FairnessTestResult:
     n_global, n_local : int
         Unique instances of each phase (``n_local`` excludes instances already
         found in the global phase), ``n_global + n_local == len(instances)``.
+        ``n_global`` is also the number of local walkers (one per unique global
+        instance of the whole run, as in the paper; ``params["n_walkers"]``).
     elapsed : float
         Wall time of the search in seconds (seed selection excluded).
     queries : int
@@ -39,7 +43,7 @@ class FairnessTestResult:
         EIDIG/ADF count one row per gradient).
     model_calls : int
         Number of model invocations (depends on ``n_jobs``: each worker calls the
-        model for its own seed blocks).
+        model once per step for its own share of the walkers).
     tries_global, tries_local : int
         Search iterations of each phase (the papers' ``try_times``).
     n_explored : int
@@ -52,7 +56,26 @@ class FairnessTestResult:
         True if the run was stopped before its budget was used.
     params : dict
         Parameters of the run.
+    random_state : int
+        The seed the run actually used (pass it back as ``random_state`` to repeat it).
+    feature_names : list of str
+        Names of the ``d`` features.
+    dataset : Dataset
+        The dataset the search ran on (to decode rows in :meth:`to_frame`).
+
+    Examples
+    --------
+    >>> from fairlens.maft import MAFT
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> res = MAFT(model, census, protected=["sex"], n_seeds=20, n_local=20).run()
+    >>> res.random_state, len(res.summary())
+    (0, 1)
     """
+
+    title = "Individual discrimination search"
 
     method: str
     instances: np.ndarray
@@ -62,16 +85,17 @@ class FairnessTestResult:
     phase: np.ndarray
     n_global: int
     n_local: int
-    elapsed: float
-    queries: int
-    model_calls: int
-    tries_global: int
-    tries_local: int
-    n_explored: int
-    seeds: np.ndarray
-    timeline: np.ndarray
+    elapsed: float  # (the base Result's class attribute gives every later field a default)
+    queries: int = 0
+    model_calls: int = 0
+    tries_global: int = 0
+    tries_local: int = 0
+    n_explored: int = 0
+    seeds: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    timeline: np.ndarray = field(default_factory=lambda: np.zeros((1, 2)))
     stopped: bool = False
     params: dict = field(default_factory=dict)
+    random_state: object = None
     feature_names: list = field(default_factory=list)
     dataset: object = field(default=None, repr=False)
 
@@ -91,7 +115,15 @@ class FairnessTestResult:
         return self.n_instances / self.n_explored if self.n_explored else float("nan")
 
     def summary(self):
-        """One-row :class:`pandas.DataFrame` of the run's figures."""
+        """One-row :class:`pandas.DataFrame` of the run's figures.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``method``, ``instances``, ``global``, ``local``, ``seconds``,
+            ``per_second``, ``success_rate``, ``queries``, ``tries``, ``explored``,
+            ``stopped``.
+        """
         return pd.DataFrame(
             [
                 {
@@ -117,6 +149,17 @@ class FairnessTestResult:
         and ``("", "p(x)")``, ``("", "p(x')")``, ``("", "phase")``.  With
         ``readable=True`` and a dataset that has ``decode``, categorical codes
         are shown as their labels.
+
+        Parameters
+        ----------
+        readable : bool, default=True
+            Decode categorical codes into their labels (when the dataset can).
+        max_rows : int or None, default=None
+            Only the first ``max_rows`` instances.
+
+        Returns
+        -------
+        pandas.DataFrame
         """
         from fairlens._validation import check_bool, check_int
 
@@ -146,8 +189,31 @@ class FairnessTestResult:
         )
         return pd.concat([F1, F2, extra], axis=1)
 
+    def to_dict(self):
+        """JSON-safe summary (the base's), plus the method and the timeline's last point.
+
+        Returns
+        -------
+        dict
+        """
+        out = super().to_dict()
+        out["method"] = self.method
+        return out
+
     def plot(self, ax=None, **kw):
-        """Cumulative unique instances over wall time."""
+        """Cumulative unique instances over wall time.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Drawn on a new figure if None.
+        **kw
+            Passed to :func:`fairlens.maft.plots.plot_timeline`.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
         from .plots import plot_timeline
 
         return plot_timeline({self.method: self}, ax=ax, **kw)

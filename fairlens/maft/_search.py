@@ -20,23 +20,26 @@ Two engines run the *same* algorithm:
 * ``engine="reference"``: a literal one-seed-at-a-time implementation in plain
   NumPy, kept as the slow, faithful twin.
 
-**Seed blocks (parallel execution, issue #14).**  The seeds are cut into fixed blocks of
-``block_size`` (default :data:`BLOCK_SIZE` = 256) seeds.  A block is a self-contained search:
-its global phase, the de-duplication of its global instances, and its local phase on them,
-with a random key drawn from ``fairlens._parallel.chunk_rng(base_seed(random_state), block)``.
-With ``n_jobs`` resolving to one worker all blocks walk in lockstep in this process (one
-model call per step for all walkers of all blocks, as fast as one block); with several
-workers each block is one task of :func:`fairlens._parallel.run_chunks` (loky, dask...).
-The blocks' instances are merged in block order (every block's global instances, then every
-block's local ones, each row kept once), so the result is the same at every ``n_jobs``.
+**As the paper, at every budget, at every n_jobs (issues #14, #24).**  The run is the
+paper's: the global phase walks every seed; the global instances of ALL seeds are then
+de-duplicated in seed order (the paper's ``global_id`` set); each unique global instance is
+one local walker.  Walker ``w`` draws its random numbers from the counter-based stream
+``(key, w, iteration, draw)`` (:func:`fairlens.maft._utils.stream_uniform`; ``key`` from
+``chunk_rng(random_state, 0)``), so a walk depends on nothing but its start, and the
+instances (global ones in seed order, then local ones in the order Algorithm 4 finds them,
+walker after walker, each row once) are the same however the work is cut.  With ``n_jobs``
+resolving to one worker both phases run in lockstep in this process (one model call per step
+for all walkers); with several workers each worker walks one contiguous share of the seeds,
+then of the walkers, in lockstep (one call per step for its share), returns its rows as int64
+keys (:class:`fairlens.maft._utils.RowCodec`) and the parent merges the shares with one linear
+pass of a hash set.  A phase too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
 
-Randomness of the local phase comes from a counter-based stream indexed by
-(block key, walker, iteration, draw) (:func:`fairlens.maft._utils.stream_uniform`), so both
-engines use identical random numbers and — for a model whose row scores do not
-depend on the batch they are computed in — return identical instance sets for
-MAFT, EIDIG and ADF.  AEQUITAS shares its adaptive probabilities across the walkers of
-a block; the lockstep engine updates them after each step in walker order, the reference
-after each iteration, so those two differ by design.
+Both engines use identical random numbers and -- for a model whose row scores do not
+depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and
+ADF.  AEQUITAS shares its adaptive probabilities across groups of :data:`BLOCK_SIZE`
+consecutive walkers (parallel shares are cut on group boundaries); the lockstep engine
+updates them after each step in walker order, the reference after each iteration, so those
+two differ by design.
 
 Choices where the paper is silent or ambiguous (documented here once):
 
@@ -47,10 +50,9 @@ Choices where the paper is silent or ambiguous (documented here once):
   paper), so the attribute probabilities are first computed at iteration 0 with
   ``FindPair``; ``Reset(probability)`` restores those first probabilities.
   (EIDIG's code seeds them with the max-difference partner instead.)
-* Global instances are de-duplicated (in seed order) within each seed block before
-  the local phase, as in the authors' code; every unique global instance of a block
-  gets ``n_local`` iterations (an instance reached from seeds of two blocks is walked
-  by both).
+* Global instances are de-duplicated (in seed order) across the whole run before the
+  local phase, as in the paper and the authors' code; every unique global instance gets
+  ``n_local`` iterations, once.
 * Seeds: k-means (``n_clusters``) on the seed pool, then seed ``i`` is a random
   member of cluster ``i mod n_clusters``; if ``n_seeds >= len(pool)`` the whole
   pool is used (as the paper does for small datasets).
@@ -64,22 +66,14 @@ import time
 
 import numpy as np
 
-from fairlens._validation import (
-    MEMORY_LIMIT_BYTES,
-    check_bool,
-    check_choice,
-    check_int,
-    check_memory,
-    check_random_state,
-    check_real,
-    check_seed_int,
-    check_stop,
-)
+from fairlens._base import Analysis, Interval, Options, resolve_random_state
+from fairlens._parallel import chunk_rng, effective_n_jobs
+from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, RowSet, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, resolve_scorer, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -87,32 +81,6 @@ _SLOT_PAIR, _SLOT_ATTR, _SLOT_DIR, _SLOT_EDGE = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- validation
-def _check_int(name, v, minimum):
-    return check_int(name, v, min=minimum)
-
-
-def _check_pos(name, v):
-    return check_real(name, v, min=0.0, include_min=False)
-
-
-def _generator(random_state, name="random_state"):
-    """A ``numpy.random.Generator`` from ``random_state`` (validated with scikit-learn's
-    ``check_random_state`` semantics, the message names the argument).
-
-    An int seeds ``default_rng(int)`` (as before, so seeded results are unchanged), ``None``
-    a fresh generator, a ``Generator`` is used as is, a ``RandomState`` seeds a Generator
-    with one draw from it.
-    """
-    rs = check_random_state(random_state, name)
-    if isinstance(rs, np.random.Generator):
-        return rs
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    return np.random.default_rng(int(random_state))
-
-
 #: Similar rows held per walker by the search engines: the global phase keeps the current
 #: and the hit similar sets plus one indexed copy, the local phase the current, the
 #: global and the new ones plus one indexed copy; each row is d float64 plus a score.
@@ -308,21 +276,6 @@ class _Problem:
 
 
 
-def _check_run_args(n_local, random_state, callback, stop, track_explored, blas_threads):
-    """The ``run`` arguments every searcher shares (MAFT and its baselines, SG), validated once.
-
-    Returns ``(n_local, random_state, stop, track_explored, blas_threads)`` normalised
-    (``stop`` as a zero-argument callable); ``callback`` is only checked.
-    """
-    n_local = check_int("n_local", n_local, min=0)
-    random_state = check_seed_int(random_state, "random_state")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
-    stop = check_stop(stop, "stop")
-    track_explored = check_bool("track_explored", track_explored)
-    blas_threads = check_int("blas_threads", blas_threads, min=1, allow_none=True)
-    return n_local, random_state, stop, track_explored, blas_threads
-
 def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """Seeds of Algorithm 3 line 4: k-means clusters sampled round robin.
 
@@ -334,19 +287,33 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         Number of seeds (``global_num``).  If ``n_seeds >= n``, the whole pool
         is returned (what the paper does for small datasets).
     n_clusters : int, default=4
-    random_state : int, RandomState, Generator or None
-        Validated like scikit-learn's ``check_random_state``; an int seeds
-        ``numpy.random.default_rng``.
+        k-means clusters, sampled round robin (Algorithm 3 line 4).
+    random_state : int, RandomState, Generator or None, default=0
+        Resolved once by :func:`fairlens._base.resolve_random_state`; the int seeds
+        ``numpy.random.default_rng`` (k-means and the round-robin draws).
 
     Returns
     -------
     ndarray (n_seeds, d)
+
+    Raises
+    ------
+    TypeError, ValueError
+        A pool that is not a finite non-empty ``(n, d)`` array, refused counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.maft import select_seeds
+    >>> pool = np.arange(40.0).reshape(20, 2)
+    >>> select_seeds(pool, 5, n_clusters=2, random_state=0).shape
+    (5, 2)
     """
     from sklearn.cluster import KMeans
 
     n_seeds = check_int("n_seeds", n_seeds, min=1)
     n_clusters = check_int("n_clusters", n_clusters, min=1)
-    rng = _generator(random_state)
+    rng = np.random.default_rng(resolve_random_state(random_state))
     if hasattr(pool, "columns"):
         pool = pool.to_numpy()
     try:
@@ -395,6 +362,7 @@ def warmup():
     _kcall.aequitas_perturb(X, pp, dp, u, u, u, 1.0, lo, hi, a, s)
     _kcall.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
     RowSet(3).add(X)
+    KeySet(1).index(np.zeros((2, 1), dtype=np.int64))
 
 
 def _counterpart(S, sc):
@@ -407,10 +375,15 @@ def _counterpart(S, sc):
     return S[r, j], sc[r, j]
 
 
-#: Seeds per block, the unit of parallel work: one task runs the global and the local phase
-#: of one block.  A constant (never derived from ``n_jobs``), so that the blocks, their random
-#: streams and hence the instances found are the same at every ``n_jobs`` and on every backend.
+#: Walkers sharing AEQUITAS's adaptive probabilities (a constant: groups of consecutive global
+#: instances, never derived from ``n_jobs``; parallel shares are cut on group boundaries).
 BLOCK_SIZE = 256
+
+#: Below this many model rows (an upper bound of a phase's work, ``walkers x steps x
+#: combinations``) a phase runs in this process even when ``n_jobs`` asks for workers: starting
+#: the tasks and shipping the model would cost more than the work (measured in
+#: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
+MIN_PARALLEL_ROWS = 1_000_000
 
 
 def _blas_limit(blas_threads):
@@ -423,134 +396,290 @@ def _blas_limit(blas_threads):
     return threadpool_limits(limits=blas_threads, user_api="blas")
 
 
-class _BlockRec:
-    """What one seed block found, independently of every other block.
+def _cuts(n, parts, align=1):
+    """``[(start, stop), ...]``: ``range(n)`` in at most ``parts`` contiguous shares whose
+    boundaries are multiples of ``align``."""
+    units = -(-n // align)
+    parts = max(1, min(parts, units))
+    edges = [min(n, align * round(units * i / parts)) for i in range(parts + 1)]
+    return [(a, e) for a, e in zip(edges[:-1], edges[1:]) if e > a]
 
-    Instances are unique *within the block*: the global hits in seed order (de-duplicated
-    before the block's local phase), then the local instances not found before in this block,
-    in discovery order.  Each part is ``(X, counterparts, scores, counterpart scores)``.
+
+class _Grow:
+    """A growable array (amortised doubling) of rows of a fixed trailing shape."""
+
+    def __init__(self, shape=(), dtype=np.float64, capacity=256):
+        self.a = np.empty((capacity,) + tuple(shape), dtype=dtype)
+        self.n = 0
+
+    def extend(self, v):
+        m = v.shape[0]
+        if self.n + m > self.a.shape[0]:
+            cap = self.a.shape[0]
+            while cap < self.n + m:
+                cap *= 2
+            a = np.empty((cap,) + self.a.shape[1:], dtype=self.a.dtype)
+            a[: self.n] = self.a[: self.n]
+            self.a = a
+        self.a[self.n : self.n + m] = v
+        self.n += m
+
+    @property
+    def view(self):
+        return self.a[: self.n]
+
+
+class _Finds:
+    """The local discoveries of one share of walkers, de-duplicated, in canonical order.
+
+    A row is kept once with its counterpart's protected values, both scores and its *order
+    key* ``walker * n_local + iteration`` -- the smallest over its occurrences, i.e. the
+    place Algorithm 4 (walker after walker) finds it first.  Rows in ``exclude`` (the run's
+    global instances) are not kept.  Keys are one int64 per row on an integer grid
+    (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.
     """
 
-    def __init__(self):
-        self.parts = {"global": [], "local": []}
-        self.tries_global = 0
-        self.tries_local = 0
-        self.explored = None  # rows explored by the block (parallel tasks only)
-        self.queries = 0
-        self.calls = 0
+    def __init__(self, codec, prot_idx, exclude=None):
+        self.codec = codec
+        self.prot_idx = prot_idx
+        self.set = KeySet(codec.k)
+        if exclude is not None and len(exclude):
+            self.set.index(exclude)
+        self.n_pre = len(self.set)
+        self.cp = _Grow((len(prot_idx),))
+        self.s1 = _Grow()
+        self.s2 = _Grow()
+        self.order = _Grow(dtype=np.int64)
 
+    def __len__(self):
+        return len(self.set) - self.n_pre
 
-class _Found:
-    """Per-block de-duplication for any number of blocks with one hash set: a row is keyed
-    by ``(row, block)``; rows new to their block go to the block's parts (and the run's union)."""
+    def add(self, X, S, sc, order):
+        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) found at
+        ``order`` (one order key per row)."""
+        if X.shape[0] == 0:
+            return
+        pos, new = self.set.index(self.codec.keys(X))
+        if new.any():
+            cpx, cps = _counterpart(S[new], sc[new])
+            self.cp.extend(cpx[:, self.prot_idx])
+            self.s1.extend(sc[new, 0])
+            self.s2.extend(cps)
+            self.order.extend(np.asarray(order, dtype=np.int64)[new])
+        dup = ~new & (pos >= self.n_pre)
+        if dup.any():
+            np.minimum.at(self.order.a, pos[dup] - self.n_pre, np.asarray(order, dtype=np.int64)[dup])
 
-    def __init__(self, d):
-        self.d = d
-        self.rows = RowSet(d + 1)
-
-    def add(self, X, S, sc, owner, phase, recs, live):
-        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) of walkers
-        owned by blocks ``owner`` (non-decreasing); returns the mask of rows new to their block."""
-        n = X.shape[0]
-        if n == 0:
-            return np.zeros(0, dtype=np.bool_)
-        aug = np.empty((n, self.d + 1))
-        aug[:, : self.d] = X
-        aug[:, self.d] = owner
-        new = self.rows.add(aug)
-        if not new.any():
-            return new
-        Xn, own = X[new], owner[new]
-        cpx, cps = _counterpart(S[new], sc[new])
-        s1 = sc[new, 0]
-        edges = np.searchsorted(own, np.arange(len(recs) + 1))
-        for b, rec in enumerate(recs):
-            a, e = edges[b], edges[b + 1]
-            if e > a:
-                rec.parts[phase].append((Xn[a:e].copy(), cpx[a:e], s1[a:e].copy(), cps[a:e]))
-        live.found(Xn, phase)
-        return new
+    def pack(self):
+        """Compact, sorted by order key: ``{keys, cp, s1, s2, order}``."""
+        o = np.argsort(self.order.view, kind="stable")
+        return {"keys": self.set.keys[self.n_pre :][o], "cp": self.cp.view[o], "s1": self.s1.view[o],
+                "s2": self.s2.view[o], "order": self.order.view[o]}
 
 
 class _Live:
-    """Run-wide bookkeeping: the union of what the blocks found (timeline, progress),
-    the explored rows, the callback and the stop test."""
+    """One share's run-time bookkeeping: explored rows, the found count, the callback, the
+    progress report and the stop test."""
 
-    def __init__(self, d, track_explored, callback, stop, t0, union=True):
-        self.union = RowSet(d) if union else None
-        self.count = None  # with one block the block's own set is the union: count it instead
-        self.explored = RowSet(d) if track_explored else None
+    def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None):
+        self.codec = codec
+        self.explored = KeySet(codec.k) if track_explored else None
+        self.count = lambda: 0
         self.n_global = 0
         self.timeline = [(0.0, 0)]
         self.callback = callback
-        self.stop = stop
-        self.t0 = t0
+        self.stop = stop if stop is not None else (lambda: False)
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.report = report
         self.stopped = False
-
-    def found(self, X, phase):
-        if not X.shape[0]:
-            return
-        k = int(self.union.add(X).sum()) if self.union is not None else X.shape[0]
-        if phase == "global":
-            self.n_global += k
 
     def explore(self, X):
         if self.explored is not None and X.shape[0]:
-            self.explored.add(X)
+            self.explored.index(self.codec.keys(X))
+
+    def explored_keys(self):
+        return self.explored.keys.copy() if self.explored is not None else np.empty((0, self.codec.k), np.int64)
 
     def tick(self, phase, step, total):
         el = time.perf_counter() - self.t0
-        n = len(self.union) if self.union is not None else (self.count() if self.count is not None else 0)
+        n = self.count()
         self.timeline.append((el, n))
         if self.callback is not None:
-            self.callback(
-                {
-                    "phase": phase,
-                    "step": step,
-                    "total": total,
-                    "n_global": self.n_global,
-                    "n_total": n,
-                    "elapsed": el,
-                }
-            )
+            self.callback({"phase": phase, "step": step, "total": total, "n_global": self.n_global,
+                           "n_total": n, "elapsed": el})
+        if self.report is not None:
+            self.report(step, total)
         if self.stop():
             self.stopped = True
         return self.stopped
 
 
-def _run_block(payload, b):
-    """One parallel task: the global and local phase of seed block ``b`` (module level, so
-    that joblib can ship it).  Returns the block's :class:`_BlockRec` (without its hash table)."""
+def _task_scorer(search):
+    scorer = CountingScorer(search.scorer)
+    return scorer, search._source(scorer)
+
+
+def _global_task(payload, share):
+    """A parallel task: the global phase of the seeds ``share = (start, stop)``."""
+    a, e = share
     s = payload.search
-    a, e = payload.blocks[b]
-    with _blas_limit(payload.blas_threads):
-        scorer = CountingScorer(s.scorer)
-        source = s._source(scorer)
-        live = _Live(s.problem.d, payload.track_explored, None, lambda: False, time.perf_counter(), union=False)
-        rec = s._engine(payload.engine, scorer, source, payload.seeds[a:e], [(0, e - a)], payload.keys[b : b + 1],
-                        payload.n_local, live)[0]
-    rec.explored = live.explored.rows.copy() if live.explored is not None else None
-    rec.queries = int(scorer.rows + getattr(source, "rows", 0))
-    rec.calls = int(scorer.calls)
-    return rec
+    with _blas_limit(s.blas_threads):
+        scorer, source = _task_scorer(s)
+        live = _Live(payload.codec, s.track_explored)
+        out = s._global_phase(scorer, source, payload.seeds[a:e], live)
+    out["explored"] = live.explored_keys()
+    out["queries"] = int(scorer.rows + getattr(source, "rows", 0))
+    out["calls"] = int(scorer.calls)
+    return out
 
 
-def _cat(parts, k, shape):
-    return np.concatenate([p[k] for p in parts]) if parts else np.empty(shape)
+def _local_task(payload, share):
+    """A parallel task: the local phase of the walkers ``share = (start, stop)``."""
+    a, e = share
+    s = payload.search
+    with _blas_limit(s.blas_threads):
+        scorer, source = _task_scorer(s)
+        live = _Live(payload.codec, s.track_explored)
+        finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude)
+        tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
+    return {"finds": finds.pack(), "tries": tries, "explored": live.explored_keys(),
+            "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
+
+
+_RUN_MOVED = ("n_seeds", "n_local", "random_state", "engine", "seeds", "track_explored", "blas_threads")
+
+#: The parameters every searcher shares, declared once (scikit-learn's way); the common tests
+#: generate one invalid value per entry and check that it is refused by name.
+_COMMON_CONSTRAINTS = {
+    "protected": [None, str, numbers.Integral, list, tuple],
+    "n_seeds": [Interval(numbers.Integral, 1, None)],
+    "n_local": [Interval(numbers.Integral, 0, None)],
+    "random_state": ["random_state"],
+    "seeds": "no_validation",  # rows: checked against the domain by _Problem.check_rows
+    "pool": "no_validation",  # rows: checked by _Problem
+    "favourable": "no_validation",  # any class label: checked by the model adapter
+    "max_iter": [Interval(numbers.Integral, 1, None)],
+    "global_step": [Interval(numbers.Real, 0, None, closed="neither")],
+    "local_step": [Interval(numbers.Real, 0, None, closed="neither")],
+    "decay": [Interval(numbers.Real, 0, 1, closed="left")],
+    "update_interval": [Interval(numbers.Integral, 1, None)],
+    "n_clusters": [Interval(numbers.Integral, 1, None)],
+    "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+    "engine": [Options("lockstep", "reference")],
+    "track_explored": ["boolean"],
+    "blas_threads": [None, Interval(numbers.Integral, 1, None)],
+}
+
+_COMMON_DOC = """
+
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone."""
+
+
+def _legacy_run_keywords(obj, args, kwargs):
+    """``run(n_seeds, n_local, random_state=..., engine=..., seeds=...)`` of earlier releases: a
+    configured copy of ``obj`` (``obj`` itself is left alone), with a FutureWarning."""
+    import copy
+    import warnings
+
+    name = type(obj).__name__
+    if len(args) > 3:
+        raise TypeError(f"{name}.run() takes at most 3 positional arguments (n_seeds, n_local, random_state; "
+                        f"deprecated); got {len(args)}.")
+    given = dict(zip(("n_seeds", "n_local", "random_state"), args))
+    for k in kwargs:
+        if k in given:
+            raise TypeError(f"{name}.run() got multiple values for argument {k!r}.")
+    given.update(kwargs)
+    allowed = set(_RUN_MOVED) | {"block_size"}
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise TypeError(
+            f"{name}.run() got an unexpected keyword argument {unknown[0]!r}; run() takes stop=, progress=, "
+            f"n_jobs= and callback= (configure everything else in {name}(...))."
+        )
+    warnings.warn(
+        f"{name}.run({', '.join(given)}=...) is deprecated and will stop working in the next release: pass "
+        f"them to {name}(model, data, ..., {', '.join(f'{k}=...' for k in given)}) and call run() with "
+        "stop=/progress=/n_jobs= only.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    c = copy.copy(obj)
+    c.__dict__ = dict(obj.__dict__)
+    for k, v in given.items():
+        if k != "block_size":  # seed blocks are gone: the result no longer depends on any cut
+            setattr(c, k, v)
+    c._validate_params()
+    return c
 
 
 # ----------------------------------------------------------------------------- base
-class _TwoPhaseSearch(abc.ABC):
+class _TwoPhaseSearch(Analysis, abc.ABC):
     """Shared front end: validation, seeds, engines, result assembly."""
 
     method = "?"
+    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
 
     def __init__(
         self,
         model,
-        dataset,
-        protected=None,
+        data,
         *,
+        protected=None,
+        n_seeds=1000,
+        n_local=1000,
+        random_state=0,
+        seeds=None,
+        pool=None,
+        favourable=1,
         max_iter=10,
         global_step=1.0,
         local_step=1.0,
@@ -558,35 +687,87 @@ class _TwoPhaseSearch(abc.ABC):
         update_interval=5,
         n_clusters=4,
         epsilon=1e-6,
-        data=None,
-        favourable_class=1,
+        engine="lockstep",
+        track_explored=True,
+        blas_threads=1,
     ):
         self.model = model
-        self.problem = _Problem(dataset, protected, data)
-        self.dataset = dataset
+        self.data = data
+        self.protected = protected
+        self.n_seeds, self.n_local, self.random_state = n_seeds, n_local, random_state
+        self.seeds, self.pool, self.favourable = seeds, pool, favourable
+        self.max_iter, self.global_step, self.local_step = max_iter, global_step, local_step
+        self.decay, self.update_interval, self.n_clusters, self.epsilon = decay, update_interval, n_clusters, epsilon
+        self.engine, self.track_explored, self.blas_threads = engine, track_explored, blas_threads
+        self._validate_params()
+        self.problem = _Problem(data, protected, pool)
         self.protected = self.problem.protected
-        self.max_iter = check_int("max_iter", max_iter, min=1)
-        self.global_step = check_real("global_step", global_step, min=0.0, include_min=False)
-        self.local_step = check_real("local_step", local_step, min=0.0, include_min=False)
-        self.decay = check_real("decay", decay, min=0.0, max=1.0, include_max=False)
-        self.update_interval = check_int("update_interval", update_interval, min=1)
-        self.n_clusters = check_int("n_clusters", n_clusters, min=1)
-        self.epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)
         # the model is adapted ONCE: readable-frame pipeline, encoded DataFrame (aligned by
         # column name), encoded array or callable -- rows always travel in the encoded space
-        self.scorer = resolve_scorer(model, dataset, favourable_class)
-        self.favourable_class = self.scorer.favourable_class
+        self.scorer = resolve_scorer(model, data, favourable)
         # one probe call: fails early (clear error) on a model without probabilities
         probe = np.asarray(self.scorer(self.problem.pool[:2]), dtype=np.float64)
         if probe.shape != (min(2, self.problem.pool.shape[0]),):
             raise TypeError("model must return one favourable-class probability per row.")
+        if seeds is not None:
+            self._check_seeds(seeds)
+
+    @property
+    def dataset(self):
+        """The Dataset the search runs on (``data``; the old name, kept for reading)."""
+        return self.data
+
+    def _check_seeds(self, seeds):
+        seeds = self.problem.check_rows(seeds)
+        if seeds.shape[0] == 0:
+            raise ValueError("seeds is empty: pass at least one seed row.")
+        return seeds
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's way) and validate them; returns ``self``.
+
+        Parameters
+        ----------
+        **params
+            Any parameter of ``__init__`` except ``model``, ``data``, ``protected`` and
+            ``pool`` (which shape the search space: build a new object for those).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unknown or fixed parameter, or a value that is refused (named).
+        """
+        fixed = {"model", "data", "protected", "pool", "favourable"}
+        for k in params:
+            if k in fixed or k not in self._parameter_constraints:
+                raise TypeError(
+                    f"{type(self).__name__}.set_params: {k!r} cannot be set"
+                    + (" after construction; build a new object." if k in fixed else
+                       f"; settable: {sorted(set(self._parameter_constraints) - fixed)}.")
+                )
+        old = {k: getattr(self, k) for k in params}
+        for k, v in params.items():
+            setattr(self, k, v)
+        try:
+            self._validate_params()
+            if params.get("seeds") is not None:
+                self._check_seeds(params["seeds"])
+        except (TypeError, ValueError):
+            for k, v in old.items():
+                setattr(self, k, v)
+            raise
+        return self
 
     # -- hooks
     @abc.abstractmethod
     def _source(self, scorer):
         """The gradient source of the method (zero-order, output or loss gradient)."""
 
-    def params(self):
+    def _result_params(self):
         return {
             "max_iter": self.max_iter,
             "global_step": self.global_step,
@@ -596,22 +777,33 @@ class _TwoPhaseSearch(abc.ABC):
             "n_clusters": self.n_clusters,
             "epsilon": self.epsilon,
             "protected": list(self.protected),
-            "favourable_class": self.favourable_class,
+            "favourable": self.scorer.favourable_class,
             "model_input": self.scorer.describe(),
         }
 
-    def seeds(self, n_seeds, random_state=0):
-        """Seeds the run would use for ``(n_seeds, random_state)`` (cached per pair)."""
-        n_seeds = check_int("n_seeds", n_seeds, min=1)
-        if not isinstance(random_state, numbers.Integral) or isinstance(random_state, (bool, np.bool_)):
-            return self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state))
-        check_random_state(random_state)
+    def draw_seeds(self, n_seeds=None, random_state=None):
+        """The seeds a run draws for ``(n_seeds, random_state)`` (default: this object's).
+
+        Parameters
+        ----------
+        n_seeds : int, optional
+            Default ``self.n_seeds``.
+        random_state : int, Generator, RandomState or None, optional
+            Default ``self.random_state``; resolved by
+            :func:`fairlens._base.resolve_random_state`.
+
+        Returns
+        -------
+        ndarray (n_seeds, d)
+            k-means clusters of the pool sampled round robin (the whole pool if
+            ``n_seeds`` is at least its size).
+        """
+        n_seeds = self.n_seeds if n_seeds is None else check_int("n_seeds", n_seeds, min=1)
+        seed = resolve_random_state(self.random_state if random_state is None else random_state)
         cache = self.__dict__.setdefault("_seed_cache", {})
-        key = (int(n_seeds), int(random_state))
+        key = (int(n_seeds), seed)
         if key not in cache:
-            cache[key] = self.problem.check_rows(
-                select_seeds(self.problem.pool, n_seeds, self.n_clusters, random_state)
-            )
+            cache[key] = self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, seed))
         return cache[key].copy()
 
     def _shippable(self):
@@ -620,80 +812,43 @@ class _TwoPhaseSearch(abc.ABC):
         import copy
 
         c = copy.copy(self)
-        c.__dict__.pop("_seed_cache", None)
-        c.dataset = None
+        c.__dict__ = {k: v for k, v in self.__dict__.items() if k not in ("_seed_cache", "seeds", "pool")}
+        c.data = None
         pb = copy.copy(self.problem)
         pb.dataset = None
         pb.pool = self.problem.pool[:0]
         c.problem = pb
         return c
 
-    def run(
-        self,
-        n_seeds=1000,
-        n_local=1000,
-        random_state=0,
-        *,
-        engine="lockstep",
-        seeds=None,
-        callback=None,
-        stop=None,
-        track_explored=True,
-        blas_threads=1,
-        n_jobs=None,
-        block_size=BLOCK_SIZE,
-    ):
+    def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
         """Run the global then the local phase.
 
         Parameters
         ----------
-        n_seeds : int, default=1000
-            Global-phase seeds (``global_num``); ignored if ``seeds`` is given.
-        n_local : int, default=1000
-            Local iterations per unique global instance of a seed block (``local_num``);
-            0 skips the local phase.
-        random_state : int, RandomState, Generator or None, default=0
-            Seeds selection and the local phase's random streams.  An int in
-            ``[0, 2**32 - 1]`` is used as is; ``None`` draws a fresh key and a
-            ``RandomState``/``Generator`` one draw from it (the int actually used
-            is recorded in ``result.params["random_state"]``, so any run can be
-            repeated).
-        engine : {"lockstep", "reference"}
-            Batched engine or the literal one-seed-at-a-time twin.
-        seeds : array (n, d) or DataFrame, optional
-            Explicit seeds in the dataset's encoded space (a DataFrame is aligned
-            by column name), validated against the bounds.
-        callback : callable, optional
-            Called with a dict (``phase``, ``step``, ``total``, ``n_global``,
-            ``n_total``, ``elapsed``).  In this process (``n_jobs`` resolving to one
-            worker): after every step of the search.  With several workers: after each
-            finished task, with ``phase="blocks"``, ``step``/``total`` counting seed
-            blocks and ``n_global``/``n_total`` set to None (known only when the blocks
-            are merged).
         stop : threading.Event or callable, optional
-            The one stop convention of fairlens: a ``threading.Event`` (stop when
-            set) or a zero-argument callable (stop when it returns true).  Checked
-            after every step in this process, between finished tasks with several
-            workers (the blocks already finished are kept); the run then returns
+            The one stop convention of fairlens: a ``threading.Event`` (stop when set) or a
+            zero-argument callable (stop when it returns true).  Checked after every step in
+            this process, between finished tasks with several workers; the run then returns
             what it found so far (``result.stopped``).
-        track_explored : bool, default=True
-            Keep the set of generated instances (for ``success_rate``).
-        blas_threads : int or None, default=1
-            Limit the BLAS thread pool during the run, in this process and in each
-            worker (``threadpoolctl``): the model batches here are small matrices,
-            which run several times faster single-threaded, especially on a busy
-            machine.  ``None`` leaves the pool alone (large models may prefer that).
+        progress : bool or callable, optional
+            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
+            after every step (steps of the current phase) or finished task.
         n_jobs : int or None, default=None
-            Workers for the seed blocks, scikit-learn's convention: ``None`` means 1
-            unless inside ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or
-            all dask workers under ``joblib.parallel_config(backend="dask")``).
-        block_size : int, default=256 (``BLOCK_SIZE``)
-            Seeds per block.  The seeds are cut into fixed blocks of this size; each
-            block runs its global phase, de-duplicates its global instances and runs
-            its local phase on them, with random streams keyed by
-            ``(random_state, block index)``.  The blocks' instances are merged in
-            block order (global instances of all blocks first, then local ones), so the
-            result depends on ``block_size`` but never on ``n_jobs`` or the backend.
+            Workers, scikit-learn's convention: ``None`` means 1 unless inside
+            ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask workers under
+            ``joblib.parallel_config(backend="dask")``).  Each worker walks its share of the
+            seeds (global phase), then of the unique global instances (local phase), in
+            lockstep.  A phase too small to gain (fewer than :data:`MIN_PARALLEL_ROWS` model
+            rows at most) runs in this process; ``result.params["parallel"]`` says what ran
+            where.  The instances found are the same at every ``n_jobs``.
+        callback : callable, optional
+            Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
+            ``elapsed``) after every step in this process; with several workers after each
+            finished task, with ``phase="tasks"``.
+        *args, **kwargs
+            Deprecated: ``run(n_seeds, n_local, random_state=..., engine=..., seeds=...,
+            track_explored=..., blas_threads=...)`` of earlier releases still works for one
+            release (FutureWarning) on a configured copy of this object.
 
         Returns
         -------
@@ -702,186 +857,309 @@ class _TwoPhaseSearch(abc.ABC):
         Raises
         ------
         ValueError
-            For out-of-range parameters, and when the similar instances of the
-            walkers (``n_seeds x`` the number of protected-value combinations)
-            would not fit in memory: the message names the estimate and the
-            remedy (discretise a continuous protected attribute, fewer seeds).
+            For out-of-range parameters, and when the similar instances of the walkers
+            (``n_seeds x`` the number of protected-value combinations) would not fit in
+            memory: the message names the estimate and the remedy.
 
         Notes
         -----
-        **Same answer at every n_jobs.**  With one worker all blocks walk in lockstep in
-        this process (one model call per step scores every walker of every block, the
-        fastest form for a model with a per-call overhead); with several workers each
-        task runs one block (one call per step for that block's walkers).  Each block's
-        walk, random numbers and de-duplication are the same in both forms, so the
-        instance sets are identical for any model that scores a row independently of
-        the other rows of the batch it comes in (true of scikit-learn's trees and
-        forests, of the callables used in the tests, and of dense networks except
-        where the BLAS library rounds a row differently in different batch sizes, in
-        the last bit: at a score exactly on the 0.5 threshold, or with a tiny ``h``,
-        such a model can make the two forms differ).  ``model_calls`` and
-        ``elapsed`` depend on ``n_jobs``; everything else does not.
+        **As the paper and the authors' code.**  The global instances of ALL seeds are
+        de-duplicated (in seed order) before the local phase; each unique global instance
+        is one local walker (``result.n_global`` of them, ``params["n_walkers"]``).  Local
+        walker ``w`` draws its random numbers from the counter-based stream
+        ``(key, w, iteration)`` (``key`` from ``random_state``), so a walk does not depend
+        on the other walkers, on how the walkers are cut into shares, on ``n_jobs`` or on the
+        backend.  Local instances are kept once, in the order Algorithm 4 finds them
+        (walker after walker), global instances excluded.
 
-        **What one task carries.**  The block index; the search (the model adapter with
-        the model, the input domain and the protected combinations), the seeds and the
-        block keys travel once per call in a :class:`fairlens._parallel.Payload`
-        (scattered once to the dask workers).  For the benchmark census MLP (0.3 MB pickled)
-        the payload pickles to 6.0 MB, mostly the dataset the model adapter holds (it
-        decodes rows for readable-frame pipelines); a task returns its block's instances,
-        counterparts, scores and explored rows: 31 MB for the first 256-seed block of the
-        census 1000 x 1000 benchmark (96,545 instances, 113,960 explored rows).
+        **Same answer at every n_jobs**, for any model that scores a row independently of
+        the other rows of its batch (scikit-learn's trees and forests, the callables of the
+        tests, dense networks except where the BLAS library rounds a row differently in
+        another batch size, in the last bit).  ``model_calls``, ``queries`` and ``elapsed``
+        depend on ``n_jobs``; everything else does not.
+
+        **What a task carries and returns.**  The search (the model adapter, the domain and
+        the protected combinations) and the seeds or walkers travel once per call in a
+        :class:`fairlens._parallel.Payload`; a task returns its hits or its unique local
+        instances as one int64 key per row (on an integer grid; the counterparts as their
+        protected values) and its explored rows as keys; the parent merges them with one
+        linear pass of a hash set.
 
         Every step is a bounded model call plus short kernel calls, so a
-        ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step;
-        the search object holds no per-run state and can be run again.
+        ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step; the search
+        object holds no per-run state and can be run again.
         """
-        from fairlens._parallel import base_seed, check_n_jobs, chunk_rng, effective_n_jobs, fixed_chunks
-
-        engine = check_choice("engine", engine, ("lockstep", "reference"))
-        n_local, random_state, stop, track_explored, blas_threads = _check_run_args(
-            n_local, random_state, callback, stop, track_explored, blas_threads)
-        n_jobs = check_n_jobs(n_jobs)
-        block_size = check_int("block_size", block_size, min=1)
-        if seeds is None:
-            n_seeds = check_int("n_seeds", n_seeds, min=1)
-            n_walkers = min(n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else n_seeds
-            self.problem.check_similar_memory(n_walkers, f"{self.method}.run", _SIMILAR_COPIES, "seeds")
-            seeds = self.seeds(n_seeds, random_state)
-        else:
-            seeds = self.problem.check_rows(seeds)
-            if seeds.shape[0] == 0:
-                raise ValueError("seeds is empty: pass at least one seed row.")
-            self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
-        # worst case: every step of every walker yields a new row (found and explored sets,
-        # with their hash tables and growth copies, plus the counterparts; the blocks' own
-        # sets and the run-wide union)
-        rows = float(seeds.shape[0]) * (self.max_iter + n_local)
-        d = self.problem.d
-        check_memory(
-            rows * ((2 * 8 * d + 16) * (3 if track_explored else 2) + 8 * d),
-            f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x {self.max_iter + n_local:,} steps",
-            "use fewer seeds or a smaller n_local (run several times with different random_state), "
-            "or pass track_explored=False.",
-        )
-        blocks = fixed_chunks(seeds.shape[0], block_size)
-        seed0 = base_seed(random_state)
-        keys = np.array([chunk_rng(seed0, b).integers(0, 2**63 - 1) for b in range(len(blocks))], dtype=np.uint64)
-        workers = effective_n_jobs(n_jobs) if len(blocks) > 1 else 1
+        if args or kwargs:
+            return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
+                                                                callback=callback)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
+        stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
+        seeds = self._run_seeds(seed)
+        self._check_run_memory(seeds)
+        key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
+        codec = self._codec(seeds)
+        workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
         t0 = time.perf_counter()
-        if workers <= 1:
-            with _blas_limit(blas_threads):
-                scorer = CountingScorer(self.scorer)
-                source = self._source(scorer)
-                live = _Live(d, track_explored, callback, stop, t0)
-                recs = self._engine(engine, scorer, source, seeds, blocks, keys, n_local, live)
-                elapsed = time.perf_counter() - t0
-            stopped = live.stopped
-            queries = int(scorer.rows + getattr(source, "rows", 0))
-            calls = int(scorer.calls)
-            n_explored = len(live.explored) if live.explored is not None else 0
-            timeline = live.timeline
-        else:
-            from fairlens._parallel import Payload, run_chunks
-
-            payload = Payload(search=self._shippable(), seeds=seeds, blocks=blocks, keys=keys, n_local=n_local,
-                              engine=engine, track_explored=track_explored, blas_threads=blas_threads)
-            marks = []
-
-            def progress(done, total):
-                el = time.perf_counter() - t0
-                marks.append((el, done))
-                if callback is not None:
-                    callback({"phase": "blocks", "step": done, "total": total, "n_global": None, "n_total": None,
-                              "elapsed": el})
-
-            recs = run_chunks(_run_block, payload, range(len(blocks)), n_jobs=n_jobs, stop=stop, progress=progress)
+        st = {"queries": 0, "calls": 0, "notes": [], "stopped": False, "t0": t0,
+              "explored": KeySet(codec.k) if self.track_explored else None}
+        with _blas_limit(self.blas_threads):
+            scorer, source = _task_scorer(self)
+            live = _Live(codec, self.track_explored, callback, stop, t0, report)
+            g = self._run_global(seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st)
+            walkers, gkeys, gi = self._unique_global(g, codec)
+            n_global = walkers.shape[0]
+            live.n_global = n_global
+            live.count = lambda: n_global
+            if g["stopped"] or live.stopped:
+                st["stopped"] = True
+            else:
+                live.tick("global", self.max_iter, self.max_iter)
+                st["stopped"] = live.stopped
+            loc = None
+            if not st["stopped"] and self.n_local > 0 and n_global > 0:
+                loc = self._run_local(walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop,
+                                      callback, report, st)
             elapsed = time.perf_counter() - t0
-            stopped = len(recs) < len(blocks)
-            queries = sum(r.queries for r in recs)
-            calls = sum(r.calls for r in recs)
-            n_explored = 0
-            if track_explored:
-                ex = RowSet(d)
-                for r in recs:
-                    ex.add(r.explored)
-                n_explored = len(ex)
-            u, counts = RowSet(d), []
-            for r in recs:
-                for p in r.parts["global"] + r.parts["local"]:
-                    u.add(p[0])
-                counts.append(len(u))
-            timeline = [(0.0, 0)] + [(t, counts[k - 1]) for t, k in marks if 0 < k <= len(counts)]
-        res = self._assemble(recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored,
-                             timeline, stopped)
-        res.params.update(block_size=block_size, n_blocks=len(blocks), n_jobs=n_jobs)
+        st["queries"] += int(scorer.rows + getattr(source, "rows", 0))
+        st["calls"] += int(scorer.calls)
+        if live.explored is not None:
+            st["explored"].index(live.explored.keys)
+        res = self._assemble(seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed)
+        res.params.update(n_jobs=n_jobs, n_walkers=int(n_global),
+                          parallel="; ".join(st["notes"]) or "sequential (one worker)")
         return res
 
     _seeds_from_pool = True
+    #: Parallel shares of the local walkers start at multiples of this (AEQUITAS: its groups).
+    _walker_align = 1
 
-    def _assemble(self, recs, seeds, elapsed, engine, n_local, random_state, queries, calls, n_explored, timeline,
-                  stopped):
-        """Merge the blocks in block order: every block's global instances, then every block's
-        local ones; a row found by several blocks is kept once, at its first place."""
+    def _run_seeds(self, seed):
+        """The seeds of this run (explicit ``seeds`` or drawn with ``seed``), memory-checked."""
+        if self.seeds is None:
+            n_walkers = min(self.n_seeds, self.problem.pool.shape[0]) if self._seeds_from_pool else self.n_seeds
+            self.problem.check_similar_memory(n_walkers, f"{self.method}.run", _SIMILAR_COPIES, "seeds")
+            return self.draw_seeds(self.n_seeds, seed)
+        seeds = self._check_seeds(self.seeds)
+        self.problem.check_similar_memory(seeds.shape[0], f"{self.method}.run", _SIMILAR_COPIES, "seeds")
+        return seeds
+
+    def _check_run_memory(self, seeds):
+        """Worst case: every step of every walker yields a new row (found and explored sets,
+        with their hash tables and growth copies, plus the counterparts)."""
+        rows = float(seeds.shape[0]) * (self.max_iter + self.n_local)
         d = self.problem.d
-        gparts = [p for r in recs for p in r.parts["global"]]
-        parts = gparts + [p for r in recs for p in r.parts["local"]]
-        X = _cat(parts, 0, (0, d))
-        keep = RowSet(d, max(16, X.shape[0])).add(X) if X.shape[0] else np.zeros(0, dtype=np.bool_)
-        n_g = sum(p[0].shape[0] for p in gparts)
-        n_global = int(keep[:n_g].sum())
-        phase = np.array(["global"] * n_g + ["local"] * (X.shape[0] - n_g), dtype=object)
-        params = self.params()
-        params.update({"engine": engine, "n_seeds": int(seeds.shape[0]), "n_local": n_local, "random_state": random_state})
-        return FairnessTestResult(
-            method=self.method,
-            instances=np.ascontiguousarray(X[keep]),
-            counterparts=_cat(parts, 1, (0, d))[keep],
-            instance_scores=_cat(parts, 2, (0,))[keep],
-            counterpart_scores=_cat(parts, 3, (0,))[keep],
-            phase=phase[keep].astype(str),
-            n_global=n_global,
-            n_local=int(keep.sum()) - n_global,
-            elapsed=elapsed,
-            queries=int(queries),
-            model_calls=int(calls),
-            tries_global=int(sum(r.tries_global for r in recs)),
-            tries_local=int(sum(r.tries_local for r in recs)),
-            n_explored=int(n_explored),
-            seeds=seeds,
-            timeline=np.asarray(timeline, dtype=np.float64),
-            stopped=bool(stopped),
-            params=params,
-            feature_names=self.problem.feature_names,
-            dataset=self.dataset,
+        check_memory(
+            rows * ((2 * 8 * d + 16) * (3 if self.track_explored else 2) + 8 * d),
+            f"{self.method}.run: the instance sets for {seeds.shape[0]:,} seeds x "
+            f"{self.max_iter + self.n_local:,} steps",
+            "use fewer seeds or a smaller n_local (run several times with different random_state), "
+            "or pass track_explored=False.",
         )
 
-    def _engine(self, engine, scorer, source, seeds, blocks, keys, n_local, live):
-        """Run the blocks ``[(start, stop), ...]`` of ``seeds`` (lockstep: all at once;
-        reference: one after the other) and return one :class:`_BlockRec` per block."""
-        if engine == "lockstep":
-            return self._lockstep(scorer, source, seeds, blocks, keys, n_local, live)
-        recs, found = self._start(blocks, live)
-        for b, ((a, e), key) in enumerate(zip(blocks, keys)):
-            self._reference(scorer, source, seeds[a:e], n_local, int(key), recs, b, found, live)
-            if live.stopped:
-                break
-        return recs
+    def _codec(self, seeds):
+        """One int64 per row when every row the search can generate lies on the integer grid."""
+        pb = self.problem
+        grid = (np.all(pb.lo == np.round(pb.lo)) and np.all(pb.hi == np.round(pb.hi))
+                and np.all(seeds == np.round(seeds)) and float(self.global_step).is_integer()
+                and float(self.local_step).is_integer())
+        return RowCodec(pb.lo, pb.hi, grid)
 
-    # ------------------------------------------------------------------ gradient engines
+    def _plan(self, phase, walkers, steps, workers):
+        """Workers for one phase: fall back to this process when the phase is too small."""
+        if workers <= 1:
+            return 1
+        rows = float(walkers) * steps * self.problem.C
+        if rows < MIN_PARALLEL_ROWS:
+            return 1, (f"{phase} phase in this process: at most {rows:,.0f} model rows, below "
+                       f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
+        return workers
+
+    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st):
+        from fairlens._parallel import run_chunks
+
+        marks = []
+
+        def on_task(done, total):
+            el = time.perf_counter() - st["t0"]
+            marks.append((el, done))
+            if report is not None:
+                report(done, total)
+            if callback is not None:
+                callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
+                          "elapsed": el})
+
+        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task)
+        st["notes"].append(f"{phase} phase on {len(shares)} workers")
+        for o in outs:
+            st["queries"] += o["queries"]
+            st["calls"] += o["calls"]
+            if st["explored"] is not None:
+                st["explored"].index(o["explored"])
+        return outs, marks, len(outs) < len(shares)
+
+    def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
+        """Algorithm 3 for every seed: here in lockstep, or in lockstep shares on the workers."""
+        W = seeds.shape[0]
+        plan = self._plan("global", W, self.max_iter, workers)
+        if isinstance(plan, tuple):
+            plan, note = plan
+            st["notes"].append(note)
+        if plan <= 1:
+            out = self._global_phase(scorer, source, seeds, live)
+            out["stopped"] = live.stopped
+            return out
+        from fairlens._parallel import Payload
+
+        shares = _cuts(W, plan)
+        payload = Payload(search=self._shippable(), seeds=seeds, codec=codec)
+        outs, marks, stopped = self._parallel(_global_task, payload, shares, n_jobs, stop, callback, report,
+                                              "global", st)
+        cat = {k: np.concatenate([o[k] for o in outs]) if outs else None for k in ("X", "cp", "s1", "s2")}
+        idx = [o["idx"] + a for o, (a, _) in zip(outs, shares)]
+        return {"idx": np.concatenate(idx) if idx else np.zeros(0, np.int64),
+                "X": cat["X"] if outs else np.empty((0, self.problem.d)),
+                "cp": cat["cp"] if outs else np.empty((0, len(self.problem.prot_idx))),
+                "s1": cat["s1"] if outs else np.empty(0), "s2": cat["s2"] if outs else np.empty(0),
+                "tries": int(sum(o["tries"] for o in outs)), "stopped": stopped}
+
+    def _unique_global(self, g, codec):
+        """The run's global instances, each once, in seed order (the local walkers)."""
+        keys = codec.keys(g["X"])
+        _, new = KeySet(codec.k, max(16, keys.shape[0])).index(keys)
+        gi = np.flatnonzero(new)
+        return np.ascontiguousarray(g["X"][gi]), keys[gi], gi
+
+    def _run_local(self, walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop, callback,
+                   report, st):
+        """Algorithm 4 for every unique global instance: here, or in lockstep shares on the workers."""
+        G = walkers.shape[0]
+        plan = self._plan("local", G, self.n_local, workers)
+        if isinstance(plan, tuple):
+            plan, note = plan
+            st["notes"].append(note)
+        shares = _cuts(G, plan, self._walker_align)
+        if len(shares) <= 1:
+            plan = 1
+        if plan <= 1:
+            finds = _Finds(codec, self.problem.prot_idx, gkeys)
+            n_global = G
+            live.count = lambda: n_global + len(finds)
+            tries = self._local_phase(scorer, source, walkers, 0, key, finds, live)
+            st["stopped"] = live.stopped
+            return {"packs": [finds.pack()], "tries": tries, "marks": None}
+        from fairlens._parallel import Payload
+
+        payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
+        outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
+                                              "local", st)
+        st["stopped"] = stopped
+        return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
+
+    def _assemble(self, seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed):
+        """Global instances (seed order), then the local ones (walker after walker, each row once)."""
+        pb = self.problem
+        d, P = pb.d, pb.prot_idx
+        gcp = walkers.copy()
+        gcp[:, P] = g["cp"][gi]
+        parts_X, parts_cp = [walkers], [gcp]
+        s1, s2 = [g["s1"][gi]], [g["s2"][gi]]
+        n_loc, counts, tries_local = 0, [], 0
+        if loc is not None:
+            tries_local = loc["tries"]
+            merged = KeySet(codec.k)
+            for pk in loc["packs"]:
+                keep = merged.index(pk["keys"])[1]  # linear: a row found by two shares is kept at its first place
+                X = codec.rows(pk["keys"][keep])
+                cp = X.copy()
+                cp[:, P] = pk["cp"][keep]
+                parts_X.append(X)
+                parts_cp.append(cp)
+                s1.append(pk["s1"][keep])
+                s2.append(pk["s2"][keep])
+                n_loc += X.shape[0]
+                counts.append(walkers.shape[0] + n_loc)
+        n_global = walkers.shape[0]
+        if loc is not None and loc["marks"] is not None:
+            t_g = live.timeline[-1][0] if len(live.timeline) > 1 else 0.0
+            timeline = [(0.0, 0), (t_g, n_global)] + [(t, counts[k - 1]) for t, k in loc["marks"]
+                                                     if 0 < k <= len(counts)]
+        else:
+            timeline = live.timeline
+        params = self._result_params()
+        params.update({"engine": self.engine, "n_seeds": int(seeds.shape[0]), "n_local": int(self.n_local),
+                       "random_state": seed, "row_keys": "int64 (integer grid)" if codec.packed else "float64 rows"})
+        X = np.ascontiguousarray(np.concatenate(parts_X)) if parts_X else np.empty((0, d))
+        return FairnessTestResult(
+            method=self.method,
+            instances=X,
+            counterparts=np.concatenate(parts_cp),
+            instance_scores=np.concatenate(s1),
+            counterpart_scores=np.concatenate(s2),
+            phase=np.array(["global"] * n_global + ["local"] * n_loc, dtype=str),
+            n_global=int(n_global),
+            n_local=int(n_loc),
+            elapsed=elapsed,
+            queries=int(st["queries"]),
+            model_calls=int(st["calls"]),
+            tries_global=int(g["tries"]),
+            tries_local=int(tries_local),
+            n_explored=len(st["explored"]) if st["explored"] is not None else 0,
+            seeds=seeds,
+            timeline=np.asarray(timeline, dtype=np.float64),
+            stopped=bool(st["stopped"]),
+            params=params,
+            random_state=seed,
+            feature_names=pb.feature_names,
+            dataset=self.data,
+        )
+
+    # ------------------------------------------------------------------ the two phases
+    def _global_phase(self, scorer, source, seeds, live):
+        """Algorithm 3 for ``seeds``: ``{idx, X, cp, s1, s2, tries}`` of the seeds that reached a
+        discriminatory instance (``cp``: the counterpart's protected values)."""
+        if self.engine == "reference":
+            return self._global_reference(scorer, source, seeds, live)
+        return self._global_lockstep(scorer, source, seeds, live)
+
+    def _local_phase(self, scorer, source, walkers, w0, key, finds, live):
+        """Algorithm 4 for the walkers ``w0, w0 + 1, ...`` (rows ``walkers``); the instances go
+        to ``finds``; returns the number of local tries."""
+        if walkers.shape[0] == 0 or self.n_local == 0:
+            return 0
+        if self.engine == "reference":
+            return self._local_reference(scorer, source, walkers, w0, key, finds, live)
+        return self._local_lockstep(scorer, source, walkers, w0, key, finds, live)
+
+    def _hits(self, W):
+        P = len(self.problem.prot_idx)
+        return {"hit": np.zeros(W, dtype=np.bool_), "X": np.empty((W, self.problem.d)), "cp": np.empty((W, P)),
+                "s1": np.empty(W), "s2": np.empty(W)}
+
+    def _record_hits(self, h, rows, Xh, S, sc):
+        if rows.size:
+            cpx, cps = _counterpart(S, sc)
+            h["hit"][rows] = True
+            h["X"][rows] = Xh
+            h["cp"][rows] = cpx[:, self.problem.prot_idx]
+            h["s1"][rows] = sc[:, 0]
+            h["s2"][rows] = cps
+
+    @staticmethod
+    def _hit_dict(h, tries):
+        idx = np.flatnonzero(h["hit"])
+        return {"idx": idx, "X": h["X"][idx], "cp": h["cp"][idx], "s1": h["s1"][idx], "s2": h["s2"][idx],
+                "tries": int(tries)}
+
     def _global_lockstep(self, scorer, source, seeds, live):
-        """Algorithm 3 for all seeds at once; returns the hit mask, the hits' rows, similar
-        sets and scores (indexed by seed) and the iterations of each seed."""
         pb = self.problem
         W, d, C = seeds.shape[0], pb.d, pb.C
         X = seeds.copy()
         M1 = np.zeros((W, d))
         M2 = np.zeros((W, d))
         active = np.arange(W)
-        hitX = np.empty((W, d))
-        hitS = np.empty((W, C, d))
-        hitsc = np.empty((W, C))
-        hit = np.zeros(W, dtype=np.bool_)
-        tries = np.zeros(W, dtype=np.int64)
+        h = self._hits(W)
+        tries = 0
         zeros = np.zeros(W)
         for it in range(self.max_iter):
             if active.size == 0:
@@ -889,17 +1167,13 @@ class _TwoPhaseSearch(abc.ABC):
             Xa = X[active]
             S = pb.similar(Xa)
             sc = scorer(S.reshape(-1, d)).reshape(-1, C)
-            tries[active] += 1
+            tries += active.size
             m = active.size
             is_disc = np.empty(m, dtype=np.bool_)
             pair = np.empty(m, dtype=np.int64)
             mdiff = np.empty(m, dtype=np.int64)
             _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
-            found = active[is_disc]
-            hit[found] = True
-            hitX[found] = Xa[is_disc]
-            hitS[found] = S[is_disc]
-            hitsc[found] = sc[is_disc]
+            self._record_hits(h, active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
             rest = ~is_disc
             ar = active[rest]
             if ar.size:
@@ -920,36 +1194,18 @@ class _TwoPhaseSearch(abc.ABC):
             active = ar
             if live.tick("global", it + 1, self.max_iter):
                 break
-        return hit, hitX, hitS, hitsc, tries
+        return self._hit_dict(h, tries)
 
-    def _collect_global(self, blocks, recs, hit, hitX, hitS, hitsc, found, live):
-        """Record each block's global hits (seed order, unique within the block) and return the
-        walkers of the local phase: rows, similar sets, scores and the owning block of each."""
-        owner = np.repeat(np.arange(len(blocks), dtype=np.int64), [e - a for a, e in blocks])
-        idx = np.flatnonzero(hit)
-        new = found.add(hitX[idx], hitS[idx], hitsc[idx], owner[idx], "global", recs, live)
-        idx = idx[new]
-        return hitX[idx], hitS[idx], hitsc[idx], owner[idx]
-
-    @staticmethod
-    def _walker_ranges(owner, n_blocks):
-        """``[(start, stop), ...]`` of each block's walkers (walkers are grouped by block)."""
-        edges = np.searchsorted(owner, np.arange(n_blocks + 1))
-        return [(int(edges[b]), int(edges[b + 1])) for b in range(n_blocks)]
-
-    def _local_lockstep(self, scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live):
-        """Algorithm 4 for the global instances of all blocks at once (walker ``w`` of block
-        ``b`` draws from the stream ``(keys[b], w)``)."""
+    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
+        """All walkers of the share in lockstep: one model call per step."""
         pb = self.problem
-        G, d, C = gX.shape[0], pb.d, pb.C
-        if G == 0 or n_local == 0:
-            return
-        ranges = self._walker_ranges(owner, len(recs))
-        wkey = keys[owner]
-        starts = np.array([r[0] for r in ranges], dtype=np.int64)
-        wid = np.arange(G, dtype=np.int64) - starts[owner]
-        X = gX.copy()
-        X0 = gX.copy()
+        G, d, C = walkers.shape[0], pb.d, pb.C
+        n_local = self.n_local
+        wid = np.arange(w0, w0 + G, dtype=np.int64)
+        X = walkers.copy()
+        X0 = walkers.copy()
+        gS = pb.similar(X0)
+        gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
         S_cur, sc_cur = gS.copy(), gsc.copy()
         P = np.zeros((G, d))
         P0 = np.zeros((G, d))
@@ -960,14 +1216,13 @@ class _TwoPhaseSearch(abc.ABC):
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
         zeros = np.zeros(G)
+        tries = 0
         for it in range(n_local):
             ref = np.flatnonzero(suc >= self.update_interval)
             if ref.size:
                 m = ref.size
-                u = stream_uniform(wkey[ref], wid[ref], it, _SLOT_PAIR)
-                _kcall.check_discrimination(
-                    np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m]
-                )
+                u = stream_uniform(key, wid[ref], it, _SLOT_PAIR)
+                _kcall.check_discrimination(np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m])
                 x1 = X[ref]
                 x2 = S_cur[ref, pair[:m]]
                 Gd = source(np.concatenate([x1, x2]))
@@ -980,15 +1235,17 @@ class _TwoPhaseSearch(abc.ABC):
                     P0[:] = P
                 suc[ref] = 0
             suc += 1
-            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
+            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(key, wid, it, _SLOT_DIR)
             _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             live.explore(X)
             _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
-            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
+            tries += G
+            if ok.any():
+                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
             S_cur[ok] = S[ok]
             sc_cur[ok] = sc[ok]
             bad = ~ok
@@ -999,65 +1256,34 @@ class _TwoPhaseSearch(abc.ABC):
             sc_cur[bad] = gsc[bad]
             if live.tick("local", it + 1, n_local):
                 break
-
-    @staticmethod
-    def _record_local(recs, ranges, X, S, sc, ok, owner, found, live):
-        for rec, (s, e) in zip(recs, ranges):
-            rec.tries_local += e - s
-        if ok.any():
-            found.add(X[ok], S[ok], sc[ok], owner[ok], "local", recs, live)
-
-    def _start(self, blocks, live):
-        recs = [_BlockRec() for _ in blocks]
-        found = _Found(self.problem.d)
-        if live.union is not None and len(blocks) == 1:
-            live.union = None  # the block's own set is the union
-            live.count = lambda: len(found.rows)
-        return recs, found
-
-    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
-        recs, found = self._start(blocks, live)
-        hit, hitX, hitS, hitsc, tries = self._global_lockstep(scorer, source, seeds, live)
-        for rec, (a, e) in zip(recs, blocks):
-            rec.tries_global = int(tries[a:e].sum())
-        gX, gS, gsc, owner = self._collect_global(blocks, recs, hit, hitX, hitS, hitsc, found, live)
-        del hitX, hitS, hitsc
-        live.tick("global", self.max_iter, self.max_iter)
-        if live.stopped:
-            return recs
-        self._local_lockstep(scorer, source, gX, gS, gsc, owner, keys, recs, found, n_local, live)
-        return recs
+        return tries
 
     # ------------------------------------------------------------------ literal reference
     def _score_similar(self, scorer, x):
         S = self.problem.similar(x[None, :])[0]
         return S, scorer(S)
 
-    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
-        """One seed at a time, literally as Algorithms 3 and 4 are printed (one seed block).
+    def _global_reference(self, scorer, source, seeds, live):
+        """One seed at a time, literally as Algorithm 3 is printed.
 
-        Each candidate is scored together with its similar instances in one
-        model call (the authors' code makes one call per similar instance) and
-        each gradient is one Algorithm-2 call per point (``x`` then ``x'``).
+        Each candidate is scored together with its similar instances in one model call (the
+        authors' code makes one call per similar instance) and each gradient is one
+        Algorithm-2 call per point (``x`` then ``x'``).
         """
         pb = self.problem
         d = pb.d
-        ui = self.update_interval
-        rec = recs[b]
-        # ---- Algorithm 3
-        g_rows, g_S, g_sc = [], [], []
+        h = self._hits(seeds.shape[0])
+        tries = 0
         for i in range(seeds.shape[0]):
             x = seeds[i].copy()
             grad1 = np.zeros(d)
             grad2 = np.zeros(d)
             for _ in range(self.max_iter):
-                rec.tries_global += 1
+                tries += 1
                 S, sc = self._score_similar(scorer, x)
                 y = sc[0] > 0.5
                 if np.any((sc[1:] > 0.5) != y):
-                    g_rows.append(x.copy())
-                    g_S.append(S)
-                    g_sc.append(sc)
+                    self._record_hits(h, np.array([i]), x[None, :], S[None], sc[None])
                     break
                 dist = (sc[0] - sc[1:]) ** 2
                 x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
@@ -1071,14 +1297,16 @@ class _TwoPhaseSearch(abc.ABC):
                 live.explore(x[None, :])
             if live.tick("global", i + 1, seeds.shape[0]):
                 break
-        if not g_rows:
-            return
-        gX = np.array(g_rows)
-        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
-        if live.stopped or n_local == 0:
-            return
-        # ---- Algorithm 4
-        for w, x_start in enumerate(gX[new]):
+        return self._hit_dict(h, tries)
+
+    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
+        """One walker at a time, literally as Algorithm 4 is printed."""
+        pb = self.problem
+        ui = self.update_interval
+        n_local = self.n_local
+        tries = 0
+        for i, x_start in enumerate(walkers):
+            w = w0 + i
             x = x_start.copy()
             x0 = x_start.copy()
             prob = prob0 = None
@@ -1106,73 +1334,177 @@ class _TwoPhaseSearch(abc.ABC):
                 s = -1.0 if ud < 0.5 else 1.0
                 x[a] = x[a] + s * self.local_step
                 x = np.minimum(pb.hi, np.maximum(pb.lo, x))
-                rec.tries_local += 1
+                tries += 1
                 live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
+                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
                 else:
                     x = x0.copy()
                     prob = prob0.copy()
                     suc_iter = 0
-            if live.tick("local", w + 1, int(new.sum())):
+            if live.tick("local", i + 1, walkers.shape[0]):
                 break
+        return tries
+
+
+_BASE_ARGS = ("protected", "n_seeds", "n_local", "random_state", "seeds", "pool", "favourable", "max_iter",
+              "global_step", "local_step", "decay", "update_interval", "n_clusters", "epsilon", "engine",
+              "track_explored", "blas_threads")
+
+
+def _positional_protected(init):
+    """Let ``Cls(model, data, protected)`` of earlier releases work for one release (FutureWarning);
+    everything after ``data`` is keyword-only."""
+    import functools
+
+    @functools.wraps(init)
+    def wrapper(self, model, data, *args, **kwargs):
+        if args:
+            import warnings
+
+            name = type(self).__name__
+            if len(args) > 1 or "protected" in kwargs:
+                raise TypeError(f"{name}() takes model and data positionally; pass everything else by keyword "
+                                "(protected=[...], n_seeds=..., ...).")
+            warnings.warn(f"{name}(model, data, protected): pass protected= by keyword; the positional form "
+                          "will stop working in the next release.", FutureWarning, stacklevel=2)
+            kwargs["protected"] = args[0]
+        return init(self, model, data, **kwargs)
+
+    return wrapper
+
+
+def _base_kwargs(loc):
+    """The base-class keyword arguments out of a subclass ``__init__``'s ``locals()``."""
+    return {k: loc[k] for k in _BASE_ARGS}
+
+
+def _favourable_alias(name, favourable, old):
+    """``favourable_class=`` (earlier releases) -> ``favourable``, with a FutureWarning."""
+    from fairlens._base import renamed_kwargs
+
+    old = renamed_kwargs(name, dict(old), {"favourable_class": "favourable"})
+    if "favourable" in old:
+        if favourable != 1:
+            raise TypeError(f"{name}() got both 'favourable_class' (old name) and 'favourable'; pass only "
+                            "'favourable'.")
+        favourable = old.pop("favourable")
+    if old:
+        raise TypeError(f"{name}() got an unexpected keyword argument {sorted(old)[0]!r}.")
+    return favourable
 
 
 class MAFT(_TwoPhaseSearch):
     """Model-Agnostic Fairness Testing (Wang et al., ICSE 2024).
 
-    Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the
-    vectored zero-order gradient of the model's confidence (Algorithm 2).
+    Black-box: EIDIG's two-phase search (Algorithms 3 and 4) driven by the vectored
+    zero-order gradient of the model's confidence (Algorithm 2).
 
     Parameters
     ----------
     model : estimator with ``predict_proba``, pipeline or callable
-        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a
-        pipeline fitted on the readable frame ``dataset.frame[dataset.feature_names]``
-        (rows are decoded before each call), an estimator fitted on the encoded
-        ``dataset.X`` (array, or DataFrame in any column order: aligned by name) or a
-        callable on encoded rows returning probabilities.  The search always runs
-        in the encoded space; ``result.params["model_input"]`` says how the model
-        was called.  Only the favourable-class probability is used.
-    dataset : fairlens Dataset
-        Supplies the seed pool (``X``), the input domain (``bounds``) and names.
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
     protected : list of str or int, optional
-        Protected attributes (default ``dataset.protected``).
-    favourable_class : default=1
-        The model class that is the favourable outcome (for a model fitted on the
-        readable target labels, the dataset's favourable label is found
-        automatically).
-    h : float, default=1.0
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    h : float > 0, default=1.0
         Perturbation size of the zero-order gradient (RQ1 recommends 1.0).  For a
-        readable-frame model an attribute at the top of its domain is
-        differentiated one-sidedly (``x - h``): codes outside the domain have no label.
+        readable-frame model an attribute at the top of its domain is differentiated
+        one-sidedly (``x - h``): codes outside the domain have no label.
     vectored : bool, default=True
-        Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per
-        attribute and point).
-    max_iter, global_step, local_step, decay, update_interval, n_clusters, epsilon
-        The paper's defaults: 10, 1.0, 1.0, 0.5, 5, 4, 1e-6.
-    data : array or DataFrame, optional
-        Seed pool (default ``dataset.X``), in the encoded space.
+        Algorithm 2 (one call per gradient batch) or Algorithm 1 (one call per attribute
+        and point).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter that is refused (the message names it, the value and what is valid),
+        a model without probabilities, or protected attributes whose combinations cannot be
+        enumerated.
+
+    See Also
+    --------
+    EIDIG, ADF, AEQUITAS, SG : the baselines, same parameters and result.
 
     Examples
     --------
-    >>> res = MAFT(model, census, protected=["sex"]).run(n_seeds=100, n_local=100)  # doctest: +SKIP
-    >>> res.n_instances, res.instances_per_second  # doctest: +SKIP
+    >>> from fairlens.maft import MAFT
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> res = MAFT(model, census, protected=["sex"], n_seeds=20, n_local=20, random_state=0).run()
+    >>> res.summary().shape
+    (1, 11)
     """
 
     method = "MAFT"
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "h": [Interval(numbers.Real, 0, None, closed="neither")],
+        "vectored": ["boolean"],
+    }
 
-    def __init__(self, model, dataset, protected=None, *, h=1.0, vectored=True, **kw):
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, h=1.0, vectored=True, **deprecated):
+        favourable = _favourable_alias("MAFT", favourable, deprecated)
+        self.h, self.vectored = h, vectored
+        super().__init__(model, data, **_base_kwargs(locals()))
         self.h = _check_h(h)
-        self.vectored = check_bool("vectored", vectored)
-        super().__init__(model, dataset, protected, **kw)
         from ._gradients import _zo_bounds
 
-        self._zo_bounds = _zo_bounds(self.scorer, dataset)  # computed here: workers get no dataset
+        self._zo_bounds = _zo_bounds(self.scorer, data)  # computed here: workers get no dataset
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p.update(h=self.h, vectored=self.vectored)
         return p
 
@@ -1182,16 +1514,17 @@ class MAFT(_TwoPhaseSearch):
 
 class _WhiteBox(_TwoPhaseSearch):
     _source_cls = None
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "gradient": [None, "callable"]}
 
-    def __init__(self, model, dataset, protected=None, *, gradient=None, **kw):
-        super().__init__(model, dataset, protected, **kw)
+    def _init_white_box(self, model, data, gradient, kw):
         self.gradient = gradient
+        super().__init__(model, data, **kw)
         src = self._source_cls(model, self.scorer, self.problem.d, gradient)  # validates early
         if gradient is not None:
             src.proba_gradient(np.ascontiguousarray(self.problem.pool[:2]))
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p["gradient"] = "user gradient=" if self.gradient is not None else "analytic MLPClassifier gradient"
         return p
 
@@ -1200,150 +1533,379 @@ class _WhiteBox(_TwoPhaseSearch):
 
 
 class EIDIG(_WhiteBox):
-    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic*
-    gradient of the output probability (white-box).
+    """EIDIG (Zhang et al., ISSTA 2021): the same search with the *analytic* gradient of the
+    output probability (white-box).
 
-    The gradient comes from ``gradient=`` -- a callable mapping an ``(n, d)`` batch of
-    encoded rows to ``d score / d x`` of shape ``(n, d)`` (score = favourable-class
-    probability), e.g. from ``torch.autograd`` or ``tf.GradientTape``: any
-    differentiable model -- or, without it, from a fitted sklearn ``MLPClassifier``
-    (possibly behind a scaler, as :func:`fairlens.models.train_mlp` returns it),
-    differentiated by :func:`fairlens.models.mlp_input_gradient`.  Other parameters as
-    :class:`MAFT`."""
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    gradient : callable, optional
+        A callable mapping an ``(n, d)`` batch of encoded rows to ``d score / d x`` of shape
+        ``(n, d)`` (score = favourable-class probability), e.g. from ``torch.autograd`` or
+        ``tf.GradientTape``: any differentiable model.  Without it, a fitted scikit-learn
+        ``MLPClassifier`` (possibly behind a scaler, as :func:`fairlens.models.train_mlp`
+        returns it) is differentiated by :func:`fairlens.models.mlp_input_gradient`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`MAFT`; also when no gradient is available for the model.
+
+    Examples
+    --------
+    >>> from fairlens.maft import EIDIG
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
+    >>> EIDIG(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
+    True
+    """
 
     method = "EIDIG"
     _source_cls = OutputGradientSource
 
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, gradient=None, **deprecated):
+        favourable = _favourable_alias("EIDIG", favourable, deprecated)
+        self._init_white_box(model, data, gradient, _base_kwargs(locals()))
+
 
 class ADF(_WhiteBox):
     """ADF (Zhang et al., ICSE 2020): gradient of the loss, its sign, no momentum
-    (``decay=0``) and a fresh gradient at every local iteration
-    (``update_interval=1``); white-box like :class:`EIDIG` (same ``gradient=``:
-    ``d score / d x``, turned into the cross-entropy gradient here)."""
+    (``decay=0``) and a fresh gradient at every local iteration (``update_interval=1``);
+    white-box like :class:`EIDIG` (same ``gradient=``: ``d score / d x``, turned into the
+    cross-entropy gradient here).
+
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    gradient : callable, optional
+        As :class:`EIDIG`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`EIDIG`.
+
+    Notes
+    -----
+    ``decay`` defaults to 0.0 and ``update_interval`` to 1 here (ADF's algorithm).
+
+    Examples
+    --------
+    >>> from fairlens.maft import ADF
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> mlp = MLPClassifier((16,), max_iter=300, random_state=0).fit(census.X[:2000], census.y[:2000])
+    >>> ADF(mlp, census, protected=["sex"], n_seeds=10, n_local=10).run().n_global >= 0
+    True
+    """
 
     method = "ADF"
     _source_cls = LossGradientSource
 
-    def __init__(self, model, dataset, protected=None, **kw):
-        kw.setdefault("decay", 0.0)
-        kw.setdefault("update_interval", 1)
-        super().__init__(model, dataset, protected, **kw)
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.0,
+                 update_interval=1, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, gradient=None, **deprecated):
+        favourable = _favourable_alias("ADF", favourable, deprecated)
+        self._init_white_box(model, data, gradient, _base_kwargs(locals()))
 
 
 class AEQUITAS(_TwoPhaseSearch):
     """AEQUITAS (Udeshi et al., ASE 2018) as re-implemented by the MAFT authors.
 
-    Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the
-    input domain (not from the data); the discriminatory ones seed the local
-    phase.  Local phase: pick an attribute with adaptive weights and a direction
-    with adaptive per-attribute probabilities (both shared by all seeds and
-    reinforced by success, change size 0.001), step, keep on success, reset to
-    the seed on failure.  Protected attributes get weight 0 here (perturbing
-    them is meaningless: every value is already in the similar set).
-    Model and other parameters as :class:`MAFT`.
+    Global phase: ``n_seeds`` points drawn uniformly from the integer grid of the input domain
+    (not from the data); the discriminatory ones seed the local phase.  Local phase: pick an
+    attribute with adaptive weights and a direction with adaptive per-attribute probabilities
+    (both shared by groups of 256 consecutive walkers and reinforced by success, change size 0.001), step,
+    keep on success, reset to the seed on failure.  Protected attributes get weight 0 here
+    (perturbing them is meaningless: every value is already in the similar set).
+
+    Parameters
+    ----------
+    model : estimator with ``predict_proba``, pipeline or callable
+        Any binary model, adapted once by :func:`fairlens.models.as_scorer`: a pipeline
+        fitted on the readable frame ``data.frame[data.feature_names]`` (rows are decoded
+        before each call), an estimator fitted on the encoded ``data.X`` (array, or DataFrame
+        in any column order: aligned by name) or a callable on encoded rows returning
+        probabilities.  The search always runs in the encoded space;
+        ``result.params["model_input"]`` says how the model was called.
+    data : fairlens Dataset
+        Supplies the seed pool (``X``), the input domain (``bounds``) and the names.
+    protected : list of str or int, optional
+        Protected attributes (default ``data.protected``); integer-coded, with a few values.
+    n_seeds : int, default=1000
+        Seeds of the global phase (the paper's ``global_num``); ignored if ``seeds`` is given.
+    n_local : int, default=1000
+        Local iterations per unique global instance (``local_num``); 0 skips the local phase.
+    random_state : int, numpy Generator/RandomState or None, default=0
+        Seeds selection and the local phase's random streams, resolved once per run by
+        :func:`fairlens._base.resolve_random_state`; the int actually used is
+        ``result.random_state`` (pass it back to repeat the run).
+    seeds : array (n, d) or DataFrame, optional
+        Explicit seeds in the encoded space (a DataFrame is aligned by column name),
+        validated against the bounds.
+    pool : array (n, d) or DataFrame, optional
+        Seed pool the seeds are drawn from (default ``data.X``), in the encoded space.
+    favourable : default=1
+        The model class that is the favourable outcome (for a model fitted on the readable
+        target labels, the dataset's favourable label is found automatically).
+    max_iter : int, default=10
+        Global iterations per seed (Algorithm 3's ``max_iter``).
+    global_step, local_step : float, default=1.0
+        Step sizes of the global and local perturbations.
+    decay : float in [0, 1), default=0.5
+        Momentum of the global phase's gradients.
+    update_interval : int, default=5
+        Local iterations between two gradient refreshes (Algorithm 4's ``update_interval``).
+    n_clusters : int, default=4
+        k-means clusters the seeds are drawn from, round robin.
+    epsilon : float > 0, default=1e-6
+        Guard of the local attribute probabilities (``1 / (|g1| + |g2| + epsilon)``).
+    engine : {"lockstep", "reference"}, default="lockstep"
+        The batched engine or the literal one-seed-at-a-time twin (same instances).
+    track_explored : bool, default=True
+        Keep the set of generated instances (for ``success_rate``).
+    blas_threads : int or None, default=1
+        Limit the BLAS thread pool during the run, here and in each worker
+        (``threadpoolctl``): the model batches are small matrices, faster single-threaded.
+        ``None`` leaves the pool alone.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    change_size : float in (0, 1], default=0.001
+        Reinforcement step of the adaptive probabilities.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`MAFT`.
+
+    Examples
+    --------
+    >>> from fairlens.maft import AEQUITAS
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> AEQUITAS(model, census, protected=["sex"], n_seeds=50, n_local=10).run().method
+    'AEQUITAS'
     """
 
     method = "AEQUITAS"
     _seeds_from_pool = False
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "change_size": [Interval(numbers.Real, 0, 1, closed="right")]}
 
-    def __init__(self, model, dataset, protected=None, *, change_size=0.001, **kw):
-        self.change_size = check_real("change_size", change_size, min=0.0, max=1.0, include_min=False)
-        super().__init__(model, dataset, protected, **kw)
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
+                 update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
+                 blas_threads=1, change_size=0.001, **deprecated):
+        favourable = _favourable_alias("AEQUITAS", favourable, deprecated)
+        self.change_size = change_size
+        super().__init__(model, data, **_base_kwargs(locals()))
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         p["change_size"] = self.change_size
         return p
 
     def _source(self, scorer):
         return None
 
-    def seeds(self, n_seeds, random_state=0):
-        """Uniform random points of the integer grid of the domain."""
-        n_seeds = check_int("n_seeds", n_seeds, min=1)
+    def draw_seeds(self, n_seeds=None, random_state=None):
+        """Uniform random points of the integer grid of the domain.
+
+        Parameters
+        ----------
+        n_seeds : int, optional
+            Default ``self.n_seeds``.
+        random_state : int, Generator, RandomState or None, optional
+            Default ``self.random_state``.
+
+        Returns
+        -------
+        ndarray (n_seeds, d)
+        """
+        n_seeds = self.n_seeds if n_seeds is None else check_int("n_seeds", n_seeds, min=1)
         pb = self.problem
-        rng = _generator(random_state)
+        rng = np.random.default_rng(resolve_random_state(self.random_state if random_state is None else random_state))
         lo = np.ceil(pb.lo)
         hi = np.floor(pb.hi)
         return np.ascontiguousarray(lo + np.floor(rng.random((n_seeds, pb.d)) * (hi - lo + 1.0)))
+
 
     def _init_probs(self):
         d = self.problem.d
         pp = np.where(self.problem.free, 1.0, 0.0)
         return pp / pp.sum(), np.full(d, 0.5)
 
-    def _global_check(self, scorer, seeds, blocks, recs, found, live):
+    _walker_align = BLOCK_SIZE
+
+    def _global_phase(self, scorer, source, seeds, live):
+        """Every seed checked once (one model call for all)."""
         pb = self.problem
         S = pb.similar(seeds)
         sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
         live.explore(seeds)
         disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-        for rec, (a, e) in zip(recs, blocks):
-            rec.tries_global = e - a
-        out = self._collect_global(blocks, recs, disc, seeds, S, sc, found, live)
+        h = self._hits(seeds.shape[0])
+        self._record_hits(h, np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
         live.tick("global", 1, 1)
-        return out
+        return self._hit_dict(h, seeds.shape[0])
 
-    def _lockstep(self, scorer, source, seeds, blocks, keys, n_local, live):
+    def _groups(self, wid):
+        """``[(start, stop), ...]`` of the walkers sharing probabilities (global ids // BLOCK_SIZE)."""
+        g = wid // BLOCK_SIZE
+        edges = np.concatenate([[0], np.flatnonzero(np.diff(g)) + 1, [wid.size]])
+        return [(int(a), int(e)) for a, e in zip(edges[:-1], edges[1:])]
+
+    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
         pb = self.problem
-        recs, found = self._start(blocks, live)
-        gX, gS, gsc, owner = self._global_check(scorer, seeds, blocks, recs, found, live)
-        G, d, C = gX.shape[0], pb.d, pb.C
-        if G == 0 or n_local == 0 or live.stopped:
-            return recs
-        ranges = self._walker_ranges(owner, len(blocks))
-        starts = np.array([r[0] for r in ranges], dtype=np.int64)
-        wkey = keys[owner]
-        wid = np.arange(G, dtype=np.int64) - starts[owner]
-        probs = [self._init_probs() for _ in blocks]  # adaptive probabilities, shared within a block
-        X = gX.copy()
+        G, d, C = walkers.shape[0], pb.d, pb.C
+        n_local = self.n_local
+        wid = np.arange(w0, w0 + G, dtype=np.int64)
+        ranges = self._groups(wid)
+        probs = [self._init_probs() for _ in ranges]  # adaptive probabilities, shared within a group
+        X = walkers.copy()
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
+        tries = 0
         for it in range(n_local):
-            ua = stream_uniform(wkey, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(wkey, wid, it, _SLOT_DIR)
-            ue = stream_uniform(wkey, wid, it, _SLOT_EDGE)
+            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
+            ud = stream_uniform(key, wid, it, _SLOT_DIR)
+            ue = stream_uniform(key, wid, it, _SLOT_EDGE)
             for (s, e), (pp, dp) in zip(ranges, probs):
-                if e > s:
-                    _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
-                                            attr[s:e], sgn[s:e])
+                _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
+                                        attr[s:e], sgn[s:e])
             S = pb.similar(X)
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
             live.explore(X)
             ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-            self._record_local(recs, ranges, X, S, sc, ok, owner, found, live)
-            X[~ok] = gX[~ok]
+            tries += G
+            if ok.any():
+                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
+            X[~ok] = walkers[~ok]
             for (s, e), (pp, dp) in zip(ranges, probs):
-                if e > s:
-                    _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
-                                           self.local_step)
+                _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
+                                       self.local_step)
             if live.tick("local", it + 1, n_local):
                 break
-        return recs
+        return tries
 
-    def _reference(self, scorer, source, seeds, n_local, key, recs, b, found, live):
+    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
         pb = self.problem
-        rec = recs[b]
-        # global: one candidate at a time
-        g_rows, g_S, g_sc = [], [], []
-        for i in range(seeds.shape[0]):
-            S, sc = self._score_similar(scorer, seeds[i])
-            live.explore(seeds[i][None, :])
-            if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                g_rows.append(seeds[i].copy())
-                g_S.append(S)
-                g_sc.append(sc)
-        live.tick("global", 1, 1)
-        rec.tries_global += seeds.shape[0]
-        if not g_rows:
-            return
-        gX = np.array(g_rows)
-        new = found.add(gX, np.array(g_S), np.array(g_sc), np.full(gX.shape[0], b), "global", recs, live)
-        if n_local == 0 or live.stopped:
-            return
-        pp, dp = self._init_probs()
         cs = self.change_size
-        for w, x_start in enumerate(gX[new]):
+        n_local = self.n_local
+        probs = {}
+        tries = 0
+        for i, x_start in enumerate(walkers):
+            w = w0 + i
+            if w // BLOCK_SIZE not in probs:
+                probs[w // BLOCK_SIZE] = self._init_probs()
+            pp, dp = probs[w // BLOCK_SIZE]
             x = x_start.copy()
             for it in range(n_local):
                 ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
@@ -1355,12 +1917,12 @@ class AEQUITAS(_TwoPhaseSearch):
                 if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
                     s = -1.0 if ue < 0.5 else 1.0
                 x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * self.local_step))
-                rec.tries_local += 1
+                tries += 1
                 live.explore(x[None, :])
                 S, sc = self._score_similar(scorer, x)
                 ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
                 if ok:
-                    found.add(x[None, :].copy(), S[None], sc[None], np.full(1, b), "local", recs, live)
+                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
                 else:
                     x = x_start.copy()
                 if (ok and s < 0) or (not ok and s > 0):
@@ -1368,6 +1930,7 @@ class AEQUITAS(_TwoPhaseSearch):
                 else:
                     dp[a] = max(dp[a] - cs * self.local_step, 0.0)
                 pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
-                pp = pp / pp.sum()
-            if live.tick("local", w + 1, int(new.sum())):
+                pp /= pp.sum()
+            if live.tick("local", i + 1, walkers.shape[0]):
                 break
+        return tries

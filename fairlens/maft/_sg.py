@@ -43,12 +43,22 @@ from __future__ import annotations
 import heapq
 import time
 
+import numbers
+
 import numpy as np
 
-from fairlens._validation import check_int, check_real
+from fairlens._base import Interval
 
 from ._result import FairnessTestResult
-from ._search import _TwoPhaseSearch, _blas_limit, _check_run_args, _counterpart
+from ._search import (
+    _COMMON_CONSTRAINTS,
+    _TwoPhaseSearch,
+    _blas_limit,
+    _counterpart,
+    _favourable_alias,
+    _legacy_run_keywords,
+    _positional_protected,
+)
 from ._utils import CountingScorer, RowSet
 
 __all__ = ["SG"]
@@ -62,7 +72,7 @@ def _require_z3():
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError(
             "SG solves path constraints with the Z3 SMT solver: install it with "
-            "`pip install z3-solver` (or `pip install fairlens[baselines]`)."
+            "`pip install z3-solver` (or `pip install 'fairlens-lab[baselines]'`)."
         ) from None
     return z3
 
@@ -73,32 +83,71 @@ class SG(_TwoPhaseSearch):
 
     Parameters
     ----------
-    model, dataset, protected, favourable_class, data, n_clusters, max_iter
-        As :class:`MAFT` (``max_iter`` only sets the global budget ``n_seeds * max_iter``;
-        seeds are chosen as for the other searchers).
+    model, data, protected, n_seeds, random_state, seeds, pool, favourable, n_clusters
+        As :class:`MAFT` (seeds are chosen as for the other searchers).
+    n_local : int, default=1000
+        Local-rank inputs allowed per unique global-rank discriminatory instance.
+    max_iter : int, default=10
+        Sets the global budget ``n_seeds * max_iter`` (explained inputs of global rank).
+    track_explored : bool, default=True
+        Count the unique explained inputs (``n_explored``, for ``success_rate``).
+    blas_threads : int or None, default=1
+        BLAS thread limit during the run.
     n_samples : int, default=5000
         LIME perturbations per explanation (the authors' code uses 5000).
     max_depth : int or None, default=None
         Depth of the explanation tree (None: grown fully, as in the authors' code).
-    confidence_threshold : float, default=0.3
+    confidence_threshold : float in [0, 1], default=0.3
         ``T1``: the global search stops walking a path at a branch of lower confidence.
+    **deprecated
+        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+
+    Raises
+    ------
+    ImportError
+        Without ``z3-solver``.
+    TypeError, ValueError
+        As :class:`MAFT`.
 
     Notes
     -----
-    Requires ``z3-solver`` (extra ``fairlens[baselines]``), imported when an SG is built.
-    The search is sequential (a priority queue); it takes no ``n_jobs``.
+    Requires ``z3-solver`` (extra ``fairlens-lab[baselines]``:
+    ``pip install "fairlens-lab[baselines]"``), imported when an SG is built.
+    The search is sequential (a priority queue); ``run`` refuses ``n_jobs`` other than 1.
+
+    Examples
+    --------
+    >>> from fairlens.maft import SG
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> SG(model, census, protected=["sex"], n_seeds=3, n_local=3, n_samples=200).run().method  # doctest: +SKIP
+    'SG'
     """
 
     method = "SG"
 
-    def __init__(self, model, dataset, protected=None, *, n_samples=5000, max_depth=None,
-                 confidence_threshold=0.3, **kw):
+    _parameter_constraints = {
+        **{k: v for k, v in _COMMON_CONSTRAINTS.items()
+           if k not in ("global_step", "local_step", "decay", "update_interval", "epsilon", "engine")},
+        "n_samples": [Interval(numbers.Integral, 2, None)],
+        "max_depth": [None, Interval(numbers.Integral, 1, None)],
+        "confidence_threshold": [Interval(numbers.Real, 0, 1)],
+    }
+
+    @_positional_protected
+    def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
+                 pool=None, favourable=1, max_iter=10, n_clusters=4, track_explored=True, blas_threads=1,
+                 n_samples=5000, max_depth=None, confidence_threshold=0.3, **deprecated):
         self._z3 = self._solver = self._vars = None
         _require_z3()
-        self.n_samples = check_int("n_samples", n_samples, min=2)
-        self.max_depth = check_int("max_depth", max_depth, min=1, allow_none=True)
-        self.confidence_threshold = check_real("confidence_threshold", confidence_threshold, min=0.0, max=1.0)
-        super().__init__(model, dataset, protected, **kw)
+        favourable = _favourable_alias("SG", favourable, deprecated)
+        self.n_samples, self.max_depth, self.confidence_threshold = n_samples, max_depth, confidence_threshold
+        super().__init__(model, data, protected=protected, n_seeds=n_seeds, n_local=n_local,
+                         random_state=random_state, seeds=seeds, pool=pool, favourable=favourable,
+                         max_iter=max_iter, n_clusters=n_clusters, track_explored=track_explored,
+                         blas_threads=blas_threads)
         pool = self.problem.pool
         # LIME's categorical sampling: each attribute's values with their frequencies in the data
         self._values, self._freqs = [], []
@@ -110,8 +159,8 @@ class SG(_TwoPhaseSearch):
         self._ilo = np.ceil(lo).astype(np.int64)
         self._ihi = np.floor(hi).astype(np.int64)
 
-    def params(self):
-        p = super().params()
+    def _result_params(self):
+        p = super()._result_params()
         for k in ("global_step", "local_step", "decay", "update_interval", "epsilon"):
             p.pop(k, None)
         p.update(n_samples=self.n_samples, max_depth=self.max_depth, confidence_threshold=self.confidence_threshold)
@@ -189,50 +238,51 @@ class SG(_TwoPhaseSearch):
         return np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1), S, sc
 
     # ------------------------------------------------------------------ run
-    def run(self, n_seeds=1000, n_local=1000, random_state=0, *, seeds=None, callback=None, stop=None,
-            track_explored=True, blas_threads=1):
+    def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
         """Run SG.
 
         Parameters
         ----------
-        n_seeds : int, default=1000
-            Seeds (chosen as for :class:`MAFT`); ignored if ``seeds`` is given.
-        n_local : int, default=1000
-            Local-rank inputs allowed per unique global-rank discriminatory instance.
-        random_state : int, RandomState, Generator or None, default=0
-            Seeds selection, LIME perturbations and the trees' random states.
-        seeds : array (n, d) or DataFrame, optional
-            Explicit seeds in the encoded space.
+        stop : threading.Event or callable, optional
+            Checked after every explained input; the run returns what it found.
+        progress : bool or callable, optional
+            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
+            after every explained input (of the current rank's budget).
+        n_jobs : None or 1
+            The search is sequential (a priority queue): any other value is refused.
         callback : callable, optional
             Called after every explained input with a dict (``phase`` = ``"global"`` or
             ``"local"`` -- the rank of the input --, ``step``, ``total``, ``n_global``,
             ``n_total``, ``elapsed``).
-        stop : threading.Event or callable, optional
-            Checked after every explained input; the run returns what it found.
-        track_explored : bool, default=True
-            Count the unique explained inputs (``n_explored``, for ``success_rate``).
-        blas_threads : int or None, default=1
-            BLAS thread limit during the run.
+        *args, **kwargs
+            Deprecated ``run(n_seeds, n_local, random_state=..., seeds=...)`` (FutureWarning).
 
         Returns
         -------
         FairnessTestResult
             ``tries_global`` / ``tries_local``: explained inputs of global / local rank;
             ``n_explored``: unique inputs explained.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For refused arguments (named).
         """
+        if args or kwargs:
+            return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
+                                                                callback=callback)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
+        stop, report, n_jobs, random_state, _ = self._start(stop, progress, n_jobs, desc="SG")
+        if n_jobs not in (None, 1):
+            raise ValueError(f"SG.run: n_jobs must be None or 1 (the search is a sequential priority queue); "
+                             f"got {n_jobs}.")
+        n_local, track_explored, blas_threads = self.n_local, self.track_explored, self.blas_threads
         self._z3 = z3 = _require_z3()
         self._solver = z3.Solver()
         self._vars = [z3.Int(f"x{j}") for j in range(self.problem.d)]
-        n_local, random_state, stop, track_explored, blas_threads = _check_run_args(
-            n_local, random_state, callback, stop, track_explored, blas_threads)
         pb = self.problem
-        if seeds is None:
-            n_seeds = check_int("n_seeds", n_seeds, min=1)
-            seeds = self.seeds(n_seeds, random_state)
-        else:
-            seeds = pb.check_rows(seeds)
-            if seeds.shape[0] == 0:
-                raise ValueError("seeds is empty: pass at least one seed row.")
+        seeds = self.draw_seeds(self.n_seeds, random_state) if self.seeds is None else self._check_seeds(self.seeds)
         pb.check_similar_memory(max(seeds.shape[0], 2 * pb.d), "SG.run", 1, "seeds")
         rng = np.random.default_rng(np.random.SeedSequence([random_state, 0x5C]))
         d = pb.d
@@ -321,6 +371,8 @@ class SG(_TwoPhaseSearch):
                 push(sols, ranks)
                 el = time.perf_counter() - t0
                 timeline.append((el, len(found)))
+                if report is not None:
+                    report(tries[phase], budget_g if phase == "global" else budget_l)
                 if callback is not None:
                     callback({"phase": phase, "step": tries[phase],
                               "total": budget_g if phase == "global" else budget_l,
@@ -334,7 +386,7 @@ class SG(_TwoPhaseSearch):
             elapsed = time.perf_counter() - t0
         allp = parts["global"] + parts["local"]
         X = np.array([p[0] for p in allp]).reshape(-1, d)
-        params = self.params()
+        params = self._result_params()
         params.update({"engine": "sg", "n_seeds": int(seeds.shape[0]), "n_local": n_local,
                        "random_state": random_state})
         return FairnessTestResult(
@@ -356,6 +408,7 @@ class SG(_TwoPhaseSearch):
             timeline=np.asarray(timeline, dtype=np.float64),
             stopped=stopped,
             params=params,
+            random_state=random_state,
             feature_names=pb.feature_names,
-            dataset=self.dataset,
+            dataset=self.data,
         )

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _kcall
 
-__all__ = ["CountingScorer", "stream_uniform", "RowSet", "wilson_interval", "resolve_scorer"]
+__all__ = ["CountingScorer", "stream_uniform", "RowSet", "KeySet", "RowCodec", "wilson_interval", "resolve_scorer"]
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
@@ -120,6 +120,111 @@ class RowSet:
         return is_new
 
 
+class KeySet:
+    """Exact set of integer keys ``(m, k)`` int64 (numba open addressing), insert-or-find.
+
+    ``index(keys)`` returns ``(position, is_new)``: where each key sits in :attr:`keys`
+    (insertion order) and whether this call inserted it (its first occurrence).  With one
+    int64 per row (:class:`RowCodec` on an integer grid) this is the cheap row set of the
+    search engines.
+    """
+
+    def __init__(self, k=1, capacity=1024):
+        self.k = int(k)
+        cap = max(16, int(capacity))
+        self._store = np.empty((cap, self.k), dtype=np.int64)
+        self._table = np.full(_pow2(2 * cap), -1, dtype=np.int64)
+        self.n = 0
+
+    def __len__(self):
+        return self.n
+
+    @property
+    def keys(self):
+        """The distinct keys in insertion order, ``(n, k)``."""
+        return self._store[: self.n]
+
+    def _grow(self, need):
+        cap = self._store.shape[0]
+        while cap < need:
+            cap *= 2
+        store = np.empty((cap, self.k), dtype=np.int64)
+        store[: self.n] = self._store[: self.n]
+        self._store = store
+        self._table = np.full(_pow2(2 * cap), -1, dtype=np.int64)
+        n, self.n = self.n, 0
+        if n:
+            old = np.ascontiguousarray(store[:n])
+            self.n = int(_kcall.key_insert(self._table, self._store, 0, old, np.empty(n, np.int64),
+                                           np.empty(n, np.bool_)))
+
+    def index(self, keys):
+        """Insert ``keys`` (``(m, k)`` int64); returns ``(position, is_new)``."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if keys.ndim != 2 or keys.shape[1] != self.k:
+            raise ValueError(f"KeySet.index: keys must have shape (m, {self.k}), got {keys.shape}")
+        m = keys.shape[0]
+        if self.n + m > self._store.shape[0]:
+            self._grow(self.n + m)
+        pos = np.empty(m, dtype=np.int64)
+        new = np.empty(m, dtype=np.bool_)
+        self.n = int(_kcall.key_insert(self._table, self._store, self.n, keys, pos, new))
+        return pos, new
+
+    def add(self, keys):
+        """Insert ``keys``; returns the mask of keys that were new."""
+        return self.index(keys)[1]
+
+
+def _pow2(n):
+    size = 16
+    while size < n:
+        size *= 2
+    return size
+
+
+class RowCodec:
+    """Rows of the search space <-> exact int64 keys.
+
+    On an integer grid (integer bounds, integer rows, integer steps) whose size fits in 62
+    bits, a row is packed into ONE int64 (mixed radix over ``lo..hi``): the engines'
+    explored and found sets then hash one integer per row, and a task returns 8 bytes per row.
+    Otherwise the key is the row's ``d`` float64 bit patterns (``-0.0`` normalised), as exact.
+    """
+
+    def __init__(self, lo, hi, grid):
+        self.lo = np.asarray(lo, dtype=np.float64)
+        self.d = self.lo.size
+        span = np.asarray(hi, dtype=np.float64) - self.lo + 1.0
+        self.packed = bool(grid) and float(np.prod(span)) < 2.0**62
+        if self.packed:
+            self.span = span.astype(np.int64)
+            mult = np.ones(self.d, dtype=np.int64)
+            for j in range(self.d - 2, -1, -1):
+                mult[j] = mult[j + 1] * self.span[j + 1]
+            self.mult = mult
+        self.k = 1 if self.packed else self.d
+
+    def keys(self, X):
+        """``(n, k)`` int64 keys of the rows ``X``."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.packed:
+            return ((X - self.lo).astype(np.int64) @ self.mult).reshape(-1, 1)
+        return np.ascontiguousarray(X + 0.0).view(np.int64).reshape(-1, self.d)
+
+    def rows(self, K):
+        """The rows of the keys ``K`` (the inverse of :meth:`keys`)."""
+        K = np.asarray(K, dtype=np.int64)
+        if not self.packed:
+            return np.ascontiguousarray(K).view(np.float64).reshape(-1, self.d)
+        k = K.reshape(-1).copy()
+        out = np.empty((k.size, self.d), dtype=np.float64)
+        for j in range(self.d - 1, -1, -1):
+            out[:, j] = self.lo[j] + (k % self.span[j])
+            k //= self.span[j]
+        return out
+
+
 class CountingScorer:
     """Wrap a scorer ``f(X) -> (n,)`` and count the rows and calls it sees.
 
@@ -146,7 +251,7 @@ class CountingScorer:
         return out
 
 
-def resolve_scorer(model, dataset=None, favourable_class=1):
+def resolve_scorer(model, dataset=None, favourable_class=1, name="favourable"):
     """Adapt ``model`` once with :func:`fairlens.models.as_scorer` (the one model protocol).
 
     With a dataset, a pipeline fitted on the readable frame, a model fitted on an
@@ -162,8 +267,8 @@ def resolve_scorer(model, dataset=None, favourable_class=1):
         listed = list(np.asarray(classes).tolist())
         if favourable_class not in listed:
             raise ValueError(
-                f"favourable_class={favourable_class!r} is not one of the model's classes {listed}; pass "
-                "favourable_class=<the class that is the favourable outcome>."
+                f"{name}={favourable_class!r} is not one of the model's classes {listed}; pass "
+                f"{name}=<the class that is the favourable outcome>."
             )
     return as_scorer(model, dataset, favourable_class=favourable_class)
 

@@ -46,3 +46,27 @@ def check_result(model, result, prot_idx, bounds):
         assert (_predict(model, cp) > 0.5) != (_predict(model, x) > 0.5)
         assert np.isclose(_predict(model, x), s1) and np.isclose(_predict(model, cp), s2)
     assert result.n_global + result.n_local == X.shape[0]
+
+
+def _oracle_readable(pipe, ds):
+    good = list(pipe.classes_).index("good")
+    return lambda X: pipe.predict_proba(ds.decode(np.atleast_2d(X)))[:, good]
+
+
+def _recheck(score, ds, result, prot):
+    """Definition 2.1 by brute force through ``score`` (an independent oracle)."""
+    idx = [ds.index_of(p) for p in prot]
+    grids = [np.arange(ds.bounds[i, 0], ds.bounds[i, 1] + 1) for i in idx]
+    combos = np.array(np.meshgrid(*grids, indexing="ij")).reshape(len(idx), -1).T
+    assert result.n_instances > 0
+    X = result.instances
+    assert len({tuple(r) for r in X}) == len(X)
+    for x, cp in zip(X, result.counterparts):
+        R = np.repeat(x[None, :], len(combos), axis=0)
+        R[:, idx] = combos
+        lab = score(R) > 0.5
+        y0 = score(x) > 0.5
+        assert np.any(lab != y0), "reported instance is not discriminatory"
+        assert (score(cp) > 0.5) != y0
+        free = np.setdiff1d(np.arange(X.shape[1]), idx)
+        np.testing.assert_array_equal(x[free], cp[free])

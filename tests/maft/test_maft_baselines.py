@@ -15,8 +15,8 @@ def _set(r):
 @pytest.mark.parametrize("cls", [EIDIG, ADF])
 def test_rechecked_and_engines_agree(toy, toy_mlp, cls):
     s = cls(toy_mlp, toy, protected=["sex", "race"])
-    a = s.run(n_seeds=30, n_local=40, random_state=0)
-    b = s.run(n_seeds=30, n_local=40, random_state=0, engine="reference")
+    a = s.set_params(n_seeds=30, n_local=40, random_state=0).run()
+    b = s.set_params(n_seeds=30, n_local=40, random_state=0, engine="reference").run()
     assert a.n_global > 0 and a.n_local > 0
     check_result(toy_mlp, a, [1, 2], toy.bounds)
     # the sklearn MLP scores a row identically in any batch here, so the engines coincide
@@ -28,24 +28,24 @@ def test_adf_and_eidig_global_directions_coincide(toy, toy_mlp):
     """sign(dLoss/dx) == -sign of EIDIG's flipped output gradient, so without momentum
     the global phases walk the same paths."""
     seeds = toy.X[:80]
-    e = EIDIG(toy_mlp, toy, protected=["sex"], decay=0.0).run(n_local=0, seeds=seeds)
-    a = ADF(toy_mlp, toy, protected=["sex"]).run(n_local=0, seeds=seeds)
+    e = EIDIG(toy_mlp, toy, protected=["sex"], decay=0.0, n_local=0, seeds=seeds).run()
+    a = ADF(toy_mlp, toy, protected=["sex"], n_local=0, seeds=seeds).run()
     np.testing.assert_array_equal(e.instances, a.instances)
     assert e.n_global > 5
 
 
 def test_maft_small_h_tracks_eidig(toy, toy_mlp):
     seeds = toy.X[:80]
-    e = EIDIG(toy_mlp, toy, protected=["sex"]).run(n_local=0, seeds=seeds)
-    m = MAFT(toy_mlp, toy, protected=["sex"], h=1e-6).run(n_local=0, seeds=seeds)
+    e = EIDIG(toy_mlp, toy, protected=["sex"], n_local=0, seeds=seeds).run()
+    m = MAFT(toy_mlp, toy, protected=["sex"], h=1e-6, n_local=0, seeds=seeds).run()
     inter = len(_set(e) & _set(m))
     assert inter >= 0.8 * max(e.n_instances, m.n_instances)
 
 
 def test_adf_defaults(toy, toy_mlp):
-    p = ADF(toy_mlp, toy).params()
+    p = ADF(toy_mlp, toy).get_params()
     assert p["decay"] == 0.0 and p["update_interval"] == 1
-    p = EIDIG(toy_mlp, toy).params()
+    p = EIDIG(toy_mlp, toy).get_params()
     assert p["decay"] == 0.5 and p["update_interval"] == 5 and p["max_iter"] == 10
 
 

@@ -72,3 +72,15 @@ def test_model_without_probabilities(toy):
     svc = LinearSVC().fit(toy.X, toy.y)
     with pytest.raises((TypeError, ValueError)):
         zero_order_gradient(svc, toy.X[:2])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_mlp_input_gradient_refuses_non_finite_input(toy, toy_mlp, bad):
+    """Issue 22: a NaN row used to come back as a NaN gradient, silently."""
+    from fairlens.models import mlp_input_gradient
+
+    X = np.array(toy.X[:3], dtype=float)
+    X[1, 2] = bad
+    with pytest.raises(ValueError, match=r"X contains NaN or inf \(first at row 1, column 2\)"):
+        mlp_input_gradient(toy_mlp, X)
+    assert np.all(np.isfinite(mlp_input_gradient(toy_mlp, toy.X[:3])))

@@ -28,7 +28,7 @@ def test_rate_and_interval(toy, toy_mlp):
 
 
 def test_retraining_reduces_discrimination(toy, toy_mlp):
-    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_seeds=60, n_local=200, random_state=0)
+    res = MAFT(toy_mlp, toy, protected=["sex"], n_seeds=60, n_local=200, random_state=0).run()
     assert res.n_instances > 30
     mit = retrain_with_instances(toy_mlp, toy, res, fraction=0.2, n_samples=2000, random_state=0)
     fr = mit.to_frame()
@@ -42,7 +42,7 @@ def test_retraining_reduces_discrimination(toy, toy_mlp):
 
 
 def test_retrain_rejects_empty(toy, toy_mlp):
-    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_local=0, seeds=toy.X[:1], random_state=0)
+    res = MAFT(toy_mlp, toy, protected=["sex"], n_local=0, seeds=toy.X[:1], random_state=0).run()
     if res.n_instances == 0:
         with pytest.raises(ValueError, match="no discriminatory"):
             retrain_with_instances(toy_mlp, toy, res)
@@ -54,7 +54,7 @@ def test_soft_vote_labels_whole_similar_sets(toy, toy_mlp, monkeypatch):
     """The rows added to the refit are complete similar sets with one label each."""
     from sklearn.neural_network import MLPClassifier
 
-    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_seeds=40, n_local=50, random_state=0)
+    res = MAFT(toy_mlp, toy, protected=["sex"], n_seeds=40, n_local=50, random_state=0).run()
     seen = {}
     orig_fit = MLPClassifier.fit
 

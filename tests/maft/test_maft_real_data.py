@@ -18,8 +18,8 @@ def test_census_lockstep_vs_reference(census):
 
     ds, model = census
     s = MAFT(model, ds, protected=["sex"])
-    a = s.run(n_seeds=40, n_local=30, random_state=0)
-    b = s.run(n_seeds=40, n_local=30, random_state=0, engine="reference")
+    a = s.set_params(n_seeds=40, n_local=30, random_state=0).run()
+    b = s.set_params(n_seeds=40, n_local=30, random_state=0, engine="reference").run()
     assert a.n_instances > 50
     assert abs(a.n_instances - b.n_instances) <= 0.1 * b.n_instances
     check_result(model, a, [ds.index_of("sex")], ds.bounds)
@@ -32,6 +32,6 @@ def test_census_baselines_rechecked(census, method):
     import fairlens.maft as fm
 
     ds, model = census
-    res = getattr(fm, method)(model, ds, protected=["race", "sex"]).run(n_seeds=30, n_local=20, random_state=1)
+    res = getattr(fm, method)(model, ds, protected=["race", "sex"], n_seeds=30, n_local=20, random_state=1).run()
     assert res.n_instances > 0
     check_result(model, res, [ds.index_of("race"), ds.index_of("sex")], ds.bounds)

@@ -16,8 +16,8 @@ def _set(res):
 @pytest.mark.parametrize("random_state", [0, 7])
 def test_lockstep_equals_reference_exactly(toy, smooth, random_state):
     s = MAFT(smooth, toy)
-    a = s.run(n_seeds=30, n_local=40, random_state=random_state)
-    b = s.run(n_seeds=30, n_local=40, random_state=random_state, engine="reference")
+    a = s.set_params(n_seeds=30, n_local=40, random_state=random_state).run()
+    b = s.set_params(n_seeds=30, n_local=40, random_state=random_state, engine="reference").run()
     assert a.n_instances > 20
     assert _set(a) == _set(b)
     assert (a.n_global, a.n_local, a.tries_global, a.tries_local, a.n_explored) == (
@@ -31,22 +31,22 @@ def test_lockstep_equals_reference_exactly(toy, smooth, random_state):
 
 
 def test_every_instance_rechecked_smooth(toy, smooth):
-    res = MAFT(smooth, toy).run(n_seeds=40, n_local=60, random_state=1)
+    res = MAFT(smooth, toy, n_seeds=40, n_local=60, random_state=1).run()
     assert res.n_local > 0 and res.n_global > 0
     check_result(smooth, res, PROT, toy.bounds)
 
 
 def test_every_instance_rechecked_mlp(toy, toy_mlp):
-    res = MAFT(toy_mlp, toy, protected=["sex"]).run(n_seeds=40, n_local=60, random_state=2)
+    res = MAFT(toy_mlp, toy, protected=["sex"], n_seeds=40, n_local=60, random_state=2).run()
     assert res.n_instances > 0
     check_result(toy_mlp, res, [1], toy.bounds)
 
 
 def test_same_seed_same_result_and_seed_changes_it(toy, smooth):
     s = MAFT(smooth, toy)
-    a = s.run(n_seeds=20, n_local=30, random_state=4)
-    b = s.run(n_seeds=20, n_local=30, random_state=4)
-    c = s.run(n_seeds=20, n_local=30, random_state=5)
+    a = s.set_params(n_seeds=20, n_local=30, random_state=4).run()
+    b = s.set_params(n_seeds=20, n_local=30, random_state=4).run()
+    c = s.set_params(n_seeds=20, n_local=30, random_state=5).run()
     np.testing.assert_array_equal(a.instances, b.instances)
     assert _set(a) != _set(c)
 
@@ -58,7 +58,7 @@ def test_global_phase_matches_brute_force_walk(toy, smooth):
 
     s = MAFT(smooth, toy, max_iter=1)
     seeds = toy.X[:60]
-    res = s.run(n_local=0, seeds=seeds)
+    res = s.set_params(n_local=0, seeds=seeds).run()
     expect = {tuple(x) for x in seeds if is_discriminatory(smooth, x, PROT, toy.bounds)}
     assert _set(res) == expect
     assert res.tries_global == 60 and res.tries_local == 0
@@ -66,16 +66,16 @@ def test_global_phase_matches_brute_force_walk(toy, smooth):
 
 def test_duplicates_counted_once(toy, smooth):
     seeds = np.repeat(toy.X[:10], 3, axis=0)
-    res = MAFT(smooth, toy).run(n_local=20, seeds=seeds, random_state=0)
+    res = MAFT(smooth, toy, n_local=20, seeds=seeds, random_state=0).run()
     assert len(_set(res)) == res.n_instances
-    ref = MAFT(smooth, toy).run(n_local=20, seeds=toy.X[:10], random_state=0)
+    ref = MAFT(smooth, toy, n_local=20, seeds=toy.X[:10], random_state=0).run()
     assert res.n_global == ref.n_global
 
 
 def test_aequitas_rechecked_and_comparable(toy, smooth):
     s = AEQUITAS(smooth, toy)
-    a = s.run(n_seeds=200, n_local=60, random_state=0)
-    b = s.run(n_seeds=200, n_local=60, random_state=0, engine="reference")
+    a = s.set_params(n_seeds=200, n_local=60, random_state=0).run()
+    b = s.set_params(n_seeds=200, n_local=60, random_state=0, engine="reference").run()
     check_result(smooth, a, PROT, toy.bounds)
     check_result(smooth, b, PROT, toy.bounds)
     assert a.n_global == b.n_global  # identical random global sampling
@@ -92,7 +92,7 @@ def test_stop_keeps_what_was_found(toy, smooth):
         if state["phase"] == "local" and state["step"] >= 3:
             ev.set()
 
-    res = MAFT(smooth, toy).run(n_seeds=30, n_local=200, random_state=0, callback=cb, stop=ev)
+    res = MAFT(smooth, toy, n_seeds=30, n_local=200, random_state=0).run(callback=cb, stop=ev)
     assert res.stopped
     assert res.tries_local == 3 * res.n_global
     assert res.n_instances >= res.n_global > 0
@@ -109,7 +109,7 @@ def test_seeds_round_robin_from_clusters(toy):
 
 
 def test_result_frame_and_summary(toy, smooth):
-    res = MAFT(smooth, toy).run(n_seeds=20, n_local=20, random_state=0)
+    res = MAFT(smooth, toy, n_seeds=20, n_local=20, random_state=0).run()
     fr = res.to_frame()
     assert len(fr) == res.n_instances
     assert ("x", "sex") in fr.columns and ("x'", "sex") in fr.columns
@@ -125,7 +125,7 @@ def test_fair_model_finds_nothing(toy):
     """A model that ignores the protected attributes has no discriminatory instance."""
     fair = lambda Z: 1 / (1 + np.exp(-(np.asarray(Z)[:, 3] - 4.5 + 0.3 * np.asarray(Z)[:, 4])))  # noqa: E731
     for cls in (MAFT, AEQUITAS):
-        res = cls(fair, toy).run(n_seeds=30, n_local=20, random_state=0)
+        res = cls(fair, toy, n_seeds=30, n_local=20, random_state=0).run()
         assert res.n_instances == 0 and res.n_global == 0 and res.tries_local == 0
         assert res.instances.shape == (0, 6) and res.counterparts.shape == (0, 6)
         assert len(res.to_frame()) == 0
@@ -143,9 +143,9 @@ def test_global_walk_hand_example():
     ds = ToyDataset(X, np.array([0, 1, 0]), np.array([[0, 1], [0, 5], [0, 5]], dtype=float), ["sex", "a", "b"], ["sex"])
     f = lambda Z: 1 / (1 + np.exp(-(2 * Z[:, 0] + Z[:, 1] - Z[:, 2] - 3)))  # noqa: E731
     for engine in ("lockstep", "reference"):
-        r = MAFT(f, ds, max_iter=3).run(n_local=0, seeds=X[:1], engine=engine)
+        r = MAFT(f, ds, max_iter=3, n_local=0, seeds=X[:1], engine=engine).run()
         np.testing.assert_array_equal(r.instances, [[0, 3, 0]])
         np.testing.assert_array_equal(r.counterparts, [[1, 3, 0]])
         assert r.tries_global == 3 and r.n_explored == 2
-        r2 = MAFT(f, ds, max_iter=2).run(n_local=0, seeds=X[:1], engine=engine)
+        r2 = MAFT(f, ds, max_iter=2, n_local=0, seeds=X[:1], engine=engine).run()
         assert r2.n_instances == 0 and r2.tries_global == 2

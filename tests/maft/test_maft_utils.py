@@ -47,3 +47,34 @@ def test_import_is_lazy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_keyset_equals_a_python_set_and_codec_round_trips():
+    """The engines' row sets against plain Python: positions, first occurrences, round trips."""
+    from fairlens.maft._utils import KeySet, RowCodec
+
+    rng = np.random.default_rng(3)
+    lo, hi = np.array([0.0, -2.0, 1.0, 0.0]), np.array([3.0, 2.0, 9.0, 40.0])
+    X = lo + np.floor(rng.random((20000, 4)) * (hi - lo + 1))
+    for grid in (True, False):
+        codec = RowCodec(lo, hi, grid)
+        assert codec.packed == grid and codec.k == (1 if grid else 4)
+        K = codec.keys(X)
+        np.testing.assert_array_equal(codec.rows(K), X)
+        ks = KeySet(codec.k, capacity=16)  # grows many times
+        seen, first = {}, []
+        for a in range(0, len(X), 777):
+            pos, new = ks.index(K[a:a + 777])
+            for i, row in enumerate(map(tuple, X[a:a + 777])):
+                if row not in seen:
+                    seen[row] = len(seen)
+                    first.append(True)
+                else:
+                    first.append(False)
+                assert pos[i] == seen[row]
+            assert new.tolist() == first[a:a + 777]
+        assert len(ks) == len(seen)
+        np.testing.assert_array_equal(codec.rows(ks.keys), np.array(list(seen)))
+    # -0.0 and 0.0 are one row off the grid too
+    codec = RowCodec(lo, hi, False)
+    assert KeySet(4).add(codec.keys(np.array([[0.0, 0, 1, 0], [-0.0, 0, 1, 0]]))).tolist() == [True, False]

@@ -23,7 +23,7 @@ def test_bounds_exclude_seeds(toy, smooth):
     B[3] = [0, 4]
     ds = ToyDataset(toy.X, toy.y, B, toy.feature_names, ["sex"])
     with pytest.raises(ValueError, match="bounds exclude"):
-        MAFT(smooth, ds).run(n_seeds=50, n_local=1)
+        MAFT(smooth, ds, n_seeds=50, n_local=1).run()
 
 
 def test_model_without_probabilities(toy):
@@ -42,15 +42,15 @@ def test_bad_h(toy, smooth, h):
 @pytest.mark.parametrize("n", [0, -3, 2.5])
 def test_zero_seeds(toy, smooth, n):
     with pytest.raises((TypeError, ValueError), match="n_seeds"):
-        MAFT(smooth, toy).run(n_seeds=n, n_local=1)
+        MAFT(smooth, toy, n_seeds=n, n_local=1).run()
 
 
 def test_bad_engine_and_budget(toy, smooth):
     s = MAFT(smooth, toy)
     with pytest.raises(ValueError, match="engine"):
-        s.run(n_seeds=2, engine="fast")
+        s.set_params(n_seeds=2, engine="fast").run()
     with pytest.raises(ValueError, match="n_local"):
-        s.run(n_seeds=2, n_local=-1)
+        s.set_params(n_seeds=2, n_local=-1).run()
 
 
 def test_white_box_needs_mlp(toy, smooth):
@@ -70,14 +70,14 @@ def test_random_state_types(toy, smooth):
     s = MAFT(smooth, toy)
     for bad in ("abc", 1.5, [1, 2]):
         with pytest.raises(TypeError, match="random_state"):
-            s.run(n_seeds=3, n_local=1, random_state=bad)
+            s.set_params(n_seeds=3, n_local=1, random_state=bad).run()
     with pytest.raises(ValueError, match="random_state"):
-        s.run(n_seeds=3, n_local=1, random_state=-1)
+        s.set_params(n_seeds=3, n_local=1, random_state=-1).run()
     # a Generator / RandomState is accepted (scikit-learn semantics); the int drawn is recorded
-    g = s.run(n_seeds=3, n_local=1, random_state=np.random.default_rng(0))
-    g2 = s.run(n_seeds=3, n_local=1, random_state=g.params["random_state"])
+    g = s.set_params(n_seeds=3, n_local=1, random_state=np.random.default_rng(0)).run()
+    g2 = s.set_params(n_seeds=3, n_local=1, random_state=g.params["random_state"]).run()
     np.testing.assert_array_equal(g.instances, g2.instances)
-    r = s.run(n_seeds=3, n_local=1, random_state=None)
+    r = s.set_params(n_seeds=3, n_local=1, random_state=None).run()
     assert isinstance(r.params["random_state"], int)
-    r2 = s.run(n_seeds=3, n_local=1, random_state=r.params["random_state"])
+    r2 = s.set_params(n_seeds=3, n_local=1, random_state=r.params["random_state"]).run()
     np.testing.assert_array_equal(r.instances, r2.instances)

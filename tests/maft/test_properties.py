@@ -36,7 +36,7 @@ from ._maft_toy import SmoothModel, make_toy  # noqa: E402
 TOY = make_toy(n=120)
 MODEL = SmoothModel()
 SEARCH = MAFT(MODEL, TOY, protected=["sex"])
-RESULT = SEARCH.run(n_seeds=10, n_local=5, random_state=0)
+RESULT = SEARCH.set_params(n_seeds=10, n_local=5, random_state=0).run()
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 
 junk = st.one_of(
@@ -92,7 +92,7 @@ def test_constructor_parameters(name, value):
         _names_arg(exc, name)
     else:
         assert PARAMS[name](value), f"{name}={value!r} accepted"
-        assert s.params()[name] == value
+        assert s.get_params()[name] == value
 
 
 @FAST
@@ -126,9 +126,10 @@ RUN = {
 @FAST
 @given(name=st.sampled_from(sorted(RUN)), value=st.one_of(junk, st.sampled_from(["lockstep", "reference"])))
 def test_run_parameters(name, value):
-    kw = {"n_seeds": 4, "n_local": 2, name: value}
+    kw, how = {"n_seeds": 4, "n_local": 2}, {}
+    (how if name in ("stop", "callback") else kw)[name] = value
     try:
-        res = SEARCH.run(**kw)
+        res = MAFT(MODEL, TOY, protected=["sex"], **kw).run(**how)
     except (TypeError, ValueError) as exc:
         assert not RUN[name](value), f"{name}={value!r} refused: {exc}"
         _names_arg(exc, name)
@@ -188,7 +189,7 @@ def test_discriminatory_mask_inputs(kind, X):
 def test_zero_order_gradient_inputs(kind, X, h):
     label, make = kind
     try:
-        G = zero_order_gradient(MODEL, make(X), h=h, dataset=TOY)
+        G = zero_order_gradient(MODEL, make(X), h=h, data=TOY)
     except (TypeError, ValueError) as exc:
         _names_arg(exc, "X", "h")
         assert not (label in ("reordered", "array", "list") and h in (1.0, 0.5)), f"{label}, h={h!r}: {exc}"
@@ -300,12 +301,12 @@ def test_result_to_frame(max_rows):
 def test_run_with_explicit_seeds(kind, X):
     label, make = kind
     try:
-        res = AEQUITAS(MODEL, TOY, protected=["sex"]).run(n_local=2, seeds=make(X), random_state=0)
+        res = AEQUITAS(MODEL, TOY, protected=["sex"], n_local=2, seeds=make(X), random_state=0).run()
     except (TypeError, ValueError) as exc:
         _names_arg(exc, "seeds")
         assert label not in ("reordered", "array", "list")
     else:
         assert label in ("reordered", "array", "list", "strings", "1d", "transposed")
         assert label not in ("1d", "transposed") or False
-        ref = AEQUITAS(MODEL, TOY, protected=["sex"]).run(n_local=2, seeds=X, random_state=0)
+        ref = AEQUITAS(MODEL, TOY, protected=["sex"], n_local=2, seeds=X, random_state=0).run()
         np.testing.assert_array_equal(res.instances, ref.instances)

@@ -25,7 +25,7 @@ def region_model(X):
 def test_finds_the_region_from_seeds_outside_it(toy):
     seeds = toy.X[(toy.X[:, EDU] < 7)][:15]
     assert not any(is_discriminatory(region_model, x, [SEX], toy.bounds) for x in seeds)
-    res = SG(region_model, toy, protected=["sex"], n_samples=1000).run(n_local=20, seeds=seeds, random_state=0)
+    res = SG(region_model, toy, protected=["sex"], n_samples=1000, n_local=20, seeds=seeds, random_state=0).run()
     assert res.n_global > 0 and res.n_local > 0
     X = res.instances
     assert np.all((X[:, EDU] >= 7) & (X[:, HOURS] <= 2))  # every instance lies in the region
@@ -37,8 +37,8 @@ def test_finds_the_region_from_seeds_outside_it(toy):
 
 def test_same_seed_same_result_and_rechecked_on_mlp(toy, toy_mlp):
     s = SG(toy_mlp, toy, protected=["sex", "race"], n_samples=500, max_iter=2)
-    a = s.run(n_seeds=8, n_local=5, random_state=1)
-    b = s.run(n_seeds=8, n_local=5, random_state=1)
+    a = s.set_params(n_seeds=8, n_local=5, random_state=1).run()
+    b = s.set_params(n_seeds=8, n_local=5, random_state=1).run()
     np.testing.assert_array_equal(a.instances, b.instances)
     assert a.tries_global == b.tries_global
     check_result(toy_mlp, a, [1, 2], toy.bounds)
@@ -46,8 +46,7 @@ def test_same_seed_same_result_and_rechecked_on_mlp(toy, toy_mlp):
 
 def test_stop_and_callback(toy):
     seen = []
-    res = SG(region_model, toy, protected=["sex"], n_samples=300).run(
-        n_seeds=10, n_local=5, random_state=0, callback=seen.append, stop=lambda: len(seen) >= 3)
+    res = SG(region_model, toy, protected=["sex"], n_samples=300, n_seeds=10, n_local=5, random_state=0).run(callback=seen.append, stop=lambda: len(seen) >= 3)
     assert res.stopped and len(seen) == 3
     assert res.tries_global + res.tries_local == 3
     assert {"phase", "step", "total", "n_global", "n_total", "elapsed"} <= set(seen[0])
@@ -55,7 +54,7 @@ def test_stop_and_callback(toy):
 
 def test_constant_model_has_no_path_and_no_instance(toy):
     flat = lambda X: np.full(np.asarray(X).shape[0], 0.8)  # noqa: E731
-    res = SG(flat, toy, protected=["sex"], n_samples=200).run(n_seeds=5, n_local=5)
+    res = SG(flat, toy, protected=["sex"], n_samples=200, n_seeds=5, n_local=5).run()
     assert res.n_instances == 0 and res.instances.shape == (0, 6)
     assert res.tries_global == 5  # nothing to negate: only the seeds are explained
 
