@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _boosted_kernels as _bk
+from ._common import _call, check_time_limit, deadline_of, plan_n_jobs
 from .._validation import check_memory
 
 __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "certify_boosted", "boosted_instance_covers",
@@ -719,7 +720,7 @@ def _block(payload, chunk):
         return out
     if method in ("flb", "cascade") and todo.size:
         t0 = time.perf_counter()
-        att, fsum, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        att, fsum, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         out["flb_sum"][todo - s] = fsum
         out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_flb"
@@ -732,7 +733,7 @@ def _block(payload, chunk):
             status[todo - s] = "unknown"
             return out
         t0 = time.perf_counter()
-        att, cf, cs, _, _, marg = _bk.elb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         if method == "elb":
             out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_elb"
@@ -750,7 +751,7 @@ def _block(payload, chunk):
     if method == "brute":
         ok = rows[pred[s:e] == yi[s:e]]
         if ok.size:
-            _, _, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, ok, budget, payload.tol_b)
+            _, _, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, ok, budget, payload.tol_b)
             out["delta"][ok - s] = marg
     return out
 
@@ -770,7 +771,7 @@ def _brute_rows(payload, todo, status, s, out):
                 status[r - s] = "unknown"
             return
         rows = np.asarray(queue[pos:], dtype=np.int64)
-        res = _bk.brute_boost_kernel(*bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
+        res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
                                      rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
         outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
         n_done, resume, amb_item, amb_skip = int(n_done), int(resume), int(amb_item), int(amb_skip)
@@ -829,8 +830,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
     method = check_choice("method", method, METHODS)
     progress = _check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    if time_limit is not None:
-        time_limit = check_real("time_limit", time_limit, min=0.0)
+    time_limit = check_time_limit(time_limit)
     bm = flatten_boosted(model)
     budget = _check_budget(budget, bm.n_features)
     X64, Xr = bm.check_X(X)
@@ -841,10 +841,10 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
     check_memory(n * 8.0 * (4 * budget + 16) + 8.0 * bm.n_trees * bm.n_classes * 4,
                  f"certifying {n} rows at budget {budget}", "certify fewer rows at a time.")
     t_start = time.perf_counter()
-    deadline = None if time_limit is None else time.time() + float(time_limit)
+    deadline = deadline_of(time_limit)
     pred = bm.library_predict_index(X64)
     # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-    rep = _bk.raw_scores(bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
+    rep = _call(_bk.raw_scores, bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
                          Xr)
     lib = bm.library_scores(X64)
     if lib.shape != rep.shape:
@@ -873,7 +873,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         def cb(done, total):
             progress("blocks", done, total)
     try:
-        results = run_chunks(_block, payload, chunks, n_jobs=n_jobs, progress=cb)
+        results = run_chunks(_block, payload, chunks, n_jobs=plan_n_jobs(n_jobs, len(chunks), deadline), progress=cb)
     finally:
         if bar is not None:
             bar.close()

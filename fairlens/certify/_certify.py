@@ -38,6 +38,7 @@ import pandas as pd
 from . import _kernels
 from .._parallel import Payload, check_n_jobs, effective_n_jobs, run_chunks
 from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs, check_real
+from ._common import _call, check_time_limit, deadline_of, plan_n_jobs
 from ._flatten import VOTES, flatten_forest
 
 __all__ = [
@@ -108,17 +109,6 @@ def _check_progress(progress):
     if callable(progress):
         return progress
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
-
-
-def _call(kernel, *args):
-    """Call a numba kernel; a Ctrl-C that lands inside it surfaces as KeyboardInterrupt."""
-    try:
-        return kernel(*args)
-    except SystemError as exc:  # "returned a result with an exception set"
-        cause = exc.__cause__ or exc.__context__
-        if isinstance(cause, KeyboardInterrupt):
-            raise KeyboardInterrupt from None
-        raise
 
 
 def _check_kernel_inputs(ff, Xr, yi, rows, budget):
@@ -299,7 +289,11 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     X : (n, d) array or DataFrame
         Test instances. A DataFrame is aligned to the model's
         ``feature_names_in_`` by column name (a missing or unexpected column
-        is a ``ValueError`` naming it). No NaN/inf.
+        is a ``ValueError`` naming it). No NaN/inf. An array given to a model
+        fitted on a DataFrame is taken by position in the fitted column order,
+        with a ``UserWarning`` (as scikit-learn): pass a DataFrame to have the
+        columns aligned by name. pandas category columns are refused
+        (categorical splits are not certified): fit on a numeric encoding.
     y : (n,) labels, each one of ``forest.classes_``.
     budget : int
         ``b``, the number of features the attacker may change (any values),
@@ -365,6 +359,8 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         35 MB. Each pass costs a fixed overhead to ship it (measured on a loaded
         2-core machine: about 1.5 s per pass for a 4.6 MB or a 35 MB forest), so
         ``n_jobs > 1`` pays off when brute force takes tens of seconds or more.
+        Never more workers are started than there are blocks (``n_jobs=10**6``
+        is the same as ``n_jobs`` = number of blocks).
     time_limit : float or None, default=None
         Anytime certification: seconds (``>= 0``) after which the searches
         stop. Rows not settled by then get status ``"unknown"``; the clean vote
@@ -376,8 +372,12 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         interrupted (usually milliseconds). Which rows remain unknown depends on
         timing, hence on ``n_jobs``, the backend and the machine's load: results
         under a time limit are not identical across ``n_jobs``, but every
-        settled row is correct (the same verdict as without a limit). ``None``:
-        no limit, nothing changes.
+        settled row is correct (the same verdict as without a limit). ``None``
+        or ``inf``: no limit, nothing changes. Worker start-up counts against
+        the limit: under a time limit the FLB/ELB pass always runs in this
+        process, and brute force goes to workers only when at least
+        ``MIN_PARALLEL_SECONDS`` (10 s) are left, so a short limit with
+        ``n_jobs > 1`` settles as many rows as with ``n_jobs=1``.
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
         use the same two keywords: their rows are certified in fixed blocks of
         32 through joblib, each task carrying its row indices and a reference
@@ -405,7 +405,7 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     chunk_size = check_int("chunk_size", chunk_size, min=1)
     progress = _check_progress(progress)
     n_jobs = check_n_jobs(n_jobs)
-    time_limit = check_real("time_limit", time_limit, min=0.0, allow_none=True)
+    time_limit = check_time_limit(time_limit)
     ff, budget, X64, Xr, yi = _prepare_inputs(forest, X, y, budget, vote, tie_class)
     return _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit)
 
@@ -413,7 +413,7 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
 def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit):
     """The forest cascade of :func:`certify` (arguments validated)."""
     t_call = time.perf_counter()
-    deadline = None if time_limit is None else time.time() + time_limit
+    deadline = deadline_of(time_limit)
     n = X64.shape[0]
     soft = ff.vote == "soft"
     tol = SOFT_TOL * ff.n_trees
@@ -461,7 +461,10 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 bar.start("flb", todo.size)
             if payload.run_elb:
                 bar.start("elb", todo.size)
-            outs = _run_blocks(_bounds_block, payload, blocks, n_jobs, bar, ("flb", "elb"))
+            # under a time limit the bounds (cheap) settle in this process first: workers that
+            # start late would leave rows unsettled that this process settles in milliseconds
+            outs = _run_blocks(_bounds_block, payload, blocks, 1 if deadline is not None else n_jobs, bar,
+                               ("flb", "elb"))
             wall = time.perf_counter() - t0
             t_f = sum(o["t_flb"] for o in outs)
             t_e = sum(o["t_elb"] for o in outs)
@@ -724,6 +727,7 @@ def _run_blocks(func, payload, blocks, n_jobs, bar, stages):
     """
     if not blocks:
         return []
+    n_jobs = plan_n_jobs(n_jobs, len(blocks), payload.deadline)
     if len(blocks) == 1 or effective_n_jobs(n_jobs) <= 1:
         return run_chunks(partial(func, report=bar.add), payload, blocks, n_jobs=1)
     sizes = np.cumsum([0] + [blk.size for blk in blocks])
@@ -812,7 +816,7 @@ def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **k
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
     check_n_jobs(kwargs.get("n_jobs"))
-    time_limit = check_real("time_limit", kwargs.pop("time_limit", None), min=0.0, allow_none=True)
+    time_limit = check_time_limit(kwargs.pop("time_limit", None))
     t0 = time.perf_counter()
     ff = flatten_forest(forest, tie_class=kwargs.pop("tie_class", None), vote=kwargs.pop("vote", None))
     budgets = [_check_budget(b, ff.n_features, name="budgets") for b in budgets]

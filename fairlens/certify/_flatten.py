@@ -87,7 +87,20 @@ def align_frame(X, feature_names, name="X"):
     does; with ``feature_names=None`` (model fitted on an array) columns are
     taken by position, as scikit-learn does.
     """
-    if not (hasattr(X, "columns") and hasattr(X, "iloc")) or feature_names is None:
+    if feature_names is None:
+        return X
+    if not (hasattr(X, "columns") and hasattr(X, "iloc")):
+        # scikit-learn warns here too: the columns are taken by position, which is right only
+        # if they come in the fitted order (a reordered array gives a silently wrong answer)
+        import warnings
+
+        names = [str(c) for c in feature_names]
+        shown = names if len(names) <= 8 else names[:8] + ["..."]
+        warnings.warn(
+            f"{name} is an array but the model was fitted on a DataFrame with the columns {shown}: its "
+            f"columns are taken by position, in that order. Pass {name} as a DataFrame with those column "
+            f"names (pd.DataFrame({name}, columns=model.feature_names_in_) if the order is right) so that "
+            "certify aligns the columns by name.", UserWarning, stacklevel=5)
         return X
     cols = list(X.columns)
     names = [str(c) for c in feature_names]
@@ -120,11 +133,21 @@ def check_X(X, n_features, name="X", feature_names=None):
     """
     X = align_frame(X, feature_names, name=name)
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        import pandas as pd
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+        cat = [c for c, dt in zip(X.columns, X.dtypes) if isinstance(dt, pd.CategoricalDtype)]
+        if cat:
+            raise TypeError(
+                f"{name} has pandas category columns {cat}: certify does not support categorical features "
+                "(a model fitted on them, e.g. XGBoost with enable_categorical=True or LightGBM, may split on "
+                "sets of categories, which the certificate does not model). Fit the model on a numeric "
+                "encoding of these columns (one-hot columns, or integer codes such as X[c].cat.codes) and "
+                "certify it with the same encoded columns.")
         bad = [c for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
         if bad:
-            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as the model was fitted.")
+            raise TypeError(f"{name} has non-numeric columns {bad}; certify needs numbers: pass the numeric "
+                            "columns the model was fitted on (encode text or category columns before fitting).")
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     if isinstance(X, (str, bytes)):
