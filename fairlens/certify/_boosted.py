@@ -61,10 +61,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _boosted_kernels as _bk
-from ._common import _call, check_time_limit, deadline_of, plan_n_jobs
+from ._common import _call, deadline_of, plan_n_jobs
 from .._validation import check_memory
 
-__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "certify_boosted", "boosted_instance_covers",
+__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
 
 #: Rows per fixed block (the unit of ``n_jobs`` parallelism and of ``time_limit``).
@@ -816,23 +816,17 @@ def _brute_rows(payload, todo, status, s, out):
             start_item, skip = 0, 0
 
 
-def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, n_jobs=None, time_limit=None):
-    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring).
+def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
+    """:func:`fairlens.certify.certify` for a boosted model read into ``bm`` (a
+    :class:`BoostedModel`; every argument already validated by ``certify``).
 
     Rows are certified in fixed blocks of :data:`ROW_BLOCK` by :func:`_block` through
     :func:`fairlens._parallel.run_chunks` (same result at every ``n_jobs``); ``progress`` is
     ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
     """
-    from .._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
-    from .._validation import check_choice, check_real
-    from ._certify import METHODS, STATUSES, CertificationResult, _check_budget, _check_progress
+    from .._parallel import Payload, fixed_chunks, run_chunks
+    from ._certify import STATUSES, CertificationResult
 
-    method = check_choice("method", method, METHODS)
-    progress = _check_progress(progress)
-    n_jobs = check_n_jobs(n_jobs)
-    time_limit = check_time_limit(time_limit)
-    bm = flatten_boosted(model)
-    budget = _check_budget(budget, bm.n_features)
     X64, Xr = bm.check_X(X)
     n = X64.shape[0]
     if n == 0:
@@ -908,7 +902,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         a_elb = acc(("certified_flb", "certified_elb"))
     robust = ("certified_flb", "certified_elb", "robust_brute")
     lower = acc(robust)
-    upper = float(lower + n_unknown / n)
+    upper = float((n - counts["misclassified"] - counts["attackable"]) / n)  # unsettled rows may be robust
     if method in ("brute", "cascade") and n_unknown == 0:
         a_exact = lower
     accuracy = {"flb": a_flb, "elb": a_elb, "brute": lower, "cascade": lower}[method]
@@ -919,7 +913,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         elapsed=float(elapsed), n_evaluations=n_eval, accuracy_flb=a_flb, accuracy_elb=a_elb,
         accuracy_exact=a_exact, y=np.asarray(y), feature_names=bm.feature_names, witness_changes=changes,
         vote="additive", model=bm.source,
-        accuracy_interval=(lower, upper) if method in ("brute", "cascade") else None,
+        accuracy_interval=(lower, upper), time_limit=time_limit,
     )
 
 

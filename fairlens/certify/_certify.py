@@ -36,10 +36,20 @@ import numpy as np
 import pandas as pd
 
 from . import _kernels
-from .._parallel import Payload, check_n_jobs, effective_n_jobs, run_chunks
-from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs, check_real
-from ._common import _call, check_time_limit, deadline_of, plan_n_jobs
-from ._flatten import VOTES, flatten_forest
+from .._parallel import Payload, effective_n_jobs, run_chunks
+from .._base import Result
+from .._validation import check_int, check_memory
+from ._common import (
+    METHODS,
+    VOTES,
+    _call,
+    check_budget,
+    deadline_of,
+    plan_n_jobs,
+    take_model,
+    validate_certify_params,
+)
+from ._flatten import flatten_forest
 
 __all__ = [
     "certify",
@@ -52,8 +62,6 @@ __all__ = [
     "VOTES",
     "SOFT_TOL",
 ]
-
-METHODS = ("cascade", "flb", "elb", "brute")
 
 #: Per-instance verdicts, in the order used for counts and plots.
 STATUSES = (
@@ -94,11 +102,8 @@ _DEADLINE_CHUNK = 8
 
 
 def _check_budget(budget, n_features, name="budget"):
-    b = check_int(name, budget, min=1)
-    if b > n_features:
-        raise ValueError(f"{name}={b} is larger than the number of features ({n_features}); "
-                         f"use {name} <= {n_features}.")
-    return b
+    b = validate_certify_params({"budget": budget})["budget"] if name == "budget" else check_int(name, budget, min=1)
+    return check_budget(b, n_features, name=name)
 
 
 def _check_progress(progress):
@@ -127,8 +132,8 @@ def _check_kernel_inputs(ff, Xr, yi, rows, budget):
 
 
 @dataclass
-class CertificationResult:
-    """Outcome of :func:`certify`.
+class CertificationResult(Result):
+    """Outcome of :func:`certify` (a :class:`fairlens._base.Result`).
 
     Attributes
     ----------
@@ -168,7 +173,13 @@ class CertificationResult:
         pass runs as one, split between the two in proportion to the
         workers' time in each); ``elapsed`` the wall-clock time of the call.
     n_evaluations : forest evaluations done by brute force.
+    params : the validated parameters of the call (budget, method, vote,
+        prune, tie_class, chunk_size, n_jobs, time_limit).
+    stopped : True when the time limit left some row ``"unknown"``.
+    random_state : always None (certification is deterministic).
     """
+
+    title = "Accuracy under attack (certified)"
 
     method: str
     budget: int
@@ -193,6 +204,9 @@ class CertificationResult:
     model: str = ""
     accuracy_interval: tuple | None = None
     time_limit: float | None = None
+    params: dict = field(default_factory=dict, repr=False)
+    stopped: bool = False
+    random_state: None = None
 
     @property
     def n_instances(self):
@@ -263,9 +277,9 @@ def _prepare_inputs(forest, X, y, budget, vote, tie_class):
     return ff, budget, X64, Xr, yi
 
 
-def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, tie_class=None,
-            progress=False, chunk_size=64, n_jobs=None, time_limit=None):
-    """Accuracy under attack of ``forest``'s own prediction, for attackers changing ``budget`` features.
+def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
+            progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
+    """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
 
     Implements section 4 of the paper on certifying tree ensembles against
     L0-bounded attacks (Feature Partitioned Forests): brute force (4.1), the partial set
@@ -275,7 +289,7 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
 
     Parameters
     ----------
-    forest : fitted DecisionTreeClassifier, RandomForestClassifier,
+    model : fitted DecisionTreeClassifier, RandomForestClassifier,
         ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
         boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
         ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
@@ -384,30 +398,66 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         to the payload (flat model arrays, the library model -- about 0.2 MB
         pickled for 200 depth-6 XGBoost trees on census -- and the rows).
 
+    **kwargs
+        Only ``forest=``, the old name of ``model`` (deprecated: a
+        ``FutureWarning``); any other keyword is a ``TypeError``.
+
     Returns
     -------
     CertificationResult
         With ``vote`` saying which predictor was certified; every witness
         changes that predictor's output; ``accuracy_interval`` brackets the
         exact accuracy under attack (a single point when every row is settled
-        by the cascade or brute force).
-    """
-    from ._boosted import certify_boosted, is_boosted
+        by the cascade or brute force); ``params`` the validated arguments,
+        ``stopped`` True when the time limit left rows ``"unknown"``.
 
-    if is_boosted(forest):  # XGBoost, LightGBM, scikit-learn gradient boosting: summed raw scores
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it. The parameters are declared once
+        (``fairlens.certify._common.CERTIFY_CONSTRAINTS``) and checked the same
+        way for every model type before the model is read; ``prune`` and
+        ``chunk_size`` are validated for boosted models too (their brute force
+        always prunes and works in fixed blocks of 32 rows, so there they change
+        nothing).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import certify
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> res = certify(rf, X[400:], y[400:], budget=1)
+    >>> res.accuracy_flb <= res.accuracy_elb <= res.accuracy_exact <= res.accuracy_clean
+    True
+    >>> res.summary().shape[0]
+    1
+    """
+    from ._boosted import _certify_boosted, flatten_boosted, is_boosted
+
+    model = take_model("certify", model, kwargs)
+    p = validate_certify_params(dict(budget=budget, method=method, vote=vote, prune=prune, tie_class=tie_class,
+                                     progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
+                                     time_limit=time_limit))
+    progress = _check_progress(p["progress"])
+    if is_boosted(model):  # XGBoost, LightGBM, scikit-learn gradient boosting: summed raw scores
         if vote is not None or tie_class is not None:
             raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
                              "the summed raw scores; leave them unset.")
-        return certify_boosted(forest, X, y, budget=budget, method=method, progress=progress, n_jobs=n_jobs,
-                               time_limit=time_limit)
-    method = check_choice("method", method, METHODS)
-    prune = check_bool("prune", prune)
-    chunk_size = check_int("chunk_size", chunk_size, min=1)
-    progress = _check_progress(progress)
-    n_jobs = check_n_jobs(n_jobs)
-    time_limit = check_time_limit(time_limit)
-    ff, budget, X64, Xr, yi = _prepare_inputs(forest, X, y, budget, vote, tie_class)
-    return _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit)
+        bm = flatten_boosted(model)
+        budget = check_budget(p["budget"], bm.n_features)
+        res = _certify_boosted(bm, X, y, budget=budget, method=p["method"], progress=progress, n_jobs=p["n_jobs"],
+                               time_limit=p["time_limit"])
+    else:
+        ff, budget, X64, Xr, yi = _prepare_inputs(model, X, y, p["budget"], vote, tie_class)
+        res = _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], progress, p["chunk_size"],
+                              p["n_jobs"], p["time_limit"])
+    res.params = {k: v for k, v in p.items() if k != "progress"}
+    res.params["budget"] = budget
+    res.time_limit = p["time_limit"]
+    res.stopped = bool(res.stage_counts.get("unknown", 0))
+    return res
 
 
 def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit):
@@ -778,7 +828,8 @@ class _Progress:
             self.bar = None
 
 
-def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **kwargs):
+def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
+                          tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
     """Table of accuracies (clean, FLB, ELB, exact), stage counts and times per budget.
 
     Runs :func:`certify` once per budget (the cascade gives all three
@@ -786,50 +837,70 @@ def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **k
 
     Parameters
     ----------
-    forest, X, y, method : as in :func:`certify`.
+    model, X, y : as in :func:`certify` (``forest=`` is the old name of ``model``, deprecated).
     budgets : iterable of int
         The budgets ``b`` (each ``1 <= b <= n_features``), at least one.
-    **kwargs
-        ``vote``, ``prune``, ``tie_class``, ``progress``, ``chunk_size``,
-        ``n_jobs`` and ``time_limit`` of :func:`certify`; any other keyword is a
-        ``TypeError``. ``n_jobs`` parallelises each budget's rows (same table at
-        every ``n_jobs``); ``time_limit`` is for the whole table: the budgets run
-        in the order given and each gets what is left of it (columns
-        ``accuracy_lower``/``accuracy_upper`` and ``n_unknown`` say what was settled).
+    method, vote, prune, tie_class, progress, chunk_size, n_jobs : as in :func:`certify`
+        ``n_jobs`` parallelises each budget's rows (same table at every ``n_jobs``).
+    time_limit : float or None
+        For the whole table: the budgets run in the order given and each gets
+        what is left of it (columns ``accuracy_lower``/``accuracy_upper`` and
+        ``n_unknown`` say what was settled).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One :meth:`CertificationResult.summary` row per budget.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it (the constraints declared once for
+        :func:`certify`, for every model type); any other keyword is a ``TypeError``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import accuracy_under_attack
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> table = accuracy_under_attack(rf, X[400:], y[400:], budgets=(1, 2))
+    >>> list(table["budget"])
+    [1, 2]
     """
-    allowed = {"vote", "prune", "tie_class", "progress", "chunk_size", "n_jobs", "time_limit"}
-    check_no_kwargs("accuracy_under_attack", {k: v for k, v in kwargs.items() if k not in allowed})
     from ._boosted import flatten_boosted, is_boosted
 
-    if is_boosted(forest):
-        bm = flatten_boosted(forest)
-        if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
-            raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
-        budgets = [_check_budget(b, bm.n_features, name="budgets") for b in list(budgets)]
-        if not budgets:
-            raise ValueError("budgets must contain at least one budget.")
-        return pd.concat([certify(bm, X, y, budget=b, method=method, **kwargs).summary() for b in budgets],
-                         ignore_index=True)
+    model = take_model("accuracy_under_attack", model, kwargs)
+    p = validate_certify_params(dict(method=method, vote=vote, prune=prune, tie_class=tie_class, progress=progress,
+                                     chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit),
+                                caller="accuracy_under_attack")
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
-    check_n_jobs(kwargs.get("n_jobs"))
-    time_limit = check_time_limit(kwargs.pop("time_limit", None))
     t0 = time.perf_counter()
-    ff = flatten_forest(forest, tie_class=kwargs.pop("tie_class", None), vote=kwargs.pop("vote", None))
-    budgets = [_check_budget(b, ff.n_features, name="budgets") for b in budgets]
+    if is_boosted(model):
+        if vote is not None or tie_class is not None:
+            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
+                             "the summed raw scores; leave them unset.")
+        flat = flatten_boosted(model)
+    else:
+        flat = flatten_forest(model, tie_class=tie_class, vote=vote)
+    budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
+    limit = p["time_limit"]
     frames = []
     for b in budgets:
-        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
-        frames.append(certify(ff, X, y, budget=b, method=method, time_limit=left, **kwargs).summary())
+        left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
+        frames.append(certify(flat, X, y, budget=b, method=p["method"], prune=p["prune"], progress=p["progress"],
+                              chunk_size=p["chunk_size"], n_jobs=p["n_jobs"], time_limit=left).summary())
     return pd.concat(frames, ignore_index=True)
 
 
 @dataclass
-class InstanceCovers:
-    """The partial set cover problem of one instance (section 4.2 / 4.6).
+class InstanceCovers(Result):
+    """The partial set cover problem of one instance (section 4.2 / 4.6), a :class:`fairlens._base.Result`.
 
     Attributes
     ----------
@@ -847,7 +918,11 @@ class InstanceCovers:
     flb : dict c -> (sum of the b largest ``max(plus, minus)``, features used).
     weights : dict c -> (n_trees,) soft: each tree's largest swing towards
         ``c``; hard: 1 for trees in ``U_c``, else 0.
+    params, elapsed, stopped, random_state : as every result (``params``: budget
+        and vote; never stopped; deterministic).
     """
+
+    title = "Set cover of one instance"
 
     membership: np.ndarray
     votes: np.ndarray
@@ -861,9 +936,37 @@ class InstanceCovers:
     flb: dict
     vote: str = "hard"
     weights: dict = field(default_factory=dict, repr=False)
+    params: dict = field(default_factory=dict, repr=False)
+    elapsed: float = float("nan")
+    stopped: bool = False
+    random_state: None = None
+
+    def summary(self):
+        """One-row DataFrame: vote, budget, label index, clean verdict, the tightest
+        margin ``delta`` over the other classes and the largest FLB sum."""
+        others = sorted(self.delta)
+        min_delta = min((self.delta[c] for c in others), default=float("nan"))
+        max_flb = max((self.flb[c][0] for c in others), default=float("nan"))
+        below = all(self.flb[c][0] < self.delta[c] for c in others)
+        return pd.DataFrame([{
+            "vote": self.vote, "budget": self.budget, "y": int(self.y), "correct": bool(self.correct),
+            "n_trees": int(self.membership.shape[0]), "n_features": int(self.membership.shape[1]),
+            "min_delta": min_delta, "max_flb_sum": max_flb, "flb_sum_below_delta": bool(self.correct and below),
+        }])
 
     def to_frame(self, feature_names=None):
-        """Trees x features table with '+', '-', '+-' or ''."""
+        """Trees x features table with '+', '-', '+-' or ''.
+
+        Parameters
+        ----------
+        feature_names : list of str, optional
+            Column names (default ``x0, x1, ...``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per tree (its ``vote`` first), one column per feature.
+        """
         sym = np.array(["", "+", "-", "+-"])
         cols = feature_names or [f"x{f}" for f in range(self.membership.shape[1])]
         df = pd.DataFrame(sym[self.membership], columns=cols)
@@ -872,6 +975,21 @@ class InstanceCovers:
         return df
 
     def plot(self, ax=None, cover=None, feature_names=None):
+        """Trees x features matrix of ``S_f^+``/``S_f^-`` (see :mod:`fairlens.certify.plots`).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+        cover : list of (feature, "+"/"-"), optional
+            A cover to highlight.
+        feature_names : list of str, optional
+            Column labels.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         from .plots import plot_cover_matrix
 
         return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
@@ -899,24 +1017,60 @@ def _one_instance(flat, x, y):
         raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
     return X64, Xr, int(flat.encode_y(np.asarray([y]), n_rows=1)[0])
 
-def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
+def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
     Parameters
     ----------
-    forest : as in :func:`certify`.
+    model : as in :func:`certify` (``forest=`` is the old name, deprecated).
     x : (n_features,) one instance, or a one-row DataFrame / Series (aligned
         to the model's feature names).
-    y : its label (one of ``forest.classes_``).
-    budget : int, ``1 <= budget <= n_features``.
-    vote : {"soft", "hard"}, optional, as in :func:`certify`.
+    y : label
+        Its label (one of ``model.classes_``).
+    budget : int
+        ``1 <= budget <= n_features``.
+    tie_class : label, optional
+        As in :func:`certify` (hard vote only).
+    vote : {"soft", "hard"}, optional
+        As in :func:`certify` (forests only).
+
+    Returns
+    -------
+    InstanceCovers
+        The membership matrix, deltas, set sizes and FLB sums of the instance.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it (the same declared constraints as
+        :func:`certify`, for every model type).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import instance_covers
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    >>> ic = instance_covers(rf, X[0], y[0], budget=1)
+    >>> ic.membership.shape
+    (5, 30)
     """
     from ._boosted import boosted_instance_covers, is_boosted
 
-    if is_boosted(forest):
-        return boosted_instance_covers(forest, x, y, budget=budget)
-    ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
-    budget = _check_budget(budget, ff.n_features)
+    t0 = time.perf_counter()
+    model = take_model("instance_covers", model, kwargs)
+    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class), caller="instance_covers")
+    if is_boosted(model):
+        if vote is not None or tie_class is not None:
+            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
+                             "the summed raw scores; leave them unset.")
+        cov = boosted_instance_covers(model, x, y, budget=p["budget"])
+        cov.params = {"budget": cov.budget, "vote": cov.vote}
+        cov.elapsed = time.perf_counter() - t0
+        return cov
+    ff = flatten_forest(model, tie_class=tie_class, vote=vote)
+    budget = check_budget(p["budget"], ff.n_features)
     _, Xr, yi = _one_instance(ff, x, y)
     xr = Xr[0]
     d = ff.n_features
@@ -955,5 +1109,6 @@ def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
         flb[c] = (int(total) if ff.vote == "hard" else float(total), [int(f) for f in top])
     return InstanceCovers(membership=mem, votes=votes, y=yi, wrong=votes != yi, correct=bool(ok), delta=delta,
                           plus_sizes=plus, minus_sizes=minus, budget=budget, flb=flb, vote=ff.vote,
-                          weights=weights)
+                          weights=weights, params={"budget": budget, "vote": ff.vote},
+                          elapsed=time.perf_counter() - t0)
 

@@ -40,26 +40,6 @@ def _interrupted(exc):
 MIN_PARALLEL_SECONDS = 10.0
 
 
-def check_time_limit(time_limit, name="time_limit"):
-    """``time_limit`` as a float >= 0 or ``None``; ``inf`` is accepted and means no limit."""
-    import math
-    import numbers
-
-    import numpy as np
-
-    from .._validation import _fmt
-
-    if time_limit is None:
-        return None
-    if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, numbers.Real):
-        raise TypeError(f"{name} must be None or a number of seconds >= 0 (inf = no limit); got "
-                        f"{_fmt(time_limit)} ({type(time_limit).__name__}).")
-    t = float(time_limit)
-    if math.isnan(t) or t < 0:
-        raise ValueError(f"{name} must be None or a number of seconds >= 0 (inf = no limit); got {t!r}.")
-    return t
-
-
 def deadline_of(time_limit):
     """Wall-clock deadline (``time.time()`` based, shared with the workers) or ``None``."""
     import math
@@ -93,3 +73,119 @@ def plan_n_jobs(n_jobs, n_tasks, deadline):
     if workers > n_tasks:
         return int(n_tasks)
     return n_jobs
+
+
+# ---------------------------------------------------------------------------------------------
+# the one declaration of certify's parameters (every model type is validated from it)
+# ---------------------------------------------------------------------------------------------
+import math as _math  # noqa: E402
+import numbers as _numbers  # noqa: E402
+
+from .._base import Interval, Options, validate_params  # noqa: E402
+
+METHODS = ("cascade", "flb", "elb", "brute")
+VOTES = ("soft", "hard")
+
+
+class _AtLeast(Interval):
+    """An integer >= ``left`` (bools refused)."""
+
+    def __init__(self, left):
+        super().__init__(_numbers.Integral, left, None)
+
+    def __str__(self):
+        return f"an integer >= {self.left}"
+
+
+class _NonZeroInt(Interval):
+    """A non-zero integer (joblib's ``n_jobs``; no upper bound: certify never starts more
+    workers than it has blocks)."""
+
+    def __init__(self):
+        super().__init__(_numbers.Integral, None, None)
+
+    def is_satisfied_by(self, v):
+        return self._type_ok(v) and int(v) != 0
+
+    def __str__(self):
+        return "a non-zero integer (-1 = all cores)"
+
+    def invalid(self):
+        return 0
+
+
+class _Seconds(Interval):
+    """A number of seconds >= 0, ``inf`` included (no limit)."""
+
+    def __init__(self):
+        super().__init__(_numbers.Real, 0.0, None)
+
+    def is_satisfied_by(self, v):
+        return self._type_ok(v) and not _math.isnan(float(v)) and float(v) >= 0
+
+    def __str__(self):
+        return "a number of seconds >= 0 (inf = no limit)"
+
+    def invalid(self):
+        return -1.0
+
+
+#: The parameters of :func:`~fairlens.certify.certify`, declared once: every model type
+#: (scikit-learn forests and trees, FeaturePartitionedForest, XGBoost, LightGBM,
+#: GradientBoosting, HistGradientBoosting) is validated from this table before anything is
+#: read from the model. ``budget`` is checked against the model's number of features after.
+CERTIFY_CONSTRAINTS = {
+    "budget": [_AtLeast(1)],
+    "method": [Options(*METHODS)],
+    "vote": [Options(*VOTES), None],
+    "prune": ["boolean"],
+    "tie_class": "no_validation",
+    "progress": ["progress"],
+    "chunk_size": [_AtLeast(1)],
+    "n_jobs": [_NonZeroInt(), None],
+    "time_limit": [_Seconds(), None],
+}
+
+
+def validate_certify_params(params, caller="certify"):
+    """Validate ``params`` (a subset of :data:`CERTIFY_CONSTRAINTS`) and normalise them.
+
+    Returns the dict with Python ``int``/``float``/``bool`` values (``time_limit`` a float or
+    ``None``). Raises ``TypeError``/``ValueError`` naming the parameter.
+    """
+    validate_params(params, {k: v for k, v in CERTIFY_CONSTRAINTS.items() if k in params}, caller=caller)
+    out = dict(params)
+    for k in ("budget", "chunk_size", "n_jobs"):
+        if out.get(k) is not None:
+            out[k] = int(out[k])
+    if "prune" in out:
+        out["prune"] = bool(out["prune"])
+    if out.get("time_limit") is not None:
+        out["time_limit"] = float(out["time_limit"])
+    if out.get("progress") is not None and not callable(out["progress"]):
+        out["progress"] = bool(out["progress"])
+    return out
+
+
+def check_budget(budget, n_features, name="budget"):
+    """``budget`` (validated int) against the model's number of features."""
+    if budget > n_features:
+        raise ValueError(f"{name}={budget} is larger than the number of features ({n_features}); "
+                         f"use {name} <= {n_features}.")
+    return budget
+
+
+def take_model(caller, model, kwargs):
+    """The model argument, also under its old name ``forest=`` (with a FutureWarning)."""
+    from .._base import renamed_kwargs
+
+    kwargs = renamed_kwargs(caller, kwargs, {"forest": "model"})
+    if "model" in kwargs:
+        if model is not None:
+            raise TypeError(f"{caller}() got the model twice (positionally and as forest=); pass it once.")
+        model = kwargs.pop("model")
+    if kwargs:
+        raise TypeError(f"{caller}() got unexpected keyword argument(s) {sorted(kwargs)}.")
+    if model is None:
+        raise TypeError(f"{caller}() missing the model: pass a fitted tree ensemble as the first argument.")
+    return model
