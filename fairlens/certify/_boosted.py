@@ -222,7 +222,7 @@ class BoostedModel:
     def check_X(self, X, name="X"):
         """``(X64, Xr)``: validated float64 input (DataFrames aligned by column name) and its
         library-rounded copy."""
-        from ._flatten import check_X
+        from ._inputs import check_X
 
         if self.library == "lightgbm" and hasattr(X, "columns") and self.feature_names_in is not None:
             # LightGBM stores the names it was fitted on with spaces replaced by underscores
@@ -294,7 +294,7 @@ class BoostedModel:
         return r
 
     def encode_y(self, y, name="y", n_rows=None):
-        from ._fpf import _encode_labels
+        from ._inputs import encode_labels as _encode_labels
 
         if n_rows is None:
             n_rows = np.shape(y)[0] if np.ndim(y) >= 1 else 1
@@ -825,7 +825,7 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
     """
     from .._parallel import Payload, fixed_chunks, run_chunks
-    from ._certify import STATUSES, CertificationResult
+    from ._results import STATUSES, CertificationResult
 
     X64, Xr = bm.check_X(X)
     n = X64.shape[0]
@@ -925,11 +925,13 @@ def boosted_instance_covers(model, x, y, budget=1):
     margin ``s_y - s_c``; ``contributions`` (trees,) the current leaf value of each
     tree and ``tree_group`` the class it adds to.
     """
-    from ._certify import InstanceCovers, _check_budget, _one_instance
+    from ._common import validate_certify_params, check_budget
+    from ._inputs import one_instance as _one_instance
+    from ._results import InstanceCovers
     from ._kernels import instance_sets
 
     bm = flatten_boosted(model)
-    budget = _check_budget(budget, bm.n_features)
+    budget = check_budget(validate_certify_params({"budget": budget})["budget"], bm.n_features)
     X64, Xr, yi = _one_instance(bm, x, y)
     xr = Xr[0]
     d = bm.n_features

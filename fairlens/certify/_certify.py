@@ -29,7 +29,8 @@ the answer is identical at every ``n_jobs``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from collections import namedtuple
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -37,7 +38,6 @@ import pandas as pd
 
 from . import _kernels
 from .._parallel import Payload, effective_n_jobs, run_chunks
-from .._base import Result
 from .._validation import check_int, check_memory
 from ._common import (
     METHODS,
@@ -49,7 +49,10 @@ from ._common import (
     take_model,
     validate_certify_params,
 )
-from ._flatten import flatten_forest
+from ._flatten import FlatForest
+from ._readers import read_model
+from ._inputs import one_instance as _one_instance
+from ._results import STATUSES, CertificationResult, InstanceCovers
 
 __all__ = [
     "certify",
@@ -62,18 +65,6 @@ __all__ = [
     "VOTES",
     "SOFT_TOL",
 ]
-
-#: Per-instance verdicts, in the order used for counts and plots.
-STATUSES = (
-    "misclassified",   # wrong before any attack
-    "certified_flb",   # robust: FLB sum < delta (section 4.3)
-    "certified_elb",   # robust: no cover of <= b sets reaches delta (section 4.4)
-    "robust_brute",    # robust: brute force found no attack (section 4.1)
-    "attackable",      # brute force found a witness x'
-    "not_certified",   # flb/elb methods only: the bound could not prove robustness
-    "unknown",         # not settled before certify's time_limit
-)
-
 
 #: Relative tolerance of the soft-vote bounds: a row is certified by FLB/ELB only when
 #: the margin exceeds the largest possible gain by more than ``SOFT_TOL * n_trees``
@@ -131,150 +122,46 @@ def _check_kernel_inputs(ff, Xr, yi, rows, budget):
         raise ValueError("internal: budget out of range.")
 
 
-@dataclass
-class CertificationResult(Result):
-    """Outcome of :func:`certify` (a :class:`fairlens._base.Result`).
-
-    Attributes
-    ----------
-    method, budget : what was run.
-    vote : ``"soft"`` (scikit-learn's ``predict``: mean of the trees' leaf
-        probabilities) or ``"hard"`` (the paper's majority of hard votes):
-        the predictor that was certified.
-    accuracy : certified accuracy under attack of ``method`` (ACC_FLB,
-        ACC_ELB or the exact ACC_{A_b} for ``"brute"`` and ``"cascade"``);
-        when a ``time_limit`` left rows ``"unknown"`` and that value is not
-        known, the lower end of ``accuracy_interval`` (a sound certified
-        accuracy).
-    accuracy_interval : (lower, upper), bounds on the exact accuracy under
-        attack: ``lower`` = rows proven robust (FLB, ELB or brute force) / n,
-        ``upper`` = 1 - rows proven wrong (misclassified or attackable) / n;
-        ``"unknown"`` (and ``"not_certified"``) rows count as attackable in
-        ``lower`` and robust in ``upper``. For the cascade or brute force with
-        every row settled, ``lower == upper == accuracy_exact``.
-    time_limit : the ``time_limit`` of the call (None: no limit).
-    accuracy_clean : accuracy of the certified predictor without attack.
-    accuracy_flb, accuracy_elb, accuracy_exact : the three accuracies of
-        section 4 when the method computed them (the cascade gives all three,
-        since ELB certifies everything FLB certifies), else ``None`` (also
-        when a time limit stopped the stage before every row was settled).
-    status : (n,) array of verdicts from :data:`STATUSES` (``"unknown"``:
-        not settled before the time limit).
-    witnesses : dict row -> x' (float64 row on which the certified predictor,
-        e.g. ``forest.predict``, does not return the label).
-    witness_changes : dict row -> (attacked features, their new values).
-    covers : dict row -> list of (feature, "+"/"-") of the ELB cover found.
-    delta : (n,) hard vote: int, trees to change (section 4.2, ``-1`` where
-        not computed); soft vote: float, the margin
-        ``sum_t p_t[y] - p_t[c]`` (``nan`` where not computed).
-    flb_sum : (n,) the FLB sum (int count for hard, float total swing for soft).
-    stage_counts : instances settled by each stage.
-    timings : wall-clock seconds per stage (with ``n_jobs > 1`` the FLB+ELB
-        pass runs as one, split between the two in proportion to the
-        workers' time in each); ``elapsed`` the wall-clock time of the call.
-    n_evaluations : forest evaluations done by brute force.
-    params : the validated parameters of the call (budget, method, vote,
-        prune, tie_class, chunk_size, n_jobs, time_limit).
-    stopped : True when the time limit left some row ``"unknown"``.
-    random_state : always None (certification is deterministic).
-    """
-
-    title = "Accuracy under attack (certified)"
-
-    method: str
-    budget: int
-    accuracy: float
-    accuracy_clean: float
-    status: np.ndarray
-    witnesses: dict
-    covers: dict
-    delta: np.ndarray
-    flb_sum: np.ndarray
-    stage_counts: dict
-    timings: dict
-    elapsed: float
-    n_evaluations: int = 0
-    accuracy_flb: float | None = None
-    accuracy_elb: float | None = None
-    accuracy_exact: float | None = None
-    y: np.ndarray | None = field(default=None, repr=False)
-    feature_names: list | None = field(default=None, repr=False)
-    witness_changes: dict = field(default_factory=dict, repr=False)
-    vote: str = "hard"
-    model: str = ""
-    accuracy_interval: tuple | None = None
-    time_limit: float | None = None
-    params: dict = field(default_factory=dict, repr=False)
-    stopped: bool = False
-    random_state: None = None
-
-    @property
-    def n_instances(self):
-        return int(self.status.shape[0])
-
-    @property
-    def n_brute(self):
-        """Number of instances that reached the brute-force stage."""
-        return int(np.isin(self.status, ("robust_brute", "attackable")).sum())
-
-    def summary(self):
-        """One-row DataFrame: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``,
-        the ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
-        unsettled) and timings."""
-        row = {"method": self.method, "vote": self.vote, "budget": self.budget, "n": self.n_instances,
-               "accuracy": self.accuracy, "accuracy_clean": self.accuracy_clean,
-               "accuracy_flb": self.accuracy_flb, "accuracy_elb": self.accuracy_elb,
-               "accuracy_exact": self.accuracy_exact}
-        lo, hi = self.accuracy_interval if self.accuracy_interval is not None else (None, None)
-        row.update({"accuracy_lower": lo, "accuracy_upper": hi})
-        row.update({f"n_{k}": v for k, v in self.stage_counts.items()})
-        row.update({f"time_{k}": v for k, v in self.timings.items()})
-        row["elapsed"] = self.elapsed
-        row["model"] = self.model
-        return pd.DataFrame([row])
-
-    def to_frame(self):
-        """Per-instance table: status, delta, FLB sum, cover and witness (and the vote).
-
-        ``frame.attrs["accuracy_interval"]`` holds the result's ``accuracy_interval``.
-        """
-        names = self.feature_names
-
-        def fname(f):
-            return names[f] if names is not None else f"x{f}"
-        cover_txt = [""] * self.n_instances
-        for i, cov in self.covers.items():
-            cover_txt[i] = ", ".join(f"S{s}[{fname(f)}]" for f, s in cov)
-        wit_txt = [""] * self.n_instances
-        for i, (feats, vals) in self.witness_changes.items():
-            wit_txt[i] = ", ".join(f"{fname(f)}->{v:.6g}" for f, v in zip(feats, vals))
-        df = pd.DataFrame({"status": self.status, "delta": self.delta, "flb_sum": self.flb_sum,
-                           "cover": cover_txt, "witness": wit_txt})
-        if self.y is not None:
-            df.insert(0, "y", self.y)
-        df["vote"] = self.vote
-        df.index.name = "row"
-        df.attrs["accuracy_interval"] = self.accuracy_interval
-        return df
-
-    def plot(self, ax=None):
-        """Bar chart of the verdicts (see :mod:`fairlens.certify.plots`)."""
-        from .plots import plot_status_counts
-
-        return plot_status_counts(self, ax=ax)
-
-
-def _prepare_inputs(forest, X, y, budget, vote, tie_class):
-    ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
+def _run_forest(ff, X, y, budget, p):
+    """:func:`certify` for a :class:`FlatForest` (arguments validated, ``budget`` checked)."""
     if ff.vote == "hard" and ff.n_classes > 62:
         raise ValueError(f"vote='hard' supports at most 62 classes; the forest has {ff.n_classes}.")
-    budget = _check_budget(budget, ff.n_features)
     X64, Xr = ff.check_X(X)
     n = X64.shape[0]
     if n == 0:
         raise ValueError("X has no rows; pass at least one instance to certify.")
     yi = ff.encode_y(y, n_rows=n)
-    return ff, budget, X64, Xr, yi
+    return _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], p["progress"], p["chunk_size"],
+                           p["n_jobs"], p["time_limit"])
+
+
+def _run_boosted(bm, X, y, budget, p):
+    """:func:`certify` for a :class:`BoostedModel` (arguments validated, ``budget`` checked;
+    its brute force always prunes and works in fixed blocks, so ``prune``/``chunk_size`` change nothing)."""
+    from ._boosted import _certify_boosted
+
+    return _certify_boosted(bm, X, y, budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
+                            time_limit=p["time_limit"])
+
+
+def _boosted_covers(bm, x, y, budget):
+    from ._boosted import boosted_instance_covers
+
+    return boosted_instance_covers(bm, x, y, budget=budget)
+
+
+_Engine = namedtuple("_Engine", "certify covers")
+
+
+def _engine(flat):
+    """The engine of a flat representation, looked up by its type (no model-type branch)."""
+    from ._boosted import BoostedModel
+
+    engines = {FlatForest: _Engine(_run_forest, _forest_covers), BoostedModel: _Engine(_run_boosted, _boosted_covers)}
+    for cls in type(flat).__mro__:
+        if cls in engines:
+            return engines[cls]
+    raise TypeError(f"internal: no certification engine for {type(flat).__name__}.")  # pragma: no cover
 
 
 def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
@@ -434,25 +321,14 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     >>> res.summary().shape[0]
     1
     """
-    from ._boosted import _certify_boosted, flatten_boosted, is_boosted
-
     model = take_model("certify", model, kwargs)
     p = validate_certify_params(dict(budget=budget, method=method, vote=vote, prune=prune, tie_class=tie_class,
                                      progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
                                      time_limit=time_limit))
-    progress = _check_progress(p["progress"])
-    if is_boosted(model):  # XGBoost, LightGBM, scikit-learn gradient boosting: summed raw scores
-        if vote is not None or tie_class is not None:
-            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
-                             "the summed raw scores; leave them unset.")
-        bm = flatten_boosted(model)
-        budget = check_budget(p["budget"], bm.n_features)
-        res = _certify_boosted(bm, X, y, budget=budget, method=p["method"], progress=progress, n_jobs=p["n_jobs"],
-                               time_limit=p["time_limit"])
-    else:
-        ff, budget, X64, Xr, yi = _prepare_inputs(model, X, y, p["budget"], vote, tie_class)
-        res = _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], progress, p["chunk_size"],
-                              p["n_jobs"], p["time_limit"])
+    p["progress"] = _check_progress(p["progress"])
+    flat = read_model(model, vote=vote, tie_class=tie_class)
+    budget = check_budget(p["budget"], flat.n_features)
+    res = _engine(flat).certify(flat, X, y, budget, p)
     res.params = {k: v for k, v in p.items() if k != "progress"}
     res.params["budget"] = budget
     res.time_limit = p["time_limit"]
@@ -869,8 +745,6 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     >>> list(table["budget"])
     [1, 2]
     """
-    from ._boosted import flatten_boosted, is_boosted
-
     model = take_model("accuracy_under_attack", model, kwargs)
     p = validate_certify_params(dict(method=method, vote=vote, prune=prune, tie_class=tie_class, progress=progress,
                                      chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit),
@@ -881,13 +755,7 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
     t0 = time.perf_counter()
-    if is_boosted(model):
-        if vote is not None or tie_class is not None:
-            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
-                             "the summed raw scores; leave them unset.")
-        flat = flatten_boosted(model)
-    else:
-        flat = flatten_forest(model, tie_class=tie_class, vote=vote)
+    flat = read_model(model, vote=vote, tie_class=tie_class)
     budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
     limit = p["time_limit"]
     frames = []
@@ -897,125 +765,6 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
                               chunk_size=p["chunk_size"], n_jobs=p["n_jobs"], time_limit=left).summary())
     return pd.concat(frames, ignore_index=True)
 
-
-@dataclass
-class InstanceCovers(Result):
-    """The partial set cover problem of one instance (section 4.2 / 4.6), a :class:`fairlens._base.Result`.
-
-    Attributes
-    ----------
-    membership : (n_trees, n_features) int8; bit 1 = tree in ``S_f^+`` (path
-        tests ``f`` true, attacker must increase), bit 2 = in ``S_f^-``.
-    votes : (n_trees,) class index voted by each tree; ``y`` the true index.
-    wrong : (n_trees,) bool, trees not voting ``y``.
-    correct : whether the certified predictor classifies the instance correctly.
-    vote : ``"hard"`` or ``"soft"``.
-    delta : dict target class index -> hard: trees to change (``delta_c``);
-        soft: the margin ``sum_t p_t[y] - p_t[c]``.
-    plus_sizes, minus_sizes : dict c -> (n_features,) hard: ``|S_f^± ∩ U_c|``
-        with ``U_c`` the trees not voting ``c`` (binary: the correct trees);
-        soft: the total swing ``sum_{t in S_f^±} w[t, c]``.
-    flb : dict c -> (sum of the b largest ``max(plus, minus)``, features used).
-    weights : dict c -> (n_trees,) soft: each tree's largest swing towards
-        ``c``; hard: 1 for trees in ``U_c``, else 0.
-    params, elapsed, stopped, random_state : as every result (``params``: budget
-        and vote; never stopped; deterministic).
-    """
-
-    title = "Set cover of one instance"
-
-    membership: np.ndarray
-    votes: np.ndarray
-    y: int
-    wrong: np.ndarray
-    correct: bool
-    delta: dict
-    plus_sizes: dict
-    minus_sizes: dict
-    budget: int
-    flb: dict
-    vote: str = "hard"
-    weights: dict = field(default_factory=dict, repr=False)
-    params: dict = field(default_factory=dict, repr=False)
-    elapsed: float = float("nan")
-    stopped: bool = False
-    random_state: None = None
-
-    def summary(self):
-        """One-row DataFrame: vote, budget, label index, clean verdict, the tightest
-        margin ``delta`` over the other classes and the largest FLB sum."""
-        others = sorted(self.delta)
-        min_delta = min((self.delta[c] for c in others), default=float("nan"))
-        max_flb = max((self.flb[c][0] for c in others), default=float("nan"))
-        below = all(self.flb[c][0] < self.delta[c] for c in others)
-        return pd.DataFrame([{
-            "vote": self.vote, "budget": self.budget, "y": int(self.y), "correct": bool(self.correct),
-            "n_trees": int(self.membership.shape[0]), "n_features": int(self.membership.shape[1]),
-            "min_delta": min_delta, "max_flb_sum": max_flb, "flb_sum_below_delta": bool(self.correct and below),
-        }])
-
-    def to_frame(self, feature_names=None):
-        """Trees x features table with '+', '-', '+-' or ''.
-
-        Parameters
-        ----------
-        feature_names : list of str, optional
-            Column names (default ``x0, x1, ...``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per tree (its ``vote`` first), one column per feature.
-        """
-        sym = np.array(["", "+", "-", "+-"])
-        cols = feature_names or [f"x{f}" for f in range(self.membership.shape[1])]
-        df = pd.DataFrame(sym[self.membership], columns=cols)
-        df.insert(0, "vote", self.votes)
-        df.index.name = "tree"
-        return df
-
-    def plot(self, ax=None, cover=None, feature_names=None):
-        """Trees x features matrix of ``S_f^+``/``S_f^-`` (see :mod:`fairlens.certify.plots`).
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Where to draw (a new figure if None).
-        cover : list of (feature, "+"/"-"), optional
-            A cover to highlight.
-        feature_names : list of str, optional
-            Column labels.
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-        """
-        from .plots import plot_cover_matrix
-
-        return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
-
-
-def _one_instance(flat, x, y):
-    """``(X64, Xr, yi)`` for one instance ``x`` (a Series, a one-row DataFrame aligned by
-    column name, or a 1-D array) with the single label ``y``, validated by the flattened
-    model ``flat`` (a forest's or a boosted model's: ``check_X``, ``encode_y``)."""
-    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):  # a Series
-        x = x.to_frame().T
-    if hasattr(x, "columns"):
-        if len(x) != 1:
-            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
-        X64, Xr = flat.check_X(x, name="x")
-    else:
-        try:
-            xa = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"x must be one numeric instance of {flat.n_features} values; got {x!r}.") from None
-        if xa.ndim != 1:
-            raise ValueError(f"x must be one instance, a 1-D array of {flat.n_features} values; got shape {xa.shape}.")
-        X64, Xr = flat.check_X(xa.reshape(1, -1), name="x")
-    if np.ndim(y) != 0:
-        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
-    return X64, Xr, int(flat.encode_y(np.asarray([y]), n_rows=1)[0])
 
 def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
@@ -1056,21 +805,19 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     >>> ic.membership.shape
     (5, 30)
     """
-    from ._boosted import boosted_instance_covers, is_boosted
-
     t0 = time.perf_counter()
     model = take_model("instance_covers", model, kwargs)
     p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class), caller="instance_covers")
-    if is_boosted(model):
-        if vote is not None or tie_class is not None:
-            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
-                             "the summed raw scores; leave them unset.")
-        cov = boosted_instance_covers(model, x, y, budget=p["budget"])
-        cov.params = {"budget": cov.budget, "vote": cov.vote}
-        cov.elapsed = time.perf_counter() - t0
-        return cov
-    ff = flatten_forest(model, tie_class=tie_class, vote=vote)
-    budget = check_budget(p["budget"], ff.n_features)
+    flat = read_model(model, vote=vote, tie_class=tie_class)
+    budget = check_budget(p["budget"], flat.n_features)
+    cov = _engine(flat).covers(flat, x, y, budget)
+    cov.params = {"budget": cov.budget, "vote": cov.vote}
+    cov.elapsed = time.perf_counter() - t0
+    return cov
+
+
+def _forest_covers(ff, x, y, budget):
+    """:func:`instance_covers` for a :class:`FlatForest` (arguments validated)."""
     _, Xr, yi = _one_instance(ff, x, y)
     xr = Xr[0]
     d = ff.n_features
@@ -1109,6 +856,5 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
         flb[c] = (int(total) if ff.vote == "hard" else float(total), [int(f) for f in top])
     return InstanceCovers(membership=mem, votes=votes, y=yi, wrong=votes != yi, correct=bool(ok), delta=delta,
                           plus_sizes=plus, minus_sizes=minus, budget=budget, flb=flb, vote=ff.vote,
-                          weights=weights, params={"budget": budget, "vote": ff.vote},
-                          elapsed=time.perf_counter() - t0)
+                          weights=weights)
 
