@@ -39,6 +39,11 @@ GradientBoosting       ``float32(x) <= threshold``          init raw + learning_
                                                             leaf values
 =====================  ===================================  ==========================
 
+LightGBM's ``predict`` reads every ``|x| <= 1.0000000180025095e-35`` (``kZeroThreshold``) as 0
+and splits the negatives from zero at ``-1.0000000180025095e-35``: the replay zeroes that band
+in the input, moves each threshold inside it to the equivalent one outside it and never tries
+an attack value inside it (see :func:`_lgb_threshold`).
+
 XGBoost's ``x < s`` is rewritten as ``x <= s^-`` with ``s^-`` the float32 just
 below ``s``, so every model becomes the same flat arrays the forest kernels walk
 (``x[f] <= threshold``). Inputs must be finite (missing values are refused; the
@@ -199,6 +204,8 @@ class BoostedModel:
             self.values_ptr, self.values = relevant_values(self.feature, self.threshold, self.n_features)
         else:
             self.values_ptr, self.values = relevant_values64(self.feature, self.threshold, self.n_features)
+        if self.library.startswith("lightgbm"):
+            _lgb_zero_tops(self.values_ptr, self.values)
 
     @property
     def n_trees(self):
@@ -214,9 +221,12 @@ class BoostedModel:
                 self.base, self.vmin, self.vmax)
 
     def round_X(self, X64):
-        """The input as the library's comparisons see it (float32-rounded for XGBoost/GB)."""
+        """The input as the library's comparisons see it (float32-rounded for XGBoost/GB;
+        LightGBM reads every ``|x| <= 1.0000000180025095e-35`` as 0)."""
         if self.f32_input:
             return np.ascontiguousarray(X64.astype(np.float32).astype(np.float64))
+        if self.library.startswith("lightgbm"):
+            return np.ascontiguousarray(np.where(np.abs(X64) <= LGB_ZERO, 0.0, X64), dtype=np.float64)
         return np.ascontiguousarray(X64, dtype=np.float64)
 
     def check_X(self, X, name="X"):
@@ -527,6 +537,44 @@ def _flatten_lightgbm(model, library):
                      objective=objective)
 
 
+#: LightGBM's ``kZeroThreshold`` (the float ``1e-35f`` as a double): its ``predict`` reads every
+#: ``|x| <= LGB_ZERO`` as exactly 0 (dense rows are pushed as sparse non-zeros), and a split of
+#: the negatives from zero is stored at ``-LGB_ZERO``.
+LGB_ZERO = float(np.float32(1e-35))
+
+
+def _lgb_threshold(t):
+    """The threshold equivalent to LightGBM's ``x <= t`` on inputs as LightGBM reads them.
+
+    Inputs are 0 or ``|x| > LGB_ZERO``; so ``t`` in ``[-LGB_ZERO, 0)`` sends left exactly the
+    ``x < -LGB_ZERO`` (``x <= nextafter(-LGB_ZERO, -inf)``), and ``t`` in ``[0, LGB_ZERO]``
+    exactly the ``x <= 0``. Other thresholds are unchanged.
+    """
+    if -LGB_ZERO <= t < 0.0:
+        return float(np.nextafter(-LGB_ZERO, -np.inf))
+    if 0.0 <= t <= LGB_ZERO:
+        return 0.0
+    return t
+
+
+def _lgb_zero_tops(ptr, values):
+    """Make every feature's top attack value one LightGBM does not read as something else.
+
+    The top value is ``nextafter(t_max, inf)``; after :func:`_lgb_threshold` it can only fall
+    in LightGBM's zero band when ``t_max`` is 0 (top ``5e-324``, read as 0: use the first
+    double above ``LGB_ZERO``) or ``nextafter(-LGB_ZERO, -inf)`` (top ``-LGB_ZERO``, read as
+    0 anyway: use 0). Every other value is a threshold, never inside the band.
+    """
+    for f in range(ptr.shape[0] - 1):
+        if ptr[f + 1] > ptr[f]:
+            k = ptr[f + 1] - 1
+            v = values[k]
+            if 0.0 < v <= LGB_ZERO:
+                values[k] = float(np.nextafter(LGB_ZERO, np.inf))
+            elif -LGB_ZERO <= v < 0.0:
+                values[k] = 0.0
+
+
 def _lgb_tree(root, names):
     feat, thr, L, R, val, D = [], [], [], [], [], []
 
@@ -551,7 +599,7 @@ def _lgb_tree(root, names):
             raise ValueError(f"feature {names[f]!r} (index {f}) treats zero as missing in this LightGBM model "
                              "(zero_as_missing=True); that is not supported.")
         feat[i] = f
-        thr[i] = float(node["threshold"])
+        thr[i] = _lgb_threshold(float(node["threshold"]))
         D[i] = bool(node.get("default_left", True))
         a = add(node["left_child"])
         b = add(node["right_child"])
