@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _boosted_kernels as _bk
-from ._common import _call, deadline_of, plan_n_jobs
+from ._common import _call, _check_kernel_inputs, deadline_of, plan_n_jobs
 from .._validation import check_memory
 
 __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
@@ -219,6 +219,28 @@ class BoostedModel:
         """Kernel argument order: feature, threshold, left, right, value, roots, group, base, vmin, vmax."""
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
+
+    def check_arrays(self):
+        """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
+        call of ``certify``, before any kernel; a hand-made or altered model fails here, not inside
+        a kernel)."""
+        m = self.feature.shape[0]
+        K, T, d = self.n_classes, self.n_trees, self.n_features
+        spec = {"feature": (np.int64, (m,)), "threshold": (np.float64, (m,)), "left": (np.int64, (m,)),
+                "right": (np.int64, (m,)), "value": (np.float64, (m,)), "roots": (np.int64, (T,)),
+                "group": (np.int64, (T,)), "base": (np.float64, (K,)), "vmin": (np.float64, (T,)),
+                "vmax": (np.float64, (T,)), "values_ptr": (np.int64, (d + 1,))}
+        for name, (dt, shape) in spec.items():
+            a = getattr(self, name)
+            if a.dtype != dt or a.shape != shape:
+                raise ValueError(f"internal: BoostedModel.{name} must be {np.dtype(dt).name} of shape {shape}; "
+                                 f"got {a.dtype} {a.shape}.")
+        if T and (self.group.min() < 0 or self.group.max() >= K):
+            raise ValueError("internal: BoostedModel.group holds a class index out of range.")
+        if m and (self.feature.max() >= d or self.roots.min() < 0 or self.roots.max() >= m):
+            raise ValueError("internal: BoostedModel feature or root index out of range.")
+        if self.values_ptr[-1] != self.values.shape[0]:
+            raise ValueError("internal: BoostedModel.values_ptr does not match values.")
 
     def round_X(self, X64):
         """The input as the library's comparisons see it (float32-rounded for XGBoost/GB;
@@ -768,6 +790,7 @@ def _block(payload, chunk):
         return out
     if method in ("flb", "cascade") and todo.size:
         t0 = time.perf_counter()
+        _check_kernel_inputs(bm, Xr, yi, todo, budget)
         att, fsum, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         out["flb_sum"][todo - s] = fsum
         out["delta"][todo - s] = marg
@@ -781,6 +804,7 @@ def _block(payload, chunk):
             status[todo - s] = "unknown"
             return out
         t0 = time.perf_counter()
+        _check_kernel_inputs(bm, Xr, yi, todo, budget)
         att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         if method == "elb":
             out["delta"][todo - s] = marg
@@ -799,6 +823,7 @@ def _block(payload, chunk):
     if method == "brute":
         ok = rows[pred[s:e] == yi[s:e]]
         if ok.size:
+            _check_kernel_inputs(bm, Xr, yi, ok, budget)
             _, _, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, ok, budget, payload.tol_b)
             out["delta"][ok - s] = marg
     return out
@@ -819,6 +844,7 @@ def _brute_rows(payload, todo, status, s, out):
                 status[r - s] = "unknown"
             return
         rows = np.asarray(queue[pos:], dtype=np.int64)
+        _check_kernel_inputs(bm, Xr, yi, rows, budget)
         res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
                                      rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
         outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
@@ -875,6 +901,7 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     from .._parallel import Payload, fixed_chunks, run_chunks
     from ._results import STATUSES, CertificationResult
 
+    bm.check_arrays()
     X64, Xr = bm.check_X(X)
     n = X64.shape[0]
     if n == 0:

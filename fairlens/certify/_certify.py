@@ -43,6 +43,7 @@ from ._common import (
     METHODS,
     VOTES,
     _call,
+    _check_kernel_inputs,
     check_budget,
     deadline_of,
     plan_n_jobs,
@@ -105,21 +106,6 @@ def _check_progress(progress):
     if callable(progress):
         return progress
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
-
-
-def _check_kernel_inputs(ff, Xr, yi, rows, budget):
-    """Shapes and dtypes every certify kernel relies on (checked before each call)."""
-    n, d = Xr.shape
-    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous or d != ff.n_features:
-        raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
-    if yi.dtype != np.int64 or yi.shape != (n,):
-        raise ValueError("internal: y must be an int64 array with one class index per row.")
-    if n and (yi.min() < 0 or yi.max() >= ff.n_classes):
-        raise ValueError("internal: class index out of range.")
-    if rows.dtype != np.int64 or rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
-        raise ValueError("internal: row indices out of range.")
-    if not 1 <= budget <= d:
-        raise ValueError("internal: budget out of range.")
 
 
 def _run_forest(ff, X, y, budget, p):

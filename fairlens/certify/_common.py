@@ -1,7 +1,7 @@
 """Helpers shared by every certification path (forests and boosted models), free of cycles."""
 from __future__ import annotations
 
-__all__ = ["_call", "_interrupted"]
+__all__ = ["_call", "_interrupted", "_check_kernel_inputs"]
 
 
 def _call(kernel, *args):
@@ -12,6 +12,25 @@ def _call(kernel, *args):
         if _interrupted(exc):
             raise KeyboardInterrupt from None
         raise
+
+
+def _check_kernel_inputs(ff, Xr, yi, rows, budget):
+    """Shapes and dtypes every certify kernel relies on, checked before each call, in this one place
+    for every flat model (``ff``: a FlatForest or a BoostedModel; both have ``n_features`` and
+    ``n_classes``)."""
+    import numpy as np
+
+    n, d = Xr.shape
+    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous or d != ff.n_features:
+        raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
+    if yi.dtype != np.int64 or yi.shape != (n,):
+        raise ValueError("internal: y must be an int64 array with one class index per row.")
+    if n and (yi.min() < 0 or yi.max() >= ff.n_classes):
+        raise ValueError("internal: class index out of range.")
+    if rows.dtype != np.int64 or rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
+        raise ValueError("internal: row indices out of range.")
+    if not 1 <= budget <= d:
+        raise ValueError("internal: budget out of range.")
 
 
 def _interrupted(exc):

@@ -113,9 +113,15 @@ class CertificationResult(Result):
         return int(np.isin(self.status, ("robust_brute", "attackable")).sum())
 
     def summary(self):
-        """One-row DataFrame: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``,
-        the ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
-        unsettled) and timings."""
+        """The headline figures.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``, the
+            ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
+            unsettled) and timings.
+        """
         row = {"method": self.method, "vote": self.vote, "budget": self.budget, "n": self.n_instances,
                "accuracy": self.accuracy, "accuracy_clean": self.accuracy_clean,
                "accuracy_flb": self.accuracy_flb, "accuracy_elb": self.accuracy_elb,
@@ -131,7 +137,11 @@ class CertificationResult(Result):
     def to_frame(self):
         """Per-instance table: status, delta, FLB sum, cover and witness (and the vote).
 
-        ``frame.attrs["accuracy_interval"]`` holds the result's ``accuracy_interval``.
+        Returns
+        -------
+        pandas.DataFrame
+            One row per instance; ``frame.attrs["accuracy_interval"]`` holds the result's
+            ``accuracy_interval``.
         """
         names = self.feature_names
 
@@ -153,7 +163,17 @@ class CertificationResult(Result):
         return df
 
     def plot(self, ax=None):
-        """Bar chart of the verdicts (see :mod:`fairlens.certify.plots`)."""
+        """Bar chart of the verdicts (see :mod:`fairlens.certify.plots`).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure if None).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         from .plots import plot_status_counts
 
         return plot_status_counts(self, ax=ax)

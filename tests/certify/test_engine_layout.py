@@ -64,3 +64,25 @@ def test_readers_are_keyed_on_the_model_type():
         from sklearn.ensemble import RandomForestRegressor
 
         read_model(RandomForestRegressor(n_estimators=2).fit(X, y))
+
+
+def test_shapes_are_checked_before_the_boosted_kernels():
+    import dataclasses
+
+    import numpy as np
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from fairlens.certify import certify, flatten_boosted
+
+    from .test_boosted import _data
+
+    X, y = _data(0)
+    bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+    broken = dataclasses.replace(bm)
+    broken.group = bm.group[:-1].copy()  # one tree short: a kernel would read past the end
+    with pytest.raises(ValueError, match="group"):
+        certify(broken, X[:5], y[:5])
+    broken = dataclasses.replace(bm)
+    broken.left = bm.left.astype(np.int32)
+    with pytest.raises(ValueError, match="left"):
+        certify(broken, X[:5], y[:5])
