@@ -899,7 +899,7 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
     """
     from .._parallel import Payload, fixed_chunks, run_chunks
-    from ._results import STATUSES, CertificationResult
+    from ._results import CertificationResult, accuracies
 
     bm.check_arrays()
     X64, Xr = bm.check_X(X)
@@ -960,27 +960,13 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
         n_eval += r["n_eval"]
         for k, v in r["timings"].items():
             timings[k] += v
-    counts = {st: int(np.sum(status == st)) for st in STATUSES}
+    # the blocks do not record which stage a time limit cut: FLB/ELB count as complete only when
+    # every row is settled (a sound None otherwise)
+    complete = not np.any(status == "unknown")
+    a = accuracies(status, method, complete, complete)
+    counts, lower, upper = a["counts"], a["lower"], a["upper"]
+    a_flb, a_elb, a_exact, accuracy = a["accuracy_flb"], a["accuracy_elb"], a["accuracy_exact"], a["accuracy"]
     acc_clean = float(np.mean(pred == yi))
-
-    def acc(stats):
-        return float(np.isin(status, stats).sum() / n)
-
-    n_unknown = int(np.sum(status == "unknown"))
-    a_flb = a_elb = a_exact = None
-    if method == "flb":
-        a_flb = acc(("certified_flb",))
-    if method == "elb":
-        a_elb = acc(("certified_elb",))
-    if method == "cascade":
-        a_flb = acc(("certified_flb",))
-        a_elb = acc(("certified_flb", "certified_elb"))
-    robust = ("certified_flb", "certified_elb", "robust_brute")
-    lower = acc(robust)
-    upper = float((n - counts["misclassified"] - counts["attackable"]) / n)  # unsettled rows may be robust
-    if method in ("brute", "cascade") and n_unknown == 0:
-        a_exact = lower
-    accuracy = {"flb": a_flb, "elb": a_elb, "brute": lower, "cascade": lower}[method]
     elapsed = time.perf_counter() - t_start
     return CertificationResult(
         method=method, budget=budget, accuracy=accuracy, accuracy_clean=acc_clean, status=status,

@@ -53,7 +53,7 @@ from ._common import (
 from ._flatten import FlatForest
 from ._readers import read_model
 from ._inputs import one_instance as _one_instance
-from ._results import STATUSES, CertificationResult, InstanceCovers
+from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 
 __all__ = [
     "certify",
@@ -451,22 +451,10 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
     finally:
         bar.close()
 
-    counts = {s: int(np.sum(status == s)) for s in STATUSES}
+    a = accuracies(status, method, complete_flb, complete_elb)
+    counts, lower, upper = a["counts"], a["lower"], a["upper"]
+    a_flb, a_elb, a_exact, accuracy = a["accuracy_flb"], a["accuracy_elb"], a["accuracy_exact"], a["accuracy"]
     acc_clean = float(np.mean(correct))
-    lower = (counts["certified_flb"] + counts["certified_elb"] + counts["robust_brute"]) / n
-    upper = (n - counts["misclassified"] - counts["attackable"]) / n
-    a_flb = a_elb = a_exact = None
-    if method in ("flb", "cascade") and complete_flb:
-        a_flb = counts["certified_flb"] / n
-    if method == "elb" and complete_elb:
-        a_elb = counts["certified_elb"] / n
-    if method == "cascade" and complete_elb:
-        a_elb = (counts["certified_flb"] + counts["certified_elb"]) / n
-    if method in ("brute", "cascade") and counts["unknown"] == 0:
-        a_exact = lower
-    accuracy = {"flb": a_flb, "elb": a_elb, "brute": a_exact, "cascade": a_exact}[method]
-    if accuracy is None:
-        accuracy = lower
     return CertificationResult(
         method=method, budget=budget, accuracy=float(accuracy), accuracy_clean=acc_clean,
         status=status.astype(str), witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum,

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .._base import Result
 
-__all__ = ["STATUSES", "CertificationResult", "InstanceCovers"]
+__all__ = ["STATUSES", "CertificationResult", "InstanceCovers", "accuracies"]
 
 #: Per-instance verdicts, in the order used for counts and plots.
 STATUSES = (
@@ -274,3 +274,40 @@ class InstanceCovers(Result):
         from .plots import plot_cover_matrix
 
         return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
+
+
+def accuracies(status, method, complete_flb, complete_elb):
+    """The accuracies of a certification from its verdicts, for every model type (written once).
+
+    Parameters
+    ----------
+    status : (n,) array of str
+        Verdicts from :data:`STATUSES`.
+    method : {"cascade", "flb", "elb", "brute"}
+    complete_flb, complete_elb : bool
+        Whether the FLB (ELB) stage saw every row it had to (False when a time limit cut it).
+
+    Returns
+    -------
+    dict
+        ``counts`` (per status), ``lower``/``upper`` (the accuracy interval: robust rows / n and
+        1 - rows proven wrong / n), ``accuracy_flb``, ``accuracy_elb``, ``accuracy_exact`` (None
+        when not computed or not complete) and ``accuracy`` (the method's, else ``lower``).
+    """
+    n = status.shape[0]
+    counts = {s: int(np.sum(status == s)) for s in STATUSES}
+    lower = (counts["certified_flb"] + counts["certified_elb"] + counts["robust_brute"]) / n
+    upper = (n - counts["misclassified"] - counts["attackable"]) / n
+    a_flb = a_elb = a_exact = None
+    if method in ("flb", "cascade") and complete_flb:
+        a_flb = counts["certified_flb"] / n
+    if method == "elb" and complete_elb:
+        a_elb = counts["certified_elb"] / n
+    if method == "cascade" and complete_elb:
+        a_elb = (counts["certified_flb"] + counts["certified_elb"]) / n
+    if method in ("brute", "cascade") and counts["unknown"] == 0:
+        a_exact = lower
+    accuracy = {"flb": a_flb, "elb": a_elb, "brute": a_exact, "cascade": a_exact}[method]
+    return {"counts": counts, "lower": float(lower), "upper": float(upper), "accuracy_flb": a_flb,
+            "accuracy_elb": a_elb, "accuracy_exact": a_exact,
+            "accuracy": float(lower if accuracy is None else accuracy)}

@@ -125,3 +125,16 @@ def test_forest_is_the_deprecated_name_of_model():
         certify(model, X, y, colour="red")
     with pytest.raises(TypeError):
         certify(model, X, y, 2)  # budget is keyword-only
+
+
+def test_accuracies_not_computed_are_none_for_every_model_type(fitted):
+    """A time limit that settles nothing leaves FLB/ELB/exact accuracies None, not 0.0 (boosted
+    models reported accuracy_flb = 0.0 for a cascade cut before FLB); one function computes the
+    accuracies for every model type."""
+    _, (model, X, y, extra) = fitted
+    cut = certify(model, X, y, budget=1, time_limit=0, **extra)
+    if cut.stage_counts["unknown"]:
+        assert cut.accuracy_flb is None and cut.accuracy_elb is None and cut.accuracy_exact is None
+        assert cut.accuracy == cut.accuracy_interval[0]
+    full = certify(model, X, y, budget=1, **extra)
+    assert full.accuracy_flb <= full.accuracy_elb <= full.accuracy_exact == full.accuracy
