@@ -36,10 +36,12 @@ from ._certify import (
 from ._boosted import BoostedModel, flatten_boosted
 from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
+from ._reference import reference_brute
 
 __all__ = [
     "FeaturePartitionedForest",
     "certify",
+    "reference_brute",
     "accuracy_under_attack",
     "CertificationResult",
     "instance_covers",

@@ -39,6 +39,11 @@ GradientBoosting       ``float32(x) <= threshold``          init raw + learning_
                                                             leaf values
 =====================  ===================================  ==========================
 
+LightGBM's ``predict`` reads every ``|x| <= 1.0000000180025095e-35`` (``kZeroThreshold``) as 0
+and splits the negatives from zero at ``-1.0000000180025095e-35``: the replay zeroes that band
+in the input, moves each threshold inside it to the equivalent one outside it and never tries
+an attack value inside it (see :func:`_lgb_threshold`).
+
 XGBoost's ``x < s`` is rewritten as ``x <= s^-`` with ``s^-`` the float32 just
 below ``s``, so every model becomes the same flat arrays the forest kernels walk
 (``x[f] <= threshold``). Inputs must be finite (missing values are refused; the
@@ -61,9 +66,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _boosted_kernels as _bk
+from ._common import _call, _check_kernel_inputs, deadline_of, plan_n_jobs
 from .._validation import check_memory
 
-__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "certify_boosted", "boosted_instance_covers",
+__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
 
 #: Rows per fixed block (the unit of ``n_jobs`` parallelism and of ``time_limit``).
@@ -198,6 +204,8 @@ class BoostedModel:
             self.values_ptr, self.values = relevant_values(self.feature, self.threshold, self.n_features)
         else:
             self.values_ptr, self.values = relevant_values64(self.feature, self.threshold, self.n_features)
+        if self.library.startswith("lightgbm"):
+            _lgb_zero_tops(self.values_ptr, self.values)
 
     @property
     def n_trees(self):
@@ -212,16 +220,41 @@ class BoostedModel:
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
 
+    def check_arrays(self):
+        """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
+        call of ``certify``, before any kernel; a hand-made or altered model fails here, not inside
+        a kernel)."""
+        m = self.feature.shape[0]
+        K, T, d = self.n_classes, self.n_trees, self.n_features
+        spec = {"feature": (np.int64, (m,)), "threshold": (np.float64, (m,)), "left": (np.int64, (m,)),
+                "right": (np.int64, (m,)), "value": (np.float64, (m,)), "roots": (np.int64, (T,)),
+                "group": (np.int64, (T,)), "base": (np.float64, (K,)), "vmin": (np.float64, (T,)),
+                "vmax": (np.float64, (T,)), "values_ptr": (np.int64, (d + 1,))}
+        for name, (dt, shape) in spec.items():
+            a = getattr(self, name)
+            if a.dtype != dt or a.shape != shape:
+                raise ValueError(f"internal: BoostedModel.{name} must be {np.dtype(dt).name} of shape {shape}; "
+                                 f"got {a.dtype} {a.shape}.")
+        if T and (self.group.min() < 0 or self.group.max() >= K):
+            raise ValueError("internal: BoostedModel.group holds a class index out of range.")
+        if m and (self.feature.max() >= d or self.roots.min() < 0 or self.roots.max() >= m):
+            raise ValueError("internal: BoostedModel feature or root index out of range.")
+        if self.values_ptr[-1] != self.values.shape[0]:
+            raise ValueError("internal: BoostedModel.values_ptr does not match values.")
+
     def round_X(self, X64):
-        """The input as the library's comparisons see it (float32-rounded for XGBoost/GB)."""
+        """The input as the library's comparisons see it (float32-rounded for XGBoost/GB;
+        LightGBM reads every ``|x| <= 1.0000000180025095e-35`` as 0)."""
         if self.f32_input:
             return np.ascontiguousarray(X64.astype(np.float32).astype(np.float64))
+        if self.library.startswith("lightgbm"):
+            return np.ascontiguousarray(np.where(np.abs(X64) <= LGB_ZERO, 0.0, X64), dtype=np.float64)
         return np.ascontiguousarray(X64, dtype=np.float64)
 
     def check_X(self, X, name="X"):
         """``(X64, Xr)``: validated float64 input (DataFrames aligned by column name) and its
         library-rounded copy."""
-        from ._flatten import check_X
+        from ._inputs import check_X
 
         if self.library == "lightgbm" and hasattr(X, "columns") and self.feature_names_in is not None:
             # LightGBM stores the names it was fitted on with spaces replaced by underscores
@@ -293,7 +326,7 @@ class BoostedModel:
         return r
 
     def encode_y(self, y, name="y", n_rows=None):
-        from ._fpf import _encode_labels
+        from ._inputs import encode_labels as _encode_labels
 
         if n_rows is None:
             n_rows = np.shape(y)[0] if np.ndim(y) >= 1 else 1
@@ -526,6 +559,44 @@ def _flatten_lightgbm(model, library):
                      objective=objective)
 
 
+#: LightGBM's ``kZeroThreshold`` (the float ``1e-35f`` as a double): its ``predict`` reads every
+#: ``|x| <= LGB_ZERO`` as exactly 0 (dense rows are pushed as sparse non-zeros), and a split of
+#: the negatives from zero is stored at ``-LGB_ZERO``.
+LGB_ZERO = float(np.float32(1e-35))
+
+
+def _lgb_threshold(t):
+    """The threshold equivalent to LightGBM's ``x <= t`` on inputs as LightGBM reads them.
+
+    Inputs are 0 or ``|x| > LGB_ZERO``; so ``t`` in ``[-LGB_ZERO, 0)`` sends left exactly the
+    ``x < -LGB_ZERO`` (``x <= nextafter(-LGB_ZERO, -inf)``), and ``t`` in ``[0, LGB_ZERO]``
+    exactly the ``x <= 0``. Other thresholds are unchanged.
+    """
+    if -LGB_ZERO <= t < 0.0:
+        return float(np.nextafter(-LGB_ZERO, -np.inf))
+    if 0.0 <= t <= LGB_ZERO:
+        return 0.0
+    return t
+
+
+def _lgb_zero_tops(ptr, values):
+    """Make every feature's top attack value one LightGBM does not read as something else.
+
+    The top value is ``nextafter(t_max, inf)``; after :func:`_lgb_threshold` it can only fall
+    in LightGBM's zero band when ``t_max`` is 0 (top ``5e-324``, read as 0: use the first
+    double above ``LGB_ZERO``) or ``nextafter(-LGB_ZERO, -inf)`` (top ``-LGB_ZERO``, read as
+    0 anyway: use 0). Every other value is a threshold, never inside the band.
+    """
+    for f in range(ptr.shape[0] - 1):
+        if ptr[f + 1] > ptr[f]:
+            k = ptr[f + 1] - 1
+            v = values[k]
+            if 0.0 < v <= LGB_ZERO:
+                values[k] = float(np.nextafter(LGB_ZERO, np.inf))
+            elif -LGB_ZERO <= v < 0.0:
+                values[k] = 0.0
+
+
 def _lgb_tree(root, names):
     feat, thr, L, R, val, D = [], [], [], [], [], []
 
@@ -550,7 +621,7 @@ def _lgb_tree(root, names):
             raise ValueError(f"feature {names[f]!r} (index {f}) treats zero as missing in this LightGBM model "
                              "(zero_as_missing=True); that is not supported.")
         feat[i] = f
-        thr[i] = float(node["threshold"])
+        thr[i] = _lgb_threshold(float(node["threshold"]))
         D[i] = bool(node.get("default_left", True))
         a = add(node["left_child"])
         b = add(node["right_child"])
@@ -719,7 +790,8 @@ def _block(payload, chunk):
         return out
     if method in ("flb", "cascade") and todo.size:
         t0 = time.perf_counter()
-        att, fsum, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        _check_kernel_inputs(bm, Xr, yi, todo, budget)
+        att, fsum, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         out["flb_sum"][todo - s] = fsum
         out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_flb"
@@ -732,7 +804,8 @@ def _block(payload, chunk):
             status[todo - s] = "unknown"
             return out
         t0 = time.perf_counter()
-        att, cf, cs, _, _, marg = _bk.elb_boost_kernel(*arrs, Xr, yi, todo, budget, payload.tol_b)
+        _check_kernel_inputs(bm, Xr, yi, todo, budget)
+        att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
         if method == "elb":
             out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_elb"
@@ -750,7 +823,8 @@ def _block(payload, chunk):
     if method == "brute":
         ok = rows[pred[s:e] == yi[s:e]]
         if ok.size:
-            _, _, marg = _bk.flb_boost_kernel(*arrs, Xr, yi, ok, budget, payload.tol_b)
+            _check_kernel_inputs(bm, Xr, yi, ok, budget)
+            _, _, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, ok, budget, payload.tol_b)
             out["delta"][ok - s] = marg
     return out
 
@@ -770,7 +844,8 @@ def _brute_rows(payload, todo, status, s, out):
                 status[r - s] = "unknown"
             return
         rows = np.asarray(queue[pos:], dtype=np.int64)
-        res = _bk.brute_boost_kernel(*bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
+        _check_kernel_inputs(bm, Xr, yi, rows, budget)
+        res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
                                      rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
         outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
         n_done, resume, amb_item, amb_skip = int(n_done), int(resume), int(amb_item), int(amb_skip)
@@ -815,24 +890,18 @@ def _brute_rows(payload, todo, status, s, out):
             start_item, skip = 0, 0
 
 
-def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, n_jobs=None, time_limit=None):
-    """:func:`fairlens.certify.certify` for boosted ensembles (see the module docstring).
+def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
+    """:func:`fairlens.certify.certify` for a boosted model read into ``bm`` (a
+    :class:`BoostedModel`; every argument already validated by ``certify``).
 
     Rows are certified in fixed blocks of :data:`ROW_BLOCK` by :func:`_block` through
     :func:`fairlens._parallel.run_chunks` (same result at every ``n_jobs``); ``progress`` is
     ``True`` (a tqdm bar) or ``progress("blocks", done, total)``.
     """
-    from .._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
-    from .._validation import check_choice, check_real
-    from ._certify import METHODS, STATUSES, CertificationResult, _check_budget, _check_progress
+    from .._parallel import Payload, fixed_chunks, run_chunks
+    from ._results import CertificationResult, accuracies
 
-    method = check_choice("method", method, METHODS)
-    progress = _check_progress(progress)
-    n_jobs = check_n_jobs(n_jobs)
-    if time_limit is not None:
-        time_limit = check_real("time_limit", time_limit, min=0.0)
-    bm = flatten_boosted(model)
-    budget = _check_budget(budget, bm.n_features)
+    bm.check_arrays()
     X64, Xr = bm.check_X(X)
     n = X64.shape[0]
     if n == 0:
@@ -841,10 +910,10 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
     check_memory(n * 8.0 * (4 * budget + 16) + 8.0 * bm.n_trees * bm.n_classes * 4,
                  f"certifying {n} rows at budget {budget}", "certify fewer rows at a time.")
     t_start = time.perf_counter()
-    deadline = None if time_limit is None else time.time() + float(time_limit)
+    deadline = deadline_of(time_limit)
     pred = bm.library_predict_index(X64)
     # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-    rep = _bk.raw_scores(bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
+    rep = _call(_bk.raw_scores, bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
                          Xr)
     lib = bm.library_scores(X64)
     if lib.shape != rep.shape:
@@ -873,7 +942,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         def cb(done, total):
             progress("blocks", done, total)
     try:
-        results = run_chunks(_block, payload, chunks, n_jobs=n_jobs, progress=cb)
+        results = run_chunks(_block, payload, chunks, n_jobs=plan_n_jobs(n_jobs, len(chunks), deadline), progress=cb)
     finally:
         if bar is not None:
             bar.close()
@@ -891,27 +960,13 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         n_eval += r["n_eval"]
         for k, v in r["timings"].items():
             timings[k] += v
-    counts = {st: int(np.sum(status == st)) for st in STATUSES}
+    # the blocks do not record which stage a time limit cut: FLB/ELB count as complete only when
+    # every row is settled (a sound None otherwise)
+    complete = not np.any(status == "unknown")
+    a = accuracies(status, method, complete, complete)
+    counts, lower, upper = a["counts"], a["lower"], a["upper"]
+    a_flb, a_elb, a_exact, accuracy = a["accuracy_flb"], a["accuracy_elb"], a["accuracy_exact"], a["accuracy"]
     acc_clean = float(np.mean(pred == yi))
-
-    def acc(stats):
-        return float(np.isin(status, stats).sum() / n)
-
-    n_unknown = int(np.sum(status == "unknown"))
-    a_flb = a_elb = a_exact = None
-    if method == "flb":
-        a_flb = acc(("certified_flb",))
-    if method == "elb":
-        a_elb = acc(("certified_elb",))
-    if method == "cascade":
-        a_flb = acc(("certified_flb",))
-        a_elb = acc(("certified_flb", "certified_elb"))
-    robust = ("certified_flb", "certified_elb", "robust_brute")
-    lower = acc(robust)
-    upper = float(lower + n_unknown / n)
-    if method in ("brute", "cascade") and n_unknown == 0:
-        a_exact = lower
-    accuracy = {"flb": a_flb, "elb": a_elb, "brute": lower, "cascade": lower}[method]
     elapsed = time.perf_counter() - t_start
     return CertificationResult(
         method=method, budget=budget, accuracy=accuracy, accuracy_clean=acc_clean, status=status,
@@ -919,7 +974,7 @@ def certify_boosted(model, X, y, budget=1, method="cascade", *, progress=False, 
         elapsed=float(elapsed), n_evaluations=n_eval, accuracy_flb=a_flb, accuracy_elb=a_elb,
         accuracy_exact=a_exact, y=np.asarray(y), feature_names=bm.feature_names, witness_changes=changes,
         vote="additive", model=bm.source,
-        accuracy_interval=(lower, upper) if method in ("brute", "cascade") else None,
+        accuracy_interval=(lower, upper), time_limit=time_limit,
     )
 
 
@@ -931,11 +986,13 @@ def boosted_instance_covers(model, x, y, budget=1):
     margin ``s_y - s_c``; ``contributions`` (trees,) the current leaf value of each
     tree and ``tree_group`` the class it adds to.
     """
-    from ._certify import InstanceCovers, _check_budget, _one_instance
+    from ._common import validate_certify_params, check_budget
+    from ._inputs import one_instance as _one_instance
+    from ._results import InstanceCovers
     from ._kernels import instance_sets
 
     bm = flatten_boosted(model)
-    budget = _check_budget(budget, bm.n_features)
+    budget = check_budget(validate_certify_params({"budget": budget})["budget"], bm.n_features)
     X64, Xr, yi = _one_instance(bm, x, y)
     xr = Xr[0]
     d = bm.n_features

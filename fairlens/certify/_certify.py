@@ -29,16 +29,31 @@ the answer is identical at every ``n_jobs``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from collections import namedtuple
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from . import _kernels
-from .._parallel import Payload, check_n_jobs, effective_n_jobs, run_chunks
-from .._validation import check_bool, check_choice, check_int, check_memory, check_no_kwargs, check_real
-from ._flatten import VOTES, flatten_forest
+from .._parallel import Payload, effective_n_jobs, run_chunks
+from .._validation import check_int, check_memory
+from ._common import (
+    METHODS,
+    VOTES,
+    _call,
+    _check_kernel_inputs,
+    check_budget,
+    deadline_of,
+    plan_n_jobs,
+    take_model,
+    validate_certify_params,
+)
+from ._flatten import FlatForest
+from ._readers import read_model
+from ._inputs import one_instance as _one_instance
+from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 
 __all__ = [
     "certify",
@@ -51,20 +66,6 @@ __all__ = [
     "VOTES",
     "SOFT_TOL",
 ]
-
-METHODS = ("cascade", "flb", "elb", "brute")
-
-#: Per-instance verdicts, in the order used for counts and plots.
-STATUSES = (
-    "misclassified",   # wrong before any attack
-    "certified_flb",   # robust: FLB sum < delta (section 4.3)
-    "certified_elb",   # robust: no cover of <= b sets reaches delta (section 4.4)
-    "robust_brute",    # robust: brute force found no attack (section 4.1)
-    "attackable",      # brute force found a witness x'
-    "not_certified",   # flb/elb methods only: the bound could not prove robustness
-    "unknown",         # not settled before certify's time_limit
-)
-
 
 #: Relative tolerance of the soft-vote bounds: a row is certified by FLB/ELB only when
 #: the margin exceeds the largest possible gain by more than ``SOFT_TOL * n_trees``
@@ -93,11 +94,8 @@ _DEADLINE_CHUNK = 8
 
 
 def _check_budget(budget, n_features, name="budget"):
-    b = check_int(name, budget, min=1)
-    if b > n_features:
-        raise ValueError(f"{name}={b} is larger than the number of features ({n_features}); "
-                         f"use {name} <= {n_features}.")
-    return b
+    b = validate_certify_params({"budget": budget})["budget"] if name == "budget" else check_int(name, budget, min=1)
+    return check_budget(b, n_features, name=name)
 
 
 def _check_progress(progress):
@@ -110,172 +108,51 @@ def _check_progress(progress):
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
 
-def _call(kernel, *args):
-    """Call a numba kernel; a Ctrl-C that lands inside it surfaces as KeyboardInterrupt."""
-    try:
-        return kernel(*args)
-    except SystemError as exc:  # "returned a result with an exception set"
-        cause = exc.__cause__ or exc.__context__
-        if isinstance(cause, KeyboardInterrupt):
-            raise KeyboardInterrupt from None
-        raise
-
-
-def _check_kernel_inputs(ff, Xr, yi, rows, budget):
-    """Shapes and dtypes every certify kernel relies on (checked before each call)."""
-    n, d = Xr.shape
-    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous or d != ff.n_features:
-        raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
-    if yi.dtype != np.int64 or yi.shape != (n,):
-        raise ValueError("internal: y must be an int64 array with one class index per row.")
-    if n and (yi.min() < 0 or yi.max() >= ff.n_classes):
-        raise ValueError("internal: class index out of range.")
-    if rows.dtype != np.int64 or rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
-        raise ValueError("internal: row indices out of range.")
-    if not 1 <= budget <= d:
-        raise ValueError("internal: budget out of range.")
-
-
-@dataclass
-class CertificationResult:
-    """Outcome of :func:`certify`.
-
-    Attributes
-    ----------
-    method, budget : what was run.
-    vote : ``"soft"`` (scikit-learn's ``predict``: mean of the trees' leaf
-        probabilities) or ``"hard"`` (the paper's majority of hard votes):
-        the predictor that was certified.
-    accuracy : certified accuracy under attack of ``method`` (ACC_FLB,
-        ACC_ELB or the exact ACC_{A_b} for ``"brute"`` and ``"cascade"``);
-        when a ``time_limit`` left rows ``"unknown"`` and that value is not
-        known, the lower end of ``accuracy_interval`` (a sound certified
-        accuracy).
-    accuracy_interval : (lower, upper), bounds on the exact accuracy under
-        attack: ``lower`` = rows proven robust (FLB, ELB or brute force) / n,
-        ``upper`` = 1 - rows proven wrong (misclassified or attackable) / n;
-        ``"unknown"`` (and ``"not_certified"``) rows count as attackable in
-        ``lower`` and robust in ``upper``. For the cascade or brute force with
-        every row settled, ``lower == upper == accuracy_exact``.
-    time_limit : the ``time_limit`` of the call (None: no limit).
-    accuracy_clean : accuracy of the certified predictor without attack.
-    accuracy_flb, accuracy_elb, accuracy_exact : the three accuracies of
-        section 4 when the method computed them (the cascade gives all three,
-        since ELB certifies everything FLB certifies), else ``None`` (also
-        when a time limit stopped the stage before every row was settled).
-    status : (n,) array of verdicts from :data:`STATUSES` (``"unknown"``:
-        not settled before the time limit).
-    witnesses : dict row -> x' (float64 row on which the certified predictor,
-        e.g. ``forest.predict``, does not return the label).
-    witness_changes : dict row -> (attacked features, their new values).
-    covers : dict row -> list of (feature, "+"/"-") of the ELB cover found.
-    delta : (n,) hard vote: int, trees to change (section 4.2, ``-1`` where
-        not computed); soft vote: float, the margin
-        ``sum_t p_t[y] - p_t[c]`` (``nan`` where not computed).
-    flb_sum : (n,) the FLB sum (int count for hard, float total swing for soft).
-    stage_counts : instances settled by each stage.
-    timings : wall-clock seconds per stage (with ``n_jobs > 1`` the FLB+ELB
-        pass runs as one, split between the two in proportion to the
-        workers' time in each); ``elapsed`` the wall-clock time of the call.
-    n_evaluations : forest evaluations done by brute force.
-    """
-
-    method: str
-    budget: int
-    accuracy: float
-    accuracy_clean: float
-    status: np.ndarray
-    witnesses: dict
-    covers: dict
-    delta: np.ndarray
-    flb_sum: np.ndarray
-    stage_counts: dict
-    timings: dict
-    elapsed: float
-    n_evaluations: int = 0
-    accuracy_flb: float | None = None
-    accuracy_elb: float | None = None
-    accuracy_exact: float | None = None
-    y: np.ndarray | None = field(default=None, repr=False)
-    feature_names: list | None = field(default=None, repr=False)
-    witness_changes: dict = field(default_factory=dict, repr=False)
-    vote: str = "hard"
-    model: str = ""
-    accuracy_interval: tuple | None = None
-    time_limit: float | None = None
-
-    @property
-    def n_instances(self):
-        return int(self.status.shape[0])
-
-    @property
-    def n_brute(self):
-        """Number of instances that reached the brute-force stage."""
-        return int(np.isin(self.status, ("robust_brute", "attackable")).sum())
-
-    def summary(self):
-        """One-row DataFrame: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``,
-        the ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
-        unsettled) and timings."""
-        row = {"method": self.method, "vote": self.vote, "budget": self.budget, "n": self.n_instances,
-               "accuracy": self.accuracy, "accuracy_clean": self.accuracy_clean,
-               "accuracy_flb": self.accuracy_flb, "accuracy_elb": self.accuracy_elb,
-               "accuracy_exact": self.accuracy_exact}
-        lo, hi = self.accuracy_interval if self.accuracy_interval is not None else (None, None)
-        row.update({"accuracy_lower": lo, "accuracy_upper": hi})
-        row.update({f"n_{k}": v for k, v in self.stage_counts.items()})
-        row.update({f"time_{k}": v for k, v in self.timings.items()})
-        row["elapsed"] = self.elapsed
-        row["model"] = self.model
-        return pd.DataFrame([row])
-
-    def to_frame(self):
-        """Per-instance table: status, delta, FLB sum, cover and witness (and the vote).
-
-        ``frame.attrs["accuracy_interval"]`` holds the result's ``accuracy_interval``.
-        """
-        names = self.feature_names
-
-        def fname(f):
-            return names[f] if names is not None else f"x{f}"
-        cover_txt = [""] * self.n_instances
-        for i, cov in self.covers.items():
-            cover_txt[i] = ", ".join(f"S{s}[{fname(f)}]" for f, s in cov)
-        wit_txt = [""] * self.n_instances
-        for i, (feats, vals) in self.witness_changes.items():
-            wit_txt[i] = ", ".join(f"{fname(f)}->{v:.6g}" for f, v in zip(feats, vals))
-        df = pd.DataFrame({"status": self.status, "delta": self.delta, "flb_sum": self.flb_sum,
-                           "cover": cover_txt, "witness": wit_txt})
-        if self.y is not None:
-            df.insert(0, "y", self.y)
-        df["vote"] = self.vote
-        df.index.name = "row"
-        df.attrs["accuracy_interval"] = self.accuracy_interval
-        return df
-
-    def plot(self, ax=None):
-        """Bar chart of the verdicts (see :mod:`fairlens.certify.plots`)."""
-        from .plots import plot_status_counts
-
-        return plot_status_counts(self, ax=ax)
-
-
-def _prepare_inputs(forest, X, y, budget, vote, tie_class):
-    ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
+def _run_forest(ff, X, y, budget, p):
+    """:func:`certify` for a :class:`FlatForest` (arguments validated, ``budget`` checked)."""
     if ff.vote == "hard" and ff.n_classes > 62:
         raise ValueError(f"vote='hard' supports at most 62 classes; the forest has {ff.n_classes}.")
-    budget = _check_budget(budget, ff.n_features)
     X64, Xr = ff.check_X(X)
     n = X64.shape[0]
     if n == 0:
         raise ValueError("X has no rows; pass at least one instance to certify.")
     yi = ff.encode_y(y, n_rows=n)
-    return ff, budget, X64, Xr, yi
+    return _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], p["progress"], p["chunk_size"],
+                           p["n_jobs"], p["time_limit"])
 
 
-def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, tie_class=None,
-            progress=False, chunk_size=64, n_jobs=None, time_limit=None):
-    """Accuracy under attack of ``forest``'s own prediction, for attackers changing ``budget`` features.
+def _run_boosted(bm, X, y, budget, p):
+    """:func:`certify` for a :class:`BoostedModel` (arguments validated, ``budget`` checked;
+    its brute force always prunes and works in fixed blocks, so ``prune``/``chunk_size`` change nothing)."""
+    from ._boosted import _certify_boosted
+
+    return _certify_boosted(bm, X, y, budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
+                            time_limit=p["time_limit"])
+
+
+def _boosted_covers(bm, x, y, budget):
+    from ._boosted import boosted_instance_covers
+
+    return boosted_instance_covers(bm, x, y, budget=budget)
+
+
+_Engine = namedtuple("_Engine", "certify covers")
+
+
+def _engine(flat):
+    """The engine of a flat representation, looked up by its type (no model-type branch)."""
+    from ._boosted import BoostedModel
+
+    engines = {FlatForest: _Engine(_run_forest, _forest_covers), BoostedModel: _Engine(_run_boosted, _boosted_covers)}
+    for cls in type(flat).__mro__:
+        if cls in engines:
+            return engines[cls]
+    raise TypeError(f"internal: no certification engine for {type(flat).__name__}.")  # pragma: no cover
+
+
+def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
+            progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
+    """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
 
     Implements section 4 of the paper on certifying tree ensembles against
     L0-bounded attacks (Feature Partitioned Forests): brute force (4.1), the partial set
@@ -285,7 +162,7 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
 
     Parameters
     ----------
-    forest : fitted DecisionTreeClassifier, RandomForestClassifier,
+    model : fitted DecisionTreeClassifier, RandomForestClassifier,
         ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
         boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
         ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
@@ -299,7 +176,11 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
     X : (n, d) array or DataFrame
         Test instances. A DataFrame is aligned to the model's
         ``feature_names_in_`` by column name (a missing or unexpected column
-        is a ``ValueError`` naming it). No NaN/inf.
+        is a ``ValueError`` naming it). No NaN/inf. An array given to a model
+        fitted on a DataFrame is taken by position in the fitted column order,
+        with a ``UserWarning`` (as scikit-learn): pass a DataFrame to have the
+        columns aligned by name. pandas category columns are refused
+        (categorical splits are not certified): fit on a numeric encoding.
     y : (n,) labels, each one of ``forest.classes_``.
     budget : int
         ``b``, the number of features the attacker may change (any values),
@@ -365,6 +246,8 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         35 MB. Each pass costs a fixed overhead to ship it (measured on a loaded
         2-core machine: about 1.5 s per pass for a 4.6 MB or a 35 MB forest), so
         ``n_jobs > 1`` pays off when brute force takes tens of seconds or more.
+        Never more workers are started than there are blocks (``n_jobs=10**6``
+        is the same as ``n_jobs`` = number of blocks).
     time_limit : float or None, default=None
         Anytime certification: seconds (``>= 0``) after which the searches
         stop. Rows not settled by then get status ``"unknown"``; the clean vote
@@ -376,13 +259,21 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         interrupted (usually milliseconds). Which rows remain unknown depends on
         timing, hence on ``n_jobs``, the backend and the machine's load: results
         under a time limit are not identical across ``n_jobs``, but every
-        settled row is correct (the same verdict as without a limit). ``None``:
-        no limit, nothing changes.
+        settled row is correct (the same verdict as without a limit). ``None``
+        or ``inf``: no limit, nothing changes. Worker start-up counts against
+        the limit: under a time limit the FLB/ELB pass always runs in this
+        process, and brute force goes to workers only when at least
+        ``MIN_PARALLEL_SECONDS`` (10 s) are left, so a short limit with
+        ``n_jobs > 1`` settles as many rows as with ``n_jobs=1``.
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
         use the same two keywords: their rows are certified in fixed blocks of
         32 through joblib, each task carrying its row indices and a reference
         to the payload (flat model arrays, the library model -- about 0.2 MB
         pickled for 200 depth-6 XGBoost trees on census -- and the rows).
+
+    **kwargs
+        Only ``forest=``, the old name of ``model`` (deprecated: a
+        ``FutureWarning``); any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -390,30 +281,51 @@ def certify(forest, X, y, budget=1, method="cascade", *, vote=None, prune=True, 
         With ``vote`` saying which predictor was certified; every witness
         changes that predictor's output; ``accuracy_interval`` brackets the
         exact accuracy under attack (a single point when every row is settled
-        by the cascade or brute force).
-    """
-    from ._boosted import certify_boosted, is_boosted
+        by the cascade or brute force); ``params`` the validated arguments,
+        ``stopped`` True when the time limit left rows ``"unknown"``.
 
-    if is_boosted(forest):  # XGBoost, LightGBM, scikit-learn gradient boosting: summed raw scores
-        if vote is not None or tie_class is not None:
-            raise ValueError("vote and tie_class do not apply to a boosted model: its predict is the argmax of "
-                             "the summed raw scores; leave them unset.")
-        return certify_boosted(forest, X, y, budget=budget, method=method, progress=progress, n_jobs=n_jobs,
-                               time_limit=time_limit)
-    method = check_choice("method", method, METHODS)
-    prune = check_bool("prune", prune)
-    chunk_size = check_int("chunk_size", chunk_size, min=1)
-    progress = _check_progress(progress)
-    n_jobs = check_n_jobs(n_jobs)
-    time_limit = check_real("time_limit", time_limit, min=0.0, allow_none=True)
-    ff, budget, X64, Xr, yi = _prepare_inputs(forest, X, y, budget, vote, tie_class)
-    return _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit)
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it. The parameters are declared once
+        (``fairlens.certify._common.CERTIFY_CONSTRAINTS``) and checked the same
+        way for every model type before the model is read; ``prune`` and
+        ``chunk_size`` are validated for boosted models too (their brute force
+        always prunes and works in fixed blocks of 32 rows, so there they change
+        nothing).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import certify
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> res = certify(rf, X[400:], y[400:], budget=1)
+    >>> res.accuracy_flb <= res.accuracy_elb <= res.accuracy_exact <= res.accuracy_clean
+    True
+    >>> res.summary().shape[0]
+    1
+    """
+    model = take_model("certify", model, kwargs)
+    p = validate_certify_params(dict(budget=budget, method=method, vote=vote, prune=prune, tie_class=tie_class,
+                                     progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
+                                     time_limit=time_limit))
+    p["progress"] = _check_progress(p["progress"])
+    flat = read_model(model, vote=vote, tie_class=tie_class)
+    budget = check_budget(p["budget"], flat.n_features)
+    res = _engine(flat).certify(flat, X, y, budget, p)
+    res.params = {k: v for k, v in p.items() if k != "progress"}
+    res.params["budget"] = budget
+    res.time_limit = p["time_limit"]
+    res.stopped = bool(res.stage_counts.get("unknown", 0))
+    return res
 
 
 def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit):
     """The forest cascade of :func:`certify` (arguments validated)."""
     t_call = time.perf_counter()
-    deadline = None if time_limit is None else time.time() + time_limit
+    deadline = deadline_of(time_limit)
     n = X64.shape[0]
     soft = ff.vote == "soft"
     tol = SOFT_TOL * ff.n_trees
@@ -461,7 +373,10 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 bar.start("flb", todo.size)
             if payload.run_elb:
                 bar.start("elb", todo.size)
-            outs = _run_blocks(_bounds_block, payload, blocks, n_jobs, bar, ("flb", "elb"))
+            # under a time limit the bounds (cheap) settle in this process first: workers that
+            # start late would leave rows unsettled that this process settles in milliseconds
+            outs = _run_blocks(_bounds_block, payload, blocks, 1 if deadline is not None else n_jobs, bar,
+                               ("flb", "elb"))
             wall = time.perf_counter() - t0
             t_f = sum(o["t_flb"] for o in outs)
             t_e = sum(o["t_elb"] for o in outs)
@@ -536,22 +451,10 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
     finally:
         bar.close()
 
-    counts = {s: int(np.sum(status == s)) for s in STATUSES}
+    a = accuracies(status, method, complete_flb, complete_elb)
+    counts, lower, upper = a["counts"], a["lower"], a["upper"]
+    a_flb, a_elb, a_exact, accuracy = a["accuracy_flb"], a["accuracy_elb"], a["accuracy_exact"], a["accuracy"]
     acc_clean = float(np.mean(correct))
-    lower = (counts["certified_flb"] + counts["certified_elb"] + counts["robust_brute"]) / n
-    upper = (n - counts["misclassified"] - counts["attackable"]) / n
-    a_flb = a_elb = a_exact = None
-    if method in ("flb", "cascade") and complete_flb:
-        a_flb = counts["certified_flb"] / n
-    if method == "elb" and complete_elb:
-        a_elb = counts["certified_elb"] / n
-    if method == "cascade" and complete_elb:
-        a_elb = (counts["certified_flb"] + counts["certified_elb"]) / n
-    if method in ("brute", "cascade") and counts["unknown"] == 0:
-        a_exact = lower
-    accuracy = {"flb": a_flb, "elb": a_elb, "brute": a_exact, "cascade": a_exact}[method]
-    if accuracy is None:
-        accuracy = lower
     return CertificationResult(
         method=method, budget=budget, accuracy=float(accuracy), accuracy_clean=acc_clean,
         status=status.astype(str), witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum,
@@ -724,6 +627,7 @@ def _run_blocks(func, payload, blocks, n_jobs, bar, stages):
     """
     if not blocks:
         return []
+    n_jobs = plan_n_jobs(n_jobs, len(blocks), payload.deadline)
     if len(blocks) == 1 or effective_n_jobs(n_jobs) <= 1:
         return run_chunks(partial(func, report=bar.add), payload, blocks, n_jobs=1)
     sizes = np.cumsum([0] + [blk.size for blk in blocks])
@@ -774,7 +678,8 @@ class _Progress:
             self.bar = None
 
 
-def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **kwargs):
+def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
+                          tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
     """Table of accuracies (clean, FLB, ELB, exact), stage counts and times per budget.
 
     Runs :func:`certify` once per budget (the cascade gives all three
@@ -782,137 +687,111 @@ def accuracy_under_attack(forest, X, y, budgets=(1, 2, 3), method="cascade", **k
 
     Parameters
     ----------
-    forest, X, y, method : as in :func:`certify`.
+    model, X, y : as in :func:`certify` (``forest=`` is the old name of ``model``, deprecated).
     budgets : iterable of int
         The budgets ``b`` (each ``1 <= b <= n_features``), at least one.
-    **kwargs
-        ``vote``, ``prune``, ``tie_class``, ``progress``, ``chunk_size``,
-        ``n_jobs`` and ``time_limit`` of :func:`certify`; any other keyword is a
-        ``TypeError``. ``n_jobs`` parallelises each budget's rows (same table at
-        every ``n_jobs``); ``time_limit`` is for the whole table: the budgets run
-        in the order given and each gets what is left of it (columns
-        ``accuracy_lower``/``accuracy_upper`` and ``n_unknown`` say what was settled).
-    """
-    allowed = {"vote", "prune", "tie_class", "progress", "chunk_size", "n_jobs", "time_limit"}
-    check_no_kwargs("accuracy_under_attack", {k: v for k, v in kwargs.items() if k not in allowed})
-    from ._boosted import flatten_boosted, is_boosted
+    method, vote, prune, tie_class, progress, chunk_size, n_jobs : as in :func:`certify`
+        ``n_jobs`` parallelises each budget's rows (same table at every ``n_jobs``).
+    time_limit : float or None
+        For the whole table: the budgets run in the order given and each gets
+        what is left of it (columns ``accuracy_lower``/``accuracy_upper`` and
+        ``n_unknown`` say what was settled).
 
-    if is_boosted(forest):
-        bm = flatten_boosted(forest)
-        if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
-            raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
-        budgets = [_check_budget(b, bm.n_features, name="budgets") for b in list(budgets)]
-        if not budgets:
-            raise ValueError("budgets must contain at least one budget.")
-        return pd.concat([certify(bm, X, y, budget=b, method=method, **kwargs).summary() for b in budgets],
-                         ignore_index=True)
+    Returns
+    -------
+    pandas.DataFrame
+        One :meth:`CertificationResult.summary` row per budget.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it (the constraints declared once for
+        :func:`certify`, for every model type); any other keyword is a ``TypeError``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import accuracy_under_attack
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> table = accuracy_under_attack(rf, X[400:], y[400:], budgets=(1, 2))
+    >>> list(table["budget"])
+    [1, 2]
+    """
+    model = take_model("accuracy_under_attack", model, kwargs)
+    p = validate_certify_params(dict(method=method, vote=vote, prune=prune, tie_class=tie_class, progress=progress,
+                                     chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit),
+                                caller="accuracy_under_attack")
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
-    check_n_jobs(kwargs.get("n_jobs"))
-    time_limit = check_real("time_limit", kwargs.pop("time_limit", None), min=0.0, allow_none=True)
     t0 = time.perf_counter()
-    ff = flatten_forest(forest, tie_class=kwargs.pop("tie_class", None), vote=kwargs.pop("vote", None))
-    budgets = [_check_budget(b, ff.n_features, name="budgets") for b in budgets]
+    flat = read_model(model, vote=vote, tie_class=tie_class)
+    budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
+    limit = p["time_limit"]
     frames = []
     for b in budgets:
-        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
-        frames.append(certify(ff, X, y, budget=b, method=method, time_limit=left, **kwargs).summary())
+        left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
+        frames.append(certify(flat, X, y, budget=b, method=p["method"], prune=p["prune"], progress=p["progress"],
+                              chunk_size=p["chunk_size"], n_jobs=p["n_jobs"], time_limit=left).summary())
     return pd.concat(frames, ignore_index=True)
 
 
-@dataclass
-class InstanceCovers:
-    """The partial set cover problem of one instance (section 4.2 / 4.6).
-
-    Attributes
-    ----------
-    membership : (n_trees, n_features) int8; bit 1 = tree in ``S_f^+`` (path
-        tests ``f`` true, attacker must increase), bit 2 = in ``S_f^-``.
-    votes : (n_trees,) class index voted by each tree; ``y`` the true index.
-    wrong : (n_trees,) bool, trees not voting ``y``.
-    correct : whether the certified predictor classifies the instance correctly.
-    vote : ``"hard"`` or ``"soft"``.
-    delta : dict target class index -> hard: trees to change (``delta_c``);
-        soft: the margin ``sum_t p_t[y] - p_t[c]``.
-    plus_sizes, minus_sizes : dict c -> (n_features,) hard: ``|S_f^± ∩ U_c|``
-        with ``U_c`` the trees not voting ``c`` (binary: the correct trees);
-        soft: the total swing ``sum_{t in S_f^±} w[t, c]``.
-    flb : dict c -> (sum of the b largest ``max(plus, minus)``, features used).
-    weights : dict c -> (n_trees,) soft: each tree's largest swing towards
-        ``c``; hard: 1 for trees in ``U_c``, else 0.
-    """
-
-    membership: np.ndarray
-    votes: np.ndarray
-    y: int
-    wrong: np.ndarray
-    correct: bool
-    delta: dict
-    plus_sizes: dict
-    minus_sizes: dict
-    budget: int
-    flb: dict
-    vote: str = "hard"
-    weights: dict = field(default_factory=dict, repr=False)
-
-    def to_frame(self, feature_names=None):
-        """Trees x features table with '+', '-', '+-' or ''."""
-        sym = np.array(["", "+", "-", "+-"])
-        cols = feature_names or [f"x{f}" for f in range(self.membership.shape[1])]
-        df = pd.DataFrame(sym[self.membership], columns=cols)
-        df.insert(0, "vote", self.votes)
-        df.index.name = "tree"
-        return df
-
-    def plot(self, ax=None, cover=None, feature_names=None):
-        from .plots import plot_cover_matrix
-
-        return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
-
-
-def _one_instance(flat, x, y):
-    """``(X64, Xr, yi)`` for one instance ``x`` (a Series, a one-row DataFrame aligned by
-    column name, or a 1-D array) with the single label ``y``, validated by the flattened
-    model ``flat`` (a forest's or a boosted model's: ``check_X``, ``encode_y``)."""
-    if hasattr(x, "to_frame") and hasattr(x, "index") and not hasattr(x, "columns"):  # a Series
-        x = x.to_frame().T
-    if hasattr(x, "columns"):
-        if len(x) != 1:
-            raise ValueError(f"x must be one instance; got a DataFrame with {len(x)} rows.")
-        X64, Xr = flat.check_X(x, name="x")
-    else:
-        try:
-            xa = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"x must be one numeric instance of {flat.n_features} values; got {x!r}.") from None
-        if xa.ndim != 1:
-            raise ValueError(f"x must be one instance, a 1-D array of {flat.n_features} values; got shape {xa.shape}.")
-        X64, Xr = flat.check_X(xa.reshape(1, -1), name="x")
-    if np.ndim(y) != 0:
-        raise ValueError(f"y must be the single label of x; got an array of shape {np.shape(y)}.")
-    return X64, Xr, int(flat.encode_y(np.asarray([y]), n_rows=1)[0])
-
-def instance_covers(forest, x, y, budget=1, tie_class=None, *, vote=None):
+def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
     Parameters
     ----------
-    forest : as in :func:`certify`.
+    model : as in :func:`certify` (``forest=`` is the old name, deprecated).
     x : (n_features,) one instance, or a one-row DataFrame / Series (aligned
         to the model's feature names).
-    y : its label (one of ``forest.classes_``).
-    budget : int, ``1 <= budget <= n_features``.
-    vote : {"soft", "hard"}, optional, as in :func:`certify`.
-    """
-    from ._boosted import boosted_instance_covers, is_boosted
+    y : label
+        Its label (one of ``model.classes_``).
+    budget : int
+        ``1 <= budget <= n_features``.
+    tie_class : label, optional
+        As in :func:`certify` (hard vote only).
+    vote : {"soft", "hard"}, optional
+        As in :func:`certify` (forests only).
 
-    if is_boosted(forest):
-        return boosted_instance_covers(forest, x, y, budget=budget)
-    ff = flatten_forest(forest, tie_class=tie_class, vote=vote)
-    budget = _check_budget(budget, ff.n_features)
+    Returns
+    -------
+    InstanceCovers
+        The membership matrix, deltas, set sizes and FLB sums of the instance.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument, naming it (the same declared constraints as
+        :func:`certify`, for every model type).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import instance_covers
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    >>> ic = instance_covers(rf, X[0], y[0], budget=1)
+    >>> ic.membership.shape
+    (5, 30)
+    """
+    t0 = time.perf_counter()
+    model = take_model("instance_covers", model, kwargs)
+    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class), caller="instance_covers")
+    flat = read_model(model, vote=vote, tie_class=tie_class)
+    budget = check_budget(p["budget"], flat.n_features)
+    cov = _engine(flat).covers(flat, x, y, budget)
+    cov.params = {"budget": cov.budget, "vote": cov.vote}
+    cov.elapsed = time.perf_counter() - t0
+    return cov
+
+
+def _forest_covers(ff, x, y, budget):
+    """:func:`instance_covers` for a :class:`FlatForest` (arguments validated)."""
     _, Xr, yi = _one_instance(ff, x, y)
     xr = Xr[0]
     d = ff.n_features

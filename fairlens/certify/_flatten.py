@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import _kernels
+from ._inputs import align_frame, check_X
 
 __all__ = ["FlatForest", "flatten_forest", "relevant_values", "check_X", "align_frame", "VOTES"]
 
@@ -78,78 +79,6 @@ def relevant_values(feature, threshold, n_features):
         ptr[f + 1] = ptr[f] + vals.size
     values = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float64)
     return ptr, values
-
-
-def align_frame(X, feature_names, name="X"):
-    """Align a DataFrame's columns to ``feature_names`` by name (arrays pass through).
-
-    A missing or unexpected column is a ``ValueError`` naming it, as scikit-learn
-    does; with ``feature_names=None`` (model fitted on an array) columns are
-    taken by position, as scikit-learn does.
-    """
-    if not (hasattr(X, "columns") and hasattr(X, "iloc")) or feature_names is None:
-        return X
-    cols = list(X.columns)
-    names = [str(c) for c in feature_names]
-    scols = [str(c) for c in cols]
-    if len(set(scols)) != len(scols):
-        dup = sorted({c for c in scols if scols.count(c) > 1})
-        raise ValueError(f"{name} has duplicated column names {dup}; column names must be unique.")
-    missing = [c for c in names if c not in scols]
-    extra = [c for c in scols if c not in names]
-    if missing or extra:
-        parts = []
-        if extra:
-            parts.append(f"Feature names unseen at fit time: {extra}")
-        if missing:
-            parts.append(f"Feature names seen at fit time, yet now missing: {missing}")
-        raise ValueError(
-            f"The feature names of {name} should match those that were passed during fit. "
-            + "; ".join(parts) + f". Expected the columns {names}."
-        )
-    X = X.set_axis(scols, axis=1)
-    return X[names]
-
-
-def check_X(X, n_features, name="X", feature_names=None):
-    """Validate ``X`` and round it to float32 like scikit-learn's trees.
-
-    A DataFrame is aligned to ``feature_names`` by column name first (see
-    :func:`align_frame`). Returns ``(X64, Xr)``: the validated float64 array
-    and its float32-rounded float64 copy used by the kernels.
-    """
-    X = align_frame(X, feature_names, name=name)
-    if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-        bad = [c for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
-        if bad:
-            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as the model was fitted.")
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy()
-    if isinstance(X, (str, bytes)):
-        raise TypeError(f"{name} must be a numeric 2-D array or DataFrame; got a string.")
-    try:
-        X64 = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 2-D array or DataFrame; got {type(X).__name__} "
-                        f"that cannot be converted to float.") from exc
-    if X64.ndim == 1:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); for one row use {name}.reshape(1, -1).")
-    if X64.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got {X64.ndim} dimensions.")
-    if X64.shape[1] != n_features:
-        raise ValueError(
-            f"{name} has {X64.shape[1]} features (columns) but the forest was fitted on {n_features} features; "
-            "pass the same columns used to fit it."
-        )
-    if not np.all(np.isfinite(X64)):
-        raise ValueError(f"{name} contains NaN or infinite values; impute or drop them before certifying.")
-    with np.errstate(over="ignore"):
-        X32 = X64.astype(np.float32)
-    if not np.all(np.isfinite(X32)):
-        raise ValueError(f"{name} has values outside the float32 range that scikit-learn trees work in.")
-    return X64, np.ascontiguousarray(X32.astype(np.float64))
 
 
 def _tree_max_gain(leaf_proba, feature, roots, n_nodes_total):
@@ -296,7 +225,7 @@ class FlatForest:
 
     def encode_y(self, y, name="y", n_rows=None):
         """Map labels to class indices, with a clear error for unknown labels."""
-        from ._fpf import _encode_labels
+        from ._inputs import encode_labels as _encode_labels
 
         if n_rows is None:
             n_rows = np.shape(y)[0] if np.ndim(y) >= 1 else 1

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
 from .._validation import check_random_state
+from ._inputs import encode_labels as _encode_labels
 from sklearn.utils.validation import check_is_fitted
 
 
@@ -195,7 +196,7 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
     def _check(self, X, name="X"):
         from sklearn.utils.validation import validate_data
 
-        from ._flatten import align_frame
+        from ._inputs import align_frame
 
         check_is_fitted(self, "estimators_")
         X = align_frame(X, getattr(self, "feature_names_in_", None), name=name)
@@ -253,33 +254,3 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         wrong = (votes != idx[:, None]).sum(axis=1)
         r = self.n_rounds_
         return wrong < (r + 1) // 2
-
-
-def _encode_labels(y, classes, n_rows, name="y"):
-    """Class indices of ``y``; every label must be one of ``classes``, one per row."""
-    if np.ndim(y) == 0:
-        raise ValueError(f"{name} must be a 1-D array with one label per row of X ({n_rows}); got the "
-                         f"scalar {y!r}.")
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D with one label per row; got shape {y.shape}.")
-    if y.shape[0] != n_rows:
-        raise ValueError(f"X has {n_rows} rows but {name} has {y.shape[0]} labels; they must match.")
-    lookup = {}
-    for k, c in enumerate(classes):
-        key = c.item() if hasattr(c, "item") else c
-        lookup.setdefault(key, k)
-    out = np.empty(y.shape[0], dtype=np.int64)
-    for i, v in enumerate(y):
-        key = v.item() if hasattr(v, "item") else v
-        try:
-            hit = lookup.get(key)
-        except TypeError:  # unhashable label
-            hit = None
-        if hit is None or (isinstance(key, float) and not np.isfinite(key)):
-            raise ValueError(
-                f"{name} contains the label {key!r}, which is not one of the model's classes "
-                f"{[c.item() if hasattr(c, 'item') else c for c in classes]}."
-            )
-        out[i] = hit
-    return out

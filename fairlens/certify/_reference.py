@@ -153,12 +153,52 @@ def _candidate_values(model, n_features):
 
 
 def reference_brute(model, X, y, budget, max_rows=2_000_000):
-    """Literal brute force (section 4.1) with scikit-learn's ``predict``.
+    """Literal brute force (section 4.1), independent of certify's kernels.
 
     Every set of ``min(budget, #used features)`` features, every combination of
     candidate values around every threshold (plus the instance's own value), and
-    the vote of scikit-learn's trees on each candidate x'. Returns
-    ``(correct, attackable)`` boolean arrays.
+    the hard majority vote of scikit-learn's own trees (``tree.predict``) on each
+    candidate x'. Pure Python and NumPy: slow, and meant for small forests -- it is
+    the test suite's independent cross-check of :func:`certify` and the slow
+    baseline of the tutorial's timing table.
+
+    Parameters
+    ----------
+    model : FeaturePartitionedForest, RandomForestClassifier, ExtraTreesClassifier or DecisionTreeClassifier
+        A fitted forest. What is checked is the majority of the trees' hard votes
+        (the paper's predictor: ``certify(..., vote="hard")``, the default for a
+        FeaturePartitionedForest).
+    X : (n, d) array
+        Instances, in the columns the model was fitted on.
+    y : (n,) array
+        Their labels (values of ``model.classes_``).
+    budget : int
+        Number of features the attacker may change.
+    max_rows : int, default=2_000_000
+        Largest number of candidate rows enumerated for one instance.
+
+    Returns
+    -------
+    correct : (n,) bool array
+        Whether the hard vote classifies each row correctly without attack.
+    attackable : (n,) bool array
+        Whether some change of at most ``budget`` features flips a correct row.
+
+    Raises
+    ------
+    ValueError
+        When one instance would need more than ``max_rows`` candidates.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from fairlens.certify import FeaturePartitionedForest, certify, reference_brute
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> fpf = FeaturePartitionedForest(budget=1, rounds=3, random_state=0).fit(X[:455], y[:455])
+    >>> correct, attackable = reference_brute(fpf, X[455:460], y[455:460], budget=1)
+    >>> res = certify(fpf, X[455:460], y[455:460], budget=1, method="brute")
+    >>> bool(((res.status == "attackable") == attackable).all())
+    True
     """
     trees, maps, classes, tie = sklearn_trees(model)
     X = np.asarray(X, dtype=np.float64)

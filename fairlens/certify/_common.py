@@ -1,0 +1,210 @@
+"""Helpers shared by every certification path (forests and boosted models), free of cycles."""
+from __future__ import annotations
+
+__all__ = ["_call", "_interrupted", "_check_kernel_inputs"]
+
+
+def _call(kernel, *args):
+    """Call a numba kernel; a Ctrl-C that lands inside it surfaces as KeyboardInterrupt."""
+    try:
+        return kernel(*args)
+    except SystemError as exc:  # "returned a result with an exception set"
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _check_kernel_inputs(ff, Xr, yi, rows, budget):
+    """Shapes and dtypes every certify kernel relies on, checked before each call, in this one place
+    for every flat model (``ff``: a FlatForest or a BoostedModel; both have ``n_features`` and
+    ``n_classes``)."""
+    import numpy as np
+
+    n, d = Xr.shape
+    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous or d != ff.n_features:
+        raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
+    if yi.dtype != np.int64 or yi.shape != (n,):
+        raise ValueError("internal: y must be an int64 array with one class index per row.")
+    if n and (yi.min() < 0 or yi.max() >= ff.n_classes):
+        raise ValueError("internal: class index out of range.")
+    if rows.dtype != np.int64 or rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
+        raise ValueError("internal: row indices out of range.")
+    if not 1 <= budget <= d:
+        raise ValueError("internal: budget out of range.")
+
+
+def _interrupted(exc):
+    """Whether a KeyboardInterrupt is anywhere in ``exc``'s chain of causes/contexts.
+
+    A SIGINT that lands inside a numba kernel surfaces as ``SystemError: CPUDispatcher(...)
+    returned a result with an exception set`` wrapping one or more further ``SystemError``s
+    (a dispatcher calling a dispatcher): the whole chain is walked, not only its first link.
+    """
+    todo, seen = [exc], set()
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        todo += [e.__cause__, e.__context__]
+    return False
+
+
+#: Under a time limit, rows go to parallel workers only when at least this many seconds are
+#: left: starting workers (loky processes, dask task shipping) takes one to several seconds on a
+#: loaded machine, and a worker that starts after the deadline settles nothing. Below it the
+#: rows are worked in this process, which settles them from the first millisecond.
+MIN_PARALLEL_SECONDS = 10.0
+
+
+def deadline_of(time_limit):
+    """Wall-clock deadline (``time.time()`` based, shared with the workers) or ``None``."""
+    import math
+    import time
+
+    if time_limit is None or math.isinf(time_limit):
+        return None
+    return time.time() + time_limit
+
+
+def plan_n_jobs(n_jobs, n_tasks, deadline):
+    """The ``n_jobs`` to hand to :func:`fairlens._parallel.run_chunks` for ``n_tasks`` blocks.
+
+    Never more workers than blocks (``n_jobs=10**6`` on 40 rows starts at most as many
+    workers as there are blocks, instead of failing inside joblib); 1 (this process) when
+    there is a single block or when a deadline leaves less than :data:`MIN_PARALLEL_SECONDS`
+    (worker start-up would eat the time and the rows would stay unsettled). Only when the
+    work is run, never the answer, depends on it (without a time limit).
+    """
+    import time
+
+    from .._parallel import effective_n_jobs
+
+    if n_tasks <= 1:
+        return 1
+    if deadline is not None and deadline - time.time() < MIN_PARALLEL_SECONDS:
+        return 1
+    workers = effective_n_jobs(n_jobs)
+    if workers <= 1:
+        return 1
+    if workers > n_tasks:
+        return int(n_tasks)
+    return n_jobs
+
+
+# ---------------------------------------------------------------------------------------------
+# the one declaration of certify's parameters (every model type is validated from it)
+# ---------------------------------------------------------------------------------------------
+import math as _math  # noqa: E402
+import numbers as _numbers  # noqa: E402
+
+from .._base import Interval, Options, validate_params  # noqa: E402
+
+METHODS = ("cascade", "flb", "elb", "brute")
+VOTES = ("soft", "hard")
+
+
+class _AtLeast(Interval):
+    """An integer >= ``left`` (bools refused)."""
+
+    def __init__(self, left):
+        super().__init__(_numbers.Integral, left, None)
+
+    def __str__(self):
+        return f"an integer >= {self.left}"
+
+
+class _NonZeroInt(Interval):
+    """A non-zero integer (joblib's ``n_jobs``; no upper bound: certify never starts more
+    workers than it has blocks)."""
+
+    def __init__(self):
+        super().__init__(_numbers.Integral, None, None)
+
+    def is_satisfied_by(self, v):
+        return self._type_ok(v) and int(v) != 0
+
+    def __str__(self):
+        return "a non-zero integer (-1 = all cores)"
+
+    def invalid(self):
+        return 0
+
+
+class _Seconds(Interval):
+    """A number of seconds >= 0, ``inf`` included (no limit)."""
+
+    def __init__(self):
+        super().__init__(_numbers.Real, 0.0, None)
+
+    def is_satisfied_by(self, v):
+        return self._type_ok(v) and not _math.isnan(float(v)) and float(v) >= 0
+
+    def __str__(self):
+        return "a number of seconds >= 0 (inf = no limit)"
+
+    def invalid(self):
+        return -1.0
+
+
+#: The parameters of :func:`~fairlens.certify.certify`, declared once: every model type
+#: (scikit-learn forests and trees, FeaturePartitionedForest, XGBoost, LightGBM,
+#: GradientBoosting, HistGradientBoosting) is validated from this table before anything is
+#: read from the model. ``budget`` is checked against the model's number of features after.
+CERTIFY_CONSTRAINTS = {
+    "budget": [_AtLeast(1)],
+    "method": [Options(*METHODS)],
+    "vote": [Options(*VOTES), None],
+    "prune": ["boolean"],
+    "tie_class": "no_validation",
+    "progress": ["progress"],
+    "chunk_size": [_AtLeast(1)],
+    "n_jobs": [_NonZeroInt(), None],
+    "time_limit": [_Seconds(), None],
+}
+
+
+def validate_certify_params(params, caller="certify"):
+    """Validate ``params`` (a subset of :data:`CERTIFY_CONSTRAINTS`) and normalise them.
+
+    Returns the dict with Python ``int``/``float``/``bool`` values (``time_limit`` a float or
+    ``None``). Raises ``TypeError``/``ValueError`` naming the parameter.
+    """
+    validate_params(params, {k: v for k, v in CERTIFY_CONSTRAINTS.items() if k in params}, caller=caller)
+    out = dict(params)
+    for k in ("budget", "chunk_size", "n_jobs"):
+        if out.get(k) is not None:
+            out[k] = int(out[k])
+    if "prune" in out:
+        out["prune"] = bool(out["prune"])
+    if out.get("time_limit") is not None:
+        out["time_limit"] = float(out["time_limit"])
+    if out.get("progress") is not None and not callable(out["progress"]):
+        out["progress"] = bool(out["progress"])
+    return out
+
+
+def check_budget(budget, n_features, name="budget"):
+    """``budget`` (validated int) against the model's number of features."""
+    if budget > n_features:
+        raise ValueError(f"{name}={budget} is larger than the number of features ({n_features}); "
+                         f"use {name} <= {n_features}.")
+    return budget
+
+
+def take_model(caller, model, kwargs):
+    """The model argument, also under its old name ``forest=`` (with a FutureWarning)."""
+    from .._base import renamed_kwargs
+
+    kwargs = renamed_kwargs(caller, kwargs, {"forest": "model"})
+    if "model" in kwargs:
+        if model is not None:
+            raise TypeError(f"{caller}() got the model twice (positionally and as forest=); pass it once.")
+        model = kwargs.pop("model")
+    if kwargs:
+        raise TypeError(f"{caller}() got unexpected keyword argument(s) {sorted(kwargs)}.")
+    if model is None:
+        raise TypeError(f"{caller}() missing the model: pass a fitted tree ensemble as the first argument.")
+    return model

@@ -1,0 +1,140 @@
+"""certify follows the one analysis contract (issue 21) for EVERY supported model type.
+
+The parameters of ``certify``, ``instance_covers`` and ``accuracy_under_attack`` are declared once
+(``CERTIFY_CONSTRAINTS``); the invalid values generated from that table are refused by name for
+scikit-learn forests (soft and hard vote), trees, FeaturePartitionedForest, GradientBoosting,
+HistGradientBoosting, XGBoost and LightGBM alike (before: ``prune="banana"`` and ``chunk_size=0``
+were accepted for GradientBoosting and refused for RandomForest). Results are
+:class:`fairlens._base.Result` objects.
+"""
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.tree import DecisionTreeClassifier
+
+from fairlens._base import Result, make_invalid
+from fairlens.certify import FeaturePartitionedForest, accuracy_under_attack, certify, instance_covers
+from fairlens.certify._common import CERTIFY_CONSTRAINTS
+
+from .test_boosted import _data
+
+KINDS = ["rf", "rf_hard", "extra_trees", "tree", "fpf", "gb", "hgb", "xgboost", "lightgbm"]
+
+
+def _model(kind):
+    X, y = _data(11, n=150)
+    if kind == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        m = xgb.XGBClassifier(n_estimators=4, max_depth=2, n_jobs=1, random_state=0)
+    elif kind == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        m = lgb.LGBMClassifier(n_estimators=4, num_leaves=4, min_child_samples=5, verbose=-1, n_jobs=1,
+                               random_state=0)
+    else:
+        m = {"rf": RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+             "rf_hard": RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+             "extra_trees": ExtraTreesClassifier(n_estimators=5, max_depth=3, random_state=0),
+             "tree": DecisionTreeClassifier(max_depth=3, random_state=0),
+             "fpf": FeaturePartitionedForest(budget=1, rounds=2, random_state=0),
+             "gb": GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=0),
+             "hgb": HistGradientBoostingClassifier(max_iter=4, max_depth=2, random_state=0)}[kind]
+    m.fit(X[:120], y[:120])
+    extra = {"vote": "hard"} if kind == "rf_hard" else {}
+    return m, X[120:], y[120:], extra
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def fitted(request):
+    return request.param, _model(request.param)
+
+
+def test_the_table_generates_a_bad_value_for_every_declared_parameter():
+    bad = dict(make_invalid(CERTIFY_CONSTRAINTS))
+    assert set(bad) == set(CERTIFY_CONSTRAINTS) - {"tie_class"}
+
+
+def test_every_invalid_value_is_refused_by_name(fitted):
+    _, (model, X, y, extra) = fitted
+    cases = make_invalid(CERTIFY_CONSTRAINTS) + [("prune", "banana"), ("chunk_size", 0), ("budget", 99),
+                                                 ("budget", True), ("n_jobs", 2.0), ("time_limit", np.nan)]
+    for name, bad in cases:
+        kw = dict(extra)
+        kw[name] = bad
+        with pytest.raises((TypeError, ValueError), match=name):
+            certify(model, X, y, **kw)
+        if name in ("budget", "vote"):
+            with pytest.raises((TypeError, ValueError), match=name):
+                instance_covers(model, X[0], y[0], **kw)
+        elif name != "tie_class":
+            kw.setdefault("budgets", (1,))
+            with pytest.raises((TypeError, ValueError), match=name):
+                accuracy_under_attack(model, X, y, **kw)
+
+
+def test_results_follow_the_contract(fitted):
+    kind, (model, X, y, extra) = fitted
+    res = certify(model, X, y, budget=1, **extra)
+    assert isinstance(res, Result)
+    s = res.summary()
+    assert isinstance(s, pd.DataFrame) and len(s) == 1
+    d = res.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert d["type"] == "CertificationResult" and d["params"]["budget"] == 1
+    assert d["params"]["method"] == "cascade"
+    assert isinstance(res._repr_html_(), str)
+    assert res.random_state is None and res.stopped is False and math.isfinite(res.elapsed)
+    lo, hi = res.accuracy_interval
+    assert lo == hi == res.accuracy_exact
+    # a time limit that settles nothing is a stopped run with a sound interval
+    cut = certify(model, X, y, budget=1, time_limit=0, **extra)
+    assert cut.stopped and cut.to_dict()["stopped"] is True
+    assert cut.accuracy_interval[0] <= res.accuracy <= cut.accuracy_interval[1]
+    for method in ("flb", "elb"):
+        r = certify(model, X, y, budget=1, method=method, **extra)
+        assert r.accuracy_interval[0] <= res.accuracy <= r.accuracy_interval[1]
+    ic = instance_covers(model, X[0], y[0], budget=1, **extra)
+    assert isinstance(ic, Result)
+    s = ic.summary()
+    assert len(s) == 1 and s.loc[0, "budget"] == 1
+    json.dumps(ic.to_dict(), allow_nan=False)
+    assert isinstance(ic._repr_html_(), str) and ic.params["budget"] == 1
+
+
+def test_forest_is_the_deprecated_name_of_model():
+    model, X, y, _ = _model("rf")
+    ref = certify(model, X, y, budget=1)
+    with pytest.warns(FutureWarning, match="'forest' was renamed 'model'"):
+        res = certify(forest=model, X=X, y=y, budget=1)
+    np.testing.assert_array_equal(res.status, ref.status)
+    with pytest.warns(FutureWarning):
+        instance_covers(forest=model, x=X[0], y=y[0])
+    with pytest.warns(FutureWarning):
+        accuracy_under_attack(forest=model, X=X, y=y, budgets=(1,))
+    with pytest.raises(TypeError, match="twice"), pytest.warns(FutureWarning):
+        certify(model, X, y, forest=model)
+    with pytest.raises(TypeError, match="colour"):
+        certify(model, X, y, colour="red")
+    with pytest.raises(TypeError):
+        certify(model, X, y, 2)  # budget is keyword-only
+
+
+def test_accuracies_not_computed_are_none_for_every_model_type(fitted):
+    """A time limit that settles nothing leaves FLB/ELB/exact accuracies None, not 0.0 (boosted
+    models reported accuracy_flb = 0.0 for a cascade cut before FLB); one function computes the
+    accuracies for every model type."""
+    _, (model, X, y, extra) = fitted
+    cut = certify(model, X, y, budget=1, time_limit=0, **extra)
+    if cut.stage_counts["unknown"]:
+        assert cut.accuracy_flb is None and cut.accuracy_elb is None and cut.accuracy_exact is None
+        assert cut.accuracy == cut.accuracy_interval[0]
+    full = certify(model, X, y, budget=1, **extra)
+    assert full.accuracy_flb <= full.accuracy_elb <= full.accuracy_exact == full.accuracy
