@@ -295,10 +295,12 @@ def _protected_groups(ctx):
         col = frame[p]
         j = ctx.dataset.index_of(p)
         if ctx.dataset.feature_types[j] != "categorical" and col.nunique() > ctx.options["max_groups"]:
-            cut = pd.qcut(col.astype(float), 4, duplicates="drop")
-            labels = cut.astype(str).to_numpy(dtype=object)
-            out[p] = labels
-            binned[p] = "quartile bins " + ", ".join(str(c) for c in cut.cat.categories)
+            edges = np.unique(np.quantile(col.astype(float), [0.25, 0.5, 0.75]))
+            codes = np.searchsorted(edges, col.astype(float).to_numpy(), side="left")
+            names = [f"{p} <= {edges[0]:g}"] + [f"{a:g} < {p} <= {b:g}" for a, b in zip(edges[:-1], edges[1:])] \
+                + [f"{p} > {edges[-1]:g}"]
+            out[p] = np.asarray(names, dtype=object)[codes]
+            binned[p] = "quartile bins: " + "; ".join(names)
         else:
             out[p] = col.astype(str).to_numpy(dtype=object) if not col.dtype == object else col.to_numpy()
     return pd.DataFrame(out), binned
@@ -420,8 +422,8 @@ def check_individual(ctx, seconds):
     n_inst = int(len(res.instances))
     out.findings.append(_finding(
         "individual", "individual_instances_found", None, n_inst, None, None,
-        f"MAFT found {n_inst:,} unique discriminatory instances in {res.elapsed:.1f} s "
-        f"({'cut short' if res.stopped else 'full budget'}).", ctx.thresholds))
+        f"MAFT found {n_inst:,} unique discriminatory instances "
+        f"({'cut short by the time budget' if res.stopped else 'with its full budget'}).", ctx.thresholds))
     if n_inst:
         out.tables.append(_pairs_table(ctx, res, opts["n_examples"]))
     out.verdict = f["sentence"]
