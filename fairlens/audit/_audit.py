@@ -112,6 +112,8 @@ class AuditReport(Result):
         The audited table as a Dataset (widgets take it).
     model : object
         The audited model.
+    scorer : fairlens.models.Scorer
+        The model adapted to the Dataset's encoded rows (what every check called).
     info : dict
         The ``data``, ``model`` and ``parameters`` blocks of the report document.
     fail_on : list of str
@@ -123,6 +125,7 @@ class AuditReport(Result):
     outcomes: list
     dataset: object = dataclasses.field(repr=False, default=None)
     model: object = dataclasses.field(repr=False, default=None)
+    scorer: object = dataclasses.field(repr=False, default=None)
     info: dict = dataclasses.field(default_factory=dict)
     fail_on: list = dataclasses.field(default_factory=list)
     created: str = ""
@@ -648,6 +651,6 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if bar is not None:
         bar.set_description("fairlens audit")
         bar.close()
-    return AuditReport(outcomes=outcomes, dataset=dataset, model=model, info=info, fail_on=gate, created=created,
+    return AuditReport(outcomes=outcomes, dataset=dataset, model=model, scorer=scorer, info=info, fail_on=gate, created=created,
                        params=info["parameters"], random_state=seed, elapsed=time.perf_counter() - t_start,
                        stopped=any(o.status == "cut short" for o in outcomes))

@@ -780,7 +780,7 @@ def check_robustness(ctx, seconds):
                 "robustness", "clean_accuracy", None, res.accuracy_clean, None, None,
                 f"On {len(idx):,} rows of the data the model's accuracy is {_pct(res.accuracy_clean)} without "
                 "attack.", ctx.thresholds))
-        value = res.accuracy if (unknown == 0) else 0.5 * (lo + hi)
+        value = res.accuracy if (unknown == 0) else lo  # cut short: what is certified (the lower end)
         cut = unknown > 0
         sentence = (f"An attacker who may change any {b} feature(s) of a row brings the accuracy down to "
                     + (f"{_pct(lo)}" if lo == hi else f"between {_pct(lo)} and {_pct(hi)}")
