@@ -395,6 +395,7 @@ def check_individual(ctx, seconds):
         n += rows.size
     lo, hi = wilson_interval(k, n, conf)
     rate = k / n
+    t_rate = time.perf_counter() - t0
     out.params = {"n_rate": opts["n_rate"], "rate_sample": "rows of the data, without replacement",
                   "confidence": conf, "protected": list(ctx.protected)}
     pv = ", ".join(ctx.protected)
@@ -410,11 +411,14 @@ def check_individual(ctx, seconds):
     # 2. MAFT search for example pairs, for the rest of the time
     stop, _ = _deadline_stop(max(0.0, t0 + seconds - time.perf_counter()))
     maft, run_kw = _make_maft(ctx, opts["maft_seeds"], opts["maft_local"], ctx.random_state)
+    t_maft = time.perf_counter()
     res = maft.run(stop=stop, n_jobs=ctx.n_jobs, **run_kw)
+    t_maft = time.perf_counter() - t_maft
     out.result = res
     mp = maft.params() if callable(getattr(maft, "params", None)) else dict(getattr(maft, "params", {}) or {})
     out.params.update({"maft_" + k_: v for k_, v in mp.items() if k_ not in ("protected",)})
-    out.params.update(maft_n_seeds=opts["maft_seeds"], maft_n_local=opts["maft_local"])
+    out.params.update(maft_n_seeds=opts["maft_seeds"], maft_n_local=opts["maft_local"], n_rate_measured=n,
+                      rate_seconds=round(t_rate, 3), maft_seconds=round(t_maft, 3))
     if res.stopped:
         out.status = "cut short"
         out.notes.append("The MAFT search was cut short by the time budget; it reports the instances found "
