@@ -398,11 +398,32 @@ def _as_dataset(model, data, target, protected, favourable):
     names = getattr(model, "feature_names_in_", None)
     if names is not None:  # align to the model's own column order: same findings whatever the frame's order
         names = [str(c) for c in names]
-        if set(names) == set(map(str, features)):
-            features = names
+        have = set(map(str, features))
+        if set(names) <= have:
+            # columns the model does not read are left out, except protected ones (a model that does not
+            # read a protected column is still audited for it: "fairness through unawareness")
+            features = names + [p for p in protected if p not in names]
     ds = from_frame(data, target, protected=list(protected), favourable=favourable, features=features,
                     name="data")
     return ds, list(protected)
+
+
+class _UnawareModel:
+    """The user's model, fed only the columns it reads: the audit adds the protected columns the model
+    does not read (to audit it for them), and this adapter drops them again before every call."""
+
+    def __init__(self, model, features):
+        self.model = model
+        self.columns = [str(c) for c in model.feature_names_in_]
+        self.feature_names_in_ = np.asarray(features, dtype=object)
+        self.n_features_in_ = len(features)
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X[self.columns])
+
+    def __repr__(self):
+        return f"{type(self.model).__name__} (reads {len(self.columns)} of the {self.n_features_in_} columns)"
 
 
 def _model_block(model, scorer, model_source):
@@ -580,11 +601,19 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
 
     dataset, protected = _as_dataset(model, data, target, protected, favourable)
     fav_class = _favourable_class(model, data, favourable, dataset)
+    user_model = model
+    names = getattr(model, "feature_names_in_", None)
+    if (names is not None and hasattr(model, "predict_proba")
+            and set(map(str, names)) < set(dataset.feature_names)):
+        model = _UnawareModel(model, list(dataset.feature_names))
     scorer = as_scorer(model, dataset, favourable_class=fav_class)
     score = np.asarray(scorer(dataset.X), dtype=np.float64)
     pred = (score >= threshold).astype(np.int64)
-    model_block = _model_block(model, scorer, model_source)
-    ctx = Context(model=model, dataset=dataset, scorer=scorer, favourable_class=fav_class, protected=protected,
+    model_block = _model_block(user_model, scorer, model_source)
+    unread = [p for p in protected if names is not None and p not in set(map(str, names))]
+    if unread:
+        model_block["note"] = f"the model does not read the protected column(s) {unread}"
+    ctx = Context(model=model, user_model=user_model, dataset=dataset, scorer=scorer, favourable_class=fav_class, protected=protected,
                   y=np.asarray(dataset.y, dtype=np.int64), score=score, pred=pred, threshold=float(threshold),
                   random_state=seed, n_jobs=n_jobs, thresholds=thr, options=opts, input=model_block["input"])
 
@@ -651,6 +680,6 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if bar is not None:
         bar.set_description("fairlens audit")
         bar.close()
-    return AuditReport(outcomes=outcomes, dataset=dataset, model=model, scorer=scorer, info=info, fail_on=gate, created=created,
+    return AuditReport(outcomes=outcomes, dataset=dataset, model=user_model, scorer=scorer, info=info, fail_on=gate, created=created,
                        params=info["parameters"], random_state=seed, elapsed=time.perf_counter() - t_start,
                        stopped=any(o.status == "cut short" for o in outcomes))

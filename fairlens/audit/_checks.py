@@ -85,6 +85,7 @@ class Context:
     """Everything the checks share (built once by :func:`fairlens.audit.audit`)."""
 
     model: object
+    user_model: object
     dataset: object
     scorer: object
     favourable_class: object
@@ -732,14 +733,14 @@ def _certify(ctx, X, y, budget, time_limit):
     """ADAPTER: :func:`fairlens.certify.certify` with the cascade (exact unless cut by the time limit)."""
     from ..certify import certify
 
-    return certify(ctx.model, X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
+    return certify(ctx.user_model, X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
 
 
 def check_robustness(ctx, seconds):
     """Robustness: accuracy under attackers changing ``b`` features (certified, anytime interval)."""
     opts = ctx.options
     out = CheckOutcome("robustness", "Robustness to b-feature attacks", random_state=ctx.random_state)
-    ok, why = tree_ensemble_kind(ctx.model)
+    ok, why = tree_ensemble_kind(ctx.user_model)
     if not ok:
         out.status = "not applicable"
         out.verdict = f"Not applicable: {why}."
@@ -751,9 +752,10 @@ def check_robustness(ctx, seconds):
     from .._parallel import chunk_rng
 
     idx = np.sort(chunk_rng(ctx.random_state, 0, 29).permutation(ds.n_samples)[: opts["n_certify"]])
-    names = getattr(ctx.model, "feature_names_in_", None)
+    names = getattr(ctx.user_model, "feature_names_in_", None)
+    cols = list(ds.feature_names) if names is None else [str(c) for c in names]
     if ctx.input == "readable frame":
-        X = ds.frame.iloc[idx][list(ds.feature_names)].reset_index(drop=True)
+        X = ds.frame.iloc[idx][cols].reset_index(drop=True)
         if not all(pd.api.types.is_numeric_dtype(X[c]) for c in X.columns):
             out.status = "not applicable"
             out.verdict = ("Not applicable: the ensemble takes non-numeric columns; certification works on "
@@ -762,10 +764,10 @@ def check_robustness(ctx, seconds):
                                          out.verdict, ctx.thresholds, verdict="not applicable"))
             return out
     elif names is not None:
-        X = pd.DataFrame(ds.X[idx], columns=list(ds.feature_names))
+        X = pd.DataFrame(ds.X[idx], columns=list(ds.feature_names))[cols]
     else:
         X = ds.X[idx]
-    classes = list(np.asarray(getattr(ctx.model, "classes_", [0, 1])).tolist())
+    classes = list(np.asarray(getattr(ctx.user_model, "classes_", [0, 1])).tolist())
     other = [c for c in classes if c != ctx.favourable_class]
     y = np.where(ds.y[idx] == 1, ctx.favourable_class, other[0] if other else 0)
     y = np.asarray(y, dtype=np.asarray(classes).dtype) if classes else y

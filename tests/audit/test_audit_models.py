@@ -109,3 +109,32 @@ def test_tight_time_budget_cuts_checks_short_and_keeps_intervals(german, readabl
     assert g["ci_low"].notna().all() or status["group_fairness"] == "failed"
     doc = rep.to_dict()
     assert any("cut short" in s for s in doc["limitations"])
+
+
+def test_model_that_does_not_read_the_protected_column(german, small):
+    """Fairness through unawareness: a model without `sex` among its inputs is audited for `sex`; changing
+    only `sex` can never change its decision, so the individual rate is exactly 0 (a hand-checkable answer),
+    while the group check still compares the sexes. Extra columns the model does not read are ignored."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    frame = german.frame.copy()
+    frame["row_id"] = range(len(frame))
+    feats = [c for c in german.feature_names if c != "sex"]
+    cat = [c for c in feats if not pd.api.types.is_numeric_dtype(frame[c])]
+    num = [c for c in feats if c not in cat]
+    model = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"), cat),
+                                                  (StandardScaler(), num)),
+                          LogisticRegression(max_iter=2000)).fit(frame[feats], frame["class"])
+    rep = fairlens.audit(model, frame, target="class", protected=["sex"], favourable="good",
+                         checks=["group_fairness", "individual"], time_budget=None, progress=False, options=small)
+    rate = rep.findings.query("measure == 'individual_discrimination_rate'").iloc[0]
+    assert rate["value"] == 0.0 and rate["verdict"] == "pass"
+    assert rep.findings.query("measure == 'individual_instances_found'")["value"].iloc[0] == 0
+    assert "row_id" not in rep.dataset.feature_names and "sex" in rep.dataset.feature_names
+    assert rep.findings.query("check == 'group_fairness' and group == 'sex'")["value"].notna().all()
+    assert "does not read" in rep.to_dict()["model"]["note"]
+    schema = pytest.importorskip("fairlens.audit._schema")
+    schema.validate_document(rep.to_dict())
