@@ -35,7 +35,12 @@ AUDIT_DEFAULTS = {
     "n_consistency": 500,      # rows of the batch-consistency check
     "n_explain": 40,           # rows explained by SHAP
     "n_background": 50,        # SHAP background rows
-    "explain_nsamples": None,  # SHAP evaluations per row (the explainer's default)
+    # attribution methods, SHAP first, LIME in the time left.  "shap" is shap's exact/permutation
+    # explainer (its first call in a process compiles for ~5-20 s); "kernel" (KernelSHAP) keeps only the
+    # 10 largest attributions per row under shap's default l1_reg, which can zero a protected feature
+    "explainers": ("shap", "lime"),
+    "shap_nsamples": None,     # SHAP evaluations per row (default 4 d + 2: two permutations)
+    "lime_nsamples": 1000,     # LIME perturbations per row
     "n_certify": 300,          # rows certified
     "certify_budgets": (1, 2),  # features the attacker may change
 }
@@ -535,8 +540,9 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     model_source : str, path or dict, optional
         Where the model came from: its file (hashed with sha256; only the file name is reported),
         its sha256, or ``{"name": ..., "sha256": ...}`` (the CLI passes this).
-    data_source : str or dict, optional
-        The same for the table (default: the sha256 of the table's CSV serialisation).
+    data_source : str, path or dict, optional
+        The file the table was read from (its bytes are hashed; only the file name is reported) or
+        ``{"name": ..., "sha256": ...}``.  Default: the sha256 of the table's CSV serialisation.
     title : str, optional
         Title of the report.
 
@@ -622,7 +628,14 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if isinstance(data_source, dict):
         d_src, d_sha = data_source.get("name"), data_source.get("sha256")
     elif data_source is not None:
-        d_src = os.path.basename(os.fspath(data_source))
+        path = os.fspath(data_source)
+        d_src = os.path.basename(path)
+        if os.path.isfile(path):  # the file the table was read from: hash its bytes
+            h = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            d_sha = h.hexdigest()
     if d_sha is None:
         d_sha = hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
     info = {

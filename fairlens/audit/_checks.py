@@ -595,15 +595,21 @@ def _split_key(frequent, i, n_rows):
 
 
 # ------------------------------------------------------------------------ 4. explanations
-def _explain(ctx, X, background, random_state, nsamples, stop):
-    """ADAPTER: SHAP attributions of the model on encoded rows (:func:`fairlens.shuffle.explain`);
+def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap"):
+    """ADAPTER: SHAP or LIME attributions of the model on encoded rows (:func:`fairlens.shuffle.explain`);
     rows not explained when ``stop()`` turns true are NaN."""
     from ..shuffle import ShuffledModel, explain
 
     model = ctx.model if isinstance(ctx.model, ShuffledModel) else ctx.scorer
-    return np.asarray(explain(model, X, "shap", background, nsamples=nsamples, random_state=random_state,
+    return np.asarray(explain(model, X, explainer, background, nsamples=nsamples, random_state=random_state,
                               feature_names=list(ctx.dataset.feature_names), dataset=ctx.dataset,
-                              callback=lambda i, n: not stop(), n_jobs=ctx.n_jobs), dtype=np.float64)
+                              callback=lambda i, n: i < MIN_EXPLAINED or not stop(), n_jobs=ctx.n_jobs),
+                      dtype=np.float64)
+
+
+#: Rows every explainer explains even past its time (the first call of an explainer in a process can
+#: take seconds to compile; an attribution share from fewer rows would say nothing).
+MIN_EXPLAINED = 5
 
 
 def _consistency(ctx, X, random_state):
@@ -642,63 +648,71 @@ def check_explanations(ctx, seconds):
                        "rows": [[str(q["kind"]), int(q["n_rows"]), _float(q["max_abs_diff"]),
                                  _cell(q["frac_changed"], unit="rate"), int(q["n_nonfinite"])]
                                 for _, q in bc.queries.iterrows()], "note": None})
-    # SHAP on a small seeded sample, for what is left of the time
+    # SHAP (then LIME) on a small seeded sample, for what is left of the time
     n_exp, n_bg = opts["n_explain"], opts["n_background"]
-    eidx = np.sort(rng.permutation(ds.n_samples)[:n_exp])
+    eidx0 = np.sort(rng.permutation(ds.n_samples)[:n_exp])
     bidx = np.sort(chunk_rng(ctx.random_state, 1, 23).permutation(ds.n_samples)[:n_bg])
-    t_exp = time.perf_counter()
-    nsamples = opts["explain_nsamples"] or 4 * ds.n_features + 2  # two permutations (forward and back)
-    stop, _ = _deadline_stop(max(0.0, t0 + seconds - time.perf_counter()))
-    A = _explain(ctx, ds.X[eidx], ds.X[bidx], ctx.random_state, nsamples, stop)
-    done = ~np.isnan(A).any(axis=1)
-    if not done.all():
-        out.status = "cut short"
-        out.notes.append(f"SHAP explained {int(done.sum())} of {eidx.size} rows before its time ran out.")
-        A, eidx = A[done], eidx[done]
-    out.result = {"batch_consistency": bc, "attributions": A, "rows": eidx}
-    if A.shape[0] == 0:
-        out.verdict = out.findings[0]["sentence"]
-        out.params = {"n_consistency": int(idx.size), "n_explain": 0, "explainer": "shap"}
-        return out
-    mean_abs = np.nanmean(np.abs(A), axis=0)
-    prot_idx = [ds.index_of(p) for p in ctx.protected]
-    total = mean_abs.sum()
-    share = float(mean_abs[prot_idx].sum() / total) if total > 0 else float("nan")
-    # bootstrap over the explained rows (counter-based stream)
-    absA = np.abs(A)
-    boot = []
-    brng = chunk_rng(ctx.random_state, 2, 23)
-    for _ in range(500):
-        s = absA[brng.integers(0, absA.shape[0], absA.shape[0])]
-        m = np.nanmean(s, axis=0)
-        boot.append(m[prot_idx].sum() / m.sum() if m.sum() > 0 else np.nan)
     conf = opts["confidence"]
-    lo, hi = (np.nanquantile(boot, [(1 - conf) / 2, (1 + conf) / 2]) if np.isfinite(boot).any()
-              else (np.nan, np.nan))
-    ranks = (-mean_abs).argsort().argsort() + 1
     names = list(ds.feature_names)
-    prot_words = ", ".join(f"{names[j]} (rank {ranks[j]} of {len(names)})" for j in prot_idx)
-    out.findings.append(_finding(
-        "explanations", "protected_attribution_share", None, share, lo, hi,
-        f"SHAP puts {_pct(share)} ({_ci(lo, hi, conf, _pct)}) of the model's attribution on the protected "
-        f"features: {prot_words}, over {eidx.size} explained rows.", ctx.thresholds))
-    out.tables.append({"title": "Mean |SHAP value| per feature",
-                       "columns": ["Feature", "Protected", "Mean |SHAP value|", "Share", "Rank"],
-                       "rows": [[names[j], j in prot_idx, float(mean_abs[j]),
-                                 _cell(mean_abs[j] / total if total > 0 else None, unit="rate"), int(ranks[j])]
-                                for j in np.argsort(-mean_abs)], "note": None})
-    out.params = {"n_consistency": int(idx.size), "n_explain": int(eidx.size), "n_background": int(bidx.size),
-                  "explainer": "shap", "explain_nsamples": int(nsamples),
-                  "consistency_tolerance": float(bc.tol), "confidence": conf}
-    if time.perf_counter() - t0 > seconds:
-        out.notes.append(f"The explanations took {time.perf_counter() - t_exp:.1f} s, beyond this check's share "
-                         "of the time budget (the explainer cannot be interrupted).")
+    prot_idx = [ds.index_of(p) for p in ctx.protected]
+    explainers = [e for e in opts["explainers"]]
+    out.result = {"batch_consistency": bc, "attributions": {}, "rows": {}}
+    used = {}
+    for k, explainer in enumerate(explainers):
+        label = {"shap": "SHAP", "kernel": "SHAP", "lime": "LIME"}.get(explainer, explainer)
+        if explainer == "lime":
+            nsamples = opts["lime_nsamples"]
+        else:  # default: two permutations (forward and back) of the permutation explainer
+            nsamples = opts["shap_nsamples"] or 4 * ds.n_features + 2
+        # SHAP may use what LIME leaves: the first explainer gets the time minus a share for the others
+        left = max(0.0, t0 + seconds - time.perf_counter())
+        stop, _ = _deadline_stop(left * (0.6 if k < len(explainers) - 1 else 1.0))
+        A = _explain(ctx, ds.X[eidx0], ds.X[bidx], ctx.random_state, nsamples, stop, explainer)
+        done = ~np.isnan(A).any(axis=1)
+        eidx = eidx0[done]
+        if not done.all():
+            out.status = "cut short"
+            out.notes.append(f"{label} explained {int(done.sum())} of {eidx0.size} rows before its time ran out.")
+            A = A[done]
+        out.result["attributions"][explainer], out.result["rows"][explainer] = A, eidx
+        used[explainer] = {"nsamples": int(nsamples), "rows": int(eidx.size)}
+        if A.shape[0] == 0:
+            continue
+        absA = np.abs(A)
+        mean_abs = absA.mean(axis=0)
+        total = mean_abs.sum()
+        share = float(mean_abs[prot_idx].sum() / total) if total > 0 else float("nan")
+        boot = []  # bootstrap over the explained rows (counter-based stream)
+        brng = chunk_rng(ctx.random_state, 2 + k, 23)
+        for _ in range(500):
+            m = absA[brng.integers(0, absA.shape[0], absA.shape[0])].mean(axis=0)
+            boot.append(m[prot_idx].sum() / m.sum() if m.sum() > 0 else np.nan)
+        boot = np.asarray(boot)
+        lo, hi = (np.nanquantile(boot, [(1 - conf) / 2, (1 + conf) / 2])
+                  if np.isfinite(boot).any() and eidx.size >= 5 else (np.nan, np.nan))  # no interval from < 5 rows
+        ranks = (-mean_abs).argsort().argsort() + 1
+        prot_words = ", ".join(f"{names[j]} (rank {ranks[j]} of {len(names)})" for j in prot_idx)
+        out.findings.append(_finding(
+            "explanations", "protected_attribution_share", label, share, lo, hi,
+            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf, _pct)}) of the model's attribution on the protected "
+            f"features: {prot_words}, over {eidx.size} explained rows.", ctx.thresholds))
+        out.tables.append({"title": f"Mean |{label} attribution| per feature",
+                           "columns": ["Feature", "Protected", f"Mean |{label} attribution|", "Share", "Rank"],
+                           "rows": [[names[j], j in prot_idx, float(mean_abs[j]),
+                                     _cell(mean_abs[j] / total if total > 0 else None, unit="rate"), int(ranks[j])]
+                                    for j in np.argsort(-mean_abs)], "note": None})
+    if time.perf_counter() - t0 > seconds * 1.05:
+        out.notes.append(f"The explanations took {time.perf_counter() - t0:.1f} s, beyond this check's share of the "
+                         f"time budget ({seconds:.1f} s): each explainer explains at least {MIN_EXPLAINED} rows, and "
+                         "its first call in a process can take seconds.")
+    out.params = {"n_consistency": int(idx.size), "n_explain": int(eidx0.size), "n_background": int(bidx.size),
+                  "explainers": used, "consistency_tolerance": float(bc.tol), "confidence": conf}
     out.verdict = out.findings[0]["sentence"]
     out.paragraphs.append(
         "A model can hide its use of a protected feature from SHAP and LIME by shuffling its outputs within "
         "each batch the explainer sends (Yadav et al., output-shuffling attacks). The batch-consistency check "
         "sends the same rows in several batches: an honest model scores each row the same way every time. "
-        "The SHAP share is informative only for a consistent model.")
+        "The SHAP and LIME shares are informative only for a consistent model.")
     return out
 
 

@@ -58,3 +58,21 @@ def test_model_that_cannot_score_the_table_is_refused(args):
     args["model"] = wrong
     with pytest.raises((ValueError, TypeError)):
         fairlens.audit(args.pop("model"), args.pop("data"), **args)
+
+
+def test_model_and_data_sources_are_hashed_and_named_by_file_name_only(args, tmp_path):
+    import hashlib
+    import pickle
+
+    model_file = tmp_path / "model.pkl"
+    model_file.write_bytes(pickle.dumps(args["model"]))
+    data_file = tmp_path / "table.csv"
+    args["data"].to_csv(data_file, index=False)
+    rep = fairlens.audit(args.pop("model"), args.pop("data"), checks=["group_fairness"], time_budget=None,
+                         model_source=model_file, data_source=data_file, options={"n_boot": 10}, **args)
+    doc = rep.to_dict()
+    assert doc["model"]["source"] == "model.pkl"
+    assert doc["model"]["sha256"] == hashlib.sha256(model_file.read_bytes()).hexdigest()
+    assert doc["data"]["source"] == "table.csv"
+    assert doc["data"]["sha256"] == hashlib.sha256(data_file.read_bytes()).hexdigest()
+    assert str(tmp_path) not in str(doc)  # never a full path
