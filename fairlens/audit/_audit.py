@@ -196,7 +196,7 @@ class AuditReport(Result):
         reasons = []
         if not conds:
             bad = f[f["verdict"] == "fail"]
-            reasons = [f"{r['measure']}{'' if r['group'] is None else ' (' + str(r['group']) + ')'}: {r['sentence']}"
+            reasons = [f"{r['measure']}{'' if pd.isna(r['group']) else ' (' + str(r['group']) + ')'}: {r['sentence']}"
                        for _, r in bad.iterrows()]
             failed = [o.id for o in self.outcomes if o.status == "failed"]
             reasons += [f"check {c} failed to run" for c in failed]
@@ -208,8 +208,8 @@ class AuditReport(Result):
                 continue
             for _, r in rows.iterrows():
                 if _holds(float(r["value"]), op, thr):
-                    g = "" if r["group"] is None else f" ({r['group']})"
-                    reasons.append(f"{text}: {name}{g} = {float(r['value']):.4g}")
+                    g = "" if pd.isna(r["group"]) else f" ({r['group']})"
+                    reasons.append(f"{name}{g} = {float(r['value']):.3g} ({op} {thr:g})")
         return not reasons, reasons
 
     def passed(self, fail_on=None):

@@ -102,21 +102,43 @@ class Context:
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _num(v, digits=2):
-    """A number for a sentence (the renderer formats the tables; sentences are plain text)."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+def _sig(v):
+    """Three significant digits, never in scientific notation (the renderer's convention)."""
+    if v is None or not np.isfinite(v):
         return "n/a"
+    v = float(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
     return f"{v:.{digits}f}"
 
 
+def _val(v, unit=None):
+    """A number for a sentence, in the renderer's units: a rate as a percentage, a difference of rates
+    in percentage points, anything else as a plain number."""
+    if v is None or not np.isfinite(v):
+        return "n/a"
+    if unit == "rate":
+        return f"{_sig(100 * v)}%"
+    if unit == "difference":
+        return f"{_sig(100 * v)} pp"
+    return _sig(v)
+
+
+def _num(v):
+    return _val(v, "rate")
+
+
 def _pct(v):
-    return "n/a" if v is None or not np.isfinite(v) else f"{100 * v:.1f}%"
+    return _val(v, "rate")
 
 
-def _ci(lo, hi, conf, fmt=_num):
+def _ci(lo, hi, conf, unit="rate"):
     if lo is None or hi is None or not np.isfinite(lo) or not np.isfinite(hi):
         return "no interval"
-    return f"{100 * conf:.0f}% CI {fmt(lo)} to {fmt(hi)}"
+    return f"{100 * conf:.0f}% CI {_val(lo, unit)} to {_val(hi, unit)}"
 
 
 def _float(v):
@@ -168,7 +190,9 @@ def _threshold_words(measure, thresholds):
     op, thr = thresholds.get(measure, (None, None))[:2]
     if op is None:
         return ""
-    return {">": f"the {thr:g} threshold", "<": f"the {thr:g} threshold", "|>": f"the +-{thr:g} threshold"}[op]
+    unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
+    t = {"rate": f"{100 * thr:g}%", "difference": f"{100 * thr:g} pp"}.get(unit, f"{thr:g}")
+    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the +-{t} threshold"}[op]
 
 
 def _position(verdict, measure, thresholds):
@@ -314,6 +338,7 @@ def _group_finding(m, groups, conf, thresholds):
     g = groups[groups["attribute"] == attr].set_index("group")
     pos = _position(verdict, measure, thresholds)
     label = DEFAULT_THRESHOLDS[measure][2].lower()
+    unit = DEFAULT_THRESHOLDS[measure][3]
     if not np.isfinite(value):
         sentence = (f"{attr}: the {label} cannot be computed: fewer than two groups are large enough "
                     "to compare.")
@@ -322,20 +347,19 @@ def _group_finding(m, groups, conf, thresholds):
         sa, sb = g.loc[a], g.loc[b]
         sentence = (f"{attr}: {a!r} is selected at {_num(sa['selection_rate'])} "
                     f"({_ci(sa['selection_rate_low'], sa['selection_rate_high'], conf)}) against "
-                    f"{_num(sb['selection_rate'])} for {b!r}: a {label} of {_num(value)} "
-                    f"({_ci(lo, hi, conf)}){pos}.")
+                    f"{_num(sb['selection_rate'])} for {b!r}: a {label} of {_val(value, unit)} "
+                    f"({_ci(lo, hi, conf, unit)}){pos}.")
     elif measure in ("equal_opportunity_difference", "equalized_odds_difference"):
-        sentence = (f"{attr}: the {label} between groups is {_num(value)} ({_ci(lo, hi, conf)}){pos}.")
+        sentence = (f"{attr}: the {label} between groups is {_val(value, unit)} ({_ci(lo, hi, conf, unit)}){pos}.")
     else:
         ref = m["privileged"]
         what = {"statistical_parity_difference": "selection rate of everyone else minus that of",
                 "disparate_impact": "selection rate of everyone else divided by that of",
                 "average_odds_difference": "average of the TPR and FPR gaps of everyone else against",
                 "true_positive_rate_difference": "true positive rate of everyone else minus that of"}[measure]
-        sentence = (f"{attr}: {label} {_num(value)} ({_ci(lo, hi, conf)}): the {what} {ref!r}, the "
+        sentence = (f"{attr}: {label} {_val(value, unit)} ({_ci(lo, hi, conf, unit)}): the {what} {ref!r}, the "
                     f"most-selected group{pos}.")
-    return _finding("group_fairness", measure, attr, value, lo, hi, sentence, thresholds,
-                    label=m["label"])
+    return _finding("group_fairness", measure, attr, value, lo, hi, sentence, thresholds)
 
 
 # ------------------------------------------------------------------------ 2. individual (MAFT)
@@ -400,7 +424,7 @@ def check_individual(ctx, seconds):
     out.params = {"n_rate": opts["n_rate"], "rate_sample": "rows of the data, without replacement",
                   "confidence": conf, "protected": list(ctx.protected)}
     pv = ", ".join(ctx.protected)
-    sentence = (f"Of {n:,} individuals drawn from the data, {_pct(rate)} ({_ci(lo, hi, conf, _pct)}) get a "
+    sentence = (f"Of {n:,} individuals drawn from the data, {_pct(rate)} ({_ci(lo, hi, conf)}) get a "
                 f"different prediction when only their protected attributes ({pv}) change")
     f = _finding("individual", "individual_discrimination_rate", None, rate, lo, hi, sentence, ctx.thresholds)
     f["sentence"] += _position(f["verdict"], "individual_discrimination_rate", ctx.thresholds) + "."
@@ -553,7 +577,7 @@ def check_subgroup(ctx, seconds):
         side = "disfavoured" if signed < 0 else "favoured"
         sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
                     f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
-                    f"a gap of {_num(fr.score)} +- {_num(fr.margin)} (fresh estimate, confidence "
+                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} (fresh estimate, confidence "
                     f"{100 * fresh_conf:.1f}%); the group is {side}")
         f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
         f["sentence"] += _position(f["verdict"], "subgroup_score", ctx.thresholds) + "."
@@ -694,7 +718,7 @@ def check_explanations(ctx, seconds):
         prot_words = ", ".join(f"{names[j]} (rank {ranks[j]} of {len(names)})" for j in prot_idx)
         out.findings.append(_finding(
             "explanations", "protected_attribution_share", label, share, lo, hi,
-            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf, _pct)}) of the model's attribution on the protected "
+            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf)}) of the model's attribution on the protected "
             f"features: {prot_words}, over {eidx.size} explained rows.", ctx.thresholds))
         out.tables.append({"title": f"Mean |{label} attribution| per feature",
                            "columns": ["Feature", "Protected", f"Mean |{label} attribution|", "Share", "Rank"],
