@@ -664,6 +664,11 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         report_fn = check_progress(progress)
     outcomes = []
     shares = {c: CHECKS[c][1] for c in checks}
+    if "robustness" in shares:  # a check that does not apply takes no share of the budget
+        from ._checks import tree_ensemble_kind
+
+        if not tree_ensemble_kind(model)[0]:
+            shares["robustness"] = 0.0
     for i, cid in enumerate(checks):
         func = CHECKS[cid][0]
         if bar is not None:
@@ -673,7 +678,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         else:
             left = max(0.0, time_budget - (time.perf_counter() - t_start))
             rest = sum(shares[c] for c in checks[i:])
-            seconds = left * shares[cid] / rest
+            seconds = left * shares[cid] / rest if rest > 0 else left
         t0 = time.perf_counter()
         try:
             with warnings.catch_warnings():
