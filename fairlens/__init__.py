@@ -13,7 +13,7 @@ import importlib
 
 from ._version import __version__
 
-_SUBMODULES = ("datasets", "models", "metrics", "shuffle", "maft", "testsgd", "certify")
+_SUBMODULES = ("datasets", "models", "metrics", "shuffle", "maft", "testsgd", "certify", "audit")
 
 __all__ = ["__version__", *_SUBMODULES]
 

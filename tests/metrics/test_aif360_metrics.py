@@ -79,10 +79,10 @@ def test_equal_to_aif360_over_seeds_and_input_forms(seed, labels):
     for form_name, form in FORMS.items():
         sf = form(groups)
         for name in SIGNED:
-            got = getattr(M, name)(list(yt), yp, sensitive_features=sf, privileged=privileged)
+            got = getattr(M, name)(list(yt), yp, protected=sf, privileged=privileged)
             assert isinstance(got, float)
             assert _same(got, ref[name]), (form_name, name, got, ref[name])
-        rep = M.aif360_report(yt, pd.Series(yp), sensitive_features=sf,
+        rep = M.aif360_report(yt, pd.Series(yp), protected=sf,
                               privileged=privileged).set_index("metric")["value"]
         for name in SIGNED + ["between_group_theil_index"]:
             assert _same(rep[name], ref[name]), (name, rep[name], ref[name])
@@ -96,19 +96,19 @@ def test_division_by_zero_as_in_aif360():
     ref = _aif360(yt, yp, list(groups), [1])
     assert np.isinf(ref["disparate_impact"])
     with pytest.warns(RuntimeWarning, match="division by zero"):
-        assert M.disparate_impact(yt, yp, sensitive_features=groups, privileged=1) == np.inf
+        assert M.disparate_impact(yt, yp, protected=groups, privileged=1) == np.inf
     # nobody selected: 0/0 = nan
     zero = np.zeros(6, int)
     ref = _aif360(yt, zero, list(groups), [1])
     assert np.isnan(ref["disparate_impact"])
     with pytest.warns(RuntimeWarning):
-        assert np.isnan(M.disparate_impact(yt, zero, sensitive_features=groups, privileged=1))
+        assert np.isnan(M.disparate_impact(yt, zero, protected=groups, privileged=1))
     # a group without positive labels: TPR undefined -> nan in both
     yt2 = np.array([1, 0, 1, 0, 0, 0])
     ref = _aif360(yt2, yp, list(groups), [1])
     assert np.isnan(ref["average_odds_difference"]) and np.isnan(ref["true_positive_rate_difference"])
     with pytest.warns(RuntimeWarning, match="true positive rate of the privileged"):
-        assert np.isnan(M.average_odds_difference(yt2, yp, sensitive_features=groups, privileged=1))
+        assert np.isnan(M.average_odds_difference(yt2, yp, protected=groups, privileged=1))
 
 
 def test_sign_is_unprivileged_minus_privileged_by_hand():
@@ -116,14 +116,14 @@ def test_sign_is_unprivileged_minus_privileged_by_hand():
     yp = [1, 0, 0, 0, 1, 1, 1, 0]
     yt = [1, 1, 0, 0, 1, 1, 0, 0]
     sf = ["f"] * 4 + ["m"] * 4
-    assert M.statistical_parity_difference(None, yp, sensitive_features=sf, privileged="m") == -0.5
-    assert M.disparate_impact(None, yp, sensitive_features=sf, privileged="m") == pytest.approx(1 / 3)
+    assert M.statistical_parity_difference(None, yp, protected=sf, privileged="m") == -0.5
+    assert M.disparate_impact(None, yp, protected=sf, privileged="m") == pytest.approx(1 / 3)
     # TPR: f 1/2, m 2/2; FPR: f 0/2, m 1/2
-    assert M.true_positive_rate_difference(yt, yp, sensitive_features=sf, privileged="m") == -0.5
-    assert M.average_odds_difference(yt, yp, sensitive_features=sf, privileged="m") == -0.5
+    assert M.true_positive_rate_difference(yt, yp, protected=sf, privileged="m") == -0.5
+    assert M.average_odds_difference(yt, yp, protected=sf, privileged="m") == -0.5
     # swapping the roles flips the sign / inverts the ratio
-    assert M.statistical_parity_difference(None, yp, sensitive_features=sf, privileged="f") == 0.5
-    assert M.disparate_impact(None, yp, sensitive_features=sf, privileged="f") == pytest.approx(3)
+    assert M.statistical_parity_difference(None, yp, protected=sf, privileged="f") == 0.5
+    assert M.disparate_impact(None, yp, protected=sf, privileged="f") == pytest.approx(3)
 
 
 @pytest.mark.parametrize("name", SIGNED)
@@ -131,23 +131,23 @@ def test_bad_inputs_name_the_argument(name):
     f = getattr(M, name)
     yt, yp, sf = [1, 0, 1, 0], [1, 1, 0, 0], ["a", "a", "b", "b"]
     cases = [
-        (dict(y_true=yt, y_pred=yp[:3], sensitive_features=sf, privileged="a"), "differ in length"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=sf[:3], privileged="a"), "sensitive_features"),
-        (dict(y_true=yt, y_pred=[0, 2, 1, 0], sensitive_features=sf, privileged="a"), "y_pred"),
-        (dict(y_true=yt, y_pred=[0.3, 0.9, 0.1, 0.5], sensitive_features=sf, privileged="a"), "y_pred"),
-        (dict(y_true=[0, 1, 5, 0], y_pred=yp, sensitive_features=sf, privileged="a"), "y_true"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=sf, privileged="z"), "privileged"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=[0, 0, 1, 1], privileged="1"), "privileged"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=sf, privileged=["a", "b"]), "privileged"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=sf, privileged=None), "privileged"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=sf, privileged=[]), "privileged"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=["a", None, "b", "b"], privileged="a"),
-         "sensitive_features"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=np.zeros((4, 2)), privileged=0),
-         "sensitive_features"),
-        (dict(y_true=yt, y_pred=yp, sensitive_features=pd.DataFrame({"a": sf, "b": sf}),
-              privileged="a"), "sensitive_features"),
-        (dict(y_true=yt, y_pred=[], sensitive_features=[], privileged="a"), "y_pred"),
+        (dict(y_true=yt, y_pred=yp[:3], protected=sf, privileged="a"), "differ in length"),
+        (dict(y_true=yt, y_pred=yp, protected=sf[:3], privileged="a"), "protected"),
+        (dict(y_true=yt, y_pred=[0, 2, 1, 0], protected=sf, privileged="a"), "y_pred"),
+        (dict(y_true=yt, y_pred=[0.3, 0.9, 0.1, 0.5], protected=sf, privileged="a"), "y_pred"),
+        (dict(y_true=[0, 1, 5, 0], y_pred=yp, protected=sf, privileged="a"), "y_true"),
+        (dict(y_true=yt, y_pred=yp, protected=sf, privileged="z"), "privileged"),
+        (dict(y_true=yt, y_pred=yp, protected=[0, 0, 1, 1], privileged="1"), "privileged"),
+        (dict(y_true=yt, y_pred=yp, protected=sf, privileged=["a", "b"]), "privileged"),
+        (dict(y_true=yt, y_pred=yp, protected=sf, privileged=None), "privileged"),
+        (dict(y_true=yt, y_pred=yp, protected=sf, privileged=[]), "privileged"),
+        (dict(y_true=yt, y_pred=yp, protected=["a", None, "b", "b"], privileged="a"),
+         "protected"),
+        (dict(y_true=yt, y_pred=yp, protected=np.zeros((4, 2)), privileged=0),
+         "protected"),
+        (dict(y_true=yt, y_pred=yp, protected=pd.DataFrame({"a": sf, "b": sf}),
+              privileged="a"), "protected"),
+        (dict(y_true=yt, y_pred=[], protected=[], privileged="a"), "y_pred"),
     ]
     for kw, word in cases:
         with pytest.raises(ValueError, match=word):
@@ -156,7 +156,7 @@ def test_bad_inputs_name_the_argument(name):
         f(yt, yp, sf, "a")  # keyword-only
     if name in ("true_positive_rate_difference", "average_odds_difference"):
         with pytest.raises(ValueError, match="y_true"):
-            f(None, yp, sensitive_features=sf, privileged="a")
+            f(None, yp, protected=sf, privileged="a")
 
 
 @settings(max_examples=25, deadline=None)
@@ -177,9 +177,9 @@ def test_hypothesis_matches_a_brute_force_twin(data, n, kind):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        spd = M.statistical_parity_difference(yt, yp, sensitive_features=sf, privileged=priv)
-        di = M.disparate_impact(yt, yp, sensitive_features=sf, privileged=priv)
-        aod = M.average_odds_difference(yt, yp, sensitive_features=sf, privileged=priv)
+        spd = M.statistical_parity_difference(yt, yp, protected=sf, privileged=priv)
+        di = M.disparate_impact(yt, yp, protected=sf, privileged=priv)
+        aod = M.average_odds_difference(yt, yp, protected=sf, privileged=priv)
         su, sp = rate((yp == 1) & U, U), rate((yp == 1) & P, P)
         tpr = rate((yp == 1) & (yt == 1) & U, (yt == 1) & U) - rate((yp == 1) & (yt == 1) & P, (yt == 1) & P)
         fpr = rate((yp == 1) & (yt == 0) & U, (yt == 0) & U) - rate((yp == 1) & (yt == 0) & P, (yt == 0) & P)

@@ -24,7 +24,7 @@ def test_agrees_with_fairlearn(ours, theirs, seed):
     one = rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1])
     two = pd.DataFrame({"g": one, "age": rng.integers(0, 3, n)})
     for sf in (one, pd.Series(one), two, two.to_numpy()):
-        assert ours(yt, yp, sensitive_features=sf) == pytest.approx(
+        assert ours(yt, yp, protected=sf) == pytest.approx(
             theirs(yt, yp, sensitive_features=sf), abs=1e-9)
 
 
@@ -33,13 +33,13 @@ def test_hand_example():
     yt = np.array([1, 1, 0, 0, 1, 1, 0, 0])
     yp = np.array([1, 1, 1, 0, 1, 0, 0, 0])
     g = np.array(list("aaaabbbb"))
-    assert M.demographic_parity_difference(yt, yp, sensitive_features=g) == pytest.approx(0.5)
-    assert M.disparate_impact_ratio(yt, yp, sensitive_features=g) == pytest.approx(1 / 3)
-    assert M.equal_opportunity_difference(yt, yp, sensitive_features=g) == pytest.approx(0.5)
-    assert M.equalized_odds_difference(yt, yp, sensitive_features=g) == pytest.approx(0.5)
+    assert M.demographic_parity_difference(yt, yp, protected=g) == pytest.approx(0.5)
+    assert M.disparate_impact_ratio(yt, yp, protected=g) == pytest.approx(1 / 3)
+    assert M.equal_opportunity_difference(yt, yp, protected=g) == pytest.approx(0.5)
+    assert M.equalized_odds_difference(yt, yp, protected=g) == pytest.approx(0.5)
     # benefits b = yp - yt + 1: a -> [1,1,2,1] mean 1.25; b -> [1,0,1,1] mean 0.75; mu = 1
     expected = 0.5 * (1.25 * np.log(1.25) + 0.75 * np.log(0.75))
-    assert M.theil_index(yt, yp, sensitive_features=g) == pytest.approx(expected, abs=1e-12)
+    assert M.theil_index(yt, yp, protected=g) == pytest.approx(expected, abs=1e-12)
 
 
 def test_theil_index_properties():
@@ -49,9 +49,9 @@ def test_theil_index_properties():
     g = rng.choice(["x", "y"], 400)
     # equal group mean benefits -> 0
     same = np.tile([1, 0], 200)
-    assert M.theil_index(same, same, sensitive_features=np.repeat(["x", "y"], 200)) == 0.0
+    assert M.theil_index(same, same, protected=np.repeat(["x", "y"], 200)) == 0.0
     # between-group part never exceeds the individual-level Theil index (decomposition)
-    between = M.theil_index(yt, yp, sensitive_features=g)
+    between = M.theil_index(yt, yp, protected=g)
     total = M.generalized_entropy_index(yt, yp, alpha=1)
     assert 0 <= between <= total
     # brute-force twin of the between-group formula
@@ -67,28 +67,28 @@ def test_undefined_rates_warn_and_skip():
     yp = np.array([1, 0, 1, 0, 0, 1])
     g = np.array(list("aabbcc"))  # groups b and c have no positives
     with pytest.warns(UserWarning, match="true positive rate is undefined for groups"):
-        assert M.equal_opportunity_difference(yt, yp, sensitive_features=g) == 0.0
+        assert M.equal_opportunity_difference(yt, yp, protected=g) == 0.0
 
 
 def test_bad_input():
     yt = np.array([0, 1, 1])
     with pytest.raises(ValueError, match="y_pred must hold binary 0/1 values.*Threshold"):
-        M.demographic_parity_difference(yt, [0.2, 0.9, 0.4], sensitive_features=[0, 1, 1])
-    with pytest.raises(ValueError, match="sensitive_features has 2 rows but y_true/y_pred have 3"):
-        M.equalized_odds_difference(yt, yt, sensitive_features=[0, 1])
+        M.demographic_parity_difference(yt, [0.2, 0.9, 0.4], protected=[0, 1, 1])
+    with pytest.raises(ValueError, match="protected has 2 rows but y_true/y_pred have 3"):
+        M.equalized_odds_difference(yt, yt, protected=[0, 1])
     with pytest.raises(ValueError, match="differ in length"):
-        M.equal_opportunity_difference(yt, [0, 1], sensitive_features=[0, 1])
+        M.equal_opportunity_difference(yt, [0, 1], protected=[0, 1])
     with pytest.raises(ValueError, match="missing values"):
-        M.theil_index(yt, yt, sensitive_features=[0, None, 1])
+        M.theil_index(yt, yt, protected=[0, None, 1])
 
 
 def test_fairness_report_and_group_rates():
     yt = np.array([1, 1, 0, 0, 1, 1, 0, 0])
     yp = np.array([1, 1, 1, 0, 1, 0, 0, 0])
     g = np.array(list("aaaabbbb"))
-    rep = M.fairness_report(yt, yp, sensitive_features=g)
+    rep = M.fairness_report(yt, yp, protected=g)
     assert list(rep.metric) == ["demographic_parity_difference", "equal_opportunity_difference",
                                 "equalized_odds_difference", "disparate_impact_ratio",
                                 "theil_index"]
-    rates = M.group_rates(yt, yp, sensitive_features=g)
+    rates = M.group_rates(yt, yp, protected=g)
     assert rates.loc["a", "selection_rate"] == 0.75 and rates.loc["b", "count"] == 4

@@ -23,7 +23,7 @@ def _dp_brute(yp, sf):
                 min_size=1, max_size=40))
 def test_demographic_parity_matches_brute_force(rows):
     yt, yp, sf = map(list, zip(*rows))
-    got = M.demographic_parity_difference(yt, yp, sensitive_features=sf)
+    got = M.demographic_parity_difference(yt, yp, protected=sf)
     assert got == pytest.approx(_dp_brute(yp, sf))
 
 
@@ -38,40 +38,40 @@ def test_non_binary_or_nan_labels_are_refused(bad, which, metric):
     kw = {"y_true": good[:n], "y_pred": good[:n]}
     kw[which] = bad
     with pytest.raises((ValueError, TypeError), match=which):
-        metric(kw["y_true"], kw["y_pred"], sensitive_features=["a"] * n)
+        metric(kw["y_true"], kw["y_pred"], protected=["a"] * n)
 
 
 @SETTINGS
 @given(n=st.integers(1, 20), delta=st.integers(-3, 3).filter(lambda d: d != 0),
        metric=st.sampled_from(METRICS))
-def test_sensitive_features_length_must_match(n, delta, metric):
+def test_protected_length_must_match(n, delta, metric):
     m = max(1, n + delta)
     if m == n:
         return
     y = np.arange(n) % 2
-    with pytest.raises(ValueError, match="sensitive_features"):
-        metric(y, y, sensitive_features=["a"] * m)
+    with pytest.raises(ValueError, match="protected"):
+        metric(y, y, protected=["a"] * m)
 
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_empty_none_nan_and_scalar_inputs(metric):
     with pytest.raises(ValueError, match="empty"):
-        metric([], [], sensitive_features=[])
-    with pytest.raises(ValueError, match="sensitive_features"):
-        metric([0, 1], [0, 1], sensitive_features=["a", None])
-    with pytest.raises(ValueError, match="sensitive_features"):
-        metric([0, 1], [0, 1], sensitive_features=pd.Series(["a", np.nan]))
+        metric([], [], protected=[])
+    with pytest.raises(ValueError, match="protected"):
+        metric([0, 1], [0, 1], protected=["a", None])
+    with pytest.raises(ValueError, match="protected"):
+        metric([0, 1], [0, 1], protected=pd.Series(["a", np.nan]))
     with pytest.raises((ValueError, TypeError), match="y_pred"):
-        metric([0, 1], "10", sensitive_features=["a", "b"])
+        metric([0, 1], "10", protected=["a", "b"])
     with pytest.raises(ValueError, match="y_true and y_pred"):
-        metric([0, 1, 1], [0, 1], sensitive_features=["a", "b"])
+        metric([0, 1, 1], [0, 1], protected=["a", "b"])
 
 
 def test_metrics_that_need_y_true_say_so():
     for metric in (M.equal_opportunity_difference, M.equalized_odds_difference, M.theil_index):
         with pytest.raises((ValueError, TypeError), match="y_true"):
-            metric(None, [0, 1], sensitive_features=["a", "b"])
+            metric(None, [0, 1], protected=["a", "b"])
     with pytest.raises(ValueError, match="alpha"):
-        M.theil_index([0, 1], [0, 1], sensitive_features=["a", "b"], alpha=np.nan)
+        M.theil_index([0, 1], [0, 1], protected=["a", "b"], alpha=np.nan)
     with pytest.raises(TypeError, match="alpha"):
         M.generalized_entropy_index([0, 1], [0, 1], alpha="2")

@@ -1,0 +1,34 @@
+"""Audit your own model: :func:`fairlens.audit` runs every check that applies and returns one report.
+
+``fairlens.audit`` is both this package and a function::
+
+    import fairlens
+    report = fairlens.audit(model, frame, target="income", protected=["sex", "race"], favourable=">50K")
+    from fairlens.audit import AuditReport
+
+The checks (each one adapter over a slice, in :mod:`fairlens.audit._checks`): group fairness with
+bootstrap intervals (:func:`fairlens.metrics.group_metrics`), individual discrimination (MAFT),
+subgroup discrimination (TestSGD), explanations and output shuffling (SHAP, batch consistency) and
+robustness of tree ensembles (certification).  The report document and its HTML rendering are
+described in :mod:`fairlens.audit._schema` and :mod:`fairlens.audit._render`.
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from ._audit import AUDIT_DEFAULTS, KNOWN_MEASURES, AuditReport, audit, parse_fail_on
+from ._checks import CHECKS, DEFAULT_THRESHOLDS, CheckOutcome
+
+__all__ = ["audit", "AuditReport", "CheckOutcome", "CHECKS", "DEFAULT_THRESHOLDS", "AUDIT_DEFAULTS",
+           "KNOWN_MEASURES", "parse_fail_on"]
+
+
+class _CallableModule(types.ModuleType):
+    """``fairlens.audit`` is a package you can call: ``fairlens.audit(...)`` is :func:`audit`."""
+
+    def __call__(self, *args, **kwargs):
+        return audit(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

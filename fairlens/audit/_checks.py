@@ -1,0 +1,867 @@
+"""The five checks of :func:`fairlens.audit`, each ONE adapter function over a slice's public API.
+
+Every adapter has the signature ``check_<id>(ctx, seconds) -> CheckOutcome``: ``ctx`` is the
+audit's :class:`Context` (the Dataset, the adapted model, predictions, options), ``seconds`` the
+check's share of the global ``time_budget``.  An adapter only calls a slice and turns its Result
+into findings, tables and figures; when a slice's API changes, only its adapter changes.
+
+Default thresholds (:data:`DEFAULT_THRESHOLDS`) and the measures they apply to are documented in
+:func:`fairlens.audit.audit`.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import inspect
+import io
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+#: ``measure -> (operator, threshold, readable label, unit)``: a finding fails when
+#: ``value <operator> threshold`` holds (``"|>"``: the absolute value exceeds it).
+DEFAULT_THRESHOLDS = {
+    "demographic_parity_difference": (">", 0.1, "Demographic parity difference", "difference"),
+    "demographic_parity_ratio": ("<", 0.8, "Demographic parity ratio", "ratio"),
+    "equal_opportunity_difference": (">", 0.1, "Equal opportunity difference", "difference"),
+    "equalized_odds_difference": (">", 0.1, "Equalized odds difference", "difference"),
+    "statistical_parity_difference": ("|>", 0.1, "Statistical parity difference", "difference"),
+    "disparate_impact": ("<", 0.8, "Disparate impact", "ratio"),
+    "average_odds_difference": ("|>", 0.1, "Average odds difference", "difference"),
+    "true_positive_rate_difference": ("|>", 0.1, "True positive rate difference", "difference"),
+    "individual_discrimination_rate": (">", 0.05, "Individual discrimination rate", "rate"),
+    "individual_instances_found": (None, None, "Discriminatory instances found by MAFT", "count"),
+    "subgroup_score": (">", 0.1, "Subgroup gap (fresh estimate)", "difference"),
+    "protected_attribution_share": (None, None, "Share of attribution on protected features", "rate"),
+    "batch_inconsistency": (">", 0.0, "Rows whose score depends on the batch", "rate"),
+    "clean_accuracy": (None, None, "Accuracy without attack", "rate"),
+    "accuracy_under_attack": (None, None, "Accuracy under attack", "rate"),
+}
+
+#: Measures of the group check that appear as findings for every single attribute; the
+#: intersections report the first three (their full tables are in the section).
+GROUP_FINDINGS = ("demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
+                  "equal_opportunity_difference", "statistical_parity_difference", "disparate_impact",
+                  "average_odds_difference", "true_positive_rate_difference")
+INTERSECTION_FINDINGS = GROUP_FINDINGS[:3]
+
+
+@dataclasses.dataclass
+class CheckOutcome:
+    """What one check produced: a report-document section plus its findings and its Result."""
+
+    id: str
+    title: str
+    status: str = "complete"
+    elapsed: float | None = None
+    verdict: str = ""
+    findings: list = dataclasses.field(default_factory=list)
+    paragraphs: list = dataclasses.field(default_factory=list)
+    tables: list = dataclasses.field(default_factory=list)
+    figures: list = dataclasses.field(default_factory=list)
+    params: dict = dataclasses.field(default_factory=dict)
+    random_state: int | None = None
+    notes: list = dataclasses.field(default_factory=list)
+    error: str | None = None
+    result: object = None
+
+    def section(self):
+        """The report-document section (a JSON-safe dict)."""
+        from .._base import to_jsonable
+
+        out = {"id": self.id, "title": self.title, "status": self.status, "elapsed": self.elapsed,
+               "verdict": self.verdict, "paragraphs": list(self.paragraphs), "tables": list(self.tables),
+               "figures": list(self.figures), "params": to_jsonable(self.params),
+               "random_state": self.random_state, "notes": list(self.notes)}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclasses.dataclass
+class Context:
+    """Everything the checks share (built once by :func:`fairlens.audit.audit`)."""
+
+    model: object
+    user_model: object
+    dataset: object
+    scorer: object
+    favourable_class: object
+    protected: list
+    y: np.ndarray
+    score: np.ndarray
+    pred: np.ndarray
+    threshold: float
+    random_state: int
+    n_jobs: int | None
+    thresholds: dict
+    options: dict
+    input: str
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _sig(v):
+    """Three significant digits, never in scientific notation (the renderer's convention)."""
+    if v is None or not np.isfinite(v):
+        return "n/a"
+    v = float(v)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{digits}f}"
+
+
+def _val(v, unit=None):
+    """A number for a sentence, in the renderer's units: a rate as a percentage, a difference of rates
+    in percentage points, anything else as a plain number."""
+    if v is None or not np.isfinite(v):
+        return "n/a"
+    if unit == "rate":
+        return f"{_sig(100 * v)}%"
+    if unit == "difference":
+        return f"{_sig(100 * v)} pp"
+    return _sig(v)
+
+
+def _num(v):
+    return _val(v, "rate")
+
+
+def _pct(v):
+    return _val(v, "rate")
+
+
+def _ci(lo, hi, conf, unit="rate"):
+    if lo is None or hi is None or not np.isfinite(lo) or not np.isfinite(hi):
+        return "no interval"
+    return f"{100 * conf:.0f}% CI {_val(lo, unit)} to {_val(hi, unit)}"
+
+
+def _float(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def judge(measure, value, lo, hi, thresholds):
+    """``(verdict, threshold)``: fail if the estimate is beyond the threshold, warn if only its
+    interval reaches beyond it (inconclusive), pass otherwise; info for measures without one."""
+    op, thr = thresholds.get(measure, (None, None))[:2]
+    if op is None or thr is None:
+        return "info", None
+    if value is None:
+        return "warn", thr
+
+    def beyond(v):
+        if v is None:
+            return False
+        if op == ">":
+            return v > thr
+        if op == "<":
+            return v < thr
+        return abs(v) > thr  # "|>"
+
+    if beyond(value):
+        return "fail", thr
+    ends = [lo, hi]
+    if op == "|>" and lo is not None and hi is not None:
+        ends = [lo, hi]
+    if any(beyond(e) for e in ends if e is not None):
+        return "warn", thr
+    return "pass", thr
+
+
+def _finding(check, measure, group, value, lo, hi, sentence, thresholds, *, verdict=None, label=None):
+    value, lo, hi = _float(value), _float(lo), _float(hi)
+    v, thr = judge(measure, value, lo, hi, thresholds)
+    meta = DEFAULT_THRESHOLDS.get(measure, (None, None, measure, None))
+    return {"check": check, "measure": measure, "label": label or meta[2], "group": group, "value": value,
+            "ci_low": lo, "ci_high": hi, "threshold": thr, "verdict": verdict or v, "sentence": sentence,
+            "unit": meta[3]}
+
+
+def _threshold_words(measure, thresholds):
+    op, thr = thresholds.get(measure, (None, None))[:2]
+    if op is None:
+        return ""
+    unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
+    t = {"rate": f"{100 * thr:g}%", "difference": f"{100 * thr:g} pp"}.get(unit, f"{thr:g}")
+    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the +-{t} threshold"}[op]
+
+
+def _position(verdict, measure, thresholds):
+    op = thresholds.get(measure, (None,))[0]
+    words = _threshold_words(measure, thresholds)
+    if verdict == "fail":
+        return f", beyond {words}" if op == "|>" else (f", above {words}" if op == ">" else f", below {words}")
+    if verdict == "warn":
+        return f"; its interval reaches {words}, so the data cannot settle it"
+    if verdict == "pass":
+        return f", within {words}"
+    return ""
+
+
+def figure(fig, title, alt):
+    """A figure entry of the report document (PNG, base64) from a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    width = int(round(fig.get_figwidth() * 100))
+    return {"title": title, "alt": alt, "png_base64": base64.b64encode(buf.getvalue()).decode("ascii"),
+            "width_px": max(width, 1000)}
+
+
+def _deadline_stop(seconds):
+    end = time.perf_counter() + max(0.0, float(seconds))
+    return (lambda: time.perf_counter() >= end), end
+
+
+def _cell(value, lo=None, hi=None, unit=None):
+    return {"value": _float(value), "ci_low": _float(lo), "ci_high": _float(hi), "unit": unit}
+
+
+# ------------------------------------------------------------------------ 1. group fairness
+def check_group_fairness(ctx, seconds):
+    """Group fairness per protected attribute and intersection (:func:`fairlens.metrics.group_metrics`)."""
+    import matplotlib.pyplot as plt
+
+    from ..metrics import group_metrics
+
+    opts = ctx.options
+    out = CheckOutcome("group_fairness", "Group fairness", random_state=ctx.random_state)
+    prot, binned = _protected_groups(ctx)
+    stop, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
+    res = group_metrics(ctx.y, ctx.pred, protected=prot, favourable=1, confidence=opts["confidence"],
+                        n_boot=opts["n_boot"], min_group_size=opts["min_group_size"],
+                        random_state=ctx.random_state, n_jobs=ctx.n_jobs, stop=stop)
+    out.result = res
+    out.params = dict(res.params, threshold=ctx.threshold, binned=binned)
+    conf = res.confidence
+    if res.stopped:
+        out.status = "cut short"
+        out.notes.append(f"The bootstrap was cut short by the time budget after {res.n_boot} of "
+                         f"{opts['n_boot']} replicates; the intervals rest on those replicates.")
+    for col, how in binned.items():
+        out.notes.append(f"{col!r} has many values; it is compared in {how}.")
+    groups, measures = res.groups, res.measures
+    singles = list(prot.columns)
+    for _, m in measures.iterrows():
+        single = m["attribute"] in singles
+        if m["measure"] not in (GROUP_FINDINGS if single else INTERSECTION_FINDINGS):
+            continue
+        out.findings.append(_group_finding(m, groups, conf, ctx.thresholds))
+    # tables: one per attribute (singles, then intersections)
+    for attr in dict.fromkeys(groups["attribute"]):
+        g = groups[groups["attribute"] == attr]
+        rows = [[r["group"], int(r["n"]), _cell(r["share"], unit="rate"),
+                 _cell(r["selection_rate"], r["selection_rate_low"], r["selection_rate_high"], "rate"),
+                 _cell(r["true_positive_rate"], r["true_positive_rate_low"], r["true_positive_rate_high"], "rate"),
+                 _cell(r["false_positive_rate"], r["false_positive_rate_low"], r["false_positive_rate_high"], "rate"),
+                 _cell(r["base_rate"], unit="rate"), r["note"] or ""] for _, r in g.iterrows()]
+        out.tables.append({
+            "title": f"Groups of {attr}", "columns": ["Group", "Rows", "Share of rows", "Selection rate",
+                                                       "True positive rate", "False positive rate",
+                                                       "Favourable rate in the data", "Too small to conclude"],
+            "rows": rows, "units": [None, "count", "rate", "rate", "rate", "rate", "rate", None],
+            "note": (f"Rates with {100 * conf:.0f}% bootstrap intervals ({res.n_boot} replicates). Groups with "
+                     f"fewer than {opts['min_group_size']} rows, or fewer than {res.params['min_outcomes']} "
+                     "favourable or unfavourable true labels, are too small to conclude anything and are "
+                     "left out of the comparisons.")})
+    rows = []
+    for _, m in measures.iterrows():
+        ref = m["privileged"] if isinstance(m["privileged"], str) else (
+            f"{m['highest']} vs {m['lowest']}" if isinstance(m["highest"], str) else "")
+        rows.append([m["attribute"], m["label"], _cell(m["value"], m["ci_low"], m["ci_high"]), ref,
+                     int(m["n_groups"])])
+    out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure", "Value", "Compared",
+                                                                  "Groups compared"],
+                       "rows": rows, "note": "Signed measures compare every other row with the reference "
+                                             "(privileged) group, as AIF360 does."})
+    with plt.rc_context({"font.size": 12}):
+        for attr in singles[:4]:
+            fig, ax = plt.subplots(figsize=(10, max(3.0, 0.55 * (groups["attribute"] == attr).sum() + 1.8)))
+            res.plot(ax=ax, attribute=attr)
+            out.figures.append(figure(fig, f"Selection rate by {attr}",
+                                      f"Selection rate of each group of {attr} with its {100 * conf:.0f}% "
+                                      "bootstrap interval; hollow markers are groups too small to conclude."))
+    worst = [f for f in out.findings if f["verdict"] == "fail"]
+    dpd = [f for f in out.findings if f["measure"] == "demographic_parity_difference"]
+    if worst:
+        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest gap: " + \
+            max(dpd, key=lambda f: f["value"] or 0)["sentence"]
+    elif any(f["verdict"] == "warn" for f in out.findings):
+        out.verdict = "No group measure is beyond its threshold, but some intervals reach it: more data is " \
+                      "needed to conclude."
+    else:
+        out.verdict = "Every group measure is within its threshold."
+    out.paragraphs.append(
+        f"Predictions are the model's favourable-class probability thresholded at {ctx.threshold:g}. "
+        f"Each protected attribute ({', '.join(singles)}) and every combination of them splits the "
+        f"{res.n_rows:,} rows into groups; selection, true positive and false positive rates are compared "
+        f"between groups, with {100 * conf:.0f}% percentile bootstrap intervals (rows resampled with "
+        "replacement).")
+    return out
+
+
+def _protected_groups(ctx):
+    """The protected columns as readable group labels; numeric columns with many values are cut
+    into quartile bins (returned in ``binned``)."""
+    frame = ctx.dataset.frame
+    out, binned = {}, {}
+    for p in ctx.protected:
+        col = frame[p]
+        j = ctx.dataset.index_of(p)
+        if ctx.dataset.feature_types[j] != "categorical" and col.nunique() > ctx.options["max_groups"]:
+            edges = np.unique(np.quantile(col.astype(float), [0.25, 0.5, 0.75]))
+            codes = np.searchsorted(edges, col.astype(float).to_numpy(), side="left")
+            names = [f"{p} <= {edges[0]:g}"] + [f"{a:g} < {p} <= {b:g}" for a, b in zip(edges[:-1], edges[1:])] \
+                + [f"{p} > {edges[-1]:g}"]
+            out[p] = np.asarray(names, dtype=object)[codes]
+            binned[p] = "quartile bins: " + "; ".join(names)
+        else:
+            out[p] = col.astype(str).to_numpy(dtype=object) if not col.dtype == object else col.to_numpy()
+    return pd.DataFrame(out), binned
+
+
+def _group_finding(m, groups, conf, thresholds):
+    measure, attr = m["measure"], m["attribute"]
+    value, lo, hi = m["value"], m["ci_low"], m["ci_high"]
+    verdict, _ = judge(measure, _float(value), _float(lo), _float(hi), thresholds)
+    g = groups[groups["attribute"] == attr].set_index("group")
+    pos = _position(verdict, measure, thresholds)
+    label = DEFAULT_THRESHOLDS[measure][2].lower()
+    unit = DEFAULT_THRESHOLDS[measure][3]
+    if not np.isfinite(value):
+        sentence = (f"{attr}: the {label} cannot be computed: fewer than two groups are large enough "
+                    "to compare.")
+    elif measure in ("demographic_parity_difference", "demographic_parity_ratio"):
+        a, b = m["lowest"], m["highest"]
+        sa, sb = g.loc[a], g.loc[b]
+        sentence = (f"{attr}: {a!r} is selected at {_num(sa['selection_rate'])} "
+                    f"({_ci(sa['selection_rate_low'], sa['selection_rate_high'], conf)}) against "
+                    f"{_num(sb['selection_rate'])} for {b!r}: a {label} of {_val(value, unit)} "
+                    f"({_ci(lo, hi, conf, unit)}){pos}.")
+    elif measure in ("equal_opportunity_difference", "equalized_odds_difference"):
+        sentence = (f"{attr}: the {label} between groups is {_val(value, unit)} ({_ci(lo, hi, conf, unit)}){pos}.")
+    else:
+        ref = m["privileged"]
+        what = {"statistical_parity_difference": "selection rate of everyone else minus that of",
+                "disparate_impact": "selection rate of everyone else divided by that of",
+                "average_odds_difference": "average of the TPR and FPR gaps of everyone else against",
+                "true_positive_rate_difference": "true positive rate of everyone else minus that of"}[measure]
+        sentence = (f"{attr}: {label} {_val(value, unit)} ({_ci(lo, hi, conf, unit)}): the {what} {ref!r}, the "
+                    f"most-selected group{pos}.")
+    return _finding("group_fairness", measure, attr, value, lo, hi, sentence, thresholds)
+
+
+# ------------------------------------------------------------------------ 2. individual (MAFT)
+def _make_maft(ctx, n_seeds, n_local, random_state):
+    """ADAPTER: build the MAFT search (the paper's defaults) for ``ctx``; returns ``(maft, run_kwargs)``.
+
+    Works with both MAFT APIs: budgets in ``__init__`` (the contract) or in ``run()`` (before it)."""
+    from ..maft import MAFT
+
+    init = inspect.signature(MAFT.__init__).parameters
+    kw = {}
+    fav_name = "favourable" if "favourable" in init else "favourable_class"
+    kw[fav_name] = ctx.favourable_class
+    run_kw = {}
+    budget = {"n_seeds": n_seeds, "n_local": n_local, "random_state": random_state}
+    if "n_seeds" in init:
+        kw.update(budget)
+    else:
+        run_kw.update(budget)
+    maft = MAFT(ctx.model, ctx.dataset, protected=list(ctx.protected), **kw)
+    return maft, run_kw
+
+
+def _discriminatory(ctx, X):
+    """ADAPTER: which rows of ``X`` change their predicted label when only the protected
+    attributes change (:func:`fairlens.maft.discriminatory_mask`)."""
+    from ..maft import discriminatory_mask
+
+    params = inspect.signature(discriminatory_mask).parameters
+    fav = "favourable" if "favourable" in params else "favourable_class"
+    return np.asarray(discriminatory_mask(ctx.scorer, ctx.dataset, X, list(ctx.protected),
+                                          **{fav: ctx.favourable_class}), dtype=bool)
+
+
+def check_individual(ctx, seconds):
+    """Individual discrimination: the rate on a seeded sample of the data (Wilson interval) and MAFT's
+    discriminatory pairs (Wang et al., ICSE 2024, with the paper's defaults)."""
+    from .._parallel import chunk_rng
+    from ..maft._utils import wilson_interval
+
+    opts = ctx.options
+    out = CheckOutcome("individual", "Individual discrimination (MAFT)", random_state=ctx.random_state)
+    t0 = time.perf_counter()
+    ds = ctx.dataset
+    conf = opts["confidence"]
+    # 1. the rate, on a seeded sample of the rows, in fixed chunks until the sample or its time is used
+    rate_end = t0 + 0.45 * seconds
+    order = chunk_rng(ctx.random_state, 0, 17).permutation(ds.n_samples)[: opts["n_rate"]]
+    k = n = 0
+    step = 250
+    rate_cut = False
+    for s in range(0, order.size, step):
+        if time.perf_counter() >= rate_end and n > 0:
+            rate_cut = True
+            break
+        rows = np.sort(order[s:s + step])
+        k += int(_discriminatory(ctx, ds.X[rows]).sum())
+        n += rows.size
+    lo, hi = wilson_interval(k, n, conf)
+    rate = k / n
+    t_rate = time.perf_counter() - t0
+    out.params = {"n_rate": opts["n_rate"], "rate_sample": "rows of the data, without replacement",
+                  "confidence": conf, "protected": list(ctx.protected)}
+    pv = ", ".join(ctx.protected)
+    sentence = (f"Of {n:,} individuals drawn from the data, {_pct(rate)} ({_ci(lo, hi, conf)}) get a "
+                f"different prediction when only their protected attributes ({pv}) change")
+    f = _finding("individual", "individual_discrimination_rate", None, rate, lo, hi, sentence, ctx.thresholds)
+    f["sentence"] += _position(f["verdict"], "individual_discrimination_rate", ctx.thresholds) + "."
+    out.findings.append(f)
+    if rate_cut:
+        out.status = "cut short"
+        out.notes.append(f"The rate was measured on {n:,} of the {order.size:,} sampled rows before its time "
+                         "ran out; the interval accounts for the smaller sample.")
+    # 2. MAFT search for example pairs, for the rest of the time
+    stop, _ = _deadline_stop(max(0.0, t0 + seconds - time.perf_counter()))
+    maft, run_kw = _make_maft(ctx, opts["maft_seeds"], opts["maft_local"], ctx.random_state)
+    t_maft = time.perf_counter()
+    res = maft.run(stop=stop, n_jobs=ctx.n_jobs, **run_kw)
+    t_maft = time.perf_counter() - t_maft
+    out.result = res
+    mp = maft.params() if callable(getattr(maft, "params", None)) else dict(getattr(maft, "params", {}) or {})
+    out.params.update({"maft_" + k_: v for k_, v in mp.items() if k_ not in ("protected",)})
+    out.params.update(maft_n_seeds=opts["maft_seeds"], maft_n_local=opts["maft_local"], n_rate_measured=n,
+                      rate_seconds=round(t_rate, 3), maft_seconds=round(t_maft, 3))
+    if res.stopped:
+        out.status = "cut short"
+        out.notes.append("The MAFT search was cut short by the time budget; it reports the instances found "
+                         "until then (the rate above is measured separately).")
+    n_inst = int(len(res.instances))
+    out.findings.append(_finding(
+        "individual", "individual_instances_found", None, n_inst, None, None,
+        f"MAFT found {n_inst:,} unique discriminatory instances "
+        f"({'cut short by the time budget' if res.stopped else 'with its full budget'}).", ctx.thresholds))
+    if n_inst:
+        out.tables.append(_pairs_table(ctx, res, opts["n_examples"]))
+    out.verdict = f["sentence"]
+    out.paragraphs.append(
+        "An individual is discriminated against when changing only their protected attributes changes "
+        "the model's decision (Definition 2.1 of the MAFT paper). The rate is the share of real rows of "
+        "the data for which some other combination of protected values flips the prediction, with a "
+        "Wilson interval. MAFT (black-box, zero-order gradients) then searches for such individuals; "
+        "the table shows some of its pairs in readable values, the changed attribute marked.")
+    return out
+
+
+def _pairs_table(ctx, res, n_examples):
+    ds = ctx.dataset
+    k = min(n_examples, len(res.instances))
+    a = ds.decode(np.asarray(res.instances[:k]))
+    b = ds.decode(np.asarray(res.counterparts[:k]))
+    cols = list(ds.feature_names)
+    rows = []
+    for i in range(k):
+        changed = [c for c in cols if str(a.iloc[i][c]) != str(b.iloc[i][c])]
+        for which, frame, sc in (("original", a, res.instance_scores), ("changed", b, res.counterpart_scores)):
+            cells = [f"pair {i + 1}" if which == "original" else "", which]
+            for c in cols:
+                v = frame.iloc[i][c]
+                v = v.item() if hasattr(v, "item") else v
+                cells.append({"text": str(v), "highlight": c in changed})
+            cells.append(_cell(sc[i], unit="rate"))
+            rows.append(cells)
+    return {"title": "Discriminatory pairs found by MAFT", "columns": ["Pair", "Row", *cols, "Favourable score"],
+            "rows": rows, "note": "Each pair differs only in the highlighted protected attribute(s) and gets "
+                                  "different predictions.",
+            "changed": [[c for c in cols if str(a.iloc[i][c]) != str(b.iloc[i][c])] for i in range(k)]}
+
+
+# ------------------------------------------------------------------------ 3. subgroup (TestSGD)
+def _make_testsgd(ctx, random_state, top_k):
+    """ADAPTER: TestSGD with the paper's defaults (theta 5%, error 0.05, delta 0.95, sample_thr
+    1000) on ``ctx``; works with ``protected=`` (the contract) and ``sensitive=`` (before it)."""
+    from ..testsgd import TestSGD
+
+    init = inspect.signature(TestSGD.__init__).parameters
+    kw = {"random_state": random_state, "top_k": top_k}
+    kw["protected" if "protected" in init else "sensitive"] = list(ctx.protected)
+    kw["favourable" if "favourable" in init else "favourable_class"] = ctx.favourable_class
+    if "threshold" in init:
+        kw["threshold"] = ctx.threshold
+    return TestSGD(ctx.model, ctx.dataset, **kw)
+
+
+def _run_testsgd(tester, stop, n_jobs):
+    """ADAPTER: run it (stop, n_jobs)."""
+    return tester.run(stop=stop, n_jobs=n_jobs)
+
+
+def check_subgroup(ctx, seconds):
+    """Subgroup discrimination (TestSGD, Zhang et al.): the rule sets with the largest FRESH estimate.
+
+    Rule sets whose smaller side (the group or everyone else) holds fewer than ``min_side`` of the
+    rows (default 5%, TestSGD's own support threshold) or fewer than ``min_group_size`` rows are not
+    listed: their comparison would rest on a handful of people (counted in the notes)."""
+    opts = ctx.options
+    out = CheckOutcome("subgroup", "Subgroup discrimination (TestSGD)", random_state=ctx.random_state)
+    t0 = time.perf_counter()
+    stop, end = _deadline_stop(0.8 * seconds)
+    tester = _make_testsgd(ctx, ctx.random_state, opts["subgroup_top_k"])
+    rep = _run_testsgd(tester, stop, ctx.n_jobs)
+    out.result = rep
+    params = dict(rep.params)
+    params.pop("random_state", None)
+    out.params = dict(params, min_side=opts["min_side"], min_group_size=opts["min_group_size"],
+                      n_listed=opts["n_subgroups"])
+    n_rows = ctx.dataset.n_samples
+    valid, dropped = [], 0
+    for r in rep.results:
+        side = min(r.support, 1.0 - r.support)
+        if side < opts["min_side"] or side * n_rows < opts["min_group_size"]:
+            dropped += 1
+            continue
+        valid.append(r)
+    fresh_conf = float(rep.params.get("fresh_confidence", float(rep.params["confidence"]) ** 2))
+    chosen = []
+    refreshed = same_split = 0
+    seen = set()
+    index = {str(rs): i for i, rs in enumerate(rep.frequent.rule_sets)}
+    for r in valid:
+        if len(chosen) >= opts["n_subgroups"]:
+            break
+        key = _split_key(rep.frequent, index.get(str(r.rule_set)), n_rows)
+        if key is not None and key in seen:  # R and not-R (or equivalent rule sets): one comparison
+            same_split += 1
+            continue
+        seen.add(key)
+        fr = getattr(r, "fresh", None)
+        if fr is None:  # cut short before the fresh re-estimates: re-estimate here, on another stream
+            if time.perf_counter() > t0 + seconds:
+                break
+            fr = tester.score(r.rule_set, random_state=(ctx.random_state + 7919) % 2**32)
+            refreshed += 1
+            if fr is None:
+                continue
+        chosen.append((r, fr))
+    chosen.sort(key=lambda t: -t[1].score)
+    if rep.stopped:
+        out.status = "cut short"
+        out.notes.append(f"TestSGD was cut short by the time budget: {len(rep.results):,} of "
+                         f"{rep.n_rule_sets:,} frequent rule sets were scored.")
+    if same_split:
+        out.notes.append(f"{same_split} rule set(s) split the rows exactly as a listed one does (e.g. a group and "
+                         "its complement) and are not listed again.")
+    if refreshed:
+        out.notes.append(f"{refreshed} listed rule set(s) were re-estimated on an independent stream after the "
+                         "cut (TestSGD had not reached its own fresh re-estimates).")
+    if dropped:
+        out.notes.append(f"{dropped:,} rule set(s) are not listed because one side of the comparison holds "
+                         f"fewer than {100 * opts['min_side']:.0f}% of the rows or fewer than "
+                         f"{opts['min_group_size']} rows.")
+    rows = []
+    for r, fr in chosen:
+        signed = fr.rate_in - fr.rate_out
+        lo, hi = max(0.0, fr.score - fr.margin), min(1.0, fr.score + fr.margin)
+        side = "disfavoured" if signed < 0 else "favoured"
+        sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
+                    f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
+                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} (fresh estimate, confidence "
+                    f"{100 * fresh_conf:.1f}%); the group is {side}")
+        f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
+        f["sentence"] += _position(f["verdict"], "subgroup_score", ctx.thresholds) + "."
+        out.findings.append(f)
+        rows.append([str(r.rule_set), side, _cell(r.support, unit="rate"), _cell(1 - r.support, unit="rate"),
+                     _cell(fr.rate_in, unit="rate"), _cell(fr.rate_out, unit="rate"),
+                     _cell(fr.score, lo, hi, "difference"), _cell(r.score, unit="difference"),
+                     int(fr.n_samples)])
+    out.tables.append({
+        "title": "Rule sets with the largest gaps (fresh estimates)",
+        "columns": ["Group (rule set)", "Treated", "Share of rows in the group", "Share of everyone else",
+                    "Favourable rate in the group", "Favourable rate of everyone else", "Gap (fresh estimate)",
+                    "Selection estimate (biased upward)", "Samples per side"],
+        "rows": rows,
+        "note": ("The gap is re-estimated on fresh samples, independent of the search that picked the rule set; "
+                 "the selection estimate is shown for reference only (the largest of many noisy estimates is "
+                 "biased upward).")})
+    if not chosen:
+        out.verdict = "No rule set with both sides large enough could be reported."
+    else:
+        top = max(out.findings, key=lambda f: f["value"] or 0)
+        out.verdict = top["sentence"]
+    out.paragraphs.append(
+        "TestSGD mines every group described by a conjunction of conditions on the protected attributes "
+        f"(rule sets with support >= {100 * float(rep.params['theta']):.0f}%) and estimates, by sampling around "
+        "real rows, how differently the model treats the group and everyone else (the paper's defaults: "
+        f"error {rep.params['error']}, confidence {rep.params['confidence']}).")
+    return out
+
+
+def _split_key(frequent, i, n_rows):
+    """The partition of the rows a rule set makes (the same for R and not R), or None."""
+    bits = getattr(frequent, "bits", None)
+    if i is None or bits is None or i >= len(bits):
+        return None
+    m = np.unpackbits(np.ascontiguousarray(bits[i]).view(np.uint8), bitorder="little")[:n_rows].astype(bool)
+    a, b = np.packbits(m).tobytes(), np.packbits(~m).tobytes()
+    return min(a, b)
+
+
+# ------------------------------------------------------------------------ 4. explanations
+def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap"):
+    """ADAPTER: SHAP or LIME attributions of the model on encoded rows (:func:`fairlens.shuffle.explain`);
+    rows not explained when ``stop()`` turns true are NaN."""
+    from ..shuffle import ShuffledModel, explain
+
+    model = ctx.model if isinstance(ctx.model, ShuffledModel) else ctx.scorer
+    return np.asarray(explain(model, X, explainer, background, nsamples=nsamples, random_state=random_state,
+                              feature_names=list(ctx.dataset.feature_names), dataset=ctx.dataset,
+                              callback=lambda i, n: i < MIN_EXPLAINED or not stop(), n_jobs=ctx.n_jobs),
+                      dtype=np.float64)
+
+
+#: Rows every explainer explains even past its time (the first call of an explainer in a process can
+#: take seconds to compile; an attribution share from fewer rows would say nothing).
+MIN_EXPLAINED = 5
+
+
+def _consistency(ctx, X, random_state):
+    """ADAPTER: the batch-consistency check of the scoring function (:func:`fairlens.shuffle.batch_consistency`)."""
+    from ..shuffle import ShuffledModel, batch_consistency
+
+    params = inspect.signature(batch_consistency).parameters
+    fav = "favourable" if "favourable" in params else "favourable_class"
+    kw = {} if isinstance(ctx.model, ShuffledModel) else {fav: ctx.favourable_class}
+    return batch_consistency(ctx.model, X, random_state=random_state, dataset=ctx.dataset, **kw)
+
+
+def check_explanations(ctx, seconds):
+    """Explanations: SHAP attribution share of the protected features, and whether the model's
+    scores depend on the batch (the shuffling attack's signature, Yadav et al.)."""
+    from .._parallel import chunk_rng
+
+    opts = ctx.options
+    out = CheckOutcome("explanations", "Explanations and output shuffling", random_state=ctx.random_state)
+    t0 = time.perf_counter()
+    ds = ctx.dataset
+    rng = chunk_rng(ctx.random_state, 0, 23)
+    idx = np.sort(rng.permutation(ds.n_samples)[: opts["n_consistency"]])
+    bc = _consistency(ctx, ds.X[idx], ctx.random_state)
+    frac = float(bc.frac_rows_changed)
+    sentence = (f"Scoring the same {idx.size:,} rows in different batches, orders and one by one moved "
+                f"{_pct(frac)} of the scores (largest change {bc.max_abs_diff:.3g}, tolerance {bc.tol:.2g})")
+    verdict = "fail" if bc.suspicious else "pass"
+    sentence += (": the model's output depends on the batch, as an output-shuffling model's does; its "
+                 "explanations cannot be trusted." if bc.suspicious else ": the scores do not depend on the "
+                 "batch.")
+    out.findings.append(_finding("explanations", "batch_inconsistency", None, frac, None, None, sentence,
+                                 ctx.thresholds, verdict=verdict))
+    out.tables.append({"title": "Batch-consistency queries",
+                       "columns": ["Query", "Rows", "Largest change", "Share of rows changed", "Non-finite answers"],
+                       "rows": [[str(q["kind"]), int(q["n_rows"]), _float(q["max_abs_diff"]),
+                                 _cell(q["frac_changed"], unit="rate"), int(q["n_nonfinite"])]
+                                for _, q in bc.queries.iterrows()], "note": None})
+    # SHAP (then LIME) on a small seeded sample, for what is left of the time
+    n_exp, n_bg = opts["n_explain"], opts["n_background"]
+    eidx0 = np.sort(rng.permutation(ds.n_samples)[:n_exp])
+    bidx = np.sort(chunk_rng(ctx.random_state, 1, 23).permutation(ds.n_samples)[:n_bg])
+    conf = opts["confidence"]
+    names = list(ds.feature_names)
+    prot_idx = [ds.index_of(p) for p in ctx.protected]
+    explainers = [e for e in opts["explainers"]]
+    out.result = {"batch_consistency": bc, "attributions": {}, "rows": {}}
+    used = {}
+    for k, explainer in enumerate(explainers):
+        label = {"shap": "SHAP", "kernel": "SHAP", "lime": "LIME"}.get(explainer, explainer)
+        if explainer == "lime":
+            nsamples = opts["lime_nsamples"]
+        else:  # default: two permutations (forward and back) of the permutation explainer
+            nsamples = opts["shap_nsamples"] or 4 * ds.n_features + 2
+        # SHAP may use what LIME leaves: the first explainer gets the time minus a share for the others
+        left = max(0.0, t0 + seconds - time.perf_counter())
+        stop, _ = _deadline_stop(left * (0.6 if k < len(explainers) - 1 else 1.0))
+        A = _explain(ctx, ds.X[eidx0], ds.X[bidx], ctx.random_state, nsamples, stop, explainer)
+        done = ~np.isnan(A).any(axis=1)
+        eidx = eidx0[done]
+        if not done.all():
+            out.status = "cut short"
+            out.notes.append(f"{label} explained {int(done.sum())} of {eidx0.size} rows before its time ran out.")
+            A = A[done]
+        out.result["attributions"][explainer], out.result["rows"][explainer] = A, eidx
+        used[explainer] = {"nsamples": int(nsamples), "rows": int(eidx.size)}
+        if A.shape[0] == 0:
+            continue
+        absA = np.abs(A)
+        mean_abs = absA.mean(axis=0)
+        total = mean_abs.sum()
+        share = float(mean_abs[prot_idx].sum() / total) if total > 0 else float("nan")
+        boot = []  # bootstrap over the explained rows (counter-based stream)
+        brng = chunk_rng(ctx.random_state, 2 + k, 23)
+        for _ in range(500):
+            m = absA[brng.integers(0, absA.shape[0], absA.shape[0])].mean(axis=0)
+            boot.append(m[prot_idx].sum() / m.sum() if m.sum() > 0 else np.nan)
+        boot = np.asarray(boot)
+        lo, hi = (np.nanquantile(boot, [(1 - conf) / 2, (1 + conf) / 2])
+                  if np.isfinite(boot).any() and eidx.size >= 5 else (np.nan, np.nan))  # no interval from < 5 rows
+        ranks = (-mean_abs).argsort().argsort() + 1
+        prot_words = ", ".join(f"{names[j]} (rank {ranks[j]} of {len(names)})" for j in prot_idx)
+        out.findings.append(_finding(
+            "explanations", "protected_attribution_share", label, share, lo, hi,
+            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf)}) of the model's attribution on the protected "
+            f"features: {prot_words}, over {eidx.size} explained rows.", ctx.thresholds))
+        out.tables.append({"title": f"Mean |{label} attribution| per feature",
+                           "columns": ["Feature", "Protected", f"Mean |{label} attribution|", "Share", "Rank"],
+                           "rows": [[names[j], j in prot_idx, float(mean_abs[j]),
+                                     _cell(mean_abs[j] / total if total > 0 else None, unit="rate"), int(ranks[j])]
+                                    for j in np.argsort(-mean_abs)], "note": None})
+    if time.perf_counter() - t0 > seconds * 1.05:
+        out.notes.append(f"The explanations took {time.perf_counter() - t0:.1f} s, beyond this check's share of the "
+                         f"time budget ({seconds:.1f} s): each explainer explains at least {MIN_EXPLAINED} rows, and "
+                         "its first call in a process can take seconds.")
+    out.params = {"n_consistency": int(idx.size), "n_explain": int(eidx0.size), "n_background": int(bidx.size),
+                  "explainers": used, "consistency_tolerance": float(bc.tol), "confidence": conf}
+    out.verdict = out.findings[0]["sentence"]
+    out.paragraphs.append(
+        "A model can hide its use of a protected feature from SHAP and LIME by shuffling its outputs within "
+        "each batch the explainer sends (Yadav et al., output-shuffling attacks). The batch-consistency check "
+        "sends the same rows in several batches: an honest model scores each row the same way every time. "
+        "The SHAP and LIME shares are informative only for a consistent model.")
+    return out
+
+
+# ------------------------------------------------------------------------ 5. robustness (certify)
+def tree_ensemble_kind(model):
+    """``(True, family)`` for a model :func:`fairlens.certify.certify` certifies directly, else
+    ``(False, reason)``."""
+    from ..certify._boosted import is_boosted
+
+    name = type(model).__name__
+    mod = type(model).__module__
+    if is_boosted(model):
+        return True, name
+    if mod.startswith("sklearn.ensemble") and name in ("RandomForestClassifier", "ExtraTreesClassifier"):
+        return True, name
+    if mod.startswith("sklearn.tree") and name == "DecisionTreeClassifier":
+        return True, name
+    if name == "FeaturePartitionedForest":
+        return True, name
+    if name == "Pipeline" and hasattr(model, "steps"):
+        last = model.steps[-1][1]
+        ok, _ = tree_ensemble_kind(last)
+        if ok:
+            return False, (f"the model is a Pipeline whose final step is a {type(last).__name__}: the certificate "
+                           "is about the trees' own inputs, which the preceding steps transform; certify the final "
+                           "estimator on the transformed table with fairlens.certify.certify")
+    return False, (f"certification against b-feature attacks applies to tree ensembles (scikit-learn forests and "
+                   f"gradient boosting, XGBoost, LightGBM); the model is a {name}")
+
+
+def _certify(ctx, X, y, budget, time_limit):
+    """ADAPTER: :func:`fairlens.certify.certify` with the cascade (exact unless cut by the time limit)."""
+    from ..certify import certify
+
+    return certify(ctx.user_model, X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
+
+
+def check_robustness(ctx, seconds):
+    """Robustness: accuracy under attackers changing ``b`` features (certified, anytime interval)."""
+    opts = ctx.options
+    out = CheckOutcome("robustness", "Robustness to b-feature attacks", random_state=ctx.random_state)
+    ok, why = tree_ensemble_kind(ctx.user_model)
+    if not ok:
+        out.status = "not applicable"
+        out.verdict = f"Not applicable: {why}."
+        out.findings.append(_finding("robustness", "accuracy_under_attack", None, None, None, None,
+                                     out.verdict, ctx.thresholds, verdict="not applicable"))
+        out.random_state = None
+        return out
+    ds = ctx.dataset
+    from .._parallel import chunk_rng
+
+    idx = np.sort(chunk_rng(ctx.random_state, 0, 29).permutation(ds.n_samples)[: opts["n_certify"]])
+    names = getattr(ctx.user_model, "feature_names_in_", None)
+    cols = list(ds.feature_names) if names is None else [str(c) for c in names]
+    if ctx.input == "readable frame":
+        X = ds.frame.iloc[idx][cols].reset_index(drop=True)
+        if not all(pd.api.types.is_numeric_dtype(X[c]) for c in X.columns):
+            out.status = "not applicable"
+            out.verdict = ("Not applicable: the ensemble takes non-numeric columns; certification works on "
+                           "numeric inputs.")
+            out.findings.append(_finding("robustness", "accuracy_under_attack", None, None, None, None,
+                                         out.verdict, ctx.thresholds, verdict="not applicable"))
+            return out
+    elif names is not None:
+        X = pd.DataFrame(ds.X[idx], columns=list(ds.feature_names))[cols]
+    else:
+        X = ds.X[idx]
+    classes = list(np.asarray(getattr(ctx.user_model, "classes_", [0, 1])).tolist())
+    other = [c for c in classes if c != ctx.favourable_class]
+    y = np.where(ds.y[idx] == 1, ctx.favourable_class, other[0] if other else 0)
+    y = np.asarray(y, dtype=np.asarray(classes).dtype) if classes else y
+    budgets = [b for b in opts["certify_budgets"] if b <= ds.n_features]
+    t0 = time.perf_counter()
+    results = {}
+    rows = []
+    for i, b in enumerate(budgets):
+        left = max(0.0, t0 + seconds - time.perf_counter())
+        res = _certify(ctx, X, y, b, left / (len(budgets) - i))
+        results[b] = res
+        lo, hi = res.accuracy_interval if res.accuracy_interval is not None else (res.accuracy, res.accuracy)
+        unknown = int(res.stage_counts.get("unknown", 0)) if isinstance(res.stage_counts, dict) else 0
+        if i == 0:
+            out.findings.append(_finding(
+                "robustness", "clean_accuracy", None, res.accuracy_clean, None, None,
+                f"On {len(idx):,} rows of the data the model's accuracy is {_pct(res.accuracy_clean)} without "
+                "attack.", ctx.thresholds))
+        value = res.accuracy if (unknown == 0) else lo  # cut short: what is certified (the lower end)
+        cut = unknown > 0
+        sentence = (f"An attacker who may change any {b} feature(s) of a row brings the accuracy down to "
+                    + (f"{_pct(lo)}" if lo == hi else f"between {_pct(lo)} and {_pct(hi)}")
+                    + (f" ({unknown} rows unsettled when the time ran out)" if cut else " (certified exactly)") + ".")
+        out.findings.append(_finding("robustness", "accuracy_under_attack", f"b={b}", value, lo, hi, sentence,
+                                     ctx.thresholds))
+        rows.append([b, _cell(res.accuracy_clean, unit="rate"), _cell(value, lo, hi, "rate"), unknown,
+                     _float(res.elapsed)])
+        if cut:
+            out.status = "cut short"
+    out.result = results
+    out.tables.append({"title": "Accuracy under attack", "columns": ["Features the attacker changes (b)",
+                                                                     "Accuracy without attack",
+                                                                     "Accuracy under attack", "Rows unsettled",
+                                                                     "Seconds"],
+                       "rows": rows, "units": [None, "rate", "rate", "count", "seconds"],
+                       "note": "The interval brackets the exact accuracy under attack; it is a single value when "
+                               "every row was settled."})
+    if out.status == "cut short":
+        out.notes.append("The certification was cut short by the time budget; the intervals bracket the exact "
+                         "accuracy under attack.")
+    out.params = {"n_certify": int(len(idx)), "budgets": budgets, "method": "cascade",
+                  "vote": getattr(next(iter(results.values())), "vote", None) if results else None}
+    out.random_state = ctx.random_state
+    out.verdict = out.findings[-1]["sentence"] if len(out.findings) > 1 else "No budget was certified."
+    out.paragraphs.append(
+        "For tree ensembles, fairlens certifies the model's own prediction against an attacker who may change "
+        "up to b features of a row to any values (FLB -> ELB -> brute force cascade, exact unless the time "
+        "runs out; then an interval).")
+    return out
+
+
+#: The checks, in the order they run, with their share of the time budget.
+CHECKS = {
+    "group_fairness": (check_group_fairness, 0.10),
+    "individual": (check_individual, 0.25),
+    "subgroup": (check_subgroup, 0.30),
+    "explanations": (check_explanations, 0.20),
+    "robustness": (check_robustness, 0.15),
+}

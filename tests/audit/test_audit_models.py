@@ -1,0 +1,140 @@
+"""fairlens.audit on the model kinds of the one model protocol: an encoded-array MLP, XGBoost (tree
+ensemble: robustness applies), a plain callable and an output-shuffling model."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairlens
+
+
+def test_encoded_array_mlp_on_a_dataset(german, encoded_mlp, small):
+    rep = fairlens.audit(encoded_mlp, german, protected=["sex"], time_budget=None, progress=False, options=small)
+    assert rep.info["model"]["input"] == "encoded array"
+    assert {o.id: o.status for o in rep.outcomes} == {
+        "group_fairness": "complete", "individual": "complete", "subgroup": "complete",
+        "explanations": "complete", "robustness": "not applicable"}
+    # the MLP is scored on the encoded X: the group measure equals the one on its own predictions
+    from fairlens.metrics import group_metrics
+
+    pred = encoded_mlp.predict(german.X)
+    ref = group_metrics(german.y, pred, protected={"sex": german.frame["sex"]}, n_boot=0)
+    got = rep.findings.query("measure == 'demographic_parity_difference' and group == 'sex'")["value"].iloc[0]
+    assert got == pytest.approx(ref.measure("demographic_parity_difference")["value"], abs=1e-12)
+    assert "MLPClassifier" in str(rep.info["model"]["params"]) or rep.info["model"]["class"] == "Pipeline"
+
+
+@pytest.mark.jit_heavy
+def test_xgboost_model_gets_a_certified_robustness_interval(german, small):
+    xgb = pytest.importorskip("xgboost")
+    X = pd.DataFrame(german.X, columns=german.feature_names)
+    model = xgb.XGBClassifier(n_estimators=20, max_depth=3, random_state=0).fit(X, german.y)
+    rep = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness", "robustness"],
+                         time_budget=None, progress=False, options=small)
+    sec = rep.section("robustness")
+    assert sec.status == "complete"
+    rows = rep.findings.query("measure == 'accuracy_under_attack'")
+    assert len(rows) == 1 and rows["group"].iloc[0] == "b=1"
+    lo, v, hi = rows[["ci_low", "value", "ci_high"]].iloc[0]
+    assert 0 <= lo <= v <= hi <= 1
+    clean = rep.findings.query("measure == 'clean_accuracy'")["value"].iloc[0]
+    assert hi <= clean + 1e-12
+    # the same number as certify on the same rows
+    from fairlens.certify import certify
+
+    res = sec.result[1]
+    again = certify(model, X.iloc[np.sort(_rows(rep, german))], german.y[np.sort(_rows(rep, german))], budget=1)
+    assert again.accuracy == pytest.approx(res.accuracy)
+
+
+def _rows(rep, german):
+    from fairlens._parallel import chunk_rng
+
+    return chunk_rng(rep.random_state, 0, 29).permutation(german.n_samples)[: rep.params["n_certify"]]
+
+
+def test_callable_model(german, encoded_mlp, small):
+    def f(X):
+        return encoded_mlp.predict_proba(np.asarray(X))[:, 1]
+
+    rep = fairlens.audit(f, german, protected=["sex"], checks=["group_fairness", "individual", "robustness"],
+                         time_budget=None, progress=False, options=small)
+    assert rep.info["model"]["input"] == "callable"
+    assert rep.section("robustness").status == "not applicable"
+    ref = fairlens.audit(encoded_mlp, german, protected=["sex"], checks=["group_fairness", "individual"],
+                         time_budget=None, progress=False, options=small)
+    pd.testing.assert_frame_equal(rep.findings.query("check != 'robustness'").reset_index(drop=True),
+                                  ref.findings.reset_index(drop=True))
+
+
+def test_output_shuffling_model_is_flagged(german, small):
+    from sklearn.linear_model import LogisticRegression
+
+    from fairlens.shuffle import ShuffledModel
+
+    honest = LogisticRegression(max_iter=2000).fit(german.X, german.y)
+    attacked = ShuffledModel(honest, "sex", "male", dataset=german, random_state=0)
+    rep = fairlens.audit(attacked, german, protected=["sex"], checks=["explanations"], time_budget=None,
+                         progress=False, options=small)
+    row = rep.findings.query("measure == 'batch_inconsistency'").iloc[0]
+    assert row["verdict"] == "fail" and row["value"] > 0
+    assert "depends on the batch" in row["sentence"]
+    assert rep.passed() is False
+    ok = fairlens.audit(honest, german, protected=["sex"], checks=["explanations"], time_budget=None,
+                        progress=False, options=small)
+    assert ok.findings.query("measure == 'batch_inconsistency'")["verdict"].iloc[0] == "pass"
+
+
+def test_same_random_state_same_findings_at_n_jobs_1_and_2(german, readable_pipe, small):
+    kw = dict(target=german.target, protected=["sex"], favourable="good", time_budget=None, progress=False,
+              options=small, random_state=3, checks=["group_fairness", "individual", "subgroup", "explanations"])
+    a = fairlens.audit(readable_pipe, german.frame, n_jobs=1, **kw)
+    b = fairlens.audit(readable_pipe, german.frame, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(a.findings, b.findings)
+    c = fairlens.audit(readable_pipe, german.frame, n_jobs=1, **{**kw, "random_state": 4})
+    assert not a.findings["ci_low"].fillna(0).equals(c.findings["ci_low"].fillna(0))
+
+
+def test_tight_time_budget_cuts_checks_short_and_keeps_intervals(german, readable_pipe):
+    rep = fairlens.audit(readable_pipe, german.frame, target=german.target, protected=["sex", "age"],
+                         favourable="good", time_budget=0.5, progress=False,
+                         options={"n_explain": 20, "n_background": 20})
+    status = {o.id: o.status for o in rep.outcomes}
+    assert "cut short" in status.values(), status
+    assert rep.stopped
+    for o in rep.outcomes:
+        if o.status == "cut short":
+            assert o.notes, o.id
+    # the group check still reports intervals
+    g = rep.findings.query("check == 'group_fairness' and measure == 'demographic_parity_difference'")
+    assert g["ci_low"].notna().all() or status["group_fairness"] == "failed"
+    doc = rep.to_dict()
+    assert any("cut short" in s for s in doc["limitations"])
+
+
+def test_model_that_does_not_read_the_protected_column(german, small):
+    """Fairness through unawareness: a model without `sex` among its inputs is audited for `sex`; changing
+    only `sex` can never change its decision, so the individual rate is exactly 0 (a hand-checkable answer),
+    while the group check still compares the sexes. Extra columns the model does not read are ignored."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    frame = german.frame.copy()
+    frame["row_id"] = range(len(frame))
+    feats = [c for c in german.feature_names if c != "sex"]
+    cat = [c for c in feats if not pd.api.types.is_numeric_dtype(frame[c])]
+    num = [c for c in feats if c not in cat]
+    model = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"), cat),
+                                                  (StandardScaler(), num)),
+                          LogisticRegression(max_iter=2000)).fit(frame[feats], frame["class"])
+    rep = fairlens.audit(model, frame, target="class", protected=["sex"], favourable="good",
+                         checks=["group_fairness", "individual"], time_budget=None, progress=False, options=small)
+    rate = rep.findings.query("measure == 'individual_discrimination_rate'").iloc[0]
+    assert rate["value"] == 0.0 and rate["verdict"] == "pass"
+    assert rep.findings.query("measure == 'individual_instances_found'")["value"].iloc[0] == 0
+    assert "row_id" not in rep.dataset.feature_names and "sex" in rep.dataset.feature_names
+    assert rep.findings.query("check == 'group_fairness' and group == 'sex'")["value"].notna().all()
+    assert "does not read" in rep.to_dict()["model"]["note"]
+    schema = pytest.importorskip("fairlens.audit._schema")
+    schema.validate_document(rep.to_dict())
