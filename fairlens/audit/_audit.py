@@ -612,7 +612,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if (names is not None and hasattr(model, "predict_proba")
             and set(map(str, names)) < set(dataset.feature_names)):
         model = _UnawareModel(model, list(dataset.feature_names))
-    scorer = as_scorer(model, dataset, favourable_class=fav_class)
+    scorer = as_scorer(model, dataset, favourable=fav_class)
     score = np.asarray(scorer(dataset.X), dtype=np.float64)
     pred = (score >= threshold).astype(np.int64)
     model_block = _model_block(user_model, scorer, model_source)

@@ -689,11 +689,11 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
         from ..metrics import aif360_report
 
         def report(yp):
-            return aif360_report(y_true, yp, sensitive_features=sensitive_features,
+            return aif360_report(y_true, yp, protected=sensitive_features,
                                  privileged=privileged)
     else:
         def report(yp):
-            return fairness_report(y_true, yp, sensitive_features=sensitive_features)
+            return fairness_report(y_true, yp, protected=sensitive_features)
 
     before = report(pred(batch.scores_before))
     after = report(pred(batch.scores_after))
