@@ -1,0 +1,217 @@
+"""Sphinx configuration of the fairlens documentation site.
+
+Build (offline, warnings are errors, nitpicky)::
+
+    python docs/prepare_notebooks.py          # execute the notebooks once (cached)
+    python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+
+* Notebooks are rendered from the executed copies that ``prepare_notebooks.py`` writes to
+  ``docs/tutorials/`` and ``docs/notebooks/``; Sphinx executes nothing (``nb_execution_mode``
+  is ``"off"``).
+* The API reference is generated here, at configuration time, from the ``__all__`` of each
+  public module (``API_MODULES``): one page per module with an autosummary table, and one stub
+  page per public object (autosummary). A name added to an ``__all__`` appears on the next build
+  without editing the docs.
+* Nothing reaches the network: intersphinx is not used. Types of the Python standard library and
+  of numpy/pandas/scikit-learn/matplotlib named in docstrings resolve through a small local
+  inventory per project (``_inventories/*.inv``, written by ``_inventories/make_inventory.py``) whose
+  entries link to those projects' online documentation.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import os
+import sys
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import fairlens  # noqa: E402
+
+project = "fairlens"
+author = "fairlens developers"
+copyright = "fairlens developers, BSD-3-Clause"
+release = fairlens.__version__
+version = release
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+]
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "prepare_notebooks.py", "_inventories",
+                    "README.md"]
+templates_path = ["_templates"]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+
+# --- notebooks (myst-nb) -----------------------------------------------------------------------
+nb_execution_mode = "off"          # executed once by prepare_notebooks.py, rendered as stored
+nb_output_stderr = "show"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+# Tutorials are other engineers' prose: a heading that skips a level ("# Title" then "### Step")
+# is a style choice there, not a broken document. Only that MyST check is silenced.
+suppress_warnings = ["myst.header"]
+
+# --- API reference -----------------------------------------------------------------------------
+#: The public modules; each page lists exactly that module's ``__all__``.
+API_MODULES = [
+    ("fairlens.datasets", "Datasets: loaders returning a Dataset"),
+    ("fairlens.models", "Models: the one model protocol and the papers' networks"),
+    ("fairlens.metrics", "Group fairness metrics"),
+    ("fairlens.shuffle", "Shuffling attacks on Shapley-value explanations"),
+    ("fairlens.maft", "MAFT: black-box individual fairness testing"),
+    ("fairlens.testsgd", "TestSGD: subtle group discrimination"),
+    ("fairlens.certify", "Certifying tree ensembles against b-feature attacks"),
+]
+
+
+def _write_api_pages():
+    out = HERE / "api"
+    out.mkdir(exist_ok=True)
+    index = ["API reference", "=============", "",
+             "Every public object of fairlens: the names each module lists in its ``__all__``.",
+             "Subpackages import lazily (``import fairlens`` is cheap); the widgets import",
+             "ipywidgets only when first accessed.", "",
+             ".. toctree::", "   :maxdepth: 1", ""]
+    for mod_name, title in API_MODULES:
+        mod = importlib.import_module(mod_name)
+        names = list(getattr(mod, "__all__"))
+        short = mod_name.split(".")[-1]
+        index.append(f"   {short}")
+        heading = f"``{mod_name}``: {title}"
+        lines = [heading, "=" * len(heading), "",
+                 f".. automodule:: {mod_name}", "   :no-members:", "",
+                 f".. currentmodule:: {mod_name}", "",
+                 ".. autosummary::", "   :toctree: generated", "", ]
+        lines += [f"   {name}" for name in names]
+        text = "\n".join(lines) + "\n"
+        page = out / f"{short}.rst"
+        if not page.exists() or page.read_text() != text:
+            page.write_text(text)
+    text = "\n".join(index) + "\n"
+    if not (out / "index.rst").exists() or (out / "index.rst").read_text() != text:
+        (out / "index.rst").write_text(text)
+
+
+_write_api_pages()
+
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True}
+autodoc_typehints = "none"              # the numpydoc Parameters/Returns sections carry the types
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False     # members are listed by the class template instead
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = True
+# numpydoc cross-references the words of a "Parameters" type line. Only names in
+# numpydoc_xref_aliases are linked ("all" leaves every other word as plain text): the public
+# names of fairlens (generated below from each __all__) and a few external types, all of which
+# must resolve (nitpicky). Prose such as "array-like" or "ndarray of shape (n, d)" stays text.
+numpydoc_xref_ignore = "all"
+numpydoc_xref_aliases = {
+    "DataFrame": "pandas.DataFrame",
+    "Series": "pandas.Series",
+    "ndarray": "numpy.ndarray",
+    "Generator": "numpy.random.Generator",
+    "RandomState": "numpy.random.RandomState",
+    "Figure": "matplotlib.figure.Figure",
+    "Axes": "matplotlib.axes.Axes",
+    "Event": "threading.Event",
+    "Path": "pathlib.Path",
+    "MLPClassifier": "sklearn.neural_network.MLPClassifier",
+    "RandomForestClassifier": "sklearn.ensemble.RandomForestClassifier",
+    "DecisionTreeClassifier": "sklearn.tree.DecisionTreeClassifier",
+    "ExtraTreesClassifier": "sklearn.ensemble.ExtraTreesClassifier",
+    "Pipeline": "sklearn.pipeline.Pipeline",
+}
+for _mod_name, _ in API_MODULES:
+    _mod = importlib.import_module(_mod_name)
+    for _name in _mod.__all__:
+        numpydoc_xref_aliases.setdefault(_name, f"{_mod_name}.{_name}")
+
+
+# Local inventory only: no intersphinx request ever leaves the machine.
+_INV = HERE / "_inventories"
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3/", str(_INV / "python.inv")),
+    "numpy": ("https://numpy.org/doc/stable/", str(_INV / "numpy.inv")),
+    "pandas": ("https://pandas.pydata.org/docs/", str(_INV / "pandas.inv")),
+    "matplotlib": ("https://matplotlib.org/stable/", str(_INV / "matplotlib.inv")),
+    "sklearn": ("https://scikit-learn.org/stable/", str(_INV / "sklearn.inv")),
+    "ipywidgets": ("https://ipywidgets.readthedocs.io/en/stable/", str(_INV / "ipywidgets.inv")),
+}
+intersphinx_disabled_reftypes = []
+intersphinx_timeout = 1
+
+nitpicky = True
+# numpydoc type phrases ("array-like", "ndarray of shape (n, d)", "int >= 0", {"a", "b"}) need no
+# ignore rule: with numpydoc_xref_ignore = "all" only their known names (aliases) become links.
+nitpick_ignore_regex = [
+    # References to private helpers (a name with an underscore component, such as
+    # fairlens._parallel.run_chunks or _kernels.and_popcount) and to module constants that are
+    # in no __all__: the site documents only public objects, so they render as code, unlinked.
+    (r"py:(func|class|mod|data|obj)", r"(.*\.)?_[A-Za-z]\w*(\..*)?"),
+    (r"py:(func|data|mod)", r"rule_set_rng|EXPLAIN_BLOCK|EXPECTED_FAILED_CHECKS|fairlens\.\w+\.plots"),
+]
+
+# --- HTML ----------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"fairlens {release}"
+html_static_path = ["_static"]
+html_css_files = ["fairlens.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_show_sourcelink = False
+html_last_updated_fmt = None
+
+warnings.filterwarnings("ignore", category=FutureWarning, module="fairlens")
+
+
+# --- docstring hygiene, applied before numpydoc parses a docstring --------------------------------
+# Two habits of the package's plain-text docstrings are not valid reStructuredText; they are fixed
+# here for rendering only (the docstrings read well in help() as they are):
+# * ``|x|`` for an absolute value, which reST reads as a substitution reference;
+# * an inline literal that wraps onto the next line in a numpydoc "Returns" type line, which
+#   numpydoc cuts in two (the literal is joined onto one line).
+_ABS = re.compile(r"(?<![`\\|\w])\|([^|`\s][^|`]*?)\|(?![`|\w])")
+
+
+def _rst_hygiene(app, what, name, obj, options, lines):
+    i = 0
+    while i < len(lines) - 1:
+        if lines[i].count("``") % 2 == 1 and lines[i + 1].strip():
+            lines[i] = lines[i].rstrip() + " " + lines.pop(i + 1).strip()
+            continue
+        i += 1
+    for i, line in enumerate(lines):
+        parts = line.split("``")
+        for j in range(0, len(parts), 2):          # outside inline literals only
+            parts[j] = _ABS.sub(r"\\|\1\\|", parts[j])
+        lines[i] = "``".join(parts)
+
+
+# scikit-learn adds metadata-routing methods (set_fit_request, ...) to every estimator subclass;
+# they are scikit-learn's API, not fairlens's, and their docstrings link into scikit-learn's docs.
+def _skip_member(app, what, name, obj, skip, options):
+    if name.startswith("set_") and name.endswith("_request") or name == "get_metadata_routing":
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _rst_hygiene, priority=100)
+    app.connect("autodoc-skip-member", _skip_member)
