@@ -14,7 +14,7 @@ hidden tests):
 ``otter run`` grades in this Python environment, without Docker (``otter grade`` would start a
 container). Exit status 0 only if every exercise passes all three checks.
 
-Usage: ``python exercises/check_exercises.py [--update] [NAME ...]``
+Usage: ``python exercises/check_exercises.py [--update] [--jobs N] [NAME ...]``
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -103,15 +104,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="exercise folders (default: all)")
     ap.add_argument("--update", action="store_true", help="rewrite the committed student notebooks")
+    ap.add_argument("--jobs", type=int, default=2, help="exercises checked at once (default 2)")
     args = ap.parse_args(argv)
     names = args.names or sorted(p.parent.name for p in HERE.glob("*/*.ipynb")
                                  if p.stem == p.parent.name)
     os.environ.setdefault("MPLBACKEND", "Agg")
     failed = 0
-    for name in names:
-        ok, line = check(name, args.update)
-        failed += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {line}", flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:   # each check is subprocesses
+        outcomes = pool.map(lambda n: (n, *check(n, args.update)), names)
+        for name, ok, line in outcomes:
+            failed += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {name}: {line}", flush=True)
     print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
