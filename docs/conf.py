@@ -63,16 +63,17 @@ myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]
 
 # --- API reference -----------------------------------------------------------------------------
-#: The public modules; each page lists exactly that module's ``__all__``.
-API_MODULES = [
-    ("fairlens.datasets", "Datasets: loaders returning a Dataset"),
-    ("fairlens.models", "Models: the one model protocol and the papers' networks"),
-    ("fairlens.metrics", "Group fairness metrics"),
-    ("fairlens.shuffle", "Shuffling attacks on Shapley-value explanations"),
-    ("fairlens.maft", "MAFT: black-box individual fairness testing"),
-    ("fairlens.testsgd", "TestSGD: subtle group discrimination"),
-    ("fairlens.certify", "Certifying tree ensembles against b-feature attacks"),
-]
+#: The public modules: every module that ``fairlens.__all__`` names, in that order (a new
+#: subpackage appears on the next build). Each page lists exactly that module's ``__all__``, under
+#: the first line of the module's docstring.
+API_MODULES = []
+for _name in fairlens.__all__:
+    if _name.startswith("__"):
+        continue
+    _mod = importlib.import_module(f"fairlens.{_name}")
+    _title = (_mod.__doc__ or _name).strip().splitlines()[0].rstrip(".")
+    _title = re.sub(r":\w+:`~?([^`]+)`", r"``\1``", _title)      # no cross-references in a title
+    API_MODULES.append((f"fairlens.{_name}", _title))
 
 
 def _write_api_pages():
@@ -173,6 +174,7 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "navbar_align": "left",
+    "header_links_before_dropdown": 3,
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
