@@ -177,6 +177,9 @@ html_theme_options = {
     "header_links_before_dropdown": 3,
     "secondary_sidebar_items": ["page-toc"],
 }
+# notebook pages get the full width (wide DataFrames and figures); their own headings are in
+# the right-hand page table of contents
+html_sidebars = {"tutorials/*": [], "notebooks/*": [], "_generated/*": []}
 html_show_sourcelink = False
 html_last_updated_fmt = None
 
