@@ -20,6 +20,8 @@ Build (offline, warnings are errors, nitpicky)::
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 import re
 import os
 import sys
@@ -74,6 +76,16 @@ for _name in fairlens.__all__:
     _title = (_mod.__doc__ or _name).strip().splitlines()[0].rstrip(".")
     _title = re.sub(r":\w+:`~?([^`]+)`", r"``\1``", _title)      # no cross-references in a title
     API_MODULES.append((f"fairlens.{_name}", _title))
+    # public submodules of a subpackage that are not re-exported by it: the figures
+    # (``plots``) and the papers' reported numbers (``testsgd.paper``); widgets are re-exported
+    if hasattr(_mod, "__path__"):
+        for _info in pkgutil.iter_modules(_mod.__path__):
+            if _info.name.startswith("_") or _info.name == "widget":
+                continue
+            _sub = importlib.import_module(f"fairlens.{_name}.{_info.name}")
+            if hasattr(_sub, "__all__"):
+                _t = (_sub.__doc__ or _info.name).strip().splitlines()[0].rstrip(".")
+                API_MODULES.append((_sub.__name__, re.sub(r":\w+:`~?([^`]+)`", r"``\1``", _t)))
 
 
 def _write_api_pages():
@@ -87,7 +99,7 @@ def _write_api_pages():
     for mod_name, title in API_MODULES:
         mod = importlib.import_module(mod_name)
         names = list(getattr(mod, "__all__"))
-        short = mod_name.split(".")[-1]
+        short = mod_name[len("fairlens."):]
         index.append(f"   {short}")
         heading = f"``{mod_name}``: {title}"
         lines = [heading, "=" * len(heading), "",
@@ -162,7 +174,8 @@ nitpick_ignore_regex = [
     # fairlens._parallel.run_chunks or _kernels.and_popcount) and to module constants that are
     # in no __all__: the site documents only public objects, so they render as code, unlinked.
     (r"py:(func|class|mod|data|obj)", r"(.*\.)?_[A-Za-z]\w*(\..*)?"),
-    (r"py:(func|data|mod)", r"rule_set_rng|EXPLAIN_BLOCK|EXPECTED_FAILED_CHECKS|fairlens\.\w+\.plots"),
+    (r"py:(func|data|mod|const)", r"(.*\.)?[A-Z][A-Z0-9_]+"),     # module constants not in __all__
+    (r"py:func", r"rule_set_rng"),
 ]
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -211,12 +224,41 @@ def _rst_hygiene(app, what, name, obj, options, lines):
 
 # scikit-learn adds metadata-routing methods (set_fit_request, ...) to every estimator subclass;
 # they are scikit-learn's API, not fairlens's, and their docstrings link into scikit-learn's docs.
+# Deprecated spellings kept for compatibility (e.g. a property ``sensitive`` aliasing
+# ``protected``, with a FutureWarning) are not part of the documented API: a member whose
+# docstring's first paragraph says "Deprecated ...", "old name of ..." or "deprecated alias/name"
+# is left out.
 def _skip_member(app, what, name, obj, skip, options):
     if name.startswith("set_") and name.endswith("_request") or name == "get_metadata_routing":
+        return True
+    doc = inspect.getdoc(obj) or ""
+    if _OLD_NAME.search(doc.split("\n\n")[0]):
         return True
     return None
 
 
+_OLD_NAME = re.compile(r"^\s*deprecated|\bold name (of|for)\b|\bdeprecated (alias|name|spelling)\b",
+                       re.IGNORECASE)
+
+
+# A short name in a submodule's docstring (``FairnessTestResult`` in ``fairlens.maft.plots``)
+# means the public name of the enclosing subpackage (``fairlens.maft.FairnessTestResult``):
+# resolve it there before calling it missing.
+def _resolve_in_parent_package(app, env, node, contnode):
+    if node.get("refdomain") != "py":
+        return None
+    target, module = node.get("reftarget") or "", node.get("py:module") or ""
+    domain = env.get_domain("py")
+    parts = module.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        candidate = ".".join(parts[:i]) + "." + target.lstrip("~.")
+        if candidate in domain.objects:
+            return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], candidate,
+                                       node, contnode)
+    return None
+
+
 def setup(app):
+    app.connect("missing-reference", _resolve_in_parent_package)
     app.connect("autodoc-process-docstring", _rst_hygiene, priority=100)
     app.connect("autodoc-skip-member", _skip_member)
