@@ -12,6 +12,9 @@ Build (offline, warnings are errors, nitpicky)::
   public module (``API_MODULES``): one page per module with an autosummary table, and one stub
   page per public object (autosummary). A name added to an ``__all__`` appears on the next build
   without editing the docs.
+* Cross-references: numpydoc links the type words that are public names (unique across the
+  modules) or listed in ``numpydoc_xref_aliases``; a short name in a submodule's docstring resolves
+  in the enclosing subpackage; members documented as deprecated or "old name of" are left out.
 * Nothing reaches the network: intersphinx is not used. Types of the Python standard library and
   of numpy/pandas/scikit-learn/matplotlib named in docstrings resolve through a small local
   inventory per project (``_inventories/*.inv``, written by ``_inventories/make_inventory.py``) whose
@@ -147,10 +150,15 @@ numpydoc_xref_aliases = {
     "ExtraTreesClassifier": "sklearn.ensemble.ExtraTreesClassifier",
     "Pipeline": "sklearn.pipeline.Pipeline",
 }
+# every public name links to its page, unless two modules export the same name (for example
+# ``MitigationResult`` of MAFT and of TestSGD): such a type word stays plain text
+_homes = {}
 for _mod_name, _ in API_MODULES:
-    _mod = importlib.import_module(_mod_name)
-    for _name in _mod.__all__:
-        numpydoc_xref_aliases.setdefault(_name, f"{_mod_name}.{_name}")
+    for _name in importlib.import_module(_mod_name).__all__:
+        _homes.setdefault(_name, []).append(f"{_mod_name}.{_name}")
+for _name, _where in _homes.items():
+    if len(_where) == 1:
+        numpydoc_xref_aliases.setdefault(_name, _where[0])
 
 
 # Local inventory only: no intersphinx request ever leaves the machine.
