@@ -170,7 +170,7 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
     h = _check_h(h)
     vectored = check_bool("vectored", vectored)
     output = check_choice("output", output, ("raw", "proba", "logit", "auto"))
-    scorer = as_scorer(model, dataset, favourable_class=favourable_class, output=output)
+    scorer = as_scorer(model, dataset, favourable=favourable_class, output=output)
     one = not hasattr(X, "columns") and np.ndim(X) == 1
     if one:
         X = np.asarray(X)[None, :]

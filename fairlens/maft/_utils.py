@@ -270,7 +270,7 @@ def resolve_scorer(model, dataset=None, favourable_class=1, name="favourable"):
                 f"{name}={favourable_class!r} is not one of the model's classes {listed}; pass "
                 f"{name}=<the class that is the favourable outcome>."
             )
-    return as_scorer(model, dataset, favourable_class=favourable_class)
+    return as_scorer(model, dataset, favourable=favourable_class)
 
 
 

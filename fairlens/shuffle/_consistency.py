@@ -157,7 +157,7 @@ def _adapt(model, X, dataset, output, favourable):
         return call, rows, model
     from ..models import as_scorer
 
-    scorer = as_scorer(model, dataset, output=output, favourable_class=favourable)
+    scorer = as_scorer(model, dataset, output=output, favourable=favourable)
     rows = scorer.check_X(X)
 
     def call(R):

@@ -440,7 +440,7 @@ def _as_scorer(scorer, dataset=None, *, feature_names=None, output="auto", favou
     if dataset is not None:
         feature_names = None  # the dataset's encoded columns
     return as_scorer(scorer, dataset, feature_names=feature_names, output=output,
-                     favourable_class=favourable_class)
+                     favourable=favourable_class)
 
 
 class ShuffledModel:

@@ -125,10 +125,10 @@ def make_scorer(model, dataset=None, *, favourable_class=1):
     if dataset is not None and not (hasattr(dataset, "decode") and hasattr(dataset, "n_samples")):
         # a duck-typed table (X, feature_names, ...) without the Dataset API: the model is
         # aligned by column name but cannot be handed decoded (readable) rows
-        return as_scorer(model, None, favourable_class=favourable_class, feature_names=names)
+        return as_scorer(model, None, favourable=favourable_class, feature_names=names)
     if dataset is None:
-        return as_scorer(model, None, favourable_class=favourable_class, feature_names=names)
-    return as_scorer(model, dataset, favourable_class=favourable_class)
+        return as_scorer(model, None, favourable=favourable_class, feature_names=names)
+    return as_scorer(model, dataset, favourable=favourable_class)
 
 
 @dataclass
