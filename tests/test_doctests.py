@@ -15,6 +15,7 @@ MODULES = [
     "fairlens.datasets._fetch",
     "fairlens._parallel",
     "fairlens._validation",
+    "fairlens.testsgd._rules",
 ]
 
 
