@@ -16,6 +16,7 @@ MODULES = [
     "fairlens._parallel",
     "fairlens._validation",
     "fairlens.testsgd._rules",
+    "fairlens.testsgd._score",
 ]
 
 
