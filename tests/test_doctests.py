@@ -17,6 +17,7 @@ MODULES = [
     "fairlens._validation",
     "fairlens.testsgd._rules",
     "fairlens.testsgd._score",
+    "fairlens.testsgd._testsgd",
 ]
 
 
