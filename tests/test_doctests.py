@@ -18,6 +18,7 @@ MODULES = [
     "fairlens.testsgd._rules",
     "fairlens.testsgd._score",
     "fairlens.testsgd._testsgd",
+    "fairlens.testsgd._themis",
 ]
 
 
