@@ -19,6 +19,7 @@ MODULES = [
     "fairlens.testsgd._score",
     "fairlens.testsgd._testsgd",
     "fairlens.testsgd._themis",
+    "fairlens.testsgd._fairfictplay",
 ]
 
 
