@@ -20,6 +20,7 @@ MODULES = [
     "fairlens.testsgd._testsgd",
     "fairlens.testsgd._themis",
     "fairlens.testsgd._fairfictplay",
+    "fairlens.testsgd._mitigate",
 ]
 
 
