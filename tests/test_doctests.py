@@ -21,6 +21,7 @@ MODULES = [
     "fairlens.testsgd._themis",
     "fairlens.testsgd._fairfictplay",
     "fairlens.testsgd._mitigate",
+    "fairlens.testsgd._text",
 ]
 
 
