@@ -22,6 +22,8 @@ MODULES = [
     "fairlens.testsgd._fairfictplay",
     "fairlens.testsgd._mitigate",
     "fairlens.testsgd._text",
+    "fairlens.shuffle._shuffled",
+    "fairlens.shuffle._consistency",
 ]
 
 
