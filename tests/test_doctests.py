@@ -24,6 +24,7 @@ MODULES = [
     "fairlens.testsgd._text",
     "fairlens.shuffle._shuffled",
     "fairlens.shuffle._consistency",
+    "fairlens.shuffle._detect",
 ]
 
 
