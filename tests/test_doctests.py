@@ -25,6 +25,7 @@ MODULES = [
     "fairlens.shuffle._shuffled",
     "fairlens.shuffle._consistency",
     "fairlens.shuffle._detect",
+    "fairlens.tour",
 ]
 
 
