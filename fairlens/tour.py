@@ -51,7 +51,9 @@ _RC = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "xtick.label
 class TourSection:
     """One analysis of the tour: a table, figures and what they show.
 
-    Attributes
+    Sections are built by :func:`run_tour`; every field but the first three is optional.
+
+    Parameters
     ----------
     key, title, dataset : str
         Section id (``"shuffle"``, ``"maft"``, ``"testsgd"``, ``"certify"``), heading, data.
@@ -60,6 +62,7 @@ class TourSection:
     table : pandas.DataFrame or None
         The numbers (raw values; ``columns`` gives readable names and units).
     figures : list of matplotlib.figure.Figure
+        The section's figures.
     text : str
         Plain-text explanation.
     elapsed : float
@@ -69,6 +72,7 @@ class TourSection:
     columns : dict
         ``table column -> (readable name, unit)`` for the report.
     paragraphs, notes : list of str
+        The explanation, paragraph by paragraph, and footnotes.
     params : dict
         Every parameter of the section.
     datasets, models : list of dict
@@ -77,6 +81,29 @@ class TourSection:
         The section's key numbers (report document findings).
     extra_tables : list of dict
         Further report tables (document form).
+    conclusion : str
+        The section's clause of the report's verdict sentence.
+    table_title : str
+        Caption of ``table``.
+    table_note : str or None
+        Note under ``table``.
+    figure_titles : list of str
+        Captions of ``figures``.
+    _png : list of str
+        Cache of :meth:`png_base64` (internal).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlens.tour import TourReport, TourSection
+    >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+    ...                       headline="fairness drops under the attack",
+    ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+    ...                       elapsed=2.0)
+    >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+    ...                     created="2026-01-01T00:00:00Z")
+    >>> section.key, section.error is None
+    ('shuffle', True)
     """
 
     key: str
@@ -103,7 +130,25 @@ class TourSection:
     _png: list = field(default_factory=list, repr=False)
 
     def png_base64(self) -> list:
-        """The figures as base64 PNG (drawn once, at their natural size)."""
+        """The figures as base64 PNG (drawn once, at their natural size).
+
+        Returns
+        -------
+        list of str
+            One base64 PNG per figure, in order (cached).
+
+        Examples
+        --------
+        >>> import matplotlib.pyplot as plt
+        >>> from fairlens.tour import TourSection
+        >>> fig, ax = plt.subplots()
+        >>> _ = ax.plot([0, 1], [0, 1])
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       figures=[fig])
+        >>> pngs = section.png_base64()
+        >>> len(pngs), pngs[0][:8]  # base64 of the PNG signature
+        (1, 'iVBORw0K')
+        """
         if len(self._png) != len(self.figures):
             self._png = [_png(f) for f in self.figures]
         return self._png
@@ -127,6 +172,32 @@ class TourReport:
 
     ``summary()`` for the table, ``to_dict()`` for the report document,
     ``to_html()``/``to_json()``/``save()`` to write it.
+
+    Parameters
+    ----------
+    sections : list of TourSection
+        The analyses, in the order they ran.
+    mode : {"quick", "full"}
+        The budget used (a key of :data:`BUDGETS`).
+    random_state : int
+        The seed of every random step.
+    elapsed : float
+        Wall seconds of the whole tour.
+    created : str, default ""
+        UTC creation time (ISO 8601); empty means "now" in the document.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlens.tour import TourReport, TourSection
+    >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+    ...                       headline="fairness drops under the attack",
+    ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+    ...                       elapsed=2.0)
+    >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+    ...                     created="2026-01-01T00:00:00Z")
+    >>> report.ok, len(report.sections)
+    (True, 1)
     """
 
     sections: list
@@ -141,7 +212,28 @@ class TourReport:
         return all(s.error is None for s in self.sections)
 
     def summary(self) -> pd.DataFrame:
-        """One row per section: analysis, data, result (one sentence), seconds."""
+        """One row per section: analysis, data, result (one sentence), seconds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``analysis, data, result, seconds``; a failed section's result is
+            ``"FAILED: "`` and the last line of its traceback.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairlens.tour import TourReport, TourSection
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       headline="fairness drops under the attack",
+        ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+        ...                       elapsed=2.0)
+        >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+        ...                     created="2026-01-01T00:00:00Z")
+        >>> report.summary()
+                    analysis       data                           result  seconds
+        0  Shuffling attacks  admission  fairness drops under the attack      2.0
+        """
         return pd.DataFrame([
             {"analysis": s.title, "data": s.dataset,
              "result": s.headline if s.error is None else "FAILED: " + s.error.splitlines()[-1],
@@ -158,6 +250,20 @@ class TourReport:
         dict
             JSON-safe; figures as base64 PNG.  Validated with
             :func:`fairlens.audit._schema.validate_document`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairlens.tour import TourReport, TourSection
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       headline="fairness drops under the attack",
+        ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+        ...                       elapsed=2.0)
+        >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+        ...                     created="2026-01-01T00:00:00Z")
+        >>> doc = report.to_dict()
+        >>> doc["schema"], doc["kind"], doc["verdict"]["sentence"]
+        ('fairlens.report/1', 'tour', 'All 1 analyses ran on bundled data in 2 s.')
         """
         from ._base import to_jsonable
         from .audit._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
@@ -224,6 +330,24 @@ class TourReport:
         -------
         str
             The HTML.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``path`` (see :func:`check_report_path`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairlens.tour import TourReport, TourSection
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       headline="fairness drops under the attack",
+        ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+        ...                       elapsed=2.0)
+        >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+        ...                     created="2026-01-01T00:00:00Z")
+        >>> report.to_html()[:15]
+        '<!DOCTYPE html>'
         """
         from .audit._render import render_html
 
@@ -242,10 +366,32 @@ class TourReport:
         Parameters
         ----------
         path : str or os.PathLike, optional
+            Where to write it (must end in ``.json``; checked first, see
+            :func:`check_report_path`).
 
         Returns
         -------
         str
+            The JSON text.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``path``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairlens.tour import TourReport, TourSection
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       headline="fairness drops under the attack",
+        ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+        ...                       elapsed=2.0)
+        >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+        ...                     created="2026-01-01T00:00:00Z")
+        >>> import json
+        >>> json.loads(report.to_json())["schema"]
+        'fairlens.report/1'
         """
         if path is not None:
             path = check_report_path(path, suffixes={".json"})
@@ -258,7 +404,39 @@ class TourReport:
 
     def save(self, path) -> Path:
         """Write the report to ``path``: HTML for ``.html``/``.htm``, the JSON document for
-        ``.json`` (anything else is refused with ``ValueError``)."""
+        ``.json`` (anything else is refused with ``ValueError``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (its folder must exist).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``path`` (see :func:`check_report_path`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from fairlens.tour import TourReport, TourSection
+        >>> section = TourSection(key="shuffle", title="Shuffling attacks", dataset="admission",
+        ...                       headline="fairness drops under the attack",
+        ...                       table=pd.DataFrame({"attack": ["none", "dominance"], "dp": [0.03, 0.9]}),
+        ...                       elapsed=2.0)
+        >>> report = TourReport(sections=[section], mode="quick", random_state=0, elapsed=2.0,
+        ...                     created="2026-01-01T00:00:00Z")
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = report.save(os.path.join(tmp, "tour.html"))
+        ...     path.name, path.exists()
+        ('tour.html', True)
+        """
         path = check_report_path(path)
         if path.suffix.lower() == ".json":
             self.to_json(path)
@@ -277,6 +455,7 @@ def check_report_path(path, name="out", suffixes=None) -> Path:
     Parameters
     ----------
     path : str or os.PathLike
+        The report file to be written.
     name : str
         The argument's name in messages.
     suffixes : collection of str, optional
@@ -292,6 +471,18 @@ def check_report_path(path, name="out", suffixes=None) -> Path:
         For a non-path.
     ValueError
         One line naming ``name``, the path and the fix.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fairlens.tour import check_report_path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     check_report_path(os.path.join(tmp, "report.json")).name
+    'report.json'
+    >>> check_report_path("report.txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: out: 'report.txt' has the extension '.txt'; a report is written as .html, .htm, .json
     """
     from .audit._output import REPORT_SUFFIXES, check_output_path
 
@@ -874,6 +1065,7 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
     Returns
     -------
     TourReport
+        The sections (with their tables, figures and errors) and the report writers.
 
     Raises
     ------

@@ -15,6 +15,17 @@ MODULES = [
     "fairlens.datasets._fetch",
     "fairlens._parallel",
     "fairlens._validation",
+    "fairlens.testsgd._rules",
+    "fairlens.testsgd._score",
+    "fairlens.testsgd._testsgd",
+    "fairlens.testsgd._themis",
+    "fairlens.testsgd._fairfictplay",
+    "fairlens.testsgd._mitigate",
+    "fairlens.testsgd._text",
+    "fairlens.shuffle._shuffled",
+    "fairlens.shuffle._consistency",
+    "fairlens.shuffle._detect",
+    "fairlens.tour",
 ]
 
 

@@ -56,6 +56,16 @@ class BatchConsistencyResult(Result):
         Wall seconds.
     stopped : bool
         True when the run was cut short by ``stop``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, batch_consistency
+    >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5
+    >>> attacked = ShuffledModel(lambda A: A[:, 0], protected=2, favoured=1, random_state=0)
+    >>> res = batch_consistency(attacked, X, random_state=0)
+    >>> res.suspicious, round(res.max_abs_diff, 3), res.frac_rows_changed
+    (True, 0.502, 0.9)
     """
 
     suspicious: bool
@@ -80,6 +90,23 @@ class BatchConsistencyResult(Result):
         Returns
         -------
         pandas.DataFrame
+            One row per query: ``kind, n_rows, max_abs_diff, frac_changed, n_nonfinite``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel, batch_consistency
+        >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> attacked = ShuffledModel(lambda A: A[:, 0], protected=2, favoured=1, random_state=0)
+        >>> res = batch_consistency(attacked, X, random_state=0)
+        >>> res.to_frame().groupby("kind", sort=False)["max_abs_diff"].max().round(3)
+        kind
+        reference    0.000
+        order        0.000
+        subset       0.192
+        duplicate    0.000
+        single       0.502
+        Name: max_abs_diff, dtype: float64
         """
         return self.queries.copy()
 
@@ -90,6 +117,16 @@ class BatchConsistencyResult(Result):
         -------
         pandas.DataFrame
             One row; the sentence is in :attr:`verdict` (and ``str(result)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel, batch_consistency
+        >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> attacked = ShuffledModel(lambda A: A[:, 0], protected=2, favoured=1, random_state=0)
+        >>> res = batch_consistency(attacked, X, random_state=0)
+        >>> res.summary().loc[0, "verdict"]
+        'SUSPICIOUS: outputs depend on the batch (max |change| 0.502, 90.0% of rows moved, tol 1.4e-14, float64 output)'
         """
         return pd.DataFrame([{
             "verdict": self.verdict, "suspicious": bool(self.suspicious),
@@ -127,6 +164,16 @@ class BatchConsistencyResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel, batch_consistency
+        >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> attacked = ShuffledModel(lambda A: A[:, 0], protected=2, favoured=1, random_state=0)
+        >>> res = batch_consistency(attacked, X, random_state=0)
+        >>> ax = res.plot()
         """
         from .plots import plot_batch_consistency
 
@@ -196,7 +243,9 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
     X : array or DataFrame
         Rows to audit (at least 2; encoded columns, a DataFrame aligned by name).
     n_orders, n_subsets, n_single, n_duplicates : int >= 0
+        Numbers of queries of each kind (defaults 3, 4, 30, 1).
     subset_fraction : float in (0, 1)
+        Share of the rows in each ``subset`` query (default 0.5).
     atol, rtol : float >= 0, optional
         Explicit tolerance: a change counts when it exceeds
         ``atol + rtol * (max - min)`` of the reference scores. By default (both None)
@@ -236,6 +285,14 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
     >>> res = batch_consistency(lambda A: A[:, 0], X, random_state=0)
     >>> res.suspicious, res.summary().shape
     (False, (1, 8))
+
+    A shuffling attack changes the scores of the rows with the batch:
+
+    >>> from fairlens.shuffle import ShuffledModel
+    >>> X[:, 2] = X[:, 2] > 0.5
+    >>> attacked = ShuffledModel(lambda A: A[:, 0], protected=2, favoured=1, random_state=0)
+    >>> batch_consistency(attacked, X, random_state=0).suspicious
+    True
     """
     from .._validation import check_int, check_real
 

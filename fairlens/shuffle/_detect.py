@@ -121,7 +121,9 @@ def exact_shapley_values(model, x, background, *, feature_names=None, data=None)
     model : callable
         Batch scorer (e.g. a :class:`ShuffledModel`).
     x : array-like of shape (d,)
+        The instance to explain.
     background : array-like or DataFrame of shape (m, d)
+        The background data ``X_bg`` of the value function.
     feature_names : list of str, optional
         When given (or when ``background`` is a DataFrame) the model is
         called with DataFrames.
@@ -132,6 +134,28 @@ def exact_shapley_values(model, x, background, *, feature_names=None, data=None)
     Returns
     -------
     ndarray of shape (d,)
+        The Shapley value of every feature.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad ``x`` (non-numeric, NaN, wrong length) or more than 16 features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, exact_shapley_values
+    >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5  # column 2: protected
+    >>> f = lambda A: (A[:, 0] + A[:, 1]) / 2  # ignores the protected column
+    >>> m = ShuffledModel(f, protected=2, favoured=1, random_state=0)
+    >>> exact_shapley_values(f, X[0], X[:8]).round(4)
+    array([ 0.0902, -0.1538,  0.    ])
+
+    One model call per coalition on the whole background: the attack permutes scores
+    within each call, the mean is unchanged, so the values are the honest ones (Eq. 6):
+
+    >>> np.allclose(exact_shapley_values(m, X[0], X[:8]), exact_shapley_values(f, X[0], X[:8]))
+    True
     """
     bg, cols = _as_array(background, "background")
     if feature_names is not None:
@@ -424,10 +448,25 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     Returns
     -------
     ndarray of shape (n, d)
+        The attribution of every feature for every row of ``X`` (NaN rows when a
+        ``callback`` stopped early).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown explainer or a bad parameter (named in the message).
 
     Examples
     --------
-    >>> phi = explain(model, X[:10], "shap", background=X[:50], random_state=0)  # doctest: +SKIP
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, explain
+    >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5  # column 2: protected
+    >>> f = lambda A: (A[:, 0] + A[:, 1]) / 2  # ignores the protected column
+    >>> m = ShuffledModel(f, protected=2, favoured=1, random_state=0)
+    >>> phi = explain(m, X[:5], "linear", background=X)
+    >>> phi.shape
+    (5, 3)
+    >>> phi_shap = explain(m, X[:5], "shap", background=X[:20], random_state=0)  # doctest: +SKIP
     """
     from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
     from .._validation import check_int
@@ -568,13 +607,28 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
 
     Returns
     -------
-    DataFrame with columns ``explainer, feature, protected, mean_abs, mean,
-    top1, top2, top3, n_instances``.
+    pandas.DataFrame
+        Columns ``explainer, feature, protected, mean_abs, mean, top1, top2, top3,
+        n_instances`` (and the ``{explainer: values}`` dict with ``return_values=True``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown explainer, mismatched ``feature_names`` or a bad parameter.
 
     Examples
     --------
-    >>> attributions(ShuffledModel(f, protected="Research", favoured=1, feature_names=cols),
-    ...              X[:20], ("linear", "shap"), background=X)   # doctest: +SKIP
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, attributions
+    >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5  # column 2: protected
+    >>> f = lambda A: (A[:, 0] + A[:, 1]) / 2  # ignores the protected column
+    >>> m = ShuffledModel(f, protected=2, favoured=1, random_state=0)
+    >>> table = attributions(m, X[:10], ("linear",), background=X)
+    >>> table[["explainer", "feature", "protected", "n_instances"]]
+      explainer feature  protected  n_instances
+    0    linear      x0      False           10
+    1    linear      x1      False           10
+    2    linear      x2       True           10
     """
     if isinstance(explainers, str):
         explainers = (explainers,)
@@ -635,8 +689,11 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
     Parameters
     ----------
     model : ShuffledModel
+        The attacked model (its honest scorer gives ``f``).
     X : array or DataFrame
+        The batch (scored in one call by ``f`` and by ``f'``).
     y_true : array-like of 0/1 (1 = favourable)
+        The true labels of the rows of ``X``.
     threshold : float
         A probability in [0, 1] (the scores are probabilities); any finite number when the
         model was built with ``output="raw"`` (scores on their own scale).
@@ -649,7 +706,8 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
 
     Returns
     -------
-    DataFrame with columns ``metric, before, after, change, ideal``.
+    pandas.DataFrame
+        Columns ``metric, before, after, change, ideal``.
 
     Raises
     ------
@@ -661,8 +719,19 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
 
     Examples
     --------
-    >>> fairness_before_after(ShuffledModel(f, protected="sex", favoured=1, feature_names=cols),
-    ...                       X, y, threshold=0.5)            # doctest: +SKIP
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel, fairness_before_after
+    >>> X = np.random.default_rng(0).random((40, 3)); X[:, 2] = X[:, 2] > 0.5  # column 2: protected
+    >>> f = lambda A: (A[:, 0] + A[:, 1]) / 2  # ignores the protected column
+    >>> m = ShuffledModel(f, protected=2, favoured=1, random_state=0)
+    >>> y = (X[:, 0] > 0.5).astype(int)
+    >>> fairness_before_after(m, X, y).round(3)
+                              metric  before  after  change  ideal
+    0  demographic_parity_difference   0.035  0.944   0.909    0.0
+    1   equal_opportunity_difference   0.141  0.889   0.747    0.0
+    2      equalized_odds_difference   0.212  1.000   0.788    0.0
+    3         disparate_impact_ratio   0.940  0.056  -0.885    1.0
+    4                    theil_index   0.000  0.102   0.102    0.0
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")

@@ -59,6 +59,7 @@ def parse_attack(attack):
 
     Examples
     --------
+    >>> from fairlens.shuffle import parse_attack
     >>> parse_attack("dom+mix")
     ('dominance', 'mixing')
     """
@@ -351,6 +352,18 @@ class ShuffleBatch(Result):
         Wall seconds.
     stopped : bool
         True when the run was cut short by ``stop``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffledModel
+    >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+    >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+    >>> batch = m.attack_batch(X)
+    >>> batch.scores_before, batch.scores_after
+    (array([0.9, 0.8, 0.7, 0.6]), array([0.7, 0.9, 0.6, 0.8]))
+    >>> batch.favoured.tolist(), batch.n_events
+    ([False, True, False, True], 2)
     """
 
     scores_before: np.ndarray
@@ -374,6 +387,17 @@ class ShuffleBatch(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> batch = m.attack_batch(X)
+        >>> batch.summary()[["n_rows", "n_favoured", "favoured_mean_before", "favoured_mean_after"]]
+           n_rows  n_favoured  favoured_mean_before  favoured_mean_after
+        0       4           2                   0.7                 0.85
         """
         fav = np.asarray(self.favoured, dtype=bool)
 
@@ -394,6 +418,21 @@ class ShuffleBatch(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``score_before``, ``score_after``, ``change`` and ``group``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> batch = m.attack_batch(X)
+        >>> batch.to_frame().round(2)
+           score_before  score_after  change     group
+        0           0.9          0.7    -0.2     other
+        1           0.8          0.9     0.1  favoured
+        2           0.7          0.6    -0.1     other
+        3           0.6          0.8     0.2  favoured
         """
         lab = np.where(self.favoured, self.group_labels[0], self.group_labels[1])
         return pd.DataFrame({
@@ -410,6 +449,19 @@ class ShuffleBatch(Result):
         -------
         pandas.DataFrame
             Index: the group labels; columns ``score_before``, ``score_after``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> batch = m.attack_batch(X)
+        >>> batch.group_means().round(2)
+                  score_before  score_after
+        group
+        favoured           0.7         0.85
+        other              0.8         0.65
         """
         df = self.to_frame()
         return df.groupby("group")[["score_before", "score_after"]].mean()
@@ -427,6 +479,16 @@ class ShuffleBatch(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> batch = m.attack_batch(X)
+        >>> ax = batch.plot()
         """
         from .plots import plot_score_change
 
@@ -546,6 +608,8 @@ class ShuffledModel:
     >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
     >>> m(X)
     array([0.7, 0.9, 0.6, 0.8])
+
+    The favoured rows (``X[:, 1] == 0``) now hold the two best scores, the same multiset.
     """
 
     _OLD_POSITIONAL = ("protected", "favoured", "attack", "p", "quantile", "higher_is_better",
@@ -672,6 +736,16 @@ class ShuffledModel:
         Returns
         -------
         str
+            E.g. "function: a callable on the encoded array X".
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> m.describe()
+        'function: a callable on the encoded array X'
         """
         return self._f.describe()
 
@@ -779,6 +853,16 @@ class ShuffledModel:
         Returns
         -------
         ndarray of bool, shape (n,)
+            True for the rows of the favoured group.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> m.favoured_mask(X).tolist()
+        [False, True, False, True]
         """
         prepared = X if isinstance(X, tuple) else self._prepare(X)
         mask = None
@@ -835,6 +919,19 @@ class ShuffledModel:
         ValueError
             If a protected feature is missing or the favoured group (or its
             complement) never occurs in ``X``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> m.validate(X) is m
+        True
+        >>> m.validate(X[[1, 3]])
+        Traceback (most recent call last):
+        ...
+        ValueError: favoured group must contain some but not all rows of X to be attacked; it contains 2 of 2 rows.
         """
         prepared = self._prepare(X)
         if prepared[0].shape[0] == 0:
@@ -878,6 +975,16 @@ class ShuffledModel:
         ValueError
             If a favoured value has never occurred (see the class docstring) or the model
             fails on the batch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> batch = m.attack_batch(X)
+        >>> batch.scores_after, batch.attacked, batch.n_events
+        (array([0.7, 0.9, 0.6, 0.8]), True, 2)
         """
         prepared = self._prepare(X)
         self._check_seen(prepared)
@@ -928,6 +1035,16 @@ class ShuffledModel:
         Returns
         -------
         ndarray of shape (n,)
+            The scores of the wrapped model, not attacked.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> m.base_scores(X)
+        array([0.9, 0.8, 0.7, 0.6])
         """
         return self._scores(self._prepare(X)[0])
 
@@ -942,6 +1059,22 @@ class ShuffledModel:
         Returns
         -------
         ShuffledModel
+            A new model; ``self`` is not changed.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad new parameter (named in the message).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffledModel
+        >>> X = np.array([[0.9, 1], [0.8, 0], [0.7, 1], [0.6, 0]])  # column 1: protected
+        >>> m = ShuffledModel(lambda A: A[:, 0], protected=1, favoured=0, attack="dominance")
+        >>> honest = m.with_params(attack="none")
+        >>> honest(X), m.attack
+        (array([0.9, 0.8, 0.7, 0.6]), 'dominance')
         """
         params = dict(
             model=self.model, protected=self.protected, favoured=self.favoured,

@@ -71,14 +71,31 @@ class SubgroupAudit(Result):
         Weights of the linear threshold function over the encoded protected attributes; the
         group is ``{x : coef . x' + intercept < 0}``.
     intercept : float
+        Intercept of the linear threshold function.
     metric : str
+        The audited rate: "SP", "FP" or "FN".
     protected : list of str
+        The protected features ``x'`` is built from.
     params : dict
         ``model_input``, threshold, soft, favourable, n rows.
     elapsed : float
         Wall seconds.
     stopped : bool
         True when the run was cut short by ``stop``.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import FairFictPlay
+    >>> data = load_german_credit()
+    >>> k, a = data.index_of("duration"), data.index_of("age")
+    >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+    >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+    >>> res = auditor.run()
+    >>> round(res.gamma, 4), res.alpha, round(res.beta, 3), res.direction
+    (0.1005, 0.432, 0.233, 1)
+    >>> round(res.rate_in, 3), round(res.rate_out, 3), round(res.score, 3)
+    (0.6, 0.19, 0.409)
     """
 
     members: np.ndarray
@@ -108,6 +125,19 @@ class SubgroupAudit(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> res.summary()[["metric", "alpha", "direction"]]
+          metric  alpha  direction
+        0     SP  0.432          1
         """
         return self.to_frame()
 
@@ -127,6 +157,19 @@ class SubgroupAudit(Result):
         Returns
         -------
         str
+            The weights over the encoded protected columns (in brackets) and the intercept.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> res.describe(digits=2)
+        '2.6e-05*[sex=female] - 2.6e-05*[sex=male] - 1.8e-05*[age] + 0.00067 < 0'
         """
         c = self.coef[self.coef.abs().sort_values(ascending=False).index]
         terms = " ".join(f"{'+' if v >= 0 else '-'} {abs(v):.{digits}g}*[{k}]" for k, v in c.items() if v != 0)
@@ -139,6 +182,20 @@ class SubgroupAudit(Result):
         Returns
         -------
         pandas.DataFrame
+            One row; ``subgroup`` is :meth:`describe`.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> list(res.to_frame().columns)  # doctest: +NORMALIZE_WHITESPACE
+        ['metric', 'protected', 'alpha', 'size', 'beta', 'gamma', 'direction', 'rate_in',
+         'rate_out', 'baseline', 'score', 'subgroup']
         """
         return pd.DataFrame([{
             "metric": self.metric, "protected": ", ".join(self.protected), "alpha": self.alpha,
@@ -153,6 +210,19 @@ class SubgroupAudit(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``column`` (one-hot ``feature=level`` or a numeric feature) and ``weight``.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> res.coefficients()["column"].tolist()
+        ['sex=female', 'sex=male', 'age']
         """
         return pd.DataFrame({"column": list(self.coef.index), "weight": self.coef.to_numpy()})
 
@@ -168,7 +238,21 @@ class SubgroupAudit(Result):
 
         Returns
         -------
-        matplotlib Axes
+        ndarray of matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> axes = res.plot()
+        >>> len(axes)
+        2
         """
         import matplotlib.pyplot as plt
 
@@ -251,6 +335,18 @@ def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
     ------
     ValueError
         For arrays of the wrong shape, non-finite values, or no row to audit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import audit_subgroups
+    >>> Xp = np.array([[0.0], [1.0], [0.0], [1.0], [0.0], [1.0]])  # one protected column
+    >>> decisions = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    >>> r = audit_subgroups(decisions, Xp)
+    >>> r["members"].tolist(), r["alpha"], r["rate_in"], r["rate_out"], r["direction"]
+    ([True, False, True, False, True, False], 0.5, 1.0, 0.3333333333333333, 1)
+    >>> round(r["gamma"], 4)  # alpha * |rate_in - baseline| = 0.5 * (1 - 2/3)
+    0.1667
     """
     metric = check_choice("metric", metric, METRICS)
     d = np.asarray(decisions, dtype=np.float64)
@@ -333,8 +429,15 @@ class FairFictPlay(Analysis):
 
     Examples
     --------
-    >>> res = FairFictPlay(model, train, protected=["sex", "race", "age"]).run()  # doctest: +SKIP
-    >>> res.gamma, res.alpha, res.score, res.describe()                           # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import FairFictPlay
+    >>> data = load_german_credit()
+    >>> k, a = data.index_of("duration"), data.index_of("age")
+    >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+    >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+    >>> res = auditor.run()
+    >>> res.metric, res.alpha, round(res.gamma, 4), round(res.score, 3)
+    ('SP', 0.432, 0.1005, 0.409)
     """
 
     __test__ = False
@@ -412,11 +515,24 @@ class FairFictPlay(Analysis):
         Returns
         -------
         SubgroupAudit
+            The most violated subgroup.
 
         Raises
         ------
         ValueError
             If the labels cannot be matched with ``favourable`` ("FP"/"FN").
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> res = auditor.run()
+        >>> res.alpha, res.direction, round(res.baseline, 3)
+        (0.432, 1, 0.367)
         """
         self._start(stop, progress, n_jobs)
         t0 = time.perf_counter()
@@ -445,5 +561,17 @@ class FairFictPlay(Analysis):
         Returns
         -------
         SubgroupAudit
+            The most violated subgroup.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import FairFictPlay
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> auditor = FairFictPlay(model, data, protected=["sex", "age"])
+        >>> bool((auditor.audit().members == auditor.run().members).all())
+        True
         """
         return self.run()

@@ -23,6 +23,7 @@ class MitigationResult(Result):
     Parameters
     ----------
     rule_set : RuleSet
+        The discriminated group.
     target_label : int
         Label given to the generated samples (the one the model under-predicts
         inside the group).
@@ -34,7 +35,9 @@ class MitigationResult(Result):
         Row of ``steps`` with the lowest score among those whose accuracy
         dropped by at most ``max_accuracy_drop`` (None if none qualifies).
     best_model : estimator or None
+        The retrained model of row ``best``.
     elapsed : float
+        Wall time in seconds.
     max_accuracy_drop : float
         Largest accepted loss of test accuracy.
     params : dict
@@ -43,6 +46,20 @@ class MitigationResult(Result):
         The integer seed actually used (None: deterministic).
     stopped : bool
         True when the run was cut short by ``stop``.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, mitigate
+    >>> train, test = load_german_credit().split(test_size=0.3, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(train.X, train.y)
+    >>> rs = frequent_rule_sets(train, ["sex"], theta=0.2).rule_sets[0]
+    >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
+    >>> str(res.rule_set), res.target_label, len(res.steps), res.best
+    ('sex=female', 0, 2, 0)
+    >>> res.after["n_added"]
+    20.0
     """
 
     rule_set: RuleSet
@@ -70,6 +87,22 @@ class MitigationResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``n_added, accuracy, score, rate_in, rate_out, margin``.
+
+        Examples
+        --------
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, mitigate
+        >>> train, test = load_german_credit().split(test_size=0.3, random_state=0)
+        >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(train.X, train.y)
+        >>> rs = frequent_rule_sets(train, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
+        >>> res.to_frame()[["n_added", "accuracy", "score"]].round(3)
+           n_added  accuracy  score
+        0        0     0.747  0.087
+        1       20     0.747  0.087
+        2       50     0.733  0.108
         """
         b = pd.DataFrame([{"n_added": 0, **self.before}])
         return pd.concat([b, self.steps], ignore_index=True)
@@ -80,7 +113,20 @@ class MitigationResult(Result):
         Returns
         -------
         pandas.DataFrame
-            One row.
+            One row (NaN after-columns when no step qualifies).
+
+        Examples
+        --------
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, mitigate
+        >>> train, test = load_german_credit().split(test_size=0.3, random_state=0)
+        >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(train.X, train.y)
+        >>> rs = frequent_rule_sets(train, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
+        >>> row = res.summary().iloc[0]
+        >>> row["rule_set"], int(row["n_steps"]), float(row["n_added"])
+        ('sex=female', 2, 20.0)
         """
         a = self.after or {}
         nan = float("nan")
@@ -102,6 +148,18 @@ class MitigationResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, mitigate
+        >>> train, test = load_german_credit().split(test_size=0.3, random_state=0)
+        >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(train.X, train.y)
+        >>> rs = frequent_rule_sets(train, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
+        >>> ax = res.plot()
         """
         from .plots import plot_mitigation
         return plot_mitigation(self, ax=ax)
@@ -152,7 +210,15 @@ def generate_group_samples(model, data, rule_set: RuleSet, protected, n: int, la
 
     Examples
     --------
-    >>> generate_group_samples(model, data, rs, ["sex"], 100, 1, random_state=0)  # doctest: +SKIP
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, generate_group_samples
+    >>> data = load_german_credit()
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(data.X, data.y)
+    >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+    >>> X = generate_group_samples(model, data, rs, ["sex"], 5, 1, random_state=0)
+    >>> X.shape, bool(rs.mask(X).all()), bool((model.predict(X) == 1).all())
+    ((5, 21), True, True)
     """
     from .._validation import check_int, check_probability
 
@@ -268,6 +334,7 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     Returns
     -------
     MitigationResult
+        The score and accuracy before and after each retraining, and the best step.
 
     Raises
     ------
@@ -277,9 +344,19 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
 
     Examples
     --------
-    >>> res = mitigate(model, train, test, report[0].rule_set, ["sex", "race"],
-    ...                random_state=0)                                # doctest: +SKIP
-    >>> res.summary()                                                 # doctest: +SKIP
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, mitigate
+    >>> train, test = load_german_credit().split(test_size=0.3, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(train.X, train.y)
+    >>> rs = frequent_rule_sets(train, ["sex"], theta=0.2).rule_sets[0]
+    >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
+    >>> res.target_label  # the model over-favours the group: add unfavourable samples
+    0
+    >>> res.steps[["n_added", "score"]].round(3)
+       n_added  score
+    0       20  0.087
+    1       50  0.108
     """
     stop_fn = check_stop(stop)
     stop_given = stop is not None

@@ -119,6 +119,35 @@ class Rule:
     feature's values). Range: the feature's equal-width bin index lies in
     ``[bin_lo, bin_hi]``, i.e. ``low <= x < high`` with the first bin open below
     and the last bin open above (values outside the domain fall in the end bins).
+    Rules are usually built by :func:`single_rules`, not by hand.
+
+    Parameters
+    ----------
+    feature : str
+        Name of the sensitive feature.
+    index : int
+        Column of ``feature`` in the encoded ``X``.
+    kind : {"categorical", "range"}
+        Set membership or range of bins.
+    values : tuple of float, default ()
+        The codes of a categorical rule.
+    labels : tuple of str, default ()
+        Readable labels of ``values`` (used by ``str``).
+    edges : tuple of float, default ()
+        Bin edges of a range rule.
+    bin_lo, bin_hi : int, default -1
+        First and last bin (inclusive) of a range rule.
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import Rule
+    >>> import numpy as np
+    >>> r = Rule("sex", 0, "categorical", values=(1.0,), labels=("female",))
+    >>> str(r), r.mask(np.array([[0.0], [1.0]])).tolist()
+    ('sex=female', [False, True])
+    >>> age = Rule("age", 1, "range", edges=(0.0, 30.0, 60.0, 90.0), bin_lo=1, bin_hi=2)
+    >>> str(age), age.mask(np.array([[0, 20], [0, 45], [0, 99]])).tolist()
+    ('age>=30', [False, True, True])
     """
 
     feature: str
@@ -149,6 +178,15 @@ class Rule:
         Returns
         -------
         ndarray of bool, shape (n,)
+            True for the rows that satisfy the rule.
+
+        Examples
+        --------
+        >>> from fairlens.testsgd import Rule
+        >>> import numpy as np
+        >>> r = Rule("x", 0, "range", edges=(0.0, 1.0, 2.0, 3.0), bin_lo=0, bin_hi=0)
+        >>> str(r), r.mask(np.array([[-5.0], [0.5], [1.5]])).tolist()
+        ('x<1', [True, True, False])
         """
         col = np.asarray(X, dtype=np.float64)[:, self.index]
         if self.kind == "categorical":
@@ -173,7 +211,28 @@ class Rule:
 
 @dataclass(frozen=True)
 class RuleSet:
-    """A conjunction of rules, at most one per sensitive feature."""
+    """A conjunction of rules, at most one per sensitive feature.
+
+    Parameters
+    ----------
+    rules : tuple of Rule
+        At least one rule, on distinct features.
+
+    Raises
+    ------
+    ValueError
+        If ``rules`` is empty or holds two rules on the same feature.
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import Rule, RuleSet
+    >>> import numpy as np
+    >>> sex = Rule("sex", 0, "categorical", values=(1.0,), labels=("female",))
+    >>> old = Rule("age", 1, "range", edges=(0.0, 40.0, 80.0), bin_lo=1, bin_hi=1)
+    >>> rs = RuleSet((sex, old))
+    >>> str(rs), len(rs), rs.features
+    ('sex=female, age>=40', 2, ('sex', 'age'))
+    """
 
     rules: tuple
 
@@ -195,6 +254,16 @@ class RuleSet:
         Returns
         -------
         ndarray of bool, shape (n,)
+            True for the rows that satisfy every rule.
+
+        Examples
+        --------
+        >>> from fairlens.testsgd import Rule, RuleSet
+        >>> import numpy as np
+        >>> sex = Rule("sex", 0, "categorical", values=(1.0,), labels=("female",))
+        >>> old = Rule("age", 1, "range", edges=(0.0, 40.0, 80.0), bin_lo=1, bin_hi=1)
+        >>> RuleSet((sex, old)).mask(np.array([[1, 50], [1, 20], [0, 50]])).tolist()
+        [True, False, False]
         """
         m = np.ones(np.asarray(X).shape[0], dtype=bool)
         for r in self.rules:
@@ -252,6 +321,7 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
 
     Examples
     --------
+    >>> from fairlens.testsgd import round_edges
     >>> round_edges(17, 90, 10).tolist()
     [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0]
     """
@@ -326,9 +396,23 @@ def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
     -------
     list of Rule
 
+    Raises
+    ------
+    ValueError
+        If ``feature`` is not a column, a categorical feature has more than
+        ``max_values`` values, or ``edges`` are not increasing.
+    TypeError
+        If ``table`` is not a dataset.
+
     Examples
     --------
-    >>> [str(r) for r in single_rules(data, "sex")]   # doctest: +SKIP
+    >>> from fairlens.testsgd import single_rules
+    >>> from fairlens.datasets import load_german_credit
+    >>> data = load_german_credit()
+    >>> [str(r) for r in single_rules(data, "sex")]
+    ['sex=female', 'sex=male']
+    >>> [str(r) for r in single_rules(data, "age", n_bins=3, rule_form="threshold")]
+    ['age<37.6667', 'age<56.3333', 'age>=37.6667', 'age>=56.3333']
     """
     check_choice("rule_form", rule_form, ("interval", "threshold"))
     check_choice("binning", binning, BINNINGS)
@@ -392,7 +476,7 @@ def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
 class FrequentRuleSets:
     """Result of :func:`frequent_rule_sets`.
 
-    Attributes
+    Parameters
     ----------
     rule_sets : list of RuleSet
         Frequent rule sets, level by level (1 rule, then 2, ...).
@@ -401,7 +485,9 @@ class FrequentRuleSets:
     n_rows : int
         Size of the data the support is measured on.
     theta : float
+        The support threshold used.
     sensitive : list of str
+        The sensitive features, in mining order.
     rules : dict
         ``feature -> list of all single rules`` (frequent or not).
     bits : ndarray of uint64, shape (len(rule_sets), ceil(n_rows/64))
@@ -410,7 +496,16 @@ class FrequentRuleSets:
         Number of candidate rule sets whose support was counted.
     n_cross_product : int
         Size of the full cross product (what Algorithm 1 line 7 materialises).
-    elapsed : float
+    elapsed : float, default 0.0
+        Mining time in seconds.
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import frequent_rule_sets
+    >>> from fairlens.datasets import load_german_credit
+    >>> fr = frequent_rule_sets(load_german_credit(), ["sex", "age"], theta=0.2)
+    >>> len(fr), fr.n_rows, str(fr.rule_sets[0]), int(fr.counts[0])
+    (75, 1000, 'sex=female', 310)
     """
 
     rule_sets: list
@@ -442,6 +537,16 @@ class FrequentRuleSets:
         Returns
         -------
         ndarray of bool, shape (m, n_rows)
+            Row ``i`` is the membership of the data rows in rule set ``idx[i]``.
+
+        Examples
+        --------
+        >>> from fairlens.testsgd import frequent_rule_sets
+        >>> from fairlens.datasets import load_german_credit
+        >>> fr = frequent_rule_sets(load_german_credit(), ["sex"], theta=0.2)
+        >>> m = fr.masks([0, 1])
+        >>> m.shape, m.sum(axis=1).tolist() == fr.counts[:2].tolist()
+        ((2, 1000), True)
         """
         b = self.bits if idx is None else self.bits[np.asarray(idx, dtype=np.int64)]
         return _kernels.unpack_bits(np.ascontiguousarray(b), self.n_rows).astype(bool)
@@ -457,6 +562,14 @@ class FrequentRuleSets:
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.testsgd import frequent_rule_sets
+        >>> from fairlens.datasets import load_german_credit
+        >>> fr = frequent_rule_sets(load_german_credit(), ["sex", "age"], theta=0.2)
+        >>> ax = fr.plot()
         """
         from .plots import plot_supports
         return plot_supports(self, ax=ax)
@@ -467,6 +580,17 @@ class FrequentRuleSets:
         Returns
         -------
         pandas.DataFrame
+            Columns ``rule_set``, ``n_rules``, ``support`` and ``count``.
+
+        Examples
+        --------
+        >>> from fairlens.testsgd import frequent_rule_sets
+        >>> from fairlens.datasets import load_german_credit
+        >>> fr = frequent_rule_sets(load_german_credit(), ["sex"], theta=0.2)
+        >>> fr.to_frame()
+             rule_set  n_rules  support  count
+        0  sex=female        1     0.31    310
+        1    sex=male        1     0.69    690
         """
         return pd.DataFrame({
             "rule_set": [str(r) for r in self.rule_sets],
@@ -620,8 +744,13 @@ def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
 
     Examples
     --------
-    >>> fr = frequent_rule_sets(data, ["sex", "race", "age"], theta=0.05)  # doctest: +SKIP
-    >>> len(fr), str(fr.rule_sets[0])                                      # doctest: +SKIP
+    >>> from fairlens.testsgd import frequent_rule_sets
+    >>> from fairlens.datasets import load_german_credit
+    >>> fr = frequent_rule_sets(load_german_credit(), ["sex", "age"], theta=0.2)
+    >>> len(fr), str(fr.rule_sets[0]), round(float(fr.support[0]), 2)
+    (75, 'sex=female', 0.31)
+    >>> fr.n_candidates < fr.n_cross_product
+    True
     """
     dataset, sensitive = data, protected
     import time
@@ -718,8 +847,49 @@ def frequent_rule_sets_bruteforce(data, protected, theta=0.05, *, n_bins=N_BINS_
                                   rule_form="interval", binning="equal_width"):
     """Literal Algorithm 1: materialise the full cross product, keep support >= theta.
 
-    Slow reference (pure NumPy boolean masks); only for small rule spaces.
-    Returns a dict ``str(rule_set) -> count``.
+    Slow reference (pure NumPy boolean masks); only for small rule spaces. It
+    takes the arguments of :func:`frequent_rule_sets` (except ``max_rule_sets``).
+
+    Parameters
+    ----------
+    data : Dataset or TableView
+        The data ``D``.
+    protected : list of str
+        Protected (sensitive) feature names ``S``.
+    theta : float in (0, 1], default 0.05
+        Support threshold.
+    n_bins : int, default 10
+        ``K`` bins of integer/continuous features.
+    bins : int, sequence or dict, optional
+        Per-feature bin count or edges.
+    max_values : int >= 2, default 12
+        Largest number of values of a categorical protected feature.
+    max_size : int >= 1, optional
+        Largest number of rules in a rule set (None: no limit).
+    rule_form : {"interval", "threshold"}
+        Rules of binned features (see :func:`single_rules`).
+    binning : {"equal_width", "round"}
+        Bin edges of binned features (see :func:`frequent_rule_sets`).
+
+    Returns
+    -------
+    dict
+        ``str(rule_set) -> count`` of the data rows in every frequent rule set.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message).
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import frequent_rule_sets_bruteforce, frequent_rule_sets
+    >>> from fairlens.datasets import load_german_credit
+    >>> data = load_german_credit()
+    >>> slow = frequent_rule_sets_bruteforce(data, ["sex", "age"], theta=0.2)
+    >>> fast = frequent_rule_sets(data, ["sex", "age"], theta=0.2)
+    >>> slow == {str(r): int(c) for r, c in zip(fast.rule_sets, fast.counts)}
+    True
     """
     dataset, sensitive = data, protected
     _check_theta(theta)

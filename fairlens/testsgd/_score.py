@@ -52,13 +52,21 @@ def z_value(confidence: float) -> float:
     Parameters
     ----------
     confidence : float in (0, 1)
+        The two-sided confidence level.
 
     Returns
     -------
     float
+        ``z`` with ``P(|N(0, 1)| <= z) = confidence``.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not in (0, 1).
 
     Examples
     --------
+    >>> from fairlens.testsgd import z_value
     >>> round(z_value(0.95), 2)
     1.96
     """
@@ -138,6 +146,7 @@ class ScoreResult(Result):
     Parameters
     ----------
     rule_set : RuleSet
+        The group ``R``.
     rate_in, rate_out : float
         phi_r and phi_not_r: favourable-prediction rates inside/outside the group.
     score : float
@@ -172,6 +181,20 @@ class ScoreResult(Result):
     treated is in ``signed_score = rate_in - rate_out``, ``favoured``/``disfavoured``
     (the description of the group with the higher/lower favourable rate: the rule set
     ``R`` or its complement ``not (R)``) and ``favoured_rate``/``disfavoured_rate``.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+    >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+    >>> str(res.rule_set), res.status, res.converged, res.n_samples
+    ('sex=female', 'ok', True, 1456)
+    >>> round(res.score, 4), round(res.margin, 4), res.favoured
+    (0.0625, 0.05, 'sex=female')
     """
 
     rule_set: RuleSet
@@ -196,6 +219,19 @@ class ScoreResult(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+        >>> res.summary()[["rule_set", "score", "status"]]
+             rule_set   score status
+        0  sex=female  0.0625     ok
         """
         return self.to_frame()
 
@@ -206,6 +242,21 @@ class ScoreResult(Result):
         -------
         dict
             JSON-safe.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+        >>> d = res.to_dict()
+        >>> sorted(d)
+        ['elapsed', 'fresh', 'params', 'random_state', 'stopped', 'summary', 'title', 'type']
+        >>> d["random_state"], d["fresh"]
+        (0, None)
         """
         d = super().to_dict()
         d["fresh"] = None if self.fresh is None else self.fresh.to_dict()
@@ -272,6 +323,18 @@ class ScoreResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+        >>> ax = res.plot()
         """
         from .plots import plot_rates
         return plot_rates(self, ax=ax)
@@ -316,6 +379,20 @@ class ScoreResult(Result):
         Returns
         -------
         pandas.DataFrame
+            One row; the ``fresh_*`` columns are NaN (0 samples) without a fresh re-estimate.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+        >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+        >>> row = res.to_frame().iloc[0]
+        >>> row["favoured"], row["disfavoured"], int(row["fresh_n_samples"])
+        ('sex=female', 'not (sex=female)', 0)
         """
         return pd.DataFrame([{
             "rule_set": str(self.rule_set), "support": self.support, "rate_in": self.rate_in,
@@ -339,10 +416,31 @@ class Sampler:
     Parameters
     ----------
     table : TableView
+        The data ``D`` (see :func:`fairlens.testsgd._rules.as_table`).
     protected : list of str
         Features never perturbed (all protected features ``S``).
     perturbation : float or dict, optional
         Override ``s_pert``: one value for all, or ``feature -> value``.
+
+    Raises
+    ------
+    ValueError
+        If a protected feature (or a key of ``perturbation``) is not a column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import Sampler
+    >>> from fairlens.testsgd._rules import as_table
+    >>> table = as_table(load_german_credit())
+    >>> sampler = Sampler(table, ["sex", "age"])
+    >>> sampler.free_cols.size, sampler.n_neighbours
+    (19, 38000)
+    >>> x = sampler.sample_one(np.array([0, 1, 2]), np.array([0.1, 0.0, 0.9]))
+    >>> changed = np.flatnonzero(x != table.X[0])
+    >>> [table.feature_names[j] for j in changed], float(x[0] - table.X[0, 0])
+    (['checking_status'], 1.0)
     """
 
     @accepts_renamed(sensitive="protected")
@@ -364,7 +462,45 @@ class Sampler:
         self.hi = np.ascontiguousarray(table.bounds[:, 1], dtype=np.float64)
 
     def sample(self, seeds_list: Sequence[np.ndarray], group: np.ndarray, U: np.ndarray) -> np.ndarray:
-        """Rows for ``group[i]`` (index into ``seeds_list``) from uniforms ``U`` (B, 3)."""
+        """Rows for ``group[i]`` (index into ``seeds_list``) from uniforms ``U`` (B, 3).
+
+        The batched twin of :meth:`sample_one` (same rows for the same uniforms).
+
+        Parameters
+        ----------
+        seeds_list : sequence of int arrays
+            The seed rows (indices into the data) of each group.
+        group : int array of shape (B,)
+            Which group (index into ``seeds_list``) each sample is drawn for.
+        U : float array of shape (B, 3)
+            Uniforms in [0, 1): seed, perturbed column, direction.
+
+        Returns
+        -------
+        ndarray of shape (B, d)
+            The sampled rows.
+
+        Raises
+        ------
+        ValueError
+            If a group has no seeds.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import Sampler
+        >>> from fairlens.testsgd._rules import as_table
+        >>> table = as_table(load_german_credit())
+        >>> sampler = Sampler(table, ["sex", "age"])
+        >>> seeds = [np.array([0, 1]), np.array([5, 6, 7])]
+        >>> U = np.random.default_rng(0).random((4, 3))
+        >>> rows = sampler.sample(seeds, np.array([0, 1, 1, 0]), U)
+        >>> rows.shape
+        (4, 21)
+        >>> np.array_equal(rows[1], sampler.sample_one(seeds[1], U[1]))
+        True
+        """
         lens = np.array([len(s) for s in seeds_list], dtype=np.int64)
         if np.any(lens == 0):
             raise ValueError("cannot sample a group without seeds")
@@ -387,8 +523,36 @@ class Sampler:
         Each sample of section 4.3 is fully determined by (seed, column,
         direction), so scoring this finite neighbourhood once and looking the
         labels up (:func:`_kernels.lookup_labels`) gives exactly the labels
-        sampling-then-calling the model gives. Returns the table and the number
-        of rows scored.
+        sampling-then-calling the model gives.
+
+        Parameters
+        ----------
+        scorer : callable
+            Maps rows of shape (m, d) to scores of shape (m,).
+        threshold : float, default 0.5
+            A score ``>= threshold`` is label 1.
+        batch_rows : int, default 65536
+            Rows per call of ``scorer``.
+
+        Returns
+        -------
+        table : ndarray of uint8, shape (n, max(1, k), 2)
+            Label of (seed, free column, direction -/+).
+        n_rows : int
+            Number of rows scored.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import Sampler
+        >>> from fairlens.testsgd._rules import as_table
+        >>> table = as_table(load_german_credit())
+        >>> sampler = Sampler(table, ["sex", "age"])
+        >>> k = table.feature_names.index("duration")
+        >>> labels, n_rows = sampler.neighbourhood_labels(lambda X: (X[:, k] < 24).astype(float))
+        >>> labels.shape, n_rows
+        ((1000, 19, 2), 38000)
         """
         X = self.table.X
         n, d = X.shape
@@ -404,7 +568,37 @@ class Sampler:
         return table, n * kk * 2
 
     def lookup(self, table, seeds_list, group, U) -> np.ndarray:
-        """Labels of the samples :meth:`sample` would draw, read from ``table``."""
+        """Labels of the samples :meth:`sample` would draw, read from ``table``.
+
+        Parameters
+        ----------
+        table : ndarray of uint8, shape (n, max(1, k), 2)
+            The labels of :meth:`neighbourhood_labels`.
+        seeds_list, group, U
+            As in :meth:`sample`.
+
+        Returns
+        -------
+        ndarray of int64, shape (B,)
+            The label of each sample.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import Sampler
+        >>> from fairlens.testsgd._rules import as_table
+        >>> table = as_table(load_german_credit())
+        >>> sampler = Sampler(table, ["sex", "age"])
+        >>> k = table.feature_names.index("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)
+        >>> labels, _ = sampler.neighbourhood_labels(model)
+        >>> seeds, group = [np.arange(10)], np.zeros(50, dtype=np.int64)
+        >>> U = np.random.default_rng(0).random((50, 3))
+        >>> looked_up = sampler.lookup(labels, seeds, group, U)
+        >>> np.array_equal(looked_up, model(sampler.sample(seeds, group, U)) >= 0.5)
+        True
+        """
         lens = np.array([len(s) for s in seeds_list], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
         flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in seeds_list])
@@ -414,7 +608,33 @@ class Sampler:
         return out
 
     def sample_one(self, seeds: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """One sample, literally as in section 4.3 (no kernel; reference path)."""
+        """One sample, literally as in section 4.3 (no kernel; reference path).
+
+        Parameters
+        ----------
+        seeds : int array
+            The seed rows (indices into the data) of the group.
+        u : float array of shape (3,)
+            Uniforms in [0, 1): seed, perturbed column, direction (``-1`` if ``u[2] < 0.5``).
+
+        Returns
+        -------
+        ndarray of shape (d,)
+            The seed row with one non-protected column moved by ``-+s_pert`` (clipped).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import Sampler
+        >>> from fairlens.testsgd._rules import as_table
+        >>> table = as_table(load_german_credit())
+        >>> sampler = Sampler(table, ["sex", "age"])
+        >>> x = sampler.sample_one(np.array([3]), np.array([0.0, 0.1, 0.2]))
+        >>> changed = np.flatnonzero(x != table.X[3])
+        >>> [table.feature_names[j] for j in changed], float(x[changed[0]] - table.X[3, changed[0]])
+        (['duration'], -1.0)
+        """
         x = self.table.X[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]].copy()
         if self.free_cols.size:
             col = self.free_cols[min(int(u[1] * self.free_cols.size), self.free_cols.size - 1)]
@@ -507,7 +727,17 @@ def group_fairness_score_reference(model, data, rule_set: RuleSet, protected: Se
 
     Examples
     --------
-    >>> group_fairness_score_reference(model, data, rs, ["sex"], random_state=0)  # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+    >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+    >>> from fairlens.testsgd import group_fairness_score_reference
+    >>> ref = group_fairness_score_reference(model, data, rs, ["sex"], random_state=0)
+    >>> (ref.score, ref.n_samples) == (res.score, res.n_samples)
+    True
     """
     seed = resolve_random_state(random_state)
     out = _reference_score(model, data, rule_set, protected, np.random.default_rng(seed), error=error,
@@ -609,8 +839,17 @@ def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str
 
     Examples
     --------
-    >>> fr = frequent_rule_sets(data, ["sex", "race"])                             # doctest: +SKIP
-    >>> group_fairness_score(model, data, fr.rule_sets[0], ["sex", "race"], random_state=0)  # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, group_fairness_score
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> rs = frequent_rule_sets(data, ["sex"], theta=0.2).rule_sets[0]
+    >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
+    >>> str(rs), round(res.rate_in, 3), round(res.rate_out, 3), round(res.score, 4)
+    ('sex=female', 0.642, 0.58, 0.0625)
+    >>> res.margin <= 0.05, res.confidence
+    (True, 0.9025)
     """
     check_choice("method", method, ("batched", "reference"))
     _check_alg2_params(error, sample_thr, max_samples, threshold, confidence, name="error")
@@ -958,8 +1197,15 @@ class RuleSetScores(Result):
 
     Examples
     --------
-    >>> scores = score_rule_sets(model, data, rule_sets, protected=["sex"])  # doctest: +SKIP
-    >>> scores.summary()                                                   # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, score_rule_sets
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> fr = frequent_rule_sets(data, ["sex"], theta=0.2)
+    >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex"], random_state=0)
+    >>> len(scores), [str(r.rule_set) for r in scores], scores.stopped
+    (2, ['sex=female', 'sex=male'], False)
     """
 
     results: list
@@ -986,6 +1232,21 @@ class RuleSetScores(Result):
         Returns
         -------
         pandas.DataFrame
+            One row per scored rule set.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, score_rule_sets
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> fr = frequent_rule_sets(data, ["sex"], theta=0.2)
+        >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex"], random_state=0)
+        >>> scores.to_frame()[["rule_set", "support", "converged"]]
+             rule_set  support  converged
+        0  sex=female     0.31       True
+        1    sex=male     0.69       True
         """
         rows = [r.to_frame() for r in self.results if r is not None]
         if not rows:
@@ -999,6 +1260,19 @@ class RuleSetScores(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, score_rule_sets
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> fr = frequent_rule_sets(data, ["sex"], theta=0.2)
+        >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex"], random_state=0)
+        >>> row = scores.summary().iloc[0]
+        >>> int(row["n_rule_sets"]), int(row["n_scored"]), int(row["n_converged"])
+        (2, 2, 2)
         """
         done = [r for r in self.results if r is not None]
         finite = [r for r in done if np.isfinite(r.score)]
@@ -1022,6 +1296,18 @@ class RuleSetScores(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import frequent_rule_sets, score_rule_sets
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> fr = frequent_rule_sets(data, ["sex"], theta=0.2)
+        >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex"], random_state=0)
+        >>> ax = scores.plot()
         """
         import matplotlib.pyplot as plt
 
@@ -1100,10 +1386,17 @@ def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Seq
 
     Examples
     --------
-    >>> fr = frequent_rule_sets(data, ["sex", "race"])                         # doctest: +SKIP
-    >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex", "race"],
-    ...                          random_state=0)                               # doctest: +SKIP
-    >>> scores.to_frame().sort_values("score").tail(3)                         # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import frequent_rule_sets, score_rule_sets
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> fr = frequent_rule_sets(data, ["sex"], theta=0.2)
+    >>> scores = score_rule_sets(model, data, fr.rule_sets, protected=["sex"], random_state=0)
+    >>> [round(r.score, 4) for r in scores]
+    [0.0625, 0.1043]
+    >>> scores.random_state, scores.stopped
+    (0, False)
     """
     import time as _time
 

@@ -52,9 +52,11 @@ class TestSGDReport(Result):
     elapsed : float
         Total wall time in seconds (mining + scoring).
     elapsed_mining, elapsed_scoring : float
+        Wall time in seconds of phase 1 (mining) and phase 2 (scoring).
     n_model_rows : int
         Rows passed to the model.
-    dataset_name : str
+    dataset_name : str, default "data"
+        Name of the dataset (shown by :meth:`summary`).
     accuracy : float or None
         Model accuracy on the dataset labels, if the dataset has ``y``.
     stopped : bool
@@ -63,6 +65,21 @@ class TestSGDReport(Result):
         The analysis that made the report (model and data, for the widget).
     random_state : int or None
         The integer seed actually used (None: deterministic).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import TestSGD
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+    ...                  top_k=2, random_state=0)
+    >>> report = tester.run()
+    >>> report.n_rule_sets, report.confidence, report.random_state
+    (16, 0.9025, 0)
+    >>> str(report[0].rule_set), round(report[0].score, 4), round(report[0].fresh_score, 4)
+    ('age<61', 0.1094, 0.1565)
     """
 
     __test__ = False  # not a pytest class
@@ -105,6 +122,19 @@ class TestSGDReport(Result):
             ``{"ok": .., "cap": .., "no-seeds": ..}``: "cap" hit ``max_samples`` before the
             bound; "no-seeds" are rule sets that every row (or no row) satisfies, so one group
             cannot be sampled.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> report.status_counts()
+        {'ok': 16, 'cap': 0, 'no-seeds': 0}
         """
         out = {"ok": 0, "cap": 0, "no-seeds": 0}
         for r in self.results:
@@ -127,6 +157,23 @@ class TestSGDReport(Result):
         -------
         pandas.DataFrame
             One row per rule set, index ``rank``.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> report.to_frame()[["rule_set", "score", "fresh_score"]].head(3).round(4)
+                      rule_set   score  fresh_score
+        rank
+        0               age<61  0.1094       0.1565
+        1             sex=male  0.1057       0.1024
+        2     sex=male, age<33  0.1008          NaN
         """
         rows = [{
             "rule_set": str(r.rule_set), "n_rules": len(r.rule_set), "support": r.support,
@@ -162,6 +209,19 @@ class TestSGDReport(Result):
         ------
         TypeError, ValueError
             If ``k`` is not an int >= 0.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> report.top(2)["rule_set"].tolist()
+        ['age<61', 'sex=male']
         """
         k = check_int("k", k, min=0)
         return self.to_frame().head(k)
@@ -187,6 +247,20 @@ class TestSGDReport(Result):
         ------
         ValueError
             For a report without row masks (text reports).
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> merged = report.merge_equivalent()
+        >>> len(merged.results) <= len(report.results), merged.params["merged_equivalent"]
+        (True, True)
         """
         fr = self.frequent
         if fr.bits is None or fr.bits.shape[0] != len(fr.rule_sets) or not len(fr.rule_sets):
@@ -228,6 +302,24 @@ class TestSGDReport(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``k`` is not an int >= 1.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> ax = report.plot(k=5)
         """
         from .plots import plot_top_rule_sets
         return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
@@ -243,11 +335,26 @@ class TestSGDReport(Result):
         Returns
         -------
         ScoreResult
+            Its estimate (with ``fresh`` for a top rule set).
 
         Raises
         ------
         KeyError
             If the rule set is not in the report.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> res = report.result_for("sex=male")
+        >>> str(res.rule_set), res.status, round(res.score, 4)
+        ('sex=male', 'ok', 0.1057)
         """
         key = str(rule_set)
         for r in self.results:
@@ -266,6 +373,24 @@ class TestSGDReport(Result):
         Returns
         -------
         RuleSetBrowser
+            The widget (display it in a notebook).
+
+        Raises
+        ------
+        ImportError
+            If ipywidgets is not installed.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> browser = report.browse()  # doctest: +SKIP
         """
         from .widget import RuleSetBrowser
         return RuleSetBrowser(self, **kw)
@@ -282,6 +407,20 @@ class TestSGDReport(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> row = report.summary().iloc[0]
+        >>> row["dataset"], int(row["n_rule_sets"]), row["top_rule_set"], float(row["accuracy"])
+        ('german_credit', 16, 'age<61', 0.602)
         """
         best = self.results[0] if self.results else None
         return pd.DataFrame([{
@@ -329,6 +468,7 @@ def simultaneous_confidence(confidence: float, k: int) -> float:
 
     Examples
     --------
+    >>> from fairlens.testsgd import simultaneous_confidence
     >>> round(simultaneous_confidence(0.95, 10), 4)
     0.9951
     """
@@ -432,12 +572,20 @@ class TestSGD(Analysis):
 
     Examples
     --------
-    >>> from fairlens.datasets import load_dataset
+    >>> from fairlens.datasets import load_german_credit
     >>> from fairlens.testsgd import TestSGD
-    >>> data = load_dataset("adult").subset(range(2000))          # doctest: +SKIP
-    >>> report = TestSGD(model, data, protected=["sex", "race"],  # doctest: +SKIP
-    ...                  random_state=0).run()
-    >>> report.summary()                                          # doctest: +SKIP
+    >>> data = load_german_credit()
+    >>> k = data.index_of("duration")
+    >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+    >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+    ...                  top_k=2, random_state=0)
+    >>> report = tester.run()
+    >>> report.top(3)[["rule_set", "score", "fresh_score", "favoured"]].round(4)
+                  rule_set   score  fresh_score                favoured
+    rank
+    0               age<61  0.1094       0.1565            not (age<61)
+    1             sex=male  0.1057       0.1024          not (sex=male)
+    2     sex=male, age<33  0.1008          NaN  not (sex=male, age<33)
     """
 
     __test__ = False
@@ -568,6 +716,24 @@ class TestSGD(Analysis):
         Returns
         -------
         FrequentRuleSets
+            The frequent rule sets over the protected features.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``theta`` (or too many rule sets, see :func:`frequent_rule_sets`).
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> len(tester.mine()), len(tester.mine(theta=0.5))
+        (16, 6)
         """
         return frequent_rule_sets(self.table, self._protected, self.theta if theta is None else theta,
                                   n_bins=self.n_bins, bins=self._bins, max_values=self.max_values,
@@ -624,6 +790,21 @@ class TestSGD(Analysis):
         ------
         TypeError, ValueError
             For a bad ``stop``, ``progress`` or ``n_jobs`` (the message names it).
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> report = tester.run()
+        >>> report.random_state, report.stopped, str(report[0].rule_set)
+        (0, False, 'age<61')
+        >>> tester.run(n_jobs=2).to_frame().equals(report.to_frame())
+        True
         """
         if progress is None:
             progress = self._progress_default
@@ -694,6 +875,26 @@ class TestSGD(Analysis):
         Returns
         -------
         ScoreResult or None
+            None when ``stop`` fired.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad ``rule_set`` or ``error``, or a rule set that all rows (or none) satisfy.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> rs = tester.mine().rule_sets[0]
+        >>> res = tester.score(rs, error=0.03)
+        >>> str(rs), res.margin <= 0.03, res.converged
+        ('sex=female', True, True)
         """
         if error is not None:
             _check_alg2_params(error, self.sample_thr, self.max_samples, name="error")
@@ -710,5 +911,19 @@ class TestSGD(Analysis):
         Returns
         -------
         Sampler
+            Seeds from the data; the protected features are never perturbed.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> tester = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0)
+        >>> sampler = tester.sampler()
+        >>> [data.feature_names[j] for j in range(data.n_features) if j not in sampler.free_cols]
+        ['sex', 'age']
         """
         return Sampler(self.table, self._protected, self._perturbation)

@@ -44,7 +44,21 @@ _U = 8  # uniforms per group per iteration (fixed, so reference and batched shar
 
 @dataclass(frozen=True)
 class TermRule:
-    """The text contains the identity term ``term`` of category ``category``."""
+    """The text contains the identity term ``term`` of category ``category``.
+
+    Parameters
+    ----------
+    category : str
+        The identity-term category (a key of the ``terms`` dict, e.g. "religion").
+    term : str
+        The identity term (e.g. "muslim").
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import TermRule
+    >>> str(TermRule("religion", "muslim"))
+    '"muslim"'
+    """
 
     category: str
     term: str
@@ -57,7 +71,25 @@ class TermRule:
 
 @dataclass(frozen=True)
 class TextRuleSet:
-    """Identity terms of distinct categories (section 4.1, text data)."""
+    """Identity terms of distinct categories (section 4.1, text data).
+
+    Parameters
+    ----------
+    rules : tuple of TermRule
+        At least one term, of distinct categories.
+
+    Raises
+    ------
+    ValueError
+        If ``rules`` is empty or holds two terms of the same category.
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import TermRule, TextRuleSet
+    >>> rs = TextRuleSet((TermRule("age", "old"), TermRule("gender", "woman")))
+    >>> str(rs), rs.categories, len(rs)
+    ('"old", "woman"', ('age', 'gender'), 2)
+    """
 
     rules: tuple
 
@@ -119,6 +151,41 @@ def text_frequent_rule_sets(docs: Sequence[str], categories=None, theta: float =
     Eq. 3 counts the documents that contain SOME term of each rule's category,
     so a rule set's support depends only on its categories: every combination
     of one term per category of a frequent category set is frequent.
+
+    Parameters
+    ----------
+    docs : list of str
+        The corpus ``D``.
+    categories : str or list of str, optional
+        Categories of ``terms`` to use (default: all).
+    theta : float in (0, 1], default 0.05
+        Support threshold.
+    terms : dict, optional
+        ``{category: [identity terms]}`` (default :data:`IDENTITY_TERMS`, the paper's Table 1).
+    max_size : int >= 1, optional
+        Largest number of terms in a rule set (None: no limit).
+
+    Returns
+    -------
+    FrequentRuleSets
+        Of :class:`TextRuleSet` (without row bitsets).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message), e.g. an unknown category.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import text_frequent_rule_sets
+    >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+    >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+    >>> fr = text_frequent_rule_sets(docs, theta=0.5, terms=terms)
+    >>> [str(r) for r in fr.rule_sets][:4], fr.counts[:4].tolist()
+    (['"young"', '"old"', '"man"', '"woman"'], [3, 3, 3, 3])
+    >>> len(fr)  # plus the 4 (age, gender) pairs: every document has both
+    8
     """
     t0 = time.perf_counter()
     theta = _check_theta(theta)
@@ -157,6 +224,29 @@ class TextSampler:
     and the other categories by a random term of theirs -- so the sample
     violates R while keeping identity terms of the same categories. Each call
     consumes ``8`` uniforms (seed, which rule to violate, term choices).
+
+    Parameters
+    ----------
+    docs : list of str
+        The corpus ``D`` (the seeds).
+    terms : dict
+        ``{category: [identity terms]}``, at least two terms per category.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import TermRule, TextRuleSet, TextSampler
+    >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+    >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+    >>> sampler = TextSampler(docs, terms)
+    >>> rs = TextRuleSet((TermRule("age", "old"),))
+    >>> seeds = sampler.seeds(rs)
+    >>> seeds.tolist()  # every document with an age term
+    [0, 1, 2]
+    >>> sampler.sample_in(rs, seeds, np.zeros(8))
+    'a old man wrote this'
+    >>> sampler.sample_out(rs, seeds, np.full(8, 0.5))
+    'the young woman smiled'
     """
 
     def __init__(self, docs, terms):
@@ -167,6 +257,28 @@ class TextSampler:
         self.has = _contains(self.docs, terms)
 
     def seeds(self, rule_set: TextRuleSet):
+        """The documents containing a term of every category of ``rule_set``.
+
+        Parameters
+        ----------
+        rule_set : TextRuleSet
+            The group ``R``.
+
+        Returns
+        -------
+        ndarray of int
+            Indices into ``docs``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.testsgd import TermRule, TextRuleSet, TextSampler
+        >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+        >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+        >>> rs = TextRuleSet((TermRule("age", "old"), TermRule("gender", "woman")))
+        >>> TextSampler(docs + ["an old tree"], terms).seeds(rs).tolist()  # not the tree
+        [0, 1, 2]
+        """
         idx = [self.cats.index(c) for c in rule_set.categories]
         return np.flatnonzero(np.all(self.has[:, idx], axis=1))
 
@@ -176,10 +288,64 @@ class TextSampler:
         return doc
 
     def sample_in(self, rule_set, seeds, u):
+        """``Sample(D, R)``: a seed with every term of R's categories replaced by R's term.
+
+        Parameters
+        ----------
+        rule_set : TextRuleSet
+            The group ``R``.
+        seeds : ndarray of int
+            :meth:`seeds` of ``rule_set``.
+        u : array of 8 floats in [0, 1)
+            ``u[0]`` picks the seed.
+
+        Returns
+        -------
+        str
+            The sampled document (it satisfies R).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.testsgd import TermRule, TextRuleSet, TextSampler
+        >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+        >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+        >>> sampler = TextSampler(docs, terms)
+        >>> rs = TextRuleSet((TermRule("age", "young"), TermRule("gender", "man")))
+        >>> sampler.sample_in(rs, sampler.seeds(rs), np.full(8, 0.9))
+        'an young man and a young man'
+        """
         d = self.docs[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]]
         return self._replace(d, {r.category: r.term for r in rule_set.rules})
 
     def sample_out(self, rule_set, seeds, u):
+        """``Sample(D, not R)``: a seed with one rule of R violated (see the class docstring).
+
+        Parameters
+        ----------
+        rule_set : TextRuleSet
+            The group ``R``.
+        seeds : ndarray of int
+            :meth:`seeds` of ``rule_set``.
+        u : array of 8 floats in [0, 1)
+            ``u[0]`` picks the seed, ``u[1]`` the violated rule, ``u[2:]`` the terms.
+
+        Returns
+        -------
+        str
+            The sampled document (it does not satisfy R).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.testsgd import TermRule, TextRuleSet, TextSampler
+        >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+        >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+        >>> sampler = TextSampler(docs, terms)
+        >>> rs = TextRuleSet((TermRule("age", "young"), TermRule("gender", "man")))
+        >>> sampler.sample_out(rs, sampler.seeds(rs), np.zeros(8))  # "young" violated
+        'a old man wrote this'
+        """
         d = self.docs[seeds[min(int(u[0] * len(seeds)), len(seeds) - 1)]]
         k = len(rule_set)
         bad = min(int(u[1] * k), k - 1)
@@ -236,6 +402,27 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
     Returns
     -------
     ScoreResult
+        As :func:`text_group_fairness_score` returns for the same ``random_state``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message) or a model output that is not probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import (TermRule, TextRuleSet, text_group_fairness_score,
+    ...                               text_group_fairness_score_reference)
+    >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+    >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+    >>> model = lambda ds: np.array([0.2 if "old" in d else 0.9 for d in ds])  # dislikes "old"
+    >>> rs = TextRuleSet((TermRule("age", "old"),))
+    >>> ref = text_group_fairness_score_reference(model, docs, rs, terms=terms, sample_thr=100,
+    ...                                           random_state=0)
+    >>> fast = text_group_fairness_score(model, docs, rs, terms=terms, sample_thr=100, random_state=0)
+    >>> (ref.score, ref.n_samples) == (fast.score, fast.n_samples)
+    True
     """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
         error, sample_thr, max_samples, threshold, confidence, name="error")
@@ -292,6 +479,25 @@ def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None,
     Returns
     -------
     ScoreResult
+        The estimate; status "no-seeds" (NaN score) when no document holds a term of every
+        category of ``rule_set``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message) or a model output that is not probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import TermRule, TextRuleSet, text_group_fairness_score
+    >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+    >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+    >>> model = lambda ds: np.array([0.2 if "old" in d else 0.9 for d in ds])  # dislikes "old"
+    >>> rs = TextRuleSet((TermRule("age", "old"),))
+    >>> res = text_group_fairness_score(model, docs, rs, terms=terms, sample_thr=100, random_state=0)
+    >>> res.rate_in, res.rate_out, res.score, res.status
+    (0.0, 1.0, 1.0, 'ok')
     """
     error_thr, sample_thr, max_samples, threshold = _check_alg2_params(
         error, sample_thr, max_samples, threshold, confidence, name="error")
@@ -335,8 +541,59 @@ def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confid
                     threshold=0.5):
     """TestSGD on a text classifier: frequent identity-term rule sets, scored and ranked.
 
-    Returns a :class:`TestSGDReport` (``to_frame()``, ``top(k)``). Each rule set
-    uses child ``j`` of ``SeedSequence(random_state)``.
+    Each rule set uses child ``j`` of ``SeedSequence(random_state)``.
+
+    Parameters
+    ----------
+    model : callable or estimator
+        Maps a list of documents to probabilities of the favourable class (or has
+        ``predict_proba`` on documents).
+    docs : list of str
+        The corpus ``D``.
+    categories : str or list of str, optional
+        Categories of ``terms`` to use (default: all).
+    theta : float in (0, 1], default 0.05
+        Support threshold (Eq. 3).
+    error : float in (0, 1], default 0.05
+        ``error_thr`` of Algorithm 2.
+    confidence : float in (0, 1), default 0.95
+        ``delta`` per group.
+    sample_thr : int >= 1, default 1000
+        No stop before ``num > sample_thr``.
+    random_state : None, int, numpy Generator or RandomState
+        Resolved once by :func:`fairlens._base.resolve_random_state`.
+    terms : dict, optional
+        ``{category: [identity terms]}`` (default :data:`IDENTITY_TERMS`).
+    max_size : int >= 1, optional
+        Largest number of terms in a rule set.
+    max_samples : int > sample_thr, default 100000
+        Cap on ``num`` per rule set.
+    threshold : float in [0, 1], default 0.5
+        A score ``>= threshold`` is the favourable decision.
+
+    Returns
+    -------
+    TestSGDReport
+        The rule sets ranked by score (``to_frame()``, ``top(k)``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad parameter (named in the message).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.testsgd import test_text_model
+    >>> docs = ["a young man wrote this", "the old woman smiled", "an old man and a young woman"]
+    >>> terms = {"age": ["young", "old"], "gender": ["man", "woman"]}
+    >>> model = lambda ds: np.array([0.2 if "old" in d else 0.9 for d in ds])  # dislikes "old"
+    >>> report = test_text_model(model, docs, theta=0.5, terms=terms, sample_thr=100, random_state=0)
+    >>> report.top(2)[["rule_set", "score"]]
+         rule_set  score
+    rank
+    0       "old"    1.0
+    1     "young"    1.0
     """
     from ._testsgd import TestSGDReport, _rank
 

@@ -22,6 +22,7 @@ class ThemisResult(Result):
     Parameters
     ----------
     score : float
+        Largest minus smallest favourable rate over the subgroups.
     max_group, min_group : str
         Subgroups with the largest / smallest favourable rate.
     rates : pandas.DataFrame
@@ -29,12 +30,25 @@ class ThemisResult(Result):
     n_subgroups, n_samples : int
         Subgroups tested and random inputs per subgroup.
     elapsed : float
+        Wall time in seconds.
     params : dict
         The parameters of the run.
     random_state : int or None
         The integer seed actually used (None: deterministic).
     stopped : bool
         True when the run was cut short by ``stop``.
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import themis_group_discrimination
+    >>> data = load_german_credit()
+    >>> k, a = data.index_of("duration"), data.index_of("age")
+    >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+    >>> res = themis_group_discrimination(model, data, ["sex", "age"], n_bins=3,
+    ...                                   n_samples=200, random_state=0)
+    >>> round(res.score, 3), res.n_subgroups, res.max_group
+    (0.2, 6, 'sex=male, age>=56.3333')
     """
 
     score: float
@@ -56,6 +70,21 @@ class ThemisResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``subgroup``, ``rate`` and ``n``.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import themis_group_discrimination
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> res = themis_group_discrimination(model, data, ["sex", "age"], n_bins=3,
+        ...                                   n_samples=200, random_state=0)
+        >>> res.to_frame().head(2)
+                                   subgroup   rate    n
+        0            sex=male, age>=56.3333  0.310  200
+        1  sex=female, 37.6667<=age<56.3333  0.305  200
         """
         return self.rates.sort_values("rate", ascending=False).reset_index(drop=True)
 
@@ -66,6 +95,19 @@ class ThemisResult(Result):
         -------
         pandas.DataFrame
             One row.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import themis_group_discrimination
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> res = themis_group_discrimination(model, data, ["sex", "age"], n_bins=3,
+        ...                                   n_samples=200, random_state=0)
+        >>> res.summary()[["score", "min_group", "n_subgroups"]]
+           score              min_group  n_subgroups
+        0    0.2  sex=male, age<37.6667            6
         """
         return pd.DataFrame([{
             "score": self.score, "max_group": self.max_group, "min_group": self.min_group,
@@ -85,6 +127,18 @@ class ThemisResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import themis_group_discrimination
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+        >>> res = themis_group_discrimination(model, data, ["sex", "age"], n_bins=3,
+        ...                                   n_samples=200, random_state=0)
+        >>> ax = res.plot(k=3)
         """
         from .plots import plot_themis
         return plot_themis(self, ax=ax, k=k)
@@ -146,6 +200,7 @@ def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000
     Returns
     -------
     ThemisResult
+        The score, the extreme subgroups and the rate of every subgroup.
 
     Raises
     ------
@@ -155,8 +210,15 @@ def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000
 
     Examples
     --------
-    >>> res = themis_group_discrimination(model, data, ["sex", "race"], random_state=0)  # doctest: +SKIP
-    >>> res.summary()                                                                  # doctest: +SKIP
+    >>> from fairlens.datasets import load_german_credit
+    >>> from fairlens.testsgd import themis_group_discrimination
+    >>> data = load_german_credit()
+    >>> k, a = data.index_of("duration"), data.index_of("age")
+    >>> model = lambda X: ((X[:, k] < 24) & (X[:, a] >= 30)).astype(float)
+    >>> res = themis_group_discrimination(model, data, ["sex", "age"], n_bins=3,
+    ...                                   n_samples=200, random_state=0)
+    >>> res.max_group, res.min_group, round(res.score, 3)
+    ('sex=male, age>=56.3333', 'sex=male, age<37.6667', 0.2)
     """
     from .._validation import check_int, check_probability
 
