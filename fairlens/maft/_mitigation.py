@@ -359,6 +359,20 @@ class RetrainResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``rate_before``, ``rate_baseline``, ``rate_after``, ``accuracy_before``,
+            ``accuracy_baseline``, ``accuracy_after``, ``n_added``, ``n_rows_added``.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> mit.summary()[["rate_before", "rate_after", "n_added"]]
+           rate_before  rate_after  n_added
+        0          0.1        0.02       50
         """
         return pd.DataFrame([{
             "rate_before": self.rate_before["rate"],
@@ -377,6 +391,22 @@ class RetrainResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Rows ``before``, ``baseline refit``, ``after``; columns ``model``,
+            ``discrimination_rate``, ``ci_low``, ``ci_high``, ``samples``, ``accuracy``.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> mit.to_frame()[["model", "discrimination_rate", "accuracy"]]
+                    model  discrimination_rate  accuracy
+        0          before                 0.10      0.85
+        1  baseline refit                 0.09      0.85
+        2           after                 0.02      0.84
         """
         rows = []
         for when, rate, acc in (
@@ -407,6 +437,20 @@ class RetrainResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> type(mit.plot()).__name__
+        'Axes'
         """
         from .plots import plot_mitigation
 
