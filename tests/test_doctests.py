@@ -15,6 +15,13 @@ MODULES = [
     "fairlens.datasets._fetch",
     "fairlens._parallel",
     "fairlens._validation",
+    "fairlens.certify",
+    "fairlens.certify._boosted",
+    "fairlens.certify._certify",
+    "fairlens.certify._flatten",
+    "fairlens.certify._fpf",
+    "fairlens.certify._reference",
+    "fairlens.certify._results",
 ]
 
 
