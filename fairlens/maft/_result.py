@@ -217,11 +217,13 @@ class FairnessTestResult(Result):
         return pd.concat([F1, F2, extra], axis=1)
 
     def to_dict(self):
-        """JSON-safe summary (the base's), plus the method and the timeline's last point.
+        """JSON-safe summary (the base's :meth:`~fairlens._base.Result.to_dict`), plus the method.
 
         Returns
         -------
         dict
+            ``type``, ``title``, ``summary`` (the :meth:`summary` row as a dict),
+            ``params``, ``random_state``, ``elapsed``, ``stopped`` and ``method``.
 
         Examples
         --------
