@@ -28,6 +28,7 @@ def cosine_similarity(A, B):
     Returns
     -------
     ndarray (n,)
+        Cosine of the angle between row ``i`` of ``A`` and of ``B`` (NaN where either is zero).
 
     Raises
     ------
@@ -232,6 +233,7 @@ def compare_gradients(
     Returns
     -------
     GradientComparison
+        The gradients of each method, their timings and the RQ3 cosine similarities.
 
     Raises
     ------

@@ -119,6 +119,7 @@ def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=
     Returns
     -------
     ndarray of bool (n,)
+        True where row ``i`` of ``X`` is an individual discriminatory instance.
 
     Raises
     ------
@@ -527,6 +528,8 @@ def retrain_with_instances(
     Returns
     -------
     RetrainResult
+        Discrimination rates and accuracies before, after a plain refit and after the refit
+        with the generated instances, and both refit models.
 
     Raises
     ------

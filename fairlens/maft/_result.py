@@ -255,6 +255,7 @@ class FairnessTestResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
 
         Examples
         --------

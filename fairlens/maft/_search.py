@@ -295,6 +295,9 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     Returns
     -------
     ndarray (n_seeds, d)
+        Rows of ``pool`` (a copy), cluster ``i % k`` giving seed ``i``, each drawn uniformly
+        within its cluster (with replacement); the whole pool, shape ``(n, d)``, when
+        ``n_seeds >= n``.
 
     Raises
     ------
