@@ -273,26 +273,28 @@ class InstanceCovers(Result):
         Bit 1 = tree in ``S_f^+`` (path tests ``f`` true, attacker must
         increase), bit 2 = in ``S_f^-``.
     votes : ndarray of shape (n_trees,)
-        Class index voted by each tree.
+        Class index voted by each tree (``vote="additive"``: the class whose score
+        each tree adds to).
     y : int
         The true class index.
     wrong : ndarray of bool, shape (n_trees,)
-        Trees not voting ``y``.
+        Trees not voting ``y`` (all False for ``vote="additive"``).
     correct : bool
         Whether the certified predictor classifies the instance correctly.
     delta : dict
         Target class index -> hard: trees to change (``delta_c``);
-        soft: the margin ``sum_t p_t[y] - p_t[c]``.
+        soft: the margin ``sum_t p_t[y] - p_t[c]``; additive: the raw-score margin.
     plus_sizes, minus_sizes : dict
         c -> (n_features,) hard: ``|S_f^± ∩ U_c|``
         with ``U_c`` the trees not voting ``c`` (binary: the correct trees);
-        soft: the total swing ``sum_{t in S_f^±} w[t, c]``.
+        soft: the total swing ``sum_{t in S_f^±} w[t, c]``; additive: the same with
+        each tree's budget-aware margin swing.
     budget : int
         The attacker's budget ``b``.
     flb : dict
         c -> (sum of the b largest ``max(plus, minus)``, features used).
     vote : {"hard", "soft", "additive"}, default="hard"
-        The certified predictor.
+        The certified predictor (``"additive"``: a boosted model).
     weights : dict
         c -> (n_trees,) soft: each tree's largest swing towards
         ``c``; hard: 1 for trees in ``U_c``, else 0.
