@@ -60,16 +60,26 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    estimators_ : list of DecisionTreeClassifier (trained on class indices 0/1)
-    estimators_features_ : list of int arrays, the feature group of each tree
-    rounds_ : list of lists of tree indices, one per kept round
-    classes_ : the two labels
-    majority_class_index_ : index of the training majority class (tie winner)
-    n_attempts_ : number of rounds drawn
-    n_features_in_ : number of features seen in ``fit``
-    feature_names_in_ : column names seen in ``fit`` (only when ``X`` was a
-        DataFrame with string column names); later DataFrames are aligned to
-        them by name, and a missing or unexpected column is a ``ValueError``.
+    estimators_ : list of DecisionTreeClassifier
+        The trees (trained on class indices 0/1).
+    estimators_features_ : list of ndarray of int
+        The feature group of each tree.
+    rounds_ : list of list of int
+        Tree indices, one list per kept round.
+    n_rounds_ : int
+        Number of kept rounds.
+    classes_ : ndarray of shape (2,)
+        The two labels.
+    majority_class_index_ : int
+        Index of the training majority class (tie winner).
+    n_attempts_ : int
+        Number of rounds drawn.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names seen in ``fit`` (only when ``X`` was a DataFrame with
+        string column names); later DataFrames are aligned to them by name, and
+        a missing or unexpected column is a ``ValueError``.
 
     Notes
     -----
@@ -152,7 +162,7 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``y`` does not have exactly two classes, ``X`` has fewer than
+            If ``X`` has NaN or inf, ``y`` does not have exactly two classes, ``X`` has fewer than
             ``2 * budget + 1`` features, a parameter is out of range, or no round
             beats the majority-class rate within ``max_attempts`` draws.
 
