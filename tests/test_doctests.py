@@ -26,11 +26,27 @@ MODULES = [
     "fairlens.shuffle._consistency",
     "fairlens.shuffle._detect",
     "fairlens.tour",
+    "fairlens.certify",
+    "fairlens.certify._boosted",
+    "fairlens.certify._certify",
+    "fairlens.certify._flatten",
+    "fairlens.certify._fpf",
+    "fairlens.certify._reference",
+    "fairlens.certify._results",
+]
+
+#: Modules whose examples load a dataset (run only with the mirror, via ``require_data``).
+DATA_MODULES = [
+    "fairlens.maft._analysis",
+    "fairlens.maft._gradients",
+    "fairlens.maft._mitigation",
+    "fairlens.maft._result",
+    "fairlens.maft._search",
+    "fairlens.maft._sg",
 ]
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples_run(name):
+def _run_examples(name):
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -40,3 +56,13 @@ def test_docstring_examples_run(name):
         runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name} failed (see above)"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    _run_examples(name)
+
+
+@pytest.mark.parametrize("name", DATA_MODULES)
+def test_docstring_examples_with_data_run(name, require_data):
+    _run_examples(name)

@@ -144,23 +144,69 @@ def relevant_values64(feature, threshold, n_features):
 class BoostedModel:
     """A boosted ensemble as flat arrays plus the library calls that define it.
 
-    Attributes
+    Built by :func:`flatten_boosted`; the parameters are its fields.
+
+    Parameters
     ----------
-    feature, threshold, left, right : node arrays (``x[f] <= threshold`` goes
-        left on the library-rounded input, see :meth:`round_X`).
-    value : (n_nodes,) float64 leaf values (0 on internal nodes).
-    default_left : (n_nodes,) bool, the library's direction for a missing value
-        (recorded; inputs are required finite).
-    roots : (n_trees,) root node of each tree, in the library's order.
-    group : (n_trees,) class index each tree adds to (binary: 1).
-    base : (n_classes,) base score / init raw prediction (binary: ``[0, base]``).
-    classes_ : labels; ``n_features``; ``feature_names``.
-    f32 : XGBoost accumulates in float32 and GradientBoosting/XGBoost round the
-        input to float32 (``f32_input``).
-    tol : half-width of the ambiguous zone around ties of the replayed scores.
-    acc_err : bound on the float32 accumulation error of a real-number margin
-        (added to ``tol`` in the bounds).
-    source : estimator class name; ``library`` the family.
+    feature, threshold, left, right : ndarray of shape (n_nodes,)
+        Node arrays (``x[f] <= threshold`` goes left on the library-rounded
+        input, see :meth:`round_X`; ``feature == -1`` on leaves).
+    value : ndarray of float64, shape (n_nodes,)
+        Leaf values (0 on internal nodes).
+    default_left : ndarray of bool, shape (n_nodes,)
+        The library's direction for a missing value (recorded; inputs are
+        required finite).
+    roots : ndarray of int64, shape (n_trees,)
+        Root node of each tree, in the library's order.
+    group : ndarray of int64, shape (n_trees,)
+        Class index each tree adds to (binary: 1).
+    base : ndarray of float64, shape (n_classes,)
+        Base score / init raw prediction (binary: ``[0, base]``).
+    classes_ : ndarray
+        The labels.
+    n_features : int
+        Number of input features.
+    f32 : bool
+        Whether the library accumulates the scores in float32 (XGBoost).
+    f32_input : bool
+        Whether the library rounds the input to float32 (XGBoost, GradientBoosting).
+    tol : float
+        Half-width of the ambiguous zone around ties of the replayed scores.
+    acc_err : float
+        Bound on the float32 accumulation error of a real-number margin (added
+        to ``tol`` in the bounds).
+    source : str
+        Estimator class name.
+    library : str
+        The family: ``"xgboost"``, ``"xgboost_booster"``, ``"lightgbm"``,
+        ``"lightgbm_booster"``, ``"sklearn_gb"`` or ``"sklearn_hgb"``.
+    model : object, optional
+        The library model (its ``predict`` is the certified predictor).
+    feature_names : list of str, optional
+        Names for display.
+    feature_names_in : ndarray, optional
+        Column names the model was fitted with (DataFrames are aligned to them).
+    vmin, vmax : ndarray of float64, shape (n_trees,), optional
+        Smallest and largest leaf value of each tree (computed on creation).
+    values_ptr, values : ndarray, optional
+        Relevant attack values of every feature (computed on creation, as
+        :func:`relevant_values` with the library's rounding).
+    vote : str, default="additive"
+        The certified predictor: argmax of the summed raw scores.
+    _objective : str, default=""
+        The booster's objective where it decides how ``predict`` reads scores
+        (e.g. ``"multi:softmax"``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from fairlens.certify import flatten_boosted
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+    >>> bm = flatten_boosted(gb)
+    >>> bm.n_trees, bm.library, bm.vote, bm.f32_input
+    (10, 'sklearn_gb', 'additive', True)
     """
 
     feature: np.ndarray
@@ -216,14 +262,54 @@ class BoostedModel:
         return int(len(self.classes_))
 
     def arrays(self):
-        """Kernel argument order: feature, threshold, left, right, value, roots, group, base, vmin, vmax."""
+        """Kernel argument order: feature, threshold, left, right, value, roots, group, base, vmin, vmax.
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(feature, threshold, left, right, value, roots, group, base, vmin, vmax)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> len(bm.arrays()), bm.arrays()[5].tolist() == bm.roots.tolist()
+        (10, True)
+        """
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
 
     def check_arrays(self):
         """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
         call of ``certify``, before any kernel; a hand-made or altered model fails here, not inside
-        a kernel)."""
+        a kernel).
+
+        Raises
+        ------
+        ValueError
+            If an array has the wrong dtype or shape, or an index is out of range.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bm.check_arrays()             # silent when consistent
+        >>> bm.group = bm.group.astype(np.int32)
+        >>> bm.check_arrays()
+        Traceback (most recent call last):
+        ...
+        ValueError: internal: BoostedModel.group must be int64 of shape (10,); got int32 (10,).
+        """
         m = self.feature.shape[0]
         K, T, d = self.n_classes, self.n_trees, self.n_features
         spec = {"feature": (np.int64, (m,)), "threshold": (np.float64, (m,)), "left": (np.int64, (m,)),
@@ -244,7 +330,31 @@ class BoostedModel:
 
     def round_X(self, X64):
         """The input as the library's comparisons see it (float32-rounded for XGBoost/GB;
-        LightGBM reads every ``|x| <= 1.0000000180025095e-35`` as 0)."""
+        LightGBM reads every ``|x| <= 1.0000000180025095e-35`` as 0).
+
+        Parameters
+        ----------
+        X64 : ndarray of float64, shape (n_samples, n_features)
+            Validated input (see :meth:`check_X`).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_features)
+            The rounded copy, C-contiguous.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> Xr = bm.round_X(np.full((1, 30), 0.1))
+        >>> bool(Xr[0, 0] == np.float32(0.1)), bool(Xr[0, 0] == 0.1)
+        (True, False)
+        """
         if self.f32_input:
             return np.ascontiguousarray(X64.astype(np.float32).astype(np.float64))
         if self.library.startswith("lightgbm"):
@@ -253,7 +363,40 @@ class BoostedModel:
 
     def check_X(self, X, name="X"):
         """``(X64, Xr)``: validated float64 input (DataFrames aligned by column name) and its
-        library-rounded copy."""
+        library-rounded copy.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances; no NaN or inf.
+        name : str, default="X"
+            Name used in error messages.
+
+        Returns
+        -------
+        X64 : ndarray of float64, shape (n_samples, n_features)
+            The validated input.
+        Xr : ndarray of float64, shape (n_samples, n_features)
+            ``X64`` as :meth:`round_X` rounds it.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a non-numeric, non-finite or wrongly shaped ``X`` (naming ``name``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> X64, Xr = bm.check_X(X[:3])
+        >>> X64.shape, bool(np.array_equal(Xr, X64.astype(np.float32)))
+        ((3, 30), True)
+        """
         from ._inputs import check_X
 
         if self.library == "lightgbm" and hasattr(X, "columns") and self.feature_names_in is not None:
@@ -265,7 +408,30 @@ class BoostedModel:
         return X64, self.round_X(X64)
 
     def replay_scores(self, X):
-        """Raw scores (n, n_classes) replayed from the flat arrays (binary: ``[0, margin]``)."""
+        """Raw scores (n, n_classes) replayed from the flat arrays (binary: ``[0, margin]``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_classes)
+            Base score plus the leaf values of every tree, per class.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bool(np.allclose(bm.replay_scores(X)[:, 1], gb.decision_function(X)))
+        True
+        """
         _, Xr = self.check_X(X)
         return _bk.raw_scores(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
                               self.group, self.base, self.f32, Xr)
@@ -279,7 +445,30 @@ class BoostedModel:
         return X64
 
     def library_predict_index(self, X64):
-        """Class index predicted by the library's own ``predict`` for float64 rows."""
+        """Class index predicted by the library's own ``predict`` for float64 rows.
+
+        Parameters
+        ----------
+        X64 : ndarray of float64, shape (n_samples, n_features)
+            Validated rows (see :meth:`check_X`).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+            Index into ``classes_`` of the library's prediction.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bool((bm.classes_[bm.library_predict_index(X)] == gb.predict(X)).all())
+        True
+        """
         X64 = np.ascontiguousarray(X64, dtype=np.float64)
         if X64.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)
@@ -303,7 +492,31 @@ class BoostedModel:
         return np.argmax(p, axis=1).astype(np.int64)
 
     def library_scores(self, X64):
-        """Raw scores from the library (n, n_classes; binary ``[0, margin]``)."""
+        """Raw scores from the library (n, n_classes; binary ``[0, margin]``).
+
+        Parameters
+        ----------
+        X64 : ndarray of float64, shape (n_samples, n_features)
+            Validated rows (see :meth:`check_X`).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_classes)
+            The library's margins (``output_margin``, ``raw_score`` or
+            ``decision_function``); binary: ``[0, margin]``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bool(np.allclose(bm.library_scores(X), bm.replay_scores(X)))
+        True
+        """
         X64 = np.ascontiguousarray(X64, dtype=np.float64)
         m = self.model
         lib = self.library
@@ -326,6 +539,39 @@ class BoostedModel:
         return r
 
     def encode_y(self, y, name="y", n_rows=None):
+        """Map labels to class indices, with a clear error for unknown labels.
+
+        Parameters
+        ----------
+        y : label or array-like of labels
+            Labels, each one of ``classes_``.
+        name : str, default="y"
+            Name used in error messages.
+        n_rows : int, optional
+            Expected number of labels (default: the length of ``y``, 1 for a scalar).
+
+        Returns
+        -------
+        ndarray of int64
+            Index of each label in ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            For a label not in ``classes_`` or a length other than ``n_rows``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bm.encode_y([1, 0]).tolist()
+        [1, 0]
+        """
         from ._inputs import encode_labels as _encode_labels
 
         if n_rows is None:
@@ -333,7 +579,30 @@ class BoostedModel:
         return _encode_labels(y, self.classes_, n_rows, name=name)
 
     def predict(self, X):
-        """The certified prediction: the library's own ``predict`` (labels)."""
+        """The certified prediction: the library's own ``predict`` (labels).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels (values of ``classes_``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> gb = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(gb)
+        >>> bool((bm.predict(X) == gb.predict(X)).all())
+        True
+        """
         X64, _ = self.check_X(X)
         return self.classes_[self.library_predict_index(X64)]
 
@@ -724,16 +993,37 @@ def flatten_boosted(model):
 
     Parameters
     ----------
-    model : xgboost.XGBClassifier or Booster, lightgbm.LGBMClassifier or Booster,
+    model : fitted boosted classifier
+        An xgboost.XGBClassifier or Booster, lightgbm.LGBMClassifier or Booster,
         sklearn GradientBoostingClassifier or HistGradientBoostingClassifier
         (binary or multi-class), or a BoostedModel (returned as is).
+
+    Returns
+    -------
+    BoostedModel
+        The trees as flat arrays with the library model; its :meth:`BoostedModel.predict`
+        is the certified predictor.
 
     Raises
     ------
     TypeError
         Regressors and rankers.
     ValueError
-        Unsupported objectives, boosters, categorical splits (naming the feature).
+        Unsupported objectives, boosters, categorical splits (naming the feature),
+        an unfitted model.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> from fairlens.certify import flatten_boosted
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> hgb = HistGradientBoostingClassifier(max_iter=10, max_depth=2, random_state=0).fit(X, y)
+    >>> bm = flatten_boosted(hgb)
+    >>> bm.n_trees, bm.library
+    (10, 'sklearn_hgb')
+    >>> bool((bm.predict(X) == hgb.predict(X)).all())
+    True
     """
     if isinstance(model, BoostedModel):
         return model

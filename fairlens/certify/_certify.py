@@ -181,7 +181,8 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         with a ``UserWarning`` (as scikit-learn): pass a DataFrame to have the
         columns aligned by name. pandas category columns are refused
         (categorical splits are not certified): fit on a numeric encoding.
-    y : (n,) labels, each one of ``forest.classes_``.
+    y : array-like of shape (n,)
+        The true labels, each one of ``model.classes_``.
     budget : int
         ``b``, the number of features the attacker may change (any values),
         ``1 <= b <= n_features``.
@@ -687,7 +688,12 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
 
     Parameters
     ----------
-    model, X, y : as in :func:`certify` (``forest=`` is the old name of ``model``, deprecated).
+    model : fitted tree ensemble
+        Any model :func:`certify` takes.
+    X : array-like or DataFrame of shape (n, d)
+        Test instances, as in :func:`certify`.
+    y : array-like of shape (n,)
+        Their true labels, each one of ``model.classes_``.
     budgets : iterable of int
         The budgets ``b`` (each ``1 <= b <= n_features``), at least one.
     method, vote, prune, tie_class, progress, chunk_size, n_jobs : as in :func:`certify`
@@ -696,6 +702,9 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
         For the whole table: the budgets run in the order given and each gets
         what is left of it (columns ``accuracy_lower``/``accuracy_upper`` and
         ``n_unknown`` say what was settled).
+    **kwargs
+        Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
+        any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -745,9 +754,10 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
 
     Parameters
     ----------
-    model : as in :func:`certify` (``forest=`` is the old name, deprecated).
-    x : (n_features,) one instance, or a one-row DataFrame / Series (aligned
-        to the model's feature names).
+    model : fitted tree ensemble
+        Any model :func:`certify` takes.
+    x : array-like of shape (n_features,), one-row DataFrame or Series
+        One instance (a DataFrame or Series is aligned to the model's feature names).
     y : label
         Its label (one of ``model.classes_``).
     budget : int
@@ -756,6 +766,9 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
         As in :func:`certify` (hard vote only).
     vote : {"soft", "hard"}, optional
         As in :func:`certify` (forests only).
+    **kwargs
+        Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
+        any other keyword is a ``TypeError``.
 
     Returns
     -------

@@ -56,11 +56,34 @@ def relevant_values(feature, threshold, n_features):
     the paper's ``+inf`` (scikit-learn rejects infinite inputs). Every interval
     between consecutive thresholds thus has exactly one representative.
 
+    Parameters
+    ----------
+    feature : ndarray of int64, shape (n_nodes,)
+        Feature tested by every node (negative on leaves).
+    threshold : ndarray of float64, shape (n_nodes,)
+        Threshold of every node (``x[feature] <= threshold`` goes left).
+    n_features : int
+        Number of input features.
+
     Returns
     -------
-    values_ptr : (n_features + 1,) int64
-    values : (n_values,) float64, values of feature ``f`` in
-        ``values[values_ptr[f]:values_ptr[f + 1]]`` (empty if ``f`` is unused).
+    values_ptr : ndarray of int64, shape (n_features + 1,)
+        Offsets into ``values``.
+    values : ndarray of float64, shape (n_values,)
+        Values of feature ``f`` in ``values[values_ptr[f]:values_ptr[f + 1]]``
+        (empty if ``f`` is unused).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.certify import relevant_values
+    >>> feature = np.array([1, -1, -1])              # one split: x[1] <= 0.5
+    >>> threshold = np.array([0.5, 0.0, 0.0])
+    >>> ptr, values = relevant_values(feature, threshold, 2)
+    >>> ptr.tolist()                                 # feature 0 has no values
+    [0, 0, 2]
+    >>> bool(values[0] == 0.5), bool(values[1] == np.nextafter(np.float32(0.5), np.float32(np.inf)))
+    (True, True)
     """
     ptr = np.zeros(n_features + 1, dtype=np.int64)
     chunks = []
@@ -99,30 +122,65 @@ def _tree_max_gain(leaf_proba, feature, roots, n_nodes_total):
 class FlatForest:
     """A tree ensemble as flat arrays, with the vote that is certified.
 
-    Attributes
+    Built by :func:`flatten_forest`; the parameters are its fields.
+
+    Parameters
     ----------
-    feature, threshold, left, right, leaf_class : node arrays over all trees
-        (``feature == -1`` on leaves; ``leaf_class`` is a class *index*, the
-        tree's hard vote at that leaf).
-    roots : (n_trees,) int64 root node of every tree (trees are stored one
-        after the other, in the order of ``estimators_``).
-    classes_ : the class labels; ``leaf_class`` indexes them.
-    n_features : number of input features.
-    rank : (n_classes,) int64 tie-break priority of the hard vote: among
-        classes with the same number of votes the smallest rank wins. By
-        default ties go to the class listed first in ``classes_``
-        (``numpy.argmax``'s rule); ``tie_class`` puts one class first (the FPF
-        uses its training majority class).
-    values_ptr, values : relevant attack values (see :func:`relevant_values`).
-    source : name of the estimator class it came from.
-    vote : ``"soft"`` (mean of leaf probabilities, scikit-learn's
-        ``predict``) or ``"hard"`` (the paper's majority of hard votes).
-    leaf_proba : (n_nodes, n_classes) float64 class-probability vector of
-        every leaf (``tree_.value``; one-hot of ``leaf_class`` if not given).
-    tmax : (n_trees, n_classes, n_classes) float64, ``tmax[t, c, y]`` the
-        largest ``p_l[c] - p_l[y]`` over the leaves of tree ``t``.
-    feature_names_in : column names the model was fitted with (DataFrames
-        are aligned to them), or None.
+    feature, threshold, left, right, leaf_class : ndarray of shape (n_nodes,)
+        Node arrays over all trees (``feature == -1`` on leaves, children
+        ``-1`` on leaves; ``leaf_class`` is a class *index*, the tree's hard
+        vote at that leaf).
+    roots : ndarray of int64, shape (n_trees,)
+        Root node of every tree (trees are stored one after the other, in the
+        order of ``estimators_``).
+    classes_ : ndarray
+        The class labels; ``leaf_class`` indexes them.
+    n_features : int
+        Number of input features.
+    rank : ndarray of int64, shape (n_classes,)
+        Tie-break priority of the hard vote: among classes with the same number
+        of votes the smallest rank wins. By default ties go to the class listed
+        first in ``classes_`` (``numpy.argmax``'s rule); ``tie_class`` puts one
+        class first (the FPF uses its training majority class).
+    values_ptr, values : ndarray
+        Relevant attack values (see :func:`relevant_values`).
+    source : str, default="FlatForest"
+        Name of the estimator class it came from.
+    tie_class : int, default=-1
+        Index of the class winning ties of the hard vote (-1: the default rule).
+    feature_names : list of str, optional
+        Names for display in results and widgets.
+    vote : {"soft", "hard"}, default="hard"
+        ``"soft"`` (mean of leaf probabilities, scikit-learn's ``predict``) or
+        ``"hard"`` (the paper's majority of hard votes).
+    leaf_proba : ndarray of shape (n_nodes, n_classes), optional
+        Class-probability vector of every leaf (``tree_.value``; one-hot of
+        ``leaf_class`` if not given).
+    tmax : ndarray of shape (n_trees, n_classes, n_classes), optional
+        ``tmax[t, c, y]`` the largest ``p_l[c] - p_l[y]`` over the leaves of
+        tree ``t`` (computed if not given).
+    feature_names_in : ndarray, optional
+        Column names the model was fitted with (DataFrames are aligned to
+        them), or None.
+    soft_allowed : bool, default=True
+        Whether the soft vote is the model's own prediction rule (False for a
+        :class:`FeaturePartitionedForest`).
+
+    Raises
+    ------
+    ValueError
+        If ``vote`` is not one of :data:`VOTES` or the node arrays disagree in shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.certify import flatten_forest
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+    >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+    >>> ff.n_trees, ff.vote, ff.feature.tolist(), ff.threshold.tolist()
+    (1, 'soft', [1, -1, -1], [0.5, 0.0, 0.0])
     """
 
     feature: np.ndarray
@@ -173,7 +231,35 @@ class FlatForest:
         return int(len(self.classes_))
 
     def with_vote(self, vote):
-        """This forest certified under another vote (``"soft"`` or ``"hard"``)."""
+        """This forest certified under another vote (``"soft"`` or ``"hard"``).
+
+        Parameters
+        ----------
+        vote : {"soft", "hard"}
+            The vote to certify.
+
+        Returns
+        -------
+        FlatForest
+            ``self`` if ``vote`` is already its vote, else a copy with ``vote`` changed.
+
+        Raises
+        ------
+        ValueError
+            If ``vote`` is not one of :data:`VOTES`, or is ``"soft"`` for a model that
+            predicts by hard votes (a :class:`FeaturePartitionedForest`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> ff.with_vote("hard").vote, ff.vote
+        ('hard', 'soft')
+        """
         from .._validation import check_choice
 
         vote = check_choice("vote", vote, VOTES)
@@ -187,44 +273,258 @@ class FlatForest:
         return replace(self, vote=vote)
 
     def arrays(self):
-        """The node arrays in (hard-vote) kernel argument order."""
+        """The node arrays in (hard-vote) kernel argument order.
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(feature, threshold, left, right, leaf_class, roots)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> [a.tolist() for a in ff.arrays()]
+        [[1, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [0, 0, 1], [0]]
+        """
         return (self.feature, self.threshold, self.left, self.right, self.leaf_class, self.roots)
 
     def soft_arrays(self):
-        """The node arrays in soft-vote kernel argument order (without ``tmax``)."""
+        """The node arrays in soft-vote kernel argument order (without ``tmax``).
+
+        Returns
+        -------
+        tuple of ndarray
+            ``(feature, threshold, left, right, leaf_proba, roots)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> ff.soft_arrays()[4].tolist()      # zero rows on internal nodes
+        [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+        """
         return (self.feature, self.threshold, self.left, self.right, self.leaf_proba, self.roots)
 
     def check_X(self, X, name="X"):
-        """``(X64, Xr)`` for this forest (DataFrames aligned to ``feature_names_in``)."""
+        """``(X64, Xr)`` for this forest (DataFrames aligned to ``feature_names_in``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances; no NaN or inf.
+        name : str, default="X"
+            Name used in error messages.
+
+        Returns
+        -------
+        X64 : ndarray of float64, shape (n_samples, n_features)
+            The validated input.
+        Xr : ndarray of float64, shape (n_samples, n_features)
+            ``X64`` rounded to float32 (what scikit-learn's trees compare).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a non-numeric, non-finite or wrongly shaped ``X`` (naming ``name``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> X64, Xr = ff.check_X([[0.1, 0.2]])
+        >>> X64.tolist(), Xr.tolist() == [[float(np.float32(0.1)), float(np.float32(0.2))]]
+        ([[0.1, 0.2]], True)
+        """
         return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
 
     def predict_trees(self, X):
-        """Class index voted by every tree, shape (n_samples, n_trees)."""
+        """Class index voted by every tree, shape (n_samples, n_trees).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples, n_trees)
+            Each tree's hard vote, as an index into ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> ff.predict_trees(X).ravel().tolist()
+        [0, 0, 1, 1]
+        """
         _, Xr = self.check_X(X)
         return _kernels.predict_trees(*self.arrays(), Xr)
 
     def vote_index(self, X, vote=None):
-        """Index (into ``classes_``) of the prediction under ``vote`` (default ``self.vote``)."""
+        """Index (into ``classes_``) of the prediction under ``vote`` (default ``self.vote``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+        vote : {"soft", "hard"}, optional
+            The vote (default: this forest's ``vote``).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+            Index of the predicted class in ``classes_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> ff.vote_index(X).tolist(), ff.vote_index(X, vote="hard").tolist()
+        ([0, 0, 1, 1], [0, 0, 1, 1])
+        """
         vote = self.vote if vote is None else vote
         if vote == "soft":
             return np.argmax(self.predict_proba(X), axis=1)
         return _kernels.vote(self.predict_trees(X), self.n_classes, self.rank)
 
     def predict_proba(self, X):
-        """Mean of the trees' leaf probabilities, in scikit-learn's summation order."""
+        """Mean of the trees' leaf probabilities, in scikit-learn's summation order.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_samples, n_classes)
+            The soft vote's class probabilities (equal to the scikit-learn model's
+            ``predict_proba``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+        >>> np.allclose(flatten_forest(rf).predict_proba(X), rf.predict_proba(X))
+        True
+        """
         _, Xr = self.check_X(X)
         return _kernels.soft_proba(*self.soft_arrays(), Xr)
 
     def predict(self, X, vote=None):
-        """The certified label: soft vote (``forest.predict``) or the hard majority vote."""
+        """The certified label: soft vote (``forest.predict``) or the hard majority vote.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+        vote : {"soft", "hard"}, optional
+            The vote (default: this forest's ``vote``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels (values of ``classes_``).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+        >>> bool((flatten_forest(rf).predict(X) == rf.predict(X)).all())
+        True
+        """
         return self.classes_[self.vote_index(X, vote)]
 
     def predict_hard(self, X):
-        """The paper's majority of the trees' hard votes (the predictor of ``vote="hard"``)."""
+        """The paper's majority of the trees' hard votes (the predictor of ``vote="hard"``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels of the hard majority vote (ties by ``rank``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+        >>> ff = flatten_forest(rf)
+        >>> votes = np.stack([t.predict(X) for t in rf.estimators_], axis=1)   # class indices
+        >>> majority = (2 * votes.sum(axis=1) > votes.shape[1]).astype(int)     # ties -> class 0
+        >>> bool((ff.predict_hard(X) == rf.classes_[majority]).all())
+        True
+        """
         return self.predict(X, vote="hard")
 
     def encode_y(self, y, name="y", n_rows=None):
-        """Map labels to class indices, with a clear error for unknown labels."""
+        """Map labels to class indices, with a clear error for unknown labels.
+
+        Parameters
+        ----------
+        y : label or array-like of labels
+            Labels, each one of ``classes_``.
+        name : str, default="y"
+            Name used in error messages.
+        n_rows : int, optional
+            Expected number of labels (default: the length of ``y``, 1 for a scalar).
+
+        Returns
+        -------
+        ndarray of int64
+            Index of each label in ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            For a label not in ``classes_`` or a length other than ``n_rows``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([0, 0, 1, 1])                      # the label is feature 1
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, y))
+        >>> ff.encode_y([1, 0]).tolist()
+        [1, 0]
+        """
         from ._inputs import encode_labels as _encode_labels
 
         if n_rows is None:
@@ -259,7 +559,8 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
 
     Parameters
     ----------
-    model : DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier,
+    model : fitted classifier
+        A DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier,
         FeaturePartitionedForest or FlatForest.
     tie_class : label, optional
         Class that wins ties of the *hard* vote. Default: the FPF's own rule
@@ -274,6 +575,34 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
         trees (what their ``predict`` returns), ``"hard"`` for a
         :class:`FeaturePartitionedForest` (its ``predict``, the only choice)
         and for a FlatForest its own ``vote``.
+
+    Returns
+    -------
+    FlatForest
+        The trees' nodes concatenated, with the relevant attack values and the
+        vote; its :meth:`FlatForest.predict` is the certified predictor.
+
+    Raises
+    ------
+    TypeError
+        For a model that is not one of the supported classifiers (boosted
+        models go to :func:`flatten_boosted`).
+    ValueError
+        For a multi-output model, an invalid ``vote`` or ``tie_class``, a
+        ``feature_names`` of the wrong length, or a forest too large for memory.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import flatten_forest
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    >>> ff = flatten_forest(rf)
+    >>> ff.n_trees, ff.vote, ff.source
+    (10, 'soft', 'RandomForestClassifier')
+    >>> flatten_forest(rf, vote="hard").vote
+    'hard'
     """
     from sklearn.base import is_classifier
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier

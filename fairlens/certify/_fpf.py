@@ -60,16 +60,26 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    estimators_ : list of DecisionTreeClassifier (trained on class indices 0/1)
-    estimators_features_ : list of int arrays, the feature group of each tree
-    rounds_ : list of lists of tree indices, one per kept round
-    classes_ : the two labels
-    majority_class_index_ : index of the training majority class (tie winner)
-    n_attempts_ : number of rounds drawn
-    n_features_in_ : number of features seen in ``fit``
-    feature_names_in_ : column names seen in ``fit`` (only when ``X`` was a
-        DataFrame with string column names); later DataFrames are aligned to
-        them by name, and a missing or unexpected column is a ``ValueError``.
+    estimators_ : list of DecisionTreeClassifier
+        The trees (trained on class indices 0/1).
+    estimators_features_ : list of ndarray of int
+        The feature group of each tree.
+    rounds_ : list of list of int
+        Tree indices, one list per kept round.
+    n_rounds_ : int
+        Number of kept rounds.
+    classes_ : ndarray of shape (2,)
+        The two labels.
+    majority_class_index_ : int
+        Index of the training majority class (tie winner).
+    n_attempts_ : int
+        Number of rounds drawn.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names seen in ``fit`` (only when ``X`` was a DataFrame with
+        string column names); later DataFrames are aligned to them by name, and
+        a missing or unexpected column is a ``ValueError``.
 
     Notes
     -----
@@ -87,6 +97,15 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
     ``check_classifiers_train``, ``check_fit_idempotent``,
     ``check_fit_check_is_fitted``, ``check_n_features_in``); the test-suite
     runs equivalent checks on data with enough features.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from fairlens.certify import FeaturePartitionedForest
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+    >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+    (15, 5)
     """
 
     def __init__(self, budget=1, rounds=10, max_leaf_nodes=8, max_depth=None, max_attempts=None,
@@ -127,6 +146,41 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         ``X`` may be a DataFrame: its column names are recorded in
         ``feature_names_in_`` (as scikit-learn estimators do) and later
         DataFrames are aligned to them by name.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Training data, at least ``2 * budget + 1`` features, no NaN.
+        y : array-like of shape (n_samples,)
+            Binary labels (exactly two classes).
+
+        Returns
+        -------
+        FeaturePartitionedForest
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has NaN or inf, ``y`` does not have exactly two classes, ``X`` has fewer than
+            ``2 * budget + 1`` features, a parameter is out of range, or no round
+            beats the majority-class rate within ``max_attempts`` draws.
+
+        Warns
+        -----
+        UserWarning
+            When fewer than ``rounds`` rounds were kept.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from fairlens.certify import FeaturePartitionedForest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+        >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+        (15, 5)
+        >>> fpf.n_features_in_, fpf.classes_.tolist()
+        (30, [0, 1])
         """
         from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import validate_data
@@ -207,6 +261,27 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
 
         A DataFrame is aligned to ``feature_names_in_`` by column name (a
         missing or unexpected column is a ``ValueError`` naming it).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances to classify.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples, n_trees)
+            Column ``t`` holds tree ``t``'s class index (into ``classes_``).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from fairlens.certify import FeaturePartitionedForest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+        >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+        (15, 5)
+        >>> fpf.predict_trees(X[400:403]).shape
+        (3, 15)
         """
         X = self._check(X)
         return np.column_stack(
@@ -218,13 +293,57 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
 
         Its argmax is :meth:`predict` except on exact ties (even number of
         rounds), which :meth:`predict` gives to the training majority class.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Share of the trees voting for ``classes_[0]`` and ``classes_[1]``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from fairlens.certify import FeaturePartitionedForest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+        >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+        (15, 5)
+        >>> fpf.predict_proba(X[400:402])
+        array([[1., 0.],
+               [0., 1.]])
         """
         votes = self.predict_trees(X)
         p1 = votes.mean(axis=1)
         return np.column_stack([1.0 - p1, p1])
 
     def predict(self, X):
-        """Majority vote of the trees' hard predictions; ties go to the training majority class."""
+        """Majority vote of the trees' hard predictions; ties go to the training majority class.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Instances to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted labels (values of ``classes_``).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from fairlens.certify import FeaturePartitionedForest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+        >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+        (15, 5)
+        >>> fpf.predict(X[400:405])
+        array([0, 1, 1, 1, 1])
+        """
         votes = self.predict_trees(X)
         return self.classes_[self._vote_from_positive(votes.sum(axis=1), votes.shape[1])]
 
@@ -242,12 +361,33 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : (n, n_features) array or DataFrame (aligned to ``feature_names_in_``).
-        y : (n,) labels, each one of ``classes_``.
+        X : array-like or DataFrame of shape (n, n_features)
+            Instances (a DataFrame is aligned to ``feature_names_in_``).
+        y : array-like of shape (n,)
+            Their true labels, each one of ``classes_``.
 
         Returns
         -------
-        (n,) bool array
+        ndarray of bool, shape (n,)
+            True where the instance is provably robust to any attack on at most
+            ``budget`` features (a sufficient condition: False does not mean attackable).
+
+        Raises
+        ------
+        ValueError
+            If a label of ``y`` is not one of ``classes_`` or ``y`` has the wrong length.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from fairlens.certify import FeaturePartitionedForest
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> fpf = FeaturePartitionedForest(budget=1, rounds=5, random_state=0).fit(X[:400], y[:400])
+        >>> len(fpf.estimators_), fpf.n_rounds_      # 5 rounds of 2 * 1 + 1 trees
+        (15, 5)
+        >>> safe = fpf.guaranteed_robust(X[400:], y[400:])
+        >>> bool((fpf.predict(X[400:][safe]) == y[400:][safe]).all())   # robust implies correct
+        True
         """
         votes = self.predict_trees(X)
         idx = _encode_labels(y, self.classes_, votes.shape[0])

@@ -30,48 +30,92 @@ STATUSES = (
 class CertificationResult(Result):
     """Outcome of :func:`certify` (a :class:`fairlens._base.Result`).
 
-    Attributes
+    Built by :func:`certify`; the parameters are its fields.
+
+    Parameters
     ----------
-    method, budget : what was run.
-    vote : ``"soft"`` (scikit-learn's ``predict``: mean of the trees' leaf
-        probabilities) or ``"hard"`` (the paper's majority of hard votes):
-        the predictor that was certified.
-    accuracy : certified accuracy under attack of ``method`` (ACC_FLB,
+    method : {"cascade", "flb", "elb", "brute"}
+        The method that was run.
+    budget : int
+        The attacker's budget ``b`` (features changed).
+    accuracy : float
+        Certified accuracy under attack of ``method`` (ACC_FLB,
         ACC_ELB or the exact ACC_{A_b} for ``"brute"`` and ``"cascade"``);
         when a ``time_limit`` left rows ``"unknown"`` and that value is not
         known, the lower end of ``accuracy_interval`` (a sound certified
         accuracy).
-    accuracy_interval : (lower, upper), bounds on the exact accuracy under
+    accuracy_clean : float
+        Accuracy of the certified predictor without attack.
+    status : ndarray of str, shape (n,)
+        Verdicts from :data:`STATUSES` (``"unknown"``: not settled before the time limit).
+    witnesses : dict
+        Row -> x' (float64 row on which the certified predictor,
+        e.g. ``forest.predict``, does not return the label).
+    covers : dict
+        Row -> list of (feature, "+"/"-") of the ELB cover found.
+    delta : ndarray of shape (n,)
+        Hard vote: int, trees to change (section 4.2, ``-1`` where
+        not computed); soft vote: float, the margin
+        ``sum_t p_t[y] - p_t[c]`` (``nan`` where not computed).
+    flb_sum : ndarray of shape (n,)
+        The FLB sum (int count for hard, float total swing for soft).
+    stage_counts : dict
+        Instances settled by each stage (keys of :data:`STATUSES`).
+    timings : dict
+        Wall-clock seconds per stage (with ``n_jobs > 1`` the FLB+ELB
+        pass runs as one, split between the two in proportion to the
+        workers' time in each).
+    elapsed : float
+        Wall-clock time of the call in seconds.
+    n_evaluations : int, default=0
+        Forest evaluations done by brute force.
+    accuracy_flb, accuracy_elb, accuracy_exact : float or None
+        The three accuracies of section 4 when the method computed them (the
+        cascade gives all three, since ELB certifies everything FLB certifies),
+        else ``None`` (also when a time limit stopped the stage before every row
+        was settled).
+    y : ndarray of shape (n,), optional
+        The true labels.
+    feature_names : list of str, optional
+        Names of the features (used by :meth:`to_frame`).
+    witness_changes : dict
+        Row -> (attacked features, their new values).
+    vote : {"soft", "hard", "additive"}, default="hard"
+        The predictor that was certified: ``"soft"`` (scikit-learn's ``predict``:
+        mean of the trees' leaf probabilities), ``"hard"`` (the paper's majority of
+        hard votes) or ``"additive"`` (a boosted model's summed raw scores).
+    model : str, default=""
+        Short description of the certified model.
+    accuracy_interval : tuple of float, optional
+        ``(lower, upper)``, bounds on the exact accuracy under
         attack: ``lower`` = rows proven robust (FLB, ELB or brute force) / n,
         ``upper`` = 1 - rows proven wrong (misclassified or attackable) / n;
         ``"unknown"`` (and ``"not_certified"``) rows count as attackable in
         ``lower`` and robust in ``upper``. For the cascade or brute force with
         every row settled, ``lower == upper == accuracy_exact``.
-    time_limit : the ``time_limit`` of the call (None: no limit).
-    accuracy_clean : accuracy of the certified predictor without attack.
-    accuracy_flb, accuracy_elb, accuracy_exact : the three accuracies of
-        section 4 when the method computed them (the cascade gives all three,
-        since ELB certifies everything FLB certifies), else ``None`` (also
-        when a time limit stopped the stage before every row was settled).
-    status : (n,) array of verdicts from :data:`STATUSES` (``"unknown"``:
-        not settled before the time limit).
-    witnesses : dict row -> x' (float64 row on which the certified predictor,
-        e.g. ``forest.predict``, does not return the label).
-    witness_changes : dict row -> (attacked features, their new values).
-    covers : dict row -> list of (feature, "+"/"-") of the ELB cover found.
-    delta : (n,) hard vote: int, trees to change (section 4.2, ``-1`` where
-        not computed); soft vote: float, the margin
-        ``sum_t p_t[y] - p_t[c]`` (``nan`` where not computed).
-    flb_sum : (n,) the FLB sum (int count for hard, float total swing for soft).
-    stage_counts : instances settled by each stage.
-    timings : wall-clock seconds per stage (with ``n_jobs > 1`` the FLB+ELB
-        pass runs as one, split between the two in proportion to the
-        workers' time in each); ``elapsed`` the wall-clock time of the call.
-    n_evaluations : forest evaluations done by brute force.
-    params : the validated parameters of the call (budget, method, vote,
+    time_limit : float or None, default=None
+        The ``time_limit`` of the call (None: no limit).
+    params : dict
+        The validated parameters of the call (budget, method, vote,
         prune, tie_class, chunk_size, n_jobs, time_limit).
-    stopped : True when the time limit left some row ``"unknown"``.
-    random_state : always None (certification is deterministic).
+    stopped : bool, default=False
+        True when the time limit left some row ``"unknown"``.
+    random_state : None
+        Always None (certification is deterministic).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import certify
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> res = certify(rf, X[400:], y[400:], budget=1)
+    >>> res.vote, res.stage_counts["misclassified"] + res.stage_counts["attackable"]
+    ('soft', 22)
+    >>> lo, hi = res.accuracy_interval
+    >>> lo == hi == res.accuracy_exact == res.accuracy
+    True
     """
 
     title = "Accuracy under attack (certified)"
@@ -121,6 +165,18 @@ class CertificationResult(Result):
             One row: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``, the
             ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
             unsettled) and timings.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import certify
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> res = certify(rf, X[400:], y[400:], budget=1)
+        >>> res.summary()[["method", "budget", "n"]]
+            method  budget    n
+        0  cascade       1  169
         """
         row = {"method": self.method, "vote": self.vote, "budget": self.budget, "n": self.n_instances,
                "accuracy": self.accuracy, "accuracy_clean": self.accuracy_clean,
@@ -142,6 +198,18 @@ class CertificationResult(Result):
         pandas.DataFrame
             One row per instance; ``frame.attrs["accuracy_interval"]`` holds the result's
             ``accuracy_interval``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import certify
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> res = certify(rf, X[400:], y[400:], budget=1)
+        >>> frame = res.to_frame()
+        >>> frame.shape, str(frame["status"].iloc[0])
+        ((169, 7), 'certified_flb')
         """
         names = self.feature_names
 
@@ -173,6 +241,20 @@ class CertificationResult(Result):
         Returns
         -------
         matplotlib.axes.Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import certify
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> res = certify(rf, X[400:], y[400:], budget=1)
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> type(res.plot()).__name__
+        'Axes'
         """
         from .plots import plot_status_counts
 
@@ -183,24 +265,60 @@ class CertificationResult(Result):
 class InstanceCovers(Result):
     """The partial set cover problem of one instance (section 4.2 / 4.6), a :class:`fairlens._base.Result`.
 
-    Attributes
+    Built by :func:`instance_covers`; the parameters are its fields.
+
+    Parameters
     ----------
-    membership : (n_trees, n_features) int8; bit 1 = tree in ``S_f^+`` (path
-        tests ``f`` true, attacker must increase), bit 2 = in ``S_f^-``.
-    votes : (n_trees,) class index voted by each tree; ``y`` the true index.
-    wrong : (n_trees,) bool, trees not voting ``y``.
-    correct : whether the certified predictor classifies the instance correctly.
-    vote : ``"hard"`` or ``"soft"``.
-    delta : dict target class index -> hard: trees to change (``delta_c``);
-        soft: the margin ``sum_t p_t[y] - p_t[c]``.
-    plus_sizes, minus_sizes : dict c -> (n_features,) hard: ``|S_f^± ∩ U_c|``
+    membership : ndarray of int8, shape (n_trees, n_features)
+        Bit 1 = tree in ``S_f^+`` (path tests ``f`` true, attacker must
+        increase), bit 2 = in ``S_f^-``.
+    votes : ndarray of shape (n_trees,)
+        Class index voted by each tree (``vote="additive"``: the class whose score
+        each tree adds to).
+    y : int
+        The true class index.
+    wrong : ndarray of bool, shape (n_trees,)
+        Trees not voting ``y`` (all False for ``vote="additive"``).
+    correct : bool
+        Whether the certified predictor classifies the instance correctly.
+    delta : dict
+        Target class index -> hard: trees to change (``delta_c``);
+        soft: the margin ``sum_t p_t[y] - p_t[c]``; additive: the raw-score margin.
+    plus_sizes, minus_sizes : dict
+        c -> (n_features,) hard: ``|S_f^± ∩ U_c|``
         with ``U_c`` the trees not voting ``c`` (binary: the correct trees);
-        soft: the total swing ``sum_{t in S_f^±} w[t, c]``.
-    flb : dict c -> (sum of the b largest ``max(plus, minus)``, features used).
-    weights : dict c -> (n_trees,) soft: each tree's largest swing towards
+        soft: the total swing ``sum_{t in S_f^±} w[t, c]``; additive: the same with
+        each tree's budget-aware margin swing.
+    budget : int
+        The attacker's budget ``b``.
+    flb : dict
+        c -> (sum of the b largest ``max(plus, minus)``, features used).
+    vote : {"hard", "soft", "additive"}, default="hard"
+        The certified predictor (``"additive"``: a boosted model).
+    weights : dict
+        c -> (n_trees,) soft: each tree's largest swing towards
         ``c``; hard: 1 for trees in ``U_c``, else 0.
-    params, elapsed, stopped, random_state : as every result (``params``: budget
-        and vote; never stopped; deterministic).
+    params : dict
+        Budget and vote.
+    elapsed : float
+        Seconds.
+    stopped : bool, default=False
+        Always False (the call cannot be stopped).
+    random_state : None
+        Always None (deterministic).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import instance_covers
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+    >>> ic = instance_covers(rf, X[400], y[400], budget=1)
+    >>> ic.membership.shape, ic.correct
+    ((5, 30), True)
+    >>> ic.flb[1][0] < ic.delta[1]        # the FLB sum stays below delta: certified robust
+    True
     """
 
     title = "Set cover of one instance"
@@ -224,7 +342,27 @@ class InstanceCovers(Result):
 
     def summary(self):
         """One-row DataFrame: vote, budget, label index, clean verdict, the tightest
-        margin ``delta`` over the other classes and the largest FLB sum."""
+        margin ``delta`` over the other classes and the largest FLB sum.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``vote``, ``budget``, ``y``, ``correct``, ``n_trees``, ``n_features``,
+            ``min_delta``, ``max_flb_sum`` and ``flb_sum_below_delta`` (True when FLB
+            alone certifies the instance).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import instance_covers
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> ic = instance_covers(rf, X[400], y[400], budget=1)
+        >>> row = ic.summary().iloc[0]
+        >>> int(row["n_trees"]), bool(row["flb_sum_below_delta"])
+        (5, True)
+        """
         others = sorted(self.delta)
         min_delta = min((self.delta[c] for c in others), default=float("nan"))
         max_flb = max((self.flb[c][0] for c in others), default=float("nan"))
@@ -247,6 +385,17 @@ class InstanceCovers(Result):
         -------
         pandas.DataFrame
             One row per tree (its ``vote`` first), one column per feature.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import instance_covers
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> ic = instance_covers(rf, X[400], y[400], budget=1)
+        >>> ic.to_frame().shape              # 5 trees; vote + 30 features
+        (5, 31)
         """
         sym = np.array(["", "+", "-", "+-"])
         cols = feature_names or [f"x{f}" for f in range(self.membership.shape[1])]
@@ -270,6 +419,20 @@ class InstanceCovers(Result):
         Returns
         -------
         matplotlib.axes.Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import instance_covers
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:400], y[:400])
+        >>> ic = instance_covers(rf, X[400], y[400], budget=1)
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> type(ic.plot()).__name__
+        'Axes'
         """
         from .plots import plot_cover_matrix
 

@@ -28,6 +28,7 @@ def cosine_similarity(A, B):
     Returns
     -------
     ndarray (n,)
+        Cosine of the angle between row ``i`` of ``A`` and of ``B`` (NaN where either is zero).
 
     Raises
     ------
@@ -119,6 +120,18 @@ class GradientComparison(Result):
         Returns
         -------
         pandas.DataFrame
+            One column ``mean_cos <comparison>`` per row of :meth:`to_frame`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import GradientComparison
+        >>> cmp = GradientComparison(
+        ...     gradients={}, times={},
+        ...     gradient_cos={"MAFT vs EIDIG": np.array([0.9, 0.7]), "ADF vs EIDIG": np.array([1.0, 1.0])},
+        ...     direction_cos=np.array([1.0, 0.5]), probability_cos=np.array([0.8, 0.6]))
+        >>> cmp.summary()["mean_cos gradient MAFT vs EIDIG"].round(2).tolist()
+        [0.8]
         """
         f = self.to_frame()
         return pd.DataFrame([{f"mean_cos {c}": v for c, v in zip(f["comparison"], f["mean_cos"])}])
@@ -129,6 +142,22 @@ class GradientComparison(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``comparison``, ``mean_cos``, ``median_cos``, ``n`` (finite values).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import GradientComparison
+        >>> cmp = GradientComparison(
+        ...     gradients={}, times={},
+        ...     gradient_cos={"MAFT vs EIDIG": np.array([0.9, 0.7]), "ADF vs EIDIG": np.array([1.0, 1.0])},
+        ...     direction_cos=np.array([1.0, 0.5]), probability_cos=np.array([0.8, 0.6]))
+        >>> cmp.to_frame().round(2)
+                          comparison  mean_cos  median_cos  n
+        0     gradient MAFT vs EIDIG      0.80        0.80  2
+        1      gradient ADF vs EIDIG      1.00        1.00  2
+        2    direction MAFT vs EIDIG      0.75        0.75  2
+        3  probability MAFT vs EIDIG      0.70        0.70  2
         """
         rows = []
         for k, v in self.gradient_cos.items():
@@ -148,6 +177,20 @@ class GradientComparison(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import GradientComparison
+        >>> cmp = GradientComparison(
+        ...     gradients={}, times={},
+        ...     gradient_cos={"MAFT vs EIDIG": np.array([0.9, 0.7]), "ADF vs EIDIG": np.array([1.0, 1.0])},
+        ...     direction_cos=np.array([1.0, 0.5]), probability_cos=np.array([0.8, 0.6]))
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> type(cmp.plot()).__name__
+        'Axes'
         """
         from .plots import plot_gradient_similarity
 
@@ -190,6 +233,7 @@ def compare_gradients(
     Returns
     -------
     GradientComparison
+        The gradients of each method, their timings and the RQ3 cosine similarities.
 
     Raises
     ------

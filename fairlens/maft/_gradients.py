@@ -140,6 +140,7 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
     Returns
     -------
     ndarray, shape (n, d) (or (d,) for a 1-D ``X``)
+        The estimated gradient of each point, signed towards the predicted class's confidence.
 
     Raises
     ------

@@ -119,6 +119,7 @@ def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=
     Returns
     -------
     ndarray of bool (n,)
+        True where row ``i`` of ``X`` is an individual discriminatory instance.
 
     Raises
     ------
@@ -324,14 +325,15 @@ class RetrainResult(Result):
 
     Examples
     --------
-    >>> from fairlens.maft import MAFT, retrain_with_instances
-    >>> from fairlens.datasets import load_dataset
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> census = load_dataset("census", encoding="benchmark")
-    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
-    >>> res = MAFT(model, census, protected=["sex"], n_seeds=50, n_local=50).run()
-    >>> mit = retrain_with_instances(model, census, res, n_samples=1000)  # doctest: +SKIP
-    >>> mit.summary().shape  # doctest: +SKIP
+    Built by :func:`retrain_with_instances` (which has a full example); by hand:
+
+    >>> from fairlens.maft import RetrainResult
+    >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+    >>> mit = RetrainResult(
+    ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+    ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+    ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+    >>> mit.summary().shape
     (1, 8)
     """
 
@@ -359,6 +361,20 @@ class RetrainResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Columns ``rate_before``, ``rate_baseline``, ``rate_after``, ``accuracy_before``,
+            ``accuracy_baseline``, ``accuracy_after``, ``n_added``, ``n_rows_added``.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> mit.summary()[["rate_before", "rate_after", "n_added"]]
+           rate_before  rate_after  n_added
+        0          0.1        0.02       50
         """
         return pd.DataFrame([{
             "rate_before": self.rate_before["rate"],
@@ -377,6 +393,22 @@ class RetrainResult(Result):
         Returns
         -------
         pandas.DataFrame
+            Rows ``before``, ``baseline refit``, ``after``; columns ``model``,
+            ``discrimination_rate``, ``ci_low``, ``ci_high``, ``samples``, ``accuracy``.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> mit.to_frame()[["model", "discrimination_rate", "accuracy"]]
+                    model  discrimination_rate  accuracy
+        0          before                 0.10      0.85
+        1  baseline refit                 0.09      0.85
+        2           after                 0.02      0.84
         """
         rows = []
         for when, rate, acc in (
@@ -407,6 +439,20 @@ class RetrainResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> from fairlens.maft import RetrainResult
+        >>> rate = lambda r: {"rate": r, "low": r - 0.01, "high": r + 0.01, "n": 1000}
+        >>> mit = RetrainResult(
+        ...     rate_before=rate(0.10), rate_baseline=rate(0.09), rate_after=rate(0.02),
+        ...     accuracy_before=0.85, accuracy_baseline=0.85, accuracy_after=0.84,
+        ...     n_added=50, model=None, baseline_model=None, n_rows_added=50)
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> type(mit.plot()).__name__
+        'Axes'
         """
         from .plots import plot_mitigation
 
@@ -482,6 +528,8 @@ def retrain_with_instances(
     Returns
     -------
     RetrainResult
+        Discrimination rates and accuracies before, after a plain refit and after the refit
+        with the generated instances, and both refit models.
 
     Raises
     ------
@@ -492,7 +540,15 @@ def retrain_with_instances(
 
     Examples
     --------
-    See :class:`RetrainResult`.
+    >>> from fairlens.maft import MAFT, retrain_with_instances
+    >>> from fairlens.datasets import load_dataset
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> census = load_dataset("census", encoding="benchmark")
+    >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+    >>> res = MAFT(model, census, protected=["sex"], n_seeds=20, n_local=20, random_state=0).run()
+    >>> mit = retrain_with_instances(model, census, res, n_samples=500, random_state=0)
+    >>> mit.n_added == res.n_instances, mit.to_frame()["model"].tolist()
+    (True, ['before', 'baseline refit', 'after'])
     """
     t0 = time.perf_counter()
     dataset, favourable_class = _old_names("retrain_with_instances", data, favourable, old)

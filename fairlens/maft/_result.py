@@ -123,6 +123,19 @@ class FairnessTestResult(Result):
             Columns ``method``, ``instances``, ``global``, ``local``, ``seconds``,
             ``per_second``, ``success_rate``, ``queries``, ``tries``, ``explored``,
             ``stopped``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import FairnessTestResult
+        >>> res = FairnessTestResult(
+        ...     method="MAFT", instances=np.array([[30.0, 0.0]]),
+        ...     counterparts=np.array([[30.0, 1.0]]), instance_scores=np.array([0.7]),
+        ...     counterpart_scores=np.array([0.4]), phase=np.array(["global"]),
+        ...     n_global=1, n_local=0, elapsed=0.5, n_explored=4, feature_names=["age", "sex"])
+        >>> res.summary()[["method", "instances", "success_rate"]]
+          method  instances  success_rate
+        0   MAFT          1          0.25
         """
         return pd.DataFrame(
             [
@@ -160,6 +173,20 @@ class FairnessTestResult(Result):
         Returns
         -------
         pandas.DataFrame
+            One row per instance (the first ``max_rows``), columns as above.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import FairnessTestResult
+        >>> res = FairnessTestResult(
+        ...     method="MAFT", instances=np.array([[30.0, 0.0]]),
+        ...     counterparts=np.array([[30.0, 1.0]]), instance_scores=np.array([0.7]),
+        ...     counterpart_scores=np.array([0.4]), phase=np.array(["global"]),
+        ...     n_global=1, n_local=0, elapsed=0.5, n_explored=4, feature_names=["age", "sex"])
+        >>> df = res.to_frame()
+        >>> df[("x", "sex")].tolist(), df[("x'", "sex")].tolist(), df[("", "phase")].tolist()
+        ([0.0], [1.0], ['global'])
         """
         from fairlens._validation import check_bool, check_int
 
@@ -190,11 +217,26 @@ class FairnessTestResult(Result):
         return pd.concat([F1, F2, extra], axis=1)
 
     def to_dict(self):
-        """JSON-safe summary (the base's), plus the method and the timeline's last point.
+        """JSON-safe summary (the base's :meth:`~fairlens._base.Result.to_dict`), plus the method.
 
         Returns
         -------
         dict
+            ``type``, ``title``, ``summary`` (the :meth:`summary` row as a dict),
+            ``params``, ``random_state``, ``elapsed``, ``stopped`` and ``method``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import FairnessTestResult
+        >>> res = FairnessTestResult(
+        ...     method="MAFT", instances=np.array([[30.0, 0.0]]),
+        ...     counterparts=np.array([[30.0, 1.0]]), instance_scores=np.array([0.7]),
+        ...     counterpart_scores=np.array([0.4]), phase=np.array(["global"]),
+        ...     n_global=1, n_local=0, elapsed=0.5, n_explored=4, feature_names=["age", "sex"])
+        >>> d = res.to_dict()
+        >>> d["method"], d["summary"]["instances"]
+        ('MAFT', 1)
         """
         out = super().to_dict()
         out["method"] = self.method
@@ -213,6 +255,22 @@ class FairnessTestResult(Result):
         Returns
         -------
         matplotlib Axes
+            The axes drawn on.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import FairnessTestResult
+        >>> res = FairnessTestResult(
+        ...     method="MAFT", instances=np.array([[30.0, 0.0]]),
+        ...     counterparts=np.array([[30.0, 1.0]]), instance_scores=np.array([0.7]),
+        ...     counterpart_scores=np.array([0.4]), phase=np.array(["global"]),
+        ...     n_global=1, n_local=0, elapsed=0.5, n_explored=4, feature_names=["age", "sex"])
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> ax = res.plot()
+        >>> type(ax).__name__
+        'Axes'
         """
         from .plots import plot_timeline
 

@@ -295,6 +295,9 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     Returns
     -------
     ndarray (n_seeds, d)
+        Rows of ``pool`` (a copy), cluster ``i % k`` giving seed ``i``, each drawn uniformly
+        within its cluster (with replacement); the whole pool, shape ``(n, d)``, when
+        ``n_seeds >= n``.
 
     Raises
     ------
@@ -1828,6 +1831,23 @@ class AEQUITAS(_TwoPhaseSearch):
         Returns
         -------
         ndarray (n_seeds, d)
+            Integer points drawn uniformly in ``[ceil(lo), floor(hi)]`` of every feature
+            (the same for the same ``random_state``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.maft import AEQUITAS
+        >>> from fairlens.datasets import load_dataset
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> census = load_dataset("census", encoding="benchmark")
+        >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+        >>> aeq = AEQUITAS(model, census, protected=["sex"], n_seeds=5, random_state=0)
+        >>> seeds = aeq.draw_seeds()
+        >>> seeds.shape, bool(np.all(seeds == np.round(seeds)))
+        ((5, 12), True)
+        >>> np.array_equal(aeq.draw_seeds(random_state=0), seeds)
+        True
         """
         n_seeds = self.n_seeds if n_seeds is None else check_int("n_seeds", n_seeds, min=1)
         pb = self.problem

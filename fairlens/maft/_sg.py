@@ -267,6 +267,18 @@ class SG(_TwoPhaseSearch):
         ------
         TypeError, ValueError
             For refused arguments (named).
+
+        Examples
+        --------
+        >>> from fairlens.maft import SG
+        >>> from fairlens.datasets import load_dataset
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> census = load_dataset("census", encoding="benchmark")
+        >>> model = LogisticRegression(max_iter=500).fit(census.X[:2000], census.y[:2000])
+        >>> sg = SG(model, census, protected=["sex"], n_seeds=1, n_local=1, n_samples=50, random_state=0)
+        >>> res = sg.run()
+        >>> res.method, res.n_global + res.n_local == len(res.instances)
+        ('SG', True)
         """
         if args or kwargs:
             return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
