@@ -72,7 +72,7 @@ def test_output_shuffling_model_is_flagged(german, small):
     from fairlens.shuffle import ShuffledModel
 
     honest = LogisticRegression(max_iter=2000).fit(german.X, german.y)
-    attacked = ShuffledModel(honest, "sex", "male", dataset=german, random_state=0)
+    attacked = ShuffledModel(honest, protected="sex", favoured="male", data=german, random_state=0)
     rep = fairlens.audit(attacked, german, protected=["sex"], checks=["explanations"], time_budget=None,
                          progress=False, options=small)
     row = rep.findings.query("measure == 'batch_inconsistency'").iloc[0]
