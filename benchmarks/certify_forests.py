@@ -169,8 +169,8 @@ def main(argv=None):
     import pandas as pd
 
     from fairlens.certify import FeaturePartitionedForest, certify, flatten_forest
-    from fairlens.certify._flatten import check_X
     from fairlens.certify import _kernels as K
+    from fairlens.certify._flatten import check_X
 
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)

@@ -26,8 +26,7 @@ import time
 
 import numpy as np
 
-from fairlens.shuffle import ShuffledModel, shuffle_scores
-from fairlens.shuffle import _kernels
+from fairlens.shuffle import ShuffledModel, _kernels, shuffle_scores
 from fairlens.shuffle._reference import algorithm1, swapping_reference
 
 

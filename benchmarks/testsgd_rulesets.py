@@ -26,8 +26,7 @@ import numpy as np
 
 from fairlens.datasets import load_dataset
 from fairlens.testsgd import TestSGD
-from fairlens.testsgd._score import _reference_score, _score_rule_sets
-from fairlens.testsgd._score import rule_set_rng
+from fairlens.testsgd._score import _reference_score, _score_rule_sets, rule_set_rng
 from fairlens.testsgd.paper import PAPER_NAMES, PAPER_TABLE4, PAPER_TABLE5, paper_kwargs, paper_model
 
 ALL = ["adult", "bank_marketing", "german_credit", "compas", "law_school", "crime"]

@@ -573,8 +573,7 @@ def _shuffle_section(budget, random_state):
     import matplotlib.pyplot as plt
 
     from .datasets import load_admission
-    from .shuffle import (ShuffledModel, attributions, batch_consistency, exact_shapley_values,
-                          fairness_before_after)
+    from .shuffle import ShuffledModel, attributions, batch_consistency, exact_shapley_values, fairness_before_after
 
     adm = load_admission(version="1")  # bundled (400 applicants)
     cols = ["GRE Score", "TOEFL Score", "University Rating", "Research"]

@@ -7,8 +7,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens._base import (Analysis, Interval, Options, Result, check_progress, make_invalid,
-                            renamed_kwargs, resolve_random_state, to_jsonable, validate_params)
+from fairlens._base import (
+    Analysis,
+    Interval,
+    Options,
+    Result,
+    check_progress,
+    make_invalid,
+    renamed_kwargs,
+    resolve_random_state,
+    to_jsonable,
+    validate_params,
+)
 
 CONSTRAINTS = {
     "n": [Interval(numbers.Integral, 1, None)],

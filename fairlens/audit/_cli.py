@@ -437,8 +437,9 @@ def _audit(args) -> int:
         raise CliError(str(exc).strip().splitlines()[0]) from None
 
     # 4. the report and the gate
-    from ._render import render_html
     import json
+
+    from ._render import render_html
 
     doc = report.to_dict()
     try:

@@ -24,6 +24,7 @@ Importing this package compiles nothing; the numba kernels in ``_kernels``
 compile on first call. The widget :class:`CoverVisualizer` is imported lazily
 so that the core does not import ipywidgets.
 """
+from ._boosted import BoostedModel, flatten_boosted
 from ._certify import (
     METHODS,
     STATUSES,
@@ -33,7 +34,6 @@ from ._certify import (
     certify,
     instance_covers,
 )
-from ._boosted import BoostedModel, flatten_boosted
 from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
 from ._reference import reference_brute

@@ -65,9 +65,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import check_memory
 from . import _boosted_kernels as _bk
 from ._common import _call, _check_kernel_inputs, deadline_of, plan_n_jobs
-from .._validation import check_memory
 
 __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
@@ -1276,10 +1276,10 @@ def boosted_instance_covers(model, x, y, budget=1):
     margin ``s_y - s_c``; ``contributions`` (trees,) the current leaf value of each
     tree and ``tree_group`` the class it adds to.
     """
-    from ._common import validate_certify_params, check_budget
+    from ._common import check_budget, validate_certify_params
     from ._inputs import one_instance as _one_instance
-    from ._results import InstanceCovers
     from ._kernels import instance_sets
+    from ._results import InstanceCovers
 
     bm = flatten_boosted(model)
     budget = check_budget(validate_certify_params({"budget": budget})["budget"], bm.n_features)

@@ -36,9 +36,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from . import _kernels
 from .._parallel import Payload, effective_n_jobs, run_chunks
 from .._validation import check_int, check_memory
+from . import _kernels
 from ._common import (
     METHODS,
     VOTES,
@@ -51,8 +51,8 @@ from ._common import (
     validate_certify_params,
 )
 from ._flatten import FlatForest
-from ._readers import read_model
 from ._inputs import one_instance as _one_instance
+from ._readers import read_model
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 
 __all__ = [

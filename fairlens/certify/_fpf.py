@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
-from .._validation import check_random_state
-from ._inputs import encode_labels as _encode_labels
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_random_state
+from ._inputs import encode_labels as _encode_labels
 
 __all__ = ["FeaturePartitionedForest", "EXPECTED_FAILED_CHECKS"]
 

@@ -41,9 +41,8 @@ An input is explained once (an input generated again is not re-queued).
 from __future__ import annotations
 
 import heapq
-import time
-
 import numbers
+import time
 
 import numpy as np
 
@@ -52,12 +51,12 @@ from fairlens._base import Interval
 from ._result import FairnessTestResult
 from ._search import (
     _COMMON_CONSTRAINTS,
-    _TwoPhaseSearch,
     _blas_limit,
     _counterpart,
     _favourable_alias,
     _legacy_run_keywords,
     _positional_protected,
+    _TwoPhaseSearch,
 )
 from ._utils import CountingScorer, RowSet
 

@@ -11,15 +11,15 @@ importing the core does not import ipywidgets.
 """
 from __future__ import annotations
 
-from ._shuffled import ATTACKS, ShuffleBatch, ShuffledModel, parse_attack, shuffle_scores
+from ._consistency import BatchConsistencyResult, batch_consistency
 from ._detect import (
     attributions,
-    explain,
     exact_shapley_values,
+    explain,
     fairness_before_after,
     linear_shap_values,
 )
-from ._consistency import BatchConsistencyResult, batch_consistency
+from ._shuffled import ATTACKS, ShuffleBatch, ShuffledModel, parse_attack, shuffle_scores
 
 __all__ = [
     "ATTACKS",

@@ -12,16 +12,38 @@ imported when it is first accessed).
 """
 from __future__ import annotations
 
-from ._rules import (FrequentRuleSets, Rule, RuleSet, frequent_rule_sets,
-                     frequent_rule_sets_bruteforce, round_edges, single_rules)
-from ._score import (RuleSetScores, Sampler, ScoreResult, group_fairness_score, group_fairness_score_reference,
-                     score_rule_sets, z_value)
-from ._testsgd import TestSGD, TestSGDReport, simultaneous_confidence
-from ._themis import ThemisResult, themis_group_discrimination
-from ._text import (IDENTITY_TERMS, TermRule, TextRuleSet, TextSampler, test_text_model,
-                    text_frequent_rule_sets, text_group_fairness_score, text_group_fairness_score_reference)
-from ._mitigate import MitigationResult, generate_group_samples, mitigate
 from ._fairfictplay import FairFictPlay, SubgroupAudit, audit_subgroups
+from ._mitigate import MitigationResult, generate_group_samples, mitigate
+from ._rules import (
+    FrequentRuleSets,
+    Rule,
+    RuleSet,
+    frequent_rule_sets,
+    frequent_rule_sets_bruteforce,
+    round_edges,
+    single_rules,
+)
+from ._score import (
+    RuleSetScores,
+    Sampler,
+    ScoreResult,
+    group_fairness_score,
+    group_fairness_score_reference,
+    score_rule_sets,
+    z_value,
+)
+from ._testsgd import TestSGD, TestSGDReport, simultaneous_confidence
+from ._text import (
+    IDENTITY_TERMS,
+    TermRule,
+    TextRuleSet,
+    TextSampler,
+    test_text_model,
+    text_frequent_rule_sets,
+    text_group_fairness_score,
+    text_group_fairness_score_reference,
+)
+from ._themis import ThemisResult, themis_group_discrimination
 
 __all__ = [
     "Rule",

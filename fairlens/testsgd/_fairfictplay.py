@@ -27,13 +27,12 @@ rate of the "negative direction" group over the complement of the positive group
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 import pandas as pd
-
-import time
-from numbers import Real
 
 from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
 from .._validation import check_choice

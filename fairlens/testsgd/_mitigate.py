@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._rules import RuleSet, as_table
 from .._base import Result, accepts_renamed, check_progress, resolve_random_state
 from .._validation import check_stop
+from ._rules import RuleSet, as_table
 from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
 
 __all__ = ["MitigationResult", "mitigate", "generate_group_samples"]

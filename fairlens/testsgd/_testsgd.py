@@ -12,10 +12,27 @@ import pandas as pd
 
 from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
 from .._validation import check_bool, check_int
-from ._rules import (BINNINGS, FrequentRuleSets, RuleSet, as_table, check_bins, frequent_rule_sets,
-                     N_BINS_DEFAULT, MAX_CATEGORY_VALUES, _check_theta)
-from ._score import (DEFAULT_MAX_SAMPLES, ScoreResult, Sampler, _check_alg2_params, _score_rule_sets,
-                     check_perturbation, favourable_labels, group_fairness_score)
+from ._rules import (
+    BINNINGS,
+    MAX_CATEGORY_VALUES,
+    N_BINS_DEFAULT,
+    FrequentRuleSets,
+    RuleSet,
+    _check_theta,
+    as_table,
+    check_bins,
+    frequent_rule_sets,
+)
+from ._score import (
+    DEFAULT_MAX_SAMPLES,
+    Sampler,
+    ScoreResult,
+    _check_alg2_params,
+    _score_rule_sets,
+    check_perturbation,
+    favourable_labels,
+    group_fairness_score,
+)
 
 __all__ = ["TestSGD", "TestSGDReport", "simultaneous_confidence"]
 

@@ -10,9 +10,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .._base import accepts_renamed, resolve_random_state
 from .._validation import check_int, check_str_list
 from ._rules import FrequentRuleSets, _check_theta, _min_count
-from .._base import accepts_renamed, resolve_random_state
 from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
 
 

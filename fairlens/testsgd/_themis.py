@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._rules import RuleSet, as_table, build_rules, N_BINS_DEFAULT
 from .._base import Result, accepts_renamed, resolve_random_state
+from ._rules import N_BINS_DEFAULT, RuleSet, as_table, build_rules
 from ._score import make_scorer
 
 __all__ = ["ThemisResult", "themis_group_discrimination"]

@@ -51,8 +51,8 @@ def test_every_invalid_parameter_value_is_refused_by_name(args):
 
 
 def test_model_that_cannot_score_the_table_is_refused(args):
-    from sklearn.linear_model import LogisticRegression
     import numpy as np
+    from sklearn.linear_model import LogisticRegression
 
     wrong = LogisticRegression().fit(np.random.default_rng(0).random((20, 3)), [0, 1] * 10)
     args["model"] = wrong

@@ -1,7 +1,6 @@
 """fairlens.audit on a pipeline fitted on a readable table: findings, document, gate, invariances."""
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 

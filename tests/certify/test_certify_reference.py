@@ -1,8 +1,8 @@
 """Cross-checks of FLB, ELB, brute force and the cascade against literal references."""
+import functools
+
 import numpy as np
 import pytest
-
-import functools
 
 from fairlens.certify import certify as _certify
 from fairlens.certify import flatten_forest as _flatten_forest

@@ -1,10 +1,10 @@
 """Section 4.6: per-class certification for more than two classes."""
+import functools
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_wine
 from sklearn.ensemble import RandomForestClassifier
-
-import functools
 
 from fairlens.certify import certify as _certify
 from fairlens.certify import instance_covers as _instance_covers

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
 
 import fairlens.certify._certify as C
-from fairlens.certify import FeaturePartitionedForest, STATUSES, accuracy_under_attack, certify
+from fairlens.certify import STATUSES, FeaturePartitionedForest, accuracy_under_attack, certify
 
 from ._helpers import bc_full_forest, toy_forest
 

@@ -4,8 +4,9 @@ import pytest
 
 pytest.importorskip("fairlens.models", reason="foundation models (mlp_input_gradient) not available")
 
-from ._maft_oracle import check_result  # noqa: E402
 from fairlens.maft import ADF, EIDIG, MAFT  # noqa: E402
+
+from ._maft_oracle import check_result  # noqa: E402
 
 
 def _set(r):

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from ._maft_oracle import is_discriminatory
 from fairlens.maft import MAFT, discrimination_rate, discriminatory_mask, retrain_with_instances
+
+from ._maft_oracle import is_discriminatory
 
 
 def test_mask_matches_oracle(toy, toy_mlp):

@@ -3,8 +3,9 @@ import threading
 import numpy as np
 import pytest
 
-from ._maft_oracle import check_result
 from fairlens.maft import AEQUITAS, MAFT, select_seeds
+
+from ._maft_oracle import check_result
 
 PROT = [1, 2]
 

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from ._maft_toy import ToyDataset
 from fairlens.maft import MAFT
+
+from ._maft_toy import ToyDataset
 
 
 def test_protected_not_in_dataset(toy, smooth):

@@ -6,8 +6,9 @@ import pytest
 
 pytest.importorskip("z3")
 
-from ._maft_oracle import check_result, is_discriminatory  # noqa: E402
 from fairlens.maft import SG  # noqa: E402
+
+from ._maft_oracle import check_result, is_discriminatory  # noqa: E402
 
 SEX, EDU, HOURS, JOB = 1, 3, 4, 5
 

@@ -4,7 +4,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairlens import metrics as M
 

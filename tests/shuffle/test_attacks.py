@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from fairlens.shuffle import parse_attack, shuffle_scores
-from fairlens.shuffle import _kernels
+from fairlens.shuffle import _kernels, parse_attack, shuffle_scores
 from fairlens.shuffle._reference import (
     algorithm1,
     dominance_reference,

@@ -107,8 +107,8 @@ def test_bad_explainer_and_protected(data):
 
 def test_fairness_before_after(data):
     pytest.importorskip("fairlens.metrics", reason="fairlens.metrics (foundation) not merged yet")
-    from fairlens.shuffle import fairness_before_after
     from fairlens.metrics import demographic_parity_difference
+    from fairlens.shuffle import fairness_before_after
 
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.random(200), rng.random(200), rng.random(200),

@@ -4,8 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens.shuffle import (ShuffledModel, attributions, batch_consistency, exact_shapley_values,
-                              explain, shuffle_scores)
+from fairlens.shuffle import (
+    ShuffledModel,
+    attributions,
+    batch_consistency,
+    exact_shapley_values,
+    explain,
+    shuffle_scores,
+)
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,10 @@
 line 4 ("each pair swapped at most once") is an option of Swapping."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fairlens.shuffle import ShuffledModel, shuffle_scores
-from fairlens.shuffle import _kernels
+from fairlens.shuffle import ShuffledModel, _kernels, shuffle_scores
 from fairlens.shuffle._reference import algorithm1, mixing_reference, swapping_reference
 
 COLS = ["GRE Score", "TOEFL Score", "University Rating", "Research"]

@@ -8,8 +8,15 @@ import pandas as pd
 import pytest
 
 from fairlens._base import Analysis, Result, make_invalid
-from fairlens.testsgd import (FairFictPlay, RuleSetScores, TestSGD, frequent_rule_sets, mitigate,
-                              score_rule_sets, themis_group_discrimination)
+from fairlens.testsgd import (
+    FairFictPlay,
+    RuleSetScores,
+    TestSGD,
+    frequent_rule_sets,
+    mitigate,
+    score_rule_sets,
+    themis_group_discrimination,
+)
 
 from .conftest import PlantedModel, make_toy
 

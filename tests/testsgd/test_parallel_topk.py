@@ -6,9 +6,16 @@ import pandas as pd
 import pytest
 
 from fairlens.testsgd import TestSGD, frequent_rule_sets
-from fairlens.testsgd._score import _score_rule_sets
-from fairlens.testsgd._score import _reference_score, Sampler, make_scorer, TABLE_SEED_BLOCK, neighbourhood_table, rule_set_rng
 from fairlens.testsgd._rules import as_table
+from fairlens.testsgd._score import (
+    TABLE_SEED_BLOCK,
+    Sampler,
+    _reference_score,
+    _score_rule_sets,
+    make_scorer,
+    neighbourhood_table,
+    rule_set_rng,
+)
 from fairlens.testsgd._testsgd import simultaneous_confidence
 
 from .conftest import PlantedModel, make_toy

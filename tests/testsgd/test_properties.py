@@ -6,10 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from fairlens.testsgd import (TestSGD, frequent_rule_sets, frequent_rule_sets_bruteforce,
-                              text_frequent_rule_sets)
+from fairlens.testsgd import TestSGD, frequent_rule_sets, frequent_rule_sets_bruteforce, text_frequent_rule_sets
 from fairlens.testsgd._rules import round_edges
 
 from .conftest import PlantedModel, make_toy

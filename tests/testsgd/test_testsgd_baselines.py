@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from fairlens.testsgd import (RuleSet, generate_group_samples, mitigate, single_rules,
-                              themis_group_discrimination)
+from fairlens.testsgd import RuleSet, generate_group_samples, mitigate, single_rules, themis_group_discrimination
 from fairlens.testsgd._rules import as_table
 
 SENS = ["gender", "race", "age"]

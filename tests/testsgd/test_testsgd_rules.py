@@ -4,9 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fairlens.testsgd import (RuleSet, frequent_rule_sets, frequent_rule_sets_bruteforce,
-                              single_rules)
-from fairlens.testsgd import _kernels
+from fairlens.testsgd import RuleSet, _kernels, frequent_rule_sets, frequent_rule_sets_bruteforce, single_rules
 from fairlens.testsgd._rules import as_table
 
 

@@ -4,12 +4,16 @@ import math
 import numpy as np
 import pytest
 
-from fairlens.testsgd._score import rule_set_rng
-from fairlens.testsgd import (RuleSet, Sampler, frequent_rule_sets, group_fairness_score,
-                              group_fairness_score_reference, z_value)
-from fairlens.testsgd._score import _reference_score, _score_rule_sets
+from fairlens.testsgd import (
+    RuleSet,
+    Sampler,
+    frequent_rule_sets,
+    group_fairness_score,
+    group_fairness_score_reference,
+    z_value,
+)
 from fairlens.testsgd._rules import as_table, single_rules
-from fairlens.testsgd._score import _margin
+from fairlens.testsgd._score import _margin, _reference_score, _score_rule_sets, rule_set_rng
 
 SENS = ["gender", "race", "age"]
 

@@ -4,9 +4,16 @@ import itertools
 import numpy as np
 import pytest
 
-from fairlens.testsgd import (IDENTITY_TERMS, TermRule, TextRuleSet, TextSampler, test_text_model,
-                              text_frequent_rule_sets, text_group_fairness_score,
-                              text_group_fairness_score_reference)
+from fairlens.testsgd import (
+    IDENTITY_TERMS,
+    TermRule,
+    TextRuleSet,
+    TextSampler,
+    test_text_model,
+    text_frequent_rule_sets,
+    text_group_fairness_score,
+    text_group_fairness_score_reference,
+)
 
 TERMS = {"gender": ["gay", "straight", "trans"], "religion": ["taoist", "catholic", "muslim"],
          "race": ["african american", "african", "white"]}
