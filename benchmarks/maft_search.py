@@ -13,7 +13,8 @@ and the peak traced memory of the lockstep run.
 ``--n-jobs 2`` also runs the lockstep engine on 2 workers (joblib/loky; each worker walks one
 share of the seeds, then of the walkers) and checks that the instances are identical to the
 sequential run.  ``--profile`` profiles the lockstep run with cProfile and prints where the time
-goes: the model calls, the row sets (hashing of explored and found rows) and the rest.  ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
+goes: the model calls, the row sets (hashing of explored and found rows) and the rest.
+``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
 with 20 seeds, 20 local tries per global instance and one global try per seed (SG explains
 each input with a LIME tree and Z3; its budget is kept small).
 """
@@ -58,7 +59,8 @@ def main(argv=None):
     ds = load_dataset(args.dataset, encoding="benchmark")
     t = time.perf_counter()
     model = _model(ds, args.random_state)
-    print(f"model: {type(model).__name__} {getattr(model, 'hidden_layer_sizes', '')} trained in {time.perf_counter() - t:.1f}s")
+    print(f"model: {type(model).__name__} {getattr(model, 'hidden_layer_sizes', '')} "
+          f"trained in {time.perf_counter() - t:.1f}s")
     print(f"budget: dataset={args.dataset} protected={args.protected} n_seeds={args.n_seeds} "
           f"n_local={args.n_local} h={args.h} random_state={args.random_state} cpus={os.cpu_count()}")
 
@@ -104,7 +106,8 @@ def main(argv=None):
 
     print(line("lockstep", lock))
     print(f"walkers (unique global instances of the whole run): {lock.params['n_walkers']}; "
-          f"local tries {lock.tries_local} = walkers x n_local: {lock.tries_local == lock.params['n_walkers'] * args.n_local}")
+          f"local tries {lock.tries_local} = walkers x n_local: "
+          f"{lock.tries_local == lock.params['n_walkers'] * args.n_local}")
     print(f"lockstep peak traced memory: {peak / 2**20:.1f} MiB")
     if args.n_jobs is not None:
         par = search.run(n_jobs=args.n_jobs)

@@ -180,15 +180,15 @@ def main():
             if args.only and not any(k in name.lower() for k in args.only.split(",")):
                 continue
             run(1)  # warm-up: numba compilation
-            t1, (r1, key) = timed(lambda: run(1))
+            t1, (r1, key) = timed(lambda run=run: run(1))
             c1 = timed.cpu
             with joblib.parallel_config(backend="loky"):
                 run(2)  # warm-up: worker start-up
-                tl, (rl, _) = timed(lambda: run(2))
+                tl, (rl, _) = timed(lambda run=run: run(2))
                 cl = timed.cpu
             with joblib.parallel_config(backend="dask"):
                 run(-1)
-                td, (rd, _) = timed(lambda: run(-1))
+                td, (rd, _) = timed(lambda run=run: run(-1))
                 cd = timed.cpu
             same = key(r1) == key(rl) == key(rd)
             size = len(pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))

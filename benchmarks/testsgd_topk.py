@@ -85,7 +85,7 @@ def main(argv=None):
         rep = TestSGD(model, train, protected=sens, theta=0.05, random_state=s, top_k=k, simultaneous=a.simultaneous,
                       **kw).run(n_jobs=a.n_jobs)
         top = rep.results[:k]
-        for i, r in enumerate(top):
+        for _i, r in enumerate(top):
             e = exact(r.rule_set)
             cov_sel += abs(r.score - e) <= r.margin
             cov_fresh += abs(r.fresh.score - e) <= r.fresh.margin

@@ -251,7 +251,8 @@ class AuditReport(Result):
         n_warn = int((f["verdict"] == "warn").sum())
         if gate_given:
             sentence = ("The audit passes the gate " + ", ".join(conds) + "." if ok else
-                        "The audit fails the gate: " + "; ".join(reasons[:5]) + ("; ..." if len(reasons) > 5 else "") + ".")
+                        "The audit fails the gate: " + "; ".join(reasons[:5])
+                        + ("; ..." if len(reasons) > 5 else "") + ".")
         else:
             sentence = (f"{n_fail} finding(s) beyond their default thresholds, {n_warn} inconclusive "
                         f"(their interval reaches the threshold), over {len(self.outcomes)} checks.")
@@ -619,7 +620,8 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     unread = [p for p in protected if names is not None and p not in set(map(str, names))]
     if unread:
         model_block["note"] = f"the model does not read the protected column(s) {unread}"
-    ctx = Context(model=model, user_model=user_model, dataset=dataset, scorer=scorer, favourable_class=fav_class, protected=protected,
+    ctx = Context(model=model, user_model=user_model, dataset=dataset, scorer=scorer, favourable_class=fav_class,
+                  protected=protected,
                   y=np.asarray(dataset.y, dtype=np.int64), score=score, pred=pred, threshold=float(threshold),
                   random_state=seed, n_jobs=n_jobs, thresholds=thr, options=opts, input=model_block["input"])
 
@@ -698,6 +700,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if bar is not None:
         bar.set_description("fairlens audit")
         bar.close()
-    return AuditReport(outcomes=outcomes, dataset=dataset, model=user_model, scorer=scorer, info=info, fail_on=gate, created=created,
+    return AuditReport(outcomes=outcomes, dataset=dataset, model=user_model, scorer=scorer, info=info, fail_on=gate,
+                       created=created,
                        params=info["parameters"], random_state=seed, elapsed=time.perf_counter() - t_start,
                        stopped=any(o.status == "cut short" for o in outcomes))

@@ -577,7 +577,8 @@ def check_subgroup(ctx, seconds):
         side = "disfavoured" if signed < 0 else "favoured"
         sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
                     f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
-                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} (fresh estimate, confidence "
+                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} "
+                    "(fresh estimate, confidence "
                     f"{100 * fresh_conf:.1f}%); the group is {side}")
         f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
         f["sentence"] += _position(f["verdict"], "subgroup_score", ctx.thresholds) + "."

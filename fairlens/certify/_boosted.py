@@ -1135,8 +1135,8 @@ def _brute_rows(payload, todo, status, s, out):
             return
         rows = np.asarray(queue[pos:], dtype=np.int64)
         _check_kernel_inputs(bm, Xr, yi, rows, budget)
-        res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values, Xr, yi,
-                                     rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
+        res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values,
+                    Xr, yi, rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
         outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
         n_done, resume, amb_item, amb_skip = int(n_done), int(resume), int(amb_item), int(amb_skip)
         out["n_eval"] += int(ne.sum())
@@ -1203,8 +1203,8 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     deadline = deadline_of(time_limit)
     pred = bm.library_predict_index(X64)
     # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-    rep = _call(_bk.raw_scores, bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base, bm.f32,
-                         Xr)
+    rep = _call(_bk.raw_scores, bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base,
+                bm.f32, Xr)
     lib = bm.library_scores(X64)
     if lib.shape != rep.shape:
         raise RuntimeError(f"internal: library scores have shape {lib.shape}, replay {rep.shape}.")

@@ -161,9 +161,12 @@ class GradientComparison(Result):
         """
         rows = []
         for k, v in self.gradient_cos.items():
-            rows.append({"comparison": f"gradient {k}", "mean_cos": np.nanmean(v), "median_cos": np.nanmedian(v), "n": int(np.isfinite(v).sum())})
-        for k, v in (("direction MAFT vs EIDIG", self.direction_cos), ("probability MAFT vs EIDIG", self.probability_cos)):
-            rows.append({"comparison": k, "mean_cos": np.nanmean(v) if v.size else np.nan, "median_cos": np.nanmedian(v) if v.size else np.nan, "n": int(np.isfinite(v).sum())})
+            rows.append({"comparison": f"gradient {k}", "mean_cos": np.nanmean(v), "median_cos": np.nanmedian(v),
+                         "n": int(np.isfinite(v).sum())})
+        for k, v in (("direction MAFT vs EIDIG", self.direction_cos),
+                     ("probability MAFT vs EIDIG", self.probability_cos)):
+            rows.append({"comparison": k, "mean_cos": np.nanmean(v) if v.size else np.nan,
+                         "median_cos": np.nanmedian(v) if v.size else np.nan, "n": int(np.isfinite(v).sum())})
         return pd.DataFrame(rows)
 
     def plot(self, ax=None):

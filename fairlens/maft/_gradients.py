@@ -208,7 +208,8 @@ def check_gradient_output(G, shape, name="gradient"):
     try:
         G = np.asarray(G, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must return a numeric (n, d) array of d score / d x, got {type(G).__name__}.") from None
+        raise TypeError(f"{name} must return a numeric (n, d) array of d score / d x, "
+                        f"got {type(G).__name__}.") from None
     if G.shape != tuple(shape):
         raise ValueError(
             f"{name} returned shape {G.shape} for a batch of shape {tuple(shape)}; it must return d score / d x "

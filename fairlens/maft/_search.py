@@ -101,7 +101,8 @@ class _Problem:
         for attr in ("X", "bounds", "feature_names"):
             if not hasattr(dataset, attr):
                 raise TypeError(
-                    f"dataset must be a fairlens Dataset (with X, bounds, feature_names), got {type(dataset).__name__}; "
+                    "dataset must be a fairlens Dataset (with X, bounds, feature_names), "
+                    f"got {type(dataset).__name__}; "
                     "load one with fairlens.datasets.load_dataset(name, encoding='benchmark')."
                 )
         self.dataset = dataset

@@ -897,7 +897,7 @@ class ShuffledModel:
         """Before any batch has shown a favoured value: refuse a multi-row batch without it."""
         if all(self._seen) or prepared[0].shape[0] < 2:
             return
-        for i, (q, spec) in enumerate(zip(self._protected, self._specs)):
+        for i, (_q, _spec) in enumerate(zip(self._protected, self._specs)):
             if not self._seen[i]:
                 self._check_values_occur(prepared, "batch (and never did in an earlier call)")
 

@@ -374,7 +374,8 @@ def _text_scorer(model):
 
     def f(docs):
         out = raw(docs)
-        out = out[:, 1] if out.ndim == 2 and out.shape[1] == 2 else out.reshape(-1) if out.ndim == 2 and out.shape[1] == 1 else out
+        out = (out[:, 1] if out.ndim == 2 and out.shape[1] == 2
+               else out.reshape(-1) if out.ndim == 2 and out.shape[1] == 1 else out)
         if out.shape != (len(docs),):
             raise ValueError(f"the text model returned shape {out.shape} for {len(docs)} documents; "
                              "return (n,) probabilities or (n, 2) class probabilities")

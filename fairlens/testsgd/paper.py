@@ -90,10 +90,14 @@ PAPER_TABLE7 = {
 
 #: Table 8: dataset -> (TestSGD score, THEMIS max/min subgroups, THEMIS score)
 PAPER_TABLE8 = {
-    "adult": (0.202, "[gender=Female, 60<=age<70, race=Asian-Pac-Islander] - [gender=Male, 10<=age<20, race=White]", 0.266),
+    "adult": (0.202,
+              "[gender=Female, 60<=age<70, race=Asian-Pac-Islander] - [gender=Male, 10<=age<20, race=White]",
+              0.266),
     "bank_marketing": (0.382, "[60<=age<70] - [10<=age<20]", 0.084),
     "german_credit": (0.219, "[gender=Female, 80<=age<90] - [gender=Male, 10<=age<20]", 0.171),
-    "compas": (0.624, "[gender=Female, 10<=age<20, race=Native American] - [gender=Male, 60<=age<70, race=other race]", 0.673),
+    "compas": (0.624,
+               "[gender=Female, 10<=age<20, race=Native American] - [gender=Male, 60<=age<70, race=other race]",
+               0.673),
     "law_school": (0.150, "[gender=Male, race=White] - [gender=Female, race=Black]", 0.135),
     "crime": (0.607, "timeout (24 h)", float("nan")),
 }

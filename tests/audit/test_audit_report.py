@@ -74,7 +74,7 @@ def test_individual_pairs_are_readable_with_the_changed_attribute_marked(report,
         pytest.skip("MAFT found no pair at this budget")
     t = pairs[0]
     sex = t["columns"].index("sex")
-    for changed, (a, b) in zip(t["changed"], zip(t["rows"][::2], t["rows"][1::2])):
+    for changed, (a, _b) in zip(t["changed"], zip(t["rows"][::2], t["rows"][1::2])):
         assert set(changed) <= {"sex", "age"} and changed
         for j, col in enumerate(t["columns"]):
             if isinstance(a[j], dict) and "highlight" in a[j]:

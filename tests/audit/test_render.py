@@ -94,7 +94,8 @@ def test_sections_and_identity_are_shown():
                  "Group fairness", "Rates per group", "Parameters", "n_bootstrap",
                  "Environment", "numpy", "2.1.3", "3.11.9", "credit.csv", "ab" * 32,
                  "RandomForestClassifier", "cd" * 32, "Limitations",
-                 "random sample", "demographic_parity_difference&gt;0.1", "Demographic parity difference", "Value (interval)",
+                 "random sample", "demographic_parity_difference&gt;0.1", "Demographic parity difference",
+                 "Value (interval)",
                  "1.23 s", "random_state"):
         assert text in page, text
     assert "<mark>changed</mark>" in page

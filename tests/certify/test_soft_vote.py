@@ -265,5 +265,5 @@ def test_instance_covers_soft_matches_flb_kernel():
             continue
         gaps = {c: ic.flb[c][0] - ic.delta[c] for c in ic.delta}
         assert max(gaps.values()) == pytest.approx(res.flb_sum[i] - res.delta[i], abs=1e-12)
-        for c, w in ic.weights.items():
+        for _c, w in ic.weights.items():
             assert np.all(w >= 0)

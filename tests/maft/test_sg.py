@@ -47,7 +47,8 @@ def test_same_seed_same_result_and_rechecked_on_mlp(toy, toy_mlp):
 
 def test_stop_and_callback(toy):
     seen = []
-    res = SG(region_model, toy, protected=["sex"], n_samples=300, n_seeds=10, n_local=5, random_state=0).run(callback=seen.append, stop=lambda: len(seen) >= 3)
+    res = SG(region_model, toy, protected=["sex"], n_samples=300, n_seeds=10, n_local=5,
+             random_state=0).run(callback=seen.append, stop=lambda: len(seen) >= 3)
     assert res.stopped and len(seen) == 3
     assert res.tries_global + res.tries_local == 3
     assert {"phase", "step", "total", "n_global", "n_total", "elapsed"} <= set(seen[0])

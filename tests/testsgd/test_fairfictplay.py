@@ -168,7 +168,8 @@ def test_audit_subgroups_awkward_inputs(n, bad, metric):
     if bad == "nan" and n:
         Xp[0, 0] = np.nan
     if bad == "inf" and n:
-        d = d.copy(); d[0] = np.inf
+        d = d.copy()
+        d[0] = np.inf
     if bad == "shape":
         Xp = Xp[:, 0]
     try:

@@ -148,8 +148,10 @@ def test_samples_stay_in_group_and_domain(toy):
     changed = (np.abs(diff) > 1e-12).sum(axis=1)
     assert changed.max() <= 1
     assert np.all(diff[:, :3] == 0)
-    d = np.abs(diff[:, 3]); assert set(np.round(d[d > 0], 9)) <= {1.0}
-    d = np.abs(diff[:, 4]); assert set(np.round(d[d > 0], 9)) <= {0.01}
+    d = np.abs(diff[:, 3])
+    assert set(np.round(d[d > 0], 9)) <= {1.0}
+    d = np.abs(diff[:, 4])
+    assert set(np.round(d[d > 0], 9)) <= {0.01}
     # the one-at-a-time reference sampler builds the same rows
     for i in range(50):
         one = s.sample_one(seeds[group[i]], U[i])

@@ -22,9 +22,9 @@ TERMS = {"gender": ["gay", "straight", "trans"], "religion": ["taoist", "catholi
 def corpus(n=400, seed=0):
     rng = np.random.default_rng(seed)
     docs = []
-    for i in range(n):
+    for _i in range(n):
         parts = ["this comment"]
-        for c, ts in TERMS.items():
+        for _c, ts in TERMS.items():
             if rng.random() < 0.5:
                 parts.append(f"mentions a {ts[rng.integers(len(ts))]} person")
         parts.append(["and is fine", "and is rude", "about transport"][rng.integers(3)])
