@@ -451,7 +451,19 @@ class AuditReport(Result):
 
         Examples
         --------
-        >>> report.passed("demographic_parity_difference>0.1")  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> report.passed()  # no gate given: no finding beyond its default threshold
+        True
+        >>> report.passed("demographic_parity_difference>0.01")
         False
         """
         return self.gate(fail_on)[0]
