@@ -691,17 +691,19 @@ def _boot_chunk(payload, chunk):
 class GroupMetricsResult(Result):
     """Group fairness with bootstrap confidence intervals (returned by :func:`group_metrics`).
 
-    Attributes
+    Parameters
     ----------
     groups : DataFrame
         One row per group of every protected attribute and intersection: ``attribute``,
         ``group``, ``n`` (rows), ``share``, ``n_positive``/``n_negative`` (rows whose TRUE label is
-        favourable / not), ``selection_rate`` (predicted favourable), ``true_positive_rate``,
-        ``false_positive_rate``, ``base_rate``, each rate with ``_low``/``_high`` bootstrap bounds,
-        ``small`` (True: too small to conclude anything, see :func:`group_metrics`) and ``note``.
+        favourable / not), ``base_rate`` (share of favourable true labels), ``selection_rate``
+        (predicted favourable), ``true_positive_rate``, ``false_positive_rate``, each of these three
+        rates with ``_low``/``_high`` bootstrap bounds, ``small`` (True: too small to conclude
+        anything, see :func:`group_metrics`) and ``note`` (why, or ``""``).
     measures : DataFrame
         One row per attribute and measure of :data:`GROUP_MEASURES`: ``attribute``, ``measure``,
-        ``value``, ``ci_low``, ``ci_high``, ``highest``/``lowest`` (the groups with the highest /
+        ``label`` (readable name), ``value``, ``ci_low``, ``ci_high``, ``ideal`` (the value of a fair
+        model: 0 for differences, 1 for ratios), ``highest``/``lowest`` (the groups with the highest /
         lowest rate, for the differences), ``privileged`` (the reference group of the signed
         AIF360-style measures), ``n_groups`` (groups compared), ``n_boot`` (bootstrap replicates in
         which the measure was defined).
@@ -709,8 +711,39 @@ class GroupMetricsResult(Result):
         Level of the percentile intervals.
     n_boot : int
         Bootstrap replicates drawn (fewer than requested if the run was stopped).
-    params, random_state, elapsed, stopped
-        As every :class:`fairlens._base.Result`.
+    n_rows : int
+        Rows compared (length of ``y_true``).
+    params : dict
+        The arguments of :func:`group_metrics` (``favourable``, ``protected``, ``privileged``,
+        ``intersections``, ``confidence``, ``n_boot``, ``min_group_size``, ``min_outcomes``,
+        ``n_jobs``).
+    random_state : int or None
+        The integer seed the bootstrap used (as every :class:`fairlens._base.Result`).
+    elapsed : float
+        Seconds taken.
+    stopped : bool
+        True when ``stop`` ended the bootstrap early (the intervals rest on ``n_boot`` replicates).
+
+    See Also
+    --------
+    group_metrics : Builds this result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.metrics import group_metrics
+    >>> sex = np.repeat(["female", "male"], 40)
+    >>> y_true = np.tile([1, 0], 40)
+    >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+    >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+    >>> res.n_rows, res.n_boot, res.stopped
+    (80, 100, False)
+    >>> res.groups[["group", "n", "selection_rate"]]
+        group   n  selection_rate
+    0  female  40             0.4
+    1    male  40             0.7
+    >>> len(res.measures)  # the 8 measures of GROUP_MEASURES for one attribute
+    8
     """
 
     groups: pd.DataFrame
@@ -725,8 +758,43 @@ class GroupMetricsResult(Result):
     title = "Group fairness (bootstrap intervals)"
 
     def measure(self, name, attribute=None):
-        """The row of ``measures`` for ``name`` (and ``attribute``; default: the attribute where the
-        measure is furthest from its ideal value) as a dict."""
+        """The row of ``measures`` for one measure, as a dict.
+
+        Parameters
+        ----------
+        name : str
+            A measure of :data:`GROUP_MEASURES`, e.g. ``"demographic_parity_difference"``.
+        attribute : str, optional
+            The protected attribute (or intersection, e.g. ``"sex & race"``) to read.  Default: the
+            attribute where the measure is furthest from its ideal value (0 for differences, 1 for
+            ratios); an attribute where it is undefined is chosen only if it is undefined everywhere.
+
+        Returns
+        -------
+        dict
+            The columns of ``measures`` (``attribute``, ``measure``, ``label``, ``value``,
+            ``ci_low``, ``ci_high``, ``ideal``, ``highest``, ``lowest``, ``privileged``,
+            ``n_groups``, ``n_boot``) for that row.
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``name`` or an ``attribute`` that is not in ``measures``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 40)
+        >>> y_true = np.tile([1, 0], 40)
+        >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+        >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+        >>> row = res.measure("demographic_parity_difference")
+        >>> row["attribute"], row["highest"], row["lowest"], round(row["value"], 2)
+        ('sex', 'male', 'female', 0.3)
+        >>> bool(row["ci_low"] <= row["value"] <= row["ci_high"])
+        True
+        """
         if name not in GROUP_MEASURES:
             raise ValueError(f"name must be one of {list(GROUP_MEASURES)}; got {name!r}.")
         rows = self.measures[self.measures["measure"] == name]
@@ -740,7 +808,29 @@ class GroupMetricsResult(Result):
         return rows.loc[gap.idxmax()].to_dict()
 
     def summary(self):
-        """One row: the largest demographic parity difference, where, and its interval."""
+        """One row: the largest demographic parity difference, where, and its interval.
+
+        Returns
+        -------
+        DataFrame
+            One row with ``n_rows``, ``n_attributes``, ``n_groups``, ``n_small_groups``,
+            ``worst_attribute`` (where the demographic parity difference is largest),
+            ``demographic_parity_difference``, ``ci_low``, ``ci_high``, ``confidence`` and ``n_boot``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 40)
+        >>> y_true = np.tile([1, 0], 40)
+        >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+        >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+        >>> s = res.summary()
+        >>> s.shape
+        (1, 10)
+        >>> s.loc[0, "worst_attribute"], round(float(s.loc[0, "demographic_parity_difference"]), 2)
+        ('sex', 0.3)
+        """
         worst = self.measure("demographic_parity_difference")
         return pd.DataFrame([{
             "n_rows": self.n_rows, "n_attributes": int(self.measures["attribute"].nunique()),
@@ -751,19 +841,94 @@ class GroupMetricsResult(Result):
         }])
 
     def to_frame(self):
-        """The between-group measures (``measures``)."""
+        """The between-group measures (``measures``).
+
+        Returns
+        -------
+        DataFrame
+            A copy of ``measures``: one row per attribute and measure.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 40)
+        >>> y_true = np.tile([1, 0], 40)
+        >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+        >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+        >>> frame = res.to_frame()
+        >>> frame.shape
+        (8, 12)
+        >>> frame[["measure", "value"]].head(2).round(3)
+                                 measure  value
+        0  demographic_parity_difference  0.300
+        1       demographic_parity_ratio  0.571
+        """
         return self.measures.copy()
 
     def to_dict(self):
-        """JSON-safe dict: the base fields plus ``measures`` and ``groups`` as records."""
+        """JSON-safe dict: the base fields plus ``measures`` and ``groups`` as records.
+
+        Returns
+        -------
+        dict
+            ``type``, ``title``, ``summary``, ``params``, ``random_state``, ``elapsed``, ``stopped``
+            (as every :class:`fairlens._base.Result`), plus ``measures`` and ``groups``: lists of
+            records (NaN becomes ``None``), ready for :func:`json.dumps`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 40)
+        >>> y_true = np.tile([1, 0], 40)
+        >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+        >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+        >>> d = res.to_dict()
+        >>> sorted(d)
+        ['elapsed', 'groups', 'measures', 'params', 'random_state', 'stopped', 'summary', 'title', 'type']
+        >>> len(d["groups"]), d["groups"][0]["group"]
+        (2, 'female')
+        """
         d = super().to_dict()
         d["measures"] = to_jsonable(self.measures)
         d["groups"] = to_jsonable(self.groups)
         return d
 
     def plot(self, ax=None, attribute=None):
-        """Selection rate of every group of ``attribute`` (default: the first) with its interval;
-        small groups are drawn hollow."""
+        """Selection rate of every group of ``attribute`` with its bootstrap interval.
+
+        Groups flagged ``small`` (too small to conclude anything) are drawn with hollow markers.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure sized to the number of groups).
+        attribute : str, optional
+            The protected attribute (or intersection) whose groups are drawn, as in
+            ``groups["attribute"]`` (default: the first).
+
+        Returns
+        -------
+        matplotlib Axes
+            The axes drawn on: one point per group (y tick ``"group (n=rows)"``), the selection rate on x.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 40)
+        >>> y_true = np.tile([1, 0], 40)
+        >>> y_pred = np.r_[np.repeat([1, 0], [16, 24]), np.repeat([1, 0], [28, 12])]
+        >>> res = group_metrics(y_true, y_pred, protected={"sex": sex}, n_boot=100, random_state=0)
+        >>> ax = res.plot(attribute="sex")
+        >>> ax.get_title()
+        'Selection rate by sex'
+        >>> [t.get_text() for t in ax.get_yticklabels()]
+        ['female (n=40)', 'male (n=40)']
+        >>> import matplotlib.pyplot as plt
+        >>> plt.close("all")
+        """
         import matplotlib.pyplot as plt
 
         attrs = list(dict.fromkeys(self.groups["attribute"]))

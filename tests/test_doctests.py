@@ -33,6 +33,9 @@ MODULES = [
     "fairlens.certify._fpf",
     "fairlens.certify._reference",
     "fairlens.certify._results",
+    "fairlens.metrics",
+    "fairlens.audit._audit",
+    "fairlens.audit._checks",
 ]
 
 #: Modules whose examples load a dataset (run only with the mirror, via ``require_data``).

@@ -61,15 +61,42 @@ _AUDIT_CONSTRAINTS = {
 def parse_fail_on(fail_on):
     """Parse a gate ``"measure>value,measure<value"`` (or a list of such conditions).
 
+    Parameters
+    ----------
+    fail_on : str, list of str or None
+        Conditions ``measure<op>value`` with ``op`` one of ``>``, ``<``, ``>=``, ``<=``, separated
+        by commas (in one string or across the strings of a list); spaces around the parts are
+        ignored.  ``measure`` must be one of :data:`KNOWN_MEASURES`.  ``None``: no condition.
+
     Returns
     -------
     list of (measure, operator, value, text)
+        One tuple per condition, in order: the measure name, the operator string, the threshold
+        as a float and the condition rewritten without spaces.  Empty for ``None``.
 
     Raises
     ------
+    TypeError
+        For a ``fail_on`` (or an item of the list) that is not a string.
     ValueError
-        For a condition that does not parse or names an unknown measure (the message lists the
-        known ones).
+        For an empty condition, a condition that does not parse or one that names an unknown
+        measure (the message lists the known ones).
+
+    Examples
+    --------
+    >>> from fairlens.audit import parse_fail_on
+    >>> parse_fail_on("demographic_parity_difference > 0.1, individual_discrimination_rate>=0.05")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('demographic_parity_difference', '>', 0.1, 'demographic_parity_difference>0.1'),
+     ('individual_discrimination_rate', '>=', 0.05, 'individual_discrimination_rate>=0.05')]
+    >>> parse_fail_on(["disparate_impact<0.8"])
+    [('disparate_impact', '<', 0.8, 'disparate_impact<0.8')]
+    >>> parse_fail_on(None)
+    []
+    >>> parse_fail_on("accuracy>0.9")
+    Traceback (most recent call last):
+    ...
+    ValueError: fail_on: unknown measure 'accuracy'; known measures: ...
     """
     if fail_on is None:
         return []
@@ -107,7 +134,7 @@ def _holds(v, op, thr):
 class AuditReport(Result):
     """The outcome of :func:`fairlens.audit`: findings, one section per check, and the report document.
 
-    Attributes
+    Parameters
     ----------
     outcomes : list of CheckOutcome
         One per check that ran, in order (``.result`` holds the slice's own Result for drill-down:
@@ -116,15 +143,48 @@ class AuditReport(Result):
     dataset : fairlens.datasets.Dataset
         The audited table as a Dataset (widgets take it).
     model : object
-        The audited model.
+        The audited model, as given.
     scorer : fairlens.models.Scorer
         The model adapted to the Dataset's encoded rows (what every check called).
     info : dict
-        The ``data``, ``model`` and ``parameters`` blocks of the report document.
+        The ``title``, ``data``, ``model`` and ``parameters`` blocks of the report document.
     fail_on : list of str
-        The gate given to :func:`fairlens.audit` (used by :meth:`to_dict` and :meth:`passed`).
-    params, random_state, elapsed, stopped
-        As every :class:`fairlens._base.Result`; ``stopped`` is True when some check was cut short.
+        The gate given to :func:`fairlens.audit`, one condition per item as normalised by
+        :func:`parse_fail_on` (used by :meth:`gate`, :meth:`passed` and :meth:`to_dict`).
+    created : str
+        When the audit started, ISO 8601 in UTC (e.g. ``"2025-01-31T12:00:00+00:00"``).
+    params : dict
+        The audit's parameters (``info["parameters"]``: seed, checks, thresholds, budgets).
+    random_state : int or None
+        The integer seed every check used.
+    elapsed : float
+        Seconds the whole audit took.
+    stopped : bool
+        True when some check was cut short by the time budget.
+
+    See Also
+    --------
+    fairlens.audit.audit : Builds this report.
+    CheckOutcome : One section of the report.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fairlens
+    >>> from fairlens.datasets import load_german_credit
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> german = load_german_credit().subset(np.arange(400))
+    >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+    >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+    ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+    >>> [o.id for o in report.outcomes], report.random_state, report.stopped
+    (['group_fairness'], 0, False)
+    >>> report.findings.shape
+    (8, 11)
+    >>> report.passed()
+    True
     """
 
     outcomes: list
@@ -156,14 +216,74 @@ class AuditReport(Result):
         return {o.id: o.result for o in self.outcomes}
 
     def section(self, check):
-        """The :class:`CheckOutcome` of ``check``."""
+        """The :class:`CheckOutcome` of one check.
+
+        Parameters
+        ----------
+        check : str
+            A check id: ``"group_fairness"``, ``"individual"``, ``"subgroup"``, ``"explanations"``
+            or ``"robustness"``.
+
+        Returns
+        -------
+        CheckOutcome
+            The section of that check (its findings, tables, figures and ``result``).
+
+        Raises
+        ------
+        KeyError
+            If the check did not run in this audit (the message lists those that did).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> sec = report.section("group_fairness")
+        >>> sec.status, sec.title, len(sec.findings)
+        ('complete', 'Group fairness', 8)
+        >>> type(sec.result).__name__
+        'GroupMetricsResult'
+        """
         for o in self.outcomes:
             if o.id == check:
                 return o
         raise KeyError(f"check {check!r} did not run; checks: {[o.id for o in self.outcomes]}")
 
     def summary(self):
-        """One row: checks run, findings failed / inconclusive, checks cut short, time."""
+        """One row: checks run, findings failed / inconclusive, checks cut short, time.
+
+        Returns
+        -------
+        DataFrame
+            One row with ``checks`` (checks run), ``findings``, ``failed`` (findings with verdict
+            "fail"), ``inconclusive`` (verdict "warn"), ``cut_short`` (checks cut short by the time
+            budget), ``passed`` (:meth:`passed` with the report's own gate), ``elapsed`` and
+            ``random_state``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> report.summary()[["checks", "findings", "failed", "cut_short", "passed"]]
+           checks  findings  failed  cut_short  passed
+        0       1         8       0          0    True
+        """
         f = self.findings
         return pd.DataFrame([{
             "checks": len(self.outcomes), "findings": len(f), "failed": int((f["verdict"] == "fail").sum()),
@@ -172,11 +292,71 @@ class AuditReport(Result):
             "passed": self.passed(), "elapsed": self.elapsed, "random_state": self.random_state}])
 
     def to_frame(self):
-        """The findings table."""
+        """The findings table (:attr:`findings`).
+
+        Returns
+        -------
+        DataFrame
+            One row per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
+            ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
+            ``"not applicable"``), ``sentence`` and ``unit``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> frame = report.to_frame()
+        >>> list(frame.columns)  # doctest: +NORMALIZE_WHITESPACE
+        ['check', 'measure', 'label', 'group', 'value', 'ci_low', 'ci_high', 'threshold', 'verdict',
+         'sentence', 'unit']
+        >>> frame["measure"].iloc[0], frame["group"].iloc[0], round(float(frame["value"].iloc[0]), 2)
+        ('demographic_parity_difference', 'sex', 0.04)
+        """
         return self.findings
 
     def plot(self, ax=None):
-        """The group check's selection-rate figure (first protected attribute)."""
+        """The group check's selection-rate figure (first protected attribute).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        matplotlib Axes
+            The axes of :meth:`fairlens.metrics.GroupMetricsResult.plot`.
+
+        Raises
+        ------
+        NotImplementedError
+            If the audit has no group fairness result (the check did not run or failed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> report.plot().get_title()
+        'Selection rate by sex'
+        >>> import matplotlib.pyplot as plt
+        >>> plt.close("all")
+        """
         for o in self.outcomes:
             if o.id == "group_fairness" and o.result is not None:
                 return o.result.plot(ax=ax)
@@ -184,12 +364,50 @@ class AuditReport(Result):
 
     # ---------------------------------------------------------------- the gate
     def gate(self, fail_on=None):
-        """``(passed, reasons)`` for a gate (default: the one given to :func:`audit`, else: no finding
-        with verdict "fail").
+        """Whether the audit passes a gate, and why not.
 
         A condition ``measure>value`` fails the gate when ANY finding of that measure (any attribute,
         group or rule set) satisfies it; a condition on a measure that was not computed (check not run,
-        not applicable, failed) fails the gate too, since it cannot be verified.
+        not applicable, failed) fails the gate too, since it cannot be verified.  Without a gate, the
+        audit fails when some finding has verdict ``"fail"`` or some check failed to run.
+
+        Parameters
+        ----------
+        fail_on : str or list of str, optional
+            Conditions as for :func:`parse_fail_on`, e.g. ``"demographic_parity_difference>0.1"``.
+            Default: the gate given to :func:`audit`, else: no finding with verdict "fail".
+
+        Returns
+        -------
+        passed : bool
+            True when no condition is met (no reason).
+        reasons : list of str
+            One sentence per finding (or uncomputed measure, or failed check) that fails the gate.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unreadable condition or an unknown measure (see :func:`parse_fail_on`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> report.gate()
+        (True, [])
+        >>> ok, reasons = report.gate("demographic_parity_difference>0.01")
+        >>> ok, [r.split(" = ")[0] for r in reasons]  # each reason: "measure (group) = value (> 0.01)"
+        (False, ['demographic_parity_difference (sex)'])
+        >>> report.gate("individual_discrimination_rate>0.05")[0]  # MAFT did not run: cannot pass
+        False
         """
         conds = parse_fail_on(fail_on) if fail_on is not None else parse_fail_on(self.fail_on or None)
         f = self.findings
@@ -233,14 +451,68 @@ class AuditReport(Result):
 
         Examples
         --------
-        >>> report.passed("demographic_parity_difference>0.1")  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> report.passed()  # no gate given: no finding beyond its default threshold
+        True
+        >>> report.passed("demographic_parity_difference>0.01")
         False
         """
         return self.gate(fail_on)[0]
 
     # ---------------------------------------------------------------- the document
     def to_dict(self, fail_on=None):
-        """The report document (``fairlens.report/1``, see :mod:`fairlens.audit._schema`)."""
+        """The report document (``fairlens.report/1``, see :mod:`fairlens.audit._schema`).
+
+        Parameters
+        ----------
+        fail_on : str or list of str, optional
+            A gate as for :meth:`gate`; default: the one given to :func:`audit`.  With no gate at
+            all, ``verdict.passed`` is ``None`` and the verdict sentence counts failed and
+            inconclusive findings.
+
+        Returns
+        -------
+        dict
+            JSON-safe: ``schema``, ``kind``, ``title``, ``created``, ``environment``, ``data``,
+            ``model``, ``parameters``, ``verdict`` (``passed``, ``fail_on``, ``sentence``),
+            ``findings`` (records; non-finite numbers become ``None``), ``sections`` (one
+            :meth:`CheckOutcome.section` per check) and ``limitations``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unreadable ``fail_on`` (see :func:`parse_fail_on`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> doc = report.to_dict()
+        >>> doc["schema"], doc["kind"], doc["verdict"]["passed"]
+        ('fairlens.report/1', 'audit', None)
+        >>> print(doc["verdict"]["sentence"])  # doctest: +NORMALIZE_WHITESPACE
+        0 finding(s) beyond their default thresholds, 4 inconclusive (their interval reaches the
+        threshold), over 1 checks.
+        >>> report.to_dict("demographic_parity_difference>0.1")["verdict"]["passed"]
+        True
+        """
         from .._version import __version__
 
         gate_given = fail_on is not None or bool(self.fail_on)
@@ -272,7 +544,45 @@ class AuditReport(Result):
         return to_jsonable(doc, max_items=10**7)
 
     def to_json(self, path, fail_on=None):
-        """Write the report document as JSON to ``path``; returns the path."""
+        """Write the report document (:meth:`to_dict`) as JSON to ``path``.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (UTF-8, overwritten).
+        fail_on : str or list of str, optional
+            A gate as for :meth:`to_dict`.
+
+        Returns
+        -------
+        str or path-like
+            ``path``, as given.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unreadable ``fail_on`` (see :func:`parse_fail_on`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> import json, os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = report.to_json(os.path.join(tmp, "audit.json"))
+        ...     with open(path, encoding="utf-8") as fh:
+        ...         doc = json.load(fh)
+        >>> doc["schema"], len(doc["findings"])
+        ('fairlens.report/1', 8)
+        """
         import json
 
         doc = self.to_dict(fail_on)
@@ -283,10 +593,43 @@ class AuditReport(Result):
     def to_html(self, path=None, fail_on=None):
         """Self-contained HTML of the report (the one renderer); written to ``path`` if given.
 
+        Parameters
+        ----------
+        path : str or path-like, optional
+            A file to write the HTML to (UTF-8, overwritten); default: only return it.
+        fail_on : str or list of str, optional
+            A gate as for :meth:`to_dict`.
+
         Returns
         -------
         str
             The HTML (also when written).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unreadable ``fail_on`` (see :func:`parse_fail_on`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairlens
+        >>> from fairlens.datasets import load_german_credit
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> german = load_german_credit().subset(np.arange(400))
+        >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
+        >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
+        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        >>> html = report.to_html()
+        >>> html.startswith("<!DOCTYPE html>")
+        True
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     _ = report.to_html(os.path.join(tmp, "audit.html"))
+        ...     os.path.getsize(os.path.join(tmp, "audit.html")) > 0
+        True
         """
         from ._render import render_html
 

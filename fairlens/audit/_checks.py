@@ -50,7 +50,60 @@ INTERSECTION_FINDINGS = GROUP_FINDINGS[:3]
 
 @dataclasses.dataclass
 class CheckOutcome:
-    """What one check produced: a report-document section plus its findings and its Result."""
+    """What one check produced: a report-document section plus its findings and its Result.
+
+    Parameters
+    ----------
+    id : str
+        The check id (a key of :data:`CHECKS`): ``"group_fairness"``, ``"individual"``,
+        ``"subgroup"``, ``"explanations"`` or ``"robustness"``.
+    title : str
+        Readable title of the section.
+    status : str, default "complete"
+        ``"complete"``, ``"cut short"`` (stopped by its share of the time budget; what it measured
+        still holds), ``"not applicable"`` (e.g. robustness for a model that is not a tree
+        ensemble) or ``"failed"`` (the check raised; see ``error``).
+    elapsed : float or None
+        Seconds the check took (set by :func:`fairlens.audit.audit`).
+    verdict : str
+        One sentence concluding the section.
+    findings : list of dict
+        One dict per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
+        ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
+        ``"not applicable"``), ``sentence``, ``unit``.
+    paragraphs : list of str
+        Explanatory text of the section (method, data used).
+    tables : list of dict
+        Tables of the report document (``title``, ``columns``, ``rows``, optional ``units`` and
+        ``note``; see :mod:`fairlens.audit._schema`).
+    figures : list of dict
+        Figures as built by :func:`figure`: ``title``, ``alt``, ``png_base64``, ``width_px``.
+    params : dict
+        The parameters the check ran with (including its ``time_share`` in seconds).
+    random_state : int or None
+        The seed the check used.
+    notes : list of str
+        Caveats (cut short, binned protected columns, ...).
+    error : str or None
+        ``"ExceptionType: message"`` when the check failed to run.
+    result : object
+        The slice's own Result for drill-down (e.g. a
+        :class:`fairlens.metrics.GroupMetricsResult` for ``"group_fairness"``), or None.
+
+    See Also
+    --------
+    fairlens.audit.AuditReport : Holds one CheckOutcome per check that ran.
+
+    Examples
+    --------
+    >>> from fairlens.audit import CheckOutcome
+    >>> out = CheckOutcome("robustness", "Robustness", status="not applicable",
+    ...                    verdict="Not applicable: the model is not a tree ensemble.")
+    >>> out.status, out.findings, out.error
+    ('not applicable', [], None)
+    >>> out.section()["verdict"]
+    'Not applicable: the model is not a tree ensemble.'
+    """
 
     id: str
     title: str
@@ -68,7 +121,28 @@ class CheckOutcome:
     result: object = None
 
     def section(self):
-        """The report-document section (a JSON-safe dict)."""
+        """The report-document section (a JSON-safe dict).
+
+        Returns
+        -------
+        dict
+            ``id``, ``title``, ``status``, ``elapsed``, ``verdict``, ``paragraphs``, ``tables``,
+            ``figures``, ``params`` (made JSON-safe), ``random_state``, ``notes``, and ``error`` when
+            the check failed.  The findings and ``result`` are not part of it (the report document
+            lists the findings of every check in one place).
+
+        Examples
+        --------
+        >>> from fairlens.audit import CheckOutcome
+        >>> out = CheckOutcome("group_fairness", "Group fairness", status="failed",
+        ...                    error="ValueError: y_true has one value")
+        >>> sec = out.section()
+        >>> list(sec)  # doctest: +NORMALIZE_WHITESPACE
+        ['id', 'title', 'status', 'elapsed', 'verdict', 'paragraphs', 'tables', 'figures', 'params',
+         'random_state', 'notes', 'error']
+        >>> sec["status"], sec["error"]
+        ('failed', 'ValueError: y_true has one value')
+        """
         from .._base import to_jsonable
 
         out = {"id": self.id, "title": self.title, "status": self.status, "elapsed": self.elapsed,
