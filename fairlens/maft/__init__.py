@@ -58,7 +58,7 @@ __all__ = [
 
 def __getattr__(name):
     if name == "MAFTSession":
-        from .widget import MAFTSession
+        from ._widget import MAFTSession
 
         return MAFTSession
     raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")

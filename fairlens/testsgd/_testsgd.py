@@ -177,7 +177,7 @@ class TestSGDReport:
 
     def browse(self, **kw):
         """A :class:`RuleSetBrowser` over this report (needs ipywidgets)."""
-        from .widget import RuleSetBrowser
+        from ._widget import RuleSetBrowser
         return RuleSetBrowser(self, **kw)
 
     def summary(self) -> pd.DataFrame:
