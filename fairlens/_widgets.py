@@ -135,6 +135,43 @@ def png_size(png):
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
+def _text_box(t, renderer):
+    """The rotated rectangle a drawn text covers: 4 corners in display pixels."""
+    import math
+
+    bb = t.get_window_extent(renderer)
+    angle = math.radians(t.get_rotation() % 180)
+    if abs(math.sin(angle)) < 1e-6:
+        return [(bb.x0, bb.y0), (bb.x1, bb.y0), (bb.x1, bb.y1), (bb.x0, bb.y1)]
+    # unrotated size from the text itself; the rectangle is centred on its axis-aligned box
+    w, h = renderer.get_text_width_height_descent(t.get_text(), t._fontproperties, ismath="TeX" if t.get_usetex()
+                                                  else t._preprocess_math(t.get_text())[1])[:2]
+    cx, cy = (bb.x0 + bb.x1) / 2, (bb.y0 + bb.y1) / 2
+    c, s_ = math.cos(angle), math.sin(angle)
+    pts = []
+    for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)):
+        pts.append((cx + dx * c - dy * s_, cy + dx * s_ + dy * c))
+    return pts
+
+
+def _overlap_depth(p, q):
+    """Penetration depth of two convex polygons (separating axes); <= 0: apart."""
+    depth = float("inf")
+    for poly in (p, q):
+        for i in range(len(poly)):
+            x0, y0 = poly[i]
+            x1, y1 = poly[(i + 1) % len(poly)]
+            nx, ny = y0 - y1, x1 - x0
+            norm = (nx * nx + ny * ny) ** 0.5 or 1.0
+            nx, ny = nx / norm, ny / norm
+            a = [x * nx + y * ny for x, y in p]
+            b = [x * nx + y * ny for x, y in q]
+            depth = min(depth, min(max(a), max(b)) - max(min(a), min(b)))
+            if depth <= 0:
+                return depth
+    return depth
+
+
 def layout_problems(fig):
     """Texts of a drawn ``fig`` that overlap each other, stick out of the figure, or are
     smaller than ``MIN_TEXT_PX`` CSS pixels on screen (empty list: the figure reads well).
@@ -146,6 +183,14 @@ def layout_problems(fig):
     Returns
     -------
     list of str
+        One sentence per problem.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(3, 2)); ax = fig.subplots(); _ = ax.set_title("t", fontsize=4)
+    >>> layout_problems(fig)
+    ["text 't' is 5.6 px (< 12)"]
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
@@ -158,10 +203,7 @@ def layout_problems(fig):
     def spy(self, r):
         orig(self, r)
         if self.get_visible() and self.get_text().strip():
-            try:
-                drawn.append((self, self.get_window_extent(r)))
-            except Exception:
-                pass
+            drawn.append(self)
 
     Text.draw = spy
     try:
@@ -170,24 +212,54 @@ def layout_problems(fig):
         Text.draw = orig
     problems = []
     W_, H_ = fig.bbox.width, fig.bbox.height
-    px = fig.dpi / 72.0
     seen = []
-    for t, b in drawn:
-        if not t.get_visible() or not t.get_text().strip():
-            continue
+    for t in drawn:
         label = t.get_text().strip()[:40]
-        size = t.get_fontsize() * px * (PX_PER_INCH / fig.dpi)
+        size = t.get_fontsize() * PX_PER_INCH / 72.0
         if size < MIN_TEXT_PX - 0.05:
             problems.append(f"text {label!r} is {size:.1f} px (< {MIN_TEXT_PX})")
+        try:
+            b = t.get_window_extent(renderer)
+            box = _text_box(t, renderer)
+        except Exception:
+            continue
         if b.x0 < -1 or b.y0 < -1 or b.x1 > W_ + 1 or b.y1 > H_ + 1:
             problems.append(f"text {label!r} is cut at the figure's edge")
-        for t2, b2 in seen:
-            w = min(b.x1, b2.x1) - max(b.x0, b2.x0)
-            h = min(b.y1, b2.y1) - max(b.y0, b2.y0)
-            if w > 1.5 and h > 1.5:
+        for t2, box2 in seen:
+            if _overlap_depth(box, box2) > 1.5 * fig.dpi / PX_PER_INCH:
                 problems.append(f"text {label!r} overlaps {t2.get_text().strip()[:40]!r}")
-        seen.append((t, b))
+        seen.append((t, box))
     return problems
+
+
+def _legible(fig):
+    """Raise every text of ``fig`` to at least MIN_TEXT_PX (plots made for print use 7-9 pt)."""
+    from matplotlib.text import Text
+
+    floor = MIN_TEXT_PX * 72.0 / PX_PER_INCH * _scale()
+    for t in fig.findobj(Text):
+        if t.get_fontsize() < floor:
+            t.set_fontsize(floor)
+
+
+def _thin_ticks(fig):
+    """Where tick labels of an axis would overlap, keep every k-th (the smallest k that fits)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text().strip()]
+            if len(labels) < 3:
+                continue
+            boxes = [_text_box(t, renderer) for t in labels]
+            for k in range(1, len(labels)):
+                keep = boxes[::k]
+                if all(_overlap_depth(keep[i], keep[i + 1]) <= 0 for i in range(len(keep) - 1)):
+                    break
+            if k > 1:
+                for i, t in enumerate(labels):
+                    t.set_visible(i % k == 0)
 
 
 def draw_png(fn, figsize=(5, 3.6), nrows=1, ncols=1, **kw):
@@ -205,8 +277,10 @@ def draw_png(fn, figsize=(5, 3.6), nrows=1, ncols=1, **kw):
     with _MPL_LOCK, matplotlib.rc_context(rc):
         fig, axes = new_figure(figsize, nrows=nrows, ncols=ncols, **kw)
         fn(fig, axes)
+        _legible(fig)
         try:
             fig.tight_layout()
+            _thin_ticks(fig)
         except Exception:  # layout is cosmetic
             pass
         png = figure_png(fig)

@@ -409,7 +409,7 @@ class MAFTSession(FairlensWidget):
         for m, r in self.results.items():
             s = r.summary()
             s = s if isinstance(s, pd.DataFrame) else pd.DataFrame([s])
-            rows.append(s.assign(method=m).reset_index(drop=True))
+            rows.append(s.assign(method=m, n_instances=int(r.n_instances)).reset_index(drop=True))
         if not rows:
             return pd.DataFrame({"method": []})
         out = pd.concat(rows, ignore_index=True, sort=False)
