@@ -141,7 +141,7 @@ def _text_box(t, renderer):
 
     bb = t.get_window_extent(renderer)
     angle = math.radians(t.get_rotation() % 180)
-    if abs(math.sin(angle)) < 1e-6:
+    if abs(math.sin(angle)) < 1e-6 or "\n" in t.get_text():
         return [(bb.x0, bb.y0), (bb.x1, bb.y0), (bb.x1, bb.y1), (bb.x0, bb.y1)]
     # unrotated size from the text itself; the rectangle is centred on its axis-aligned box
     w, h = renderer.get_text_width_height_descent(t.get_text(), t._fontproperties, ismath="TeX" if t.get_usetex()
@@ -242,6 +242,32 @@ def _legible(fig):
             t.set_fontsize(floor)
 
 
+def _fit_labels(fig):
+    """Wrap axis labels and titles that are longer than the side of the axes they belong to
+    (a y-label taller than the axes is cut at the figure's edge); True if one was wrapped."""
+    import textwrap
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    changed = False
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        cx = (box.x0 + box.x1) / 2  # a title is centred on its axes: room on both sides of it
+        for text, room in ((ax.yaxis.label, box.height), (ax.xaxis.label, box.width),
+                           (ax.title, 2 * min(cx, fig.bbox.width - cx) - 8)):
+            s = text.get_text()
+            if not s or "\n" in s:
+                continue
+            bb = text.get_window_extent(renderer)
+            length = bb.height if text is ax.yaxis.label else bb.width
+            if length > room > 0:
+                width = max(8, int(len(s) * room / length * 0.95))
+                text.set_text("\n".join(textwrap.wrap(s, width)))
+                changed = True
+    return changed
+
+
 def _thin_ticks(fig):
     """Where tick labels of an axis would overlap, keep every k-th (the smallest k that fits)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -280,6 +306,10 @@ def draw_png(fn, figsize=(5, 3.6), nrows=1, ncols=1, **kw):
         _legible(fig)
         try:
             fig.tight_layout()
+            for _ in range(3):  # wrapping one label can move the axes and crowd another
+                if not _fit_labels(fig):
+                    break
+                fig.tight_layout()
             _thin_ticks(fig)
         except Exception:  # layout is cosmetic
             pass
@@ -339,7 +369,7 @@ def labelled(widget, tooltip):
     return widget
 
 
-STOP_GRACE_S = 0.8  # Stop: a job still running after this is detached (the widget is idle within 1 s)
+STOP_GRACE_S = 0.5  # Stop: a job still running after this is detached (the widget is idle within 1 s)
 
 _CSS = """<style>
 .fl-projector .widget-html-content, .fl-projector .widget-label, .fl-projector .widget-readout,

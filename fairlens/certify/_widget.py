@@ -236,7 +236,11 @@ class CoverVisualizer(FairlensWidget):
         base = dict(budget=b, status_filter=want)
         summary = self.summary_frame
         if summary is not None:
-            png_sum = draw_png(lambda fig, ax: plot_accuracy_vs_budget(summary, ax=ax), _SUM_FIG)
+            def draw_summary(fig, ax):
+                plot_accuracy_vs_budget(summary, ax=ax)
+                ax.set_xlabel("budget b (features changed)")  # one line: the legend sits below it
+
+            png_sum = draw_png(draw_summary, _SUM_FIG)
             sum_params = dict(budgets=[int(v) for v in summary["budget"]])
         else:
             png_sum = self._views["summary"]["png"]

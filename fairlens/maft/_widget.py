@@ -214,22 +214,24 @@ class MAFTSession(FairlensWidget):
         c["start"].on_click(lambda _: self.start())
         c["stop"].on_click(lambda _: self.stop())
         c["methods"].observe(lambda _: self._sync_enabled(), names="value")
-        tabs = []
-        for m in _METHODS:
-            self.htmls[f"pairs:{m}"].layout = W.Layout(max_width="100%")
-            tabs.append(W.VBox([self.images[f"projection:{m}"], self.htmls[f"pairs:{m}"]]))
-        self.tabs = W.Tab(children=tabs, layout=W.Layout(flex="1 1 420px", min_width="0"))
+        # the timeline and the selected method's projection side by side (natural size), the
+        # selected method's pairs table below them at the full width of the column
+        self.tabs = W.Tab(children=[self.images[f"projection:{m}"] for m in _METHODS],
+                          layout=W.Layout(flex="0 1 auto", min_width="0"))
         for k, m in enumerate(_METHODS):
             self.tabs.set_title(k, m)
+        for m in _METHODS:
+            self.htmls[f"pairs:{m}"].layout = W.Layout(max_width="100%")
+        self.pairs = W.Stack(children=[self.htmls[f"pairs:{m}"] for m in _METHODS], selected_index=0)
+        W.link((self.tabs, "selected_index"), (self.pairs, "selected_index"))
         params = W.HBox([c["methods"], W.VBox([c["h"], c["n_seeds"], c["n_local"]]),
                          W.VBox([c["max_iter"], c["random_state"], W.HBox([c["start"], c["stop"]])]),
                          W.VBox([c["progress_global"], c["progress_local"], self._toolbar()])],
                         layout=W.Layout(flex_flow="row wrap"))
-        # natural-size figures; the method tabs go below the timeline when the column is narrow
         super().__init__([self._style_html, params, self.status_html, self.error_html,
-                          W.HBox([W.VBox([self.images["timeline"]], layout=W.Layout(flex="0 0 auto")), self.tabs],
+                          W.HBox([self.images["timeline"], self.tabs],
                                  layout=W.Layout(flex_flow="row wrap", align_items="flex-start")),
-                          self.export_html])
+                          self.pairs, self.export_html])
         self.add_class("fl-widget")
         self._sync_enabled()
         self.request_render()

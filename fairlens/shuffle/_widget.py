@@ -341,10 +341,10 @@ class ShuffleAttackExplorer(FairlensWidget):
         explainers = sorted(set(att["explainer"])) if att is not None else []  # order-free: runs finish in any order
         png_s = draw_png(lambda fig, ax: plots.plot_score_change(
             batch, ax=ax, title=f"{params['attack']}: f → f' per instance",
-            threshold=thr if self.y is not None else None), (4.4, 3.6))
+            threshold=thr if self.y is not None else None), (4.0, 3.6))
         shown = att.assign(explainer=att["explainer"].map(_explainer_label)) if att is not None else att
         png_a = draw_png(lambda fig, ax: plots.plot_attributions(
-            shown, ax=ax, title="attribution per feature (* protected)"), (4.4, 3.6))
+            shown, ax=ax, title="attribution per feature (* protected)"), (4.2, 3.6))
         png_f = (draw_png(lambda fig, ax: plots.plot_fairness(fair, ax=ax), (5.0, 3.6)) if fair is not None
                  else message_png("pass y=... to see fairness before / after", (5.0, 3.6)))
         self._extra = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,

@@ -156,7 +156,7 @@ class RuleSetBrowser(FairlensWidget):
                                                   readout_format=".2f", layout=lay),
                               f"Only rule sets covering at least this share of the data (largest: {smax:.2f})"),
             "select": labelled(widgets.Select(options=[], rows=10, description="",
-                                              layout=widgets.Layout(width="100%")),
+                                              layout=widgets.Layout(width="calc(100% - 8px)")),
                                "Rule sets: fresh estimate ± bound where re-estimated (else the selection "
                                "estimate), which side is favoured, the rules"),
             "error": labelled(widgets.FloatSlider(value=float(report.params.get("error", 0.05)) / 2, min=0.005,

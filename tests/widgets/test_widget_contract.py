@@ -76,10 +76,12 @@ def _certify(**kw):
 
     from fairlens.certify import CoverVisualizer
 
-    X, y = load_breast_cancer(return_X_y=True)
+    bc = load_breast_cancer()
+    X, y = bc.data, bc.target
     rf = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X[:400], y[:400])
-    return CoverVisualizer(rf, X[400:440], y[400:440], max_budget=2, **kw), {"model": rf, "X": X[400:440],
-                                                                           "y": y[400:440]}
+    # the long real feature names ("worst concave points"...): labels must still fit
+    return (CoverVisualizer(rf, X[400:440], y[400:440], max_budget=2, feature_names=list(bc.feature_names), **kw),
+            {"model": rf, "X": X[400:440], "y": y[400:440]})
 
 
 BUILDERS = {"shuffle": _shuffle, "maft": _maft, "testsgd": _testsgd, "certify": _certify}
