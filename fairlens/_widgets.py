@@ -785,7 +785,17 @@ class FairlensWidget(W.VBox, WidgetProtocol):
         return True
 
     def current_png(self):
-        """PNG of every figure the widget shows now, stacked top to bottom (None if none)."""
+        """PNG of every figure the widget shows now, stacked top to bottom.
+
+        Returns
+        -------
+        bytes or None
+            None if the widget shows no figure.
+
+        Examples
+        --------
+        >>> png = widget.current_png()                 # doctest: +SKIP
+        """
         self._wait_views()
         with self._cond:
             pngs = [v["png"] for k, v in self._views.items() if v["png"] is not None and k in self.images]
@@ -861,13 +871,23 @@ class FairlensWidget(W.VBox, WidgetProtocol):
         self.export_html.value = (
             "<div class='fl-export'><b>export</b>: " + " &middot; ".join(parts)
             + "<br>code cell that recomputes these numbers without the widget:"
-            + f"<pre style='font-size:13px;white-space:pre-wrap;border:1px solid #ddd;padding:4px'>"
+            + "<pre style='font-size:13px;white-space:pre-wrap;border:1px solid #ddd;padding:4px'>"
             + html.escape(out["code"]) + "</pre></div>")
 
     # ------------------------------------------------------------ without a frontend
     def static_html(self):
         """HTML of the current state: status line, text views and figures (embedded PNGs at
-        natural size) -- what nbconvert, the docs and nbviewer show instead of the live widget."""
+        natural size) -- what nbconvert, the docs and nbviewer show instead of the live widget.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from IPython.display import HTML           # doctest: +SKIP
+        >>> HTML(widget.static_html())                 # doctest: +SKIP
+        """
         import base64
 
         self._wait_views()

@@ -284,7 +284,8 @@ class RuleSetBrowser(FairlensWidget):
         lp = {k: state[k] for k in ("sort_by", "ascending", "filter", "theta", "n_match")}
         r = self._selected_result(state)
         n_all = len(self.frame)
-        views = {"list": {"params": dict(lp), "html": f"<span style='font-size:13px'>{state['n_match']} of {n_all} rule sets match"
+        views = {"list": {"params": dict(lp), "html": "<span style='font-size:13px'>"
+                          f"{state['n_match']} of {n_all} rule sets match"
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
                           " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
                           "the top rule sets on independent samples; <i>selection</i>: the estimate that ranked "
@@ -371,7 +372,8 @@ class RuleSetBrowser(FairlensWidget):
     def _on_published(self, state, views):
         self.result = self._extra
         if not self.running:
-            self._status_text = views["list"]["html"].replace("<span style='font-size:13px'>", "").replace("</span>", "")
+            text = views["list"]["html"]
+            self._status_text = text.replace("<span style='font-size:13px'>", "").replace("</span>", "")
 
     # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:
