@@ -189,6 +189,7 @@ def layout_problems(fig):
     --------
     >>> from matplotlib.figure import Figure
     >>> fig = Figure(figsize=(3, 2)); ax = fig.subplots(); _ = ax.set_title("t", fontsize=4)
+    >>> fig.tight_layout()
     >>> layout_problems(fig)
     ["text 't' is 5.6 px (< 12)"]
     """
@@ -223,7 +224,8 @@ def layout_problems(fig):
             box = _text_box(t, renderer)
         except Exception:
             continue
-        if b.x0 < -1 or b.y0 < -1 or b.x1 > W_ + 1 or b.y1 > H_ + 1:
+        tol = 2 * fig.dpi / PX_PER_INCH  # a glyph box's empty descent may touch the edge
+        if b.x0 < -tol or b.y0 < -tol or b.x1 > W_ + tol or b.y1 > H_ + tol:
             problems.append(f"text {label!r} is cut at the figure's edge")
         for t2, box2 in seen:
             if _overlap_depth(box, box2) > 1.5 * fig.dpi / PX_PER_INCH:
