@@ -55,7 +55,9 @@ LECTURE_RC = {
     "figure.dpi": PX_PER_INCH,
     "savefig.dpi": PX_PER_INCH * PIXEL_DENSITY,
 }
-# projector mode: fonts x PROJECTOR_FONT, figures x PROJECTOR_SIZE
+# projector mode: fonts x PROJECTOR_FONT, figures x PROJECTOR_SIZE (but never wider than
+# COLUMN_PX: JupyterLab's output column is 848 CSS px in a 1280x720 window with the file browser open)
+COLUMN_PX = 840
 PROJECTOR_FONT = 1.4
 PROJECTOR_SIZE = 1.25
 # rcParams are process-global: render one figure at a time
@@ -300,7 +302,7 @@ def draw_png(fn, figsize=(5, 3.6), nrows=1, ncols=1, **kw):
 
     s = _scale()
     rc = {k: (v * s if k.endswith("size") else v) for k, v in LECTURE_RC.items()}
-    grow = 1.0 if s == 1.0 else PROJECTOR_SIZE
+    grow = 1.0 if s == 1.0 else min(PROJECTOR_SIZE, max(1.0, COLUMN_PX / (PX_PER_INCH * figsize[0])))
     figsize = (figsize[0] * grow, figsize[1] * grow)
     with _MPL_LOCK, matplotlib.rc_context(rc):
         fig, axes = new_figure(figsize, nrows=nrows, ncols=ncols, **kw)
@@ -374,10 +376,12 @@ def labelled(widget, tooltip):
 STOP_GRACE_S = 0.5  # Stop: a job still running after this is detached (the widget is idle within 1 s)
 
 _CSS = """<style>
+.fl-widget .fl-small, .fl-widget pre {font-size: 13px}
 .fl-projector .widget-html-content, .fl-projector .widget-label, .fl-projector .widget-readout,
-.fl-projector select, .fl-projector button, .fl-projector input, .fl-projector .p-TabBar-tabLabel,
-.fl-projector .lm-TabBar-tabLabel {font-size: 18px !important; line-height: 1.35 !important}
-.fl-widget .widget-html-content {font-size: 13px}
+.fl-projector button, .fl-projector input, .fl-projector .p-TabBar-tabLabel,
+.fl-projector .lm-TabBar-tabLabel, .fl-projector .fl-small, .fl-projector pre
+{font-size: 18px !important; line-height: 1.35 !important}
+.fl-projector select {font-size: 15px !important}
 </style>"""
 
 
@@ -873,7 +877,7 @@ class FairlensWidget(W.VBox, WidgetProtocol):
         self.export_html.value = (
             "<div class='fl-export'><b>export</b>: " + " &middot; ".join(parts)
             + "<br>code cell that recomputes these numbers without the widget:"
-            + "<pre style='font-size:13px;white-space:pre-wrap;border:1px solid #ddd;padding:4px'>"
+            + "<pre style='white-space:pre-wrap;border:1px solid #ddd;padding:4px'>"
             + html.escape(out["code"]) + "</pre></div>")
 
     # ------------------------------------------------------------ without a frontend

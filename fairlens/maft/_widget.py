@@ -94,7 +94,7 @@ def _pairs_html(res, max_rows=6):
     px, pxx = fr[("", "p(x)")].to_numpy(), fr[("", "p(x')")].to_numpy()
     probs = "".join(f"<td {td}>{px[k]:.2f} / {pxx[k]:.2f}</td>" for k in range(len(fr)))
     rows.append(f"<tr><th {td} style='text-align:left'>p(x) / p(x')</th>{probs}</tr>")
-    return ("<div style='overflow:auto;max-width:100%;max-height:380px;font-size:13px'>"
+    return ("<div class='fl-small' style='overflow:auto;max-width:100%;max-height:380px'>"
             f"<b>first {len(fr)} of {res.n_instances} pairs</b>: highlighted cells are the protected "
             "attribute(s) changed from x to x'; every other attribute is equal"
             f"<table class='fl-pairs' style='border-collapse:collapse'><tr><th></th>{head}</tr>"

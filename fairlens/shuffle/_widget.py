@@ -218,7 +218,7 @@ class ShuffleAttackExplorer(FairlensWidget):
         views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]],
                        layout=W.Layout(flex_flow="row wrap", grid_gap="4px"))
         self.caption = W.HTML(
-            "<div style='font-size:13px;color:#444'><b>exact (linear)</b>: the exact Shapley value of the "
+            "<div class='fl-small' style='color:#444'><b>exact (linear)</b>: the exact Shapley value of the "
             "attacked model for a linear scorer (Eq. 10-15). <b>SHAP estimate</b> and <b>LIME</b> are "
             "<i>estimates</i> computed from samples of the model: a small bar next to an exact 0 is "
             "estimation noise, not evidence that the model uses the feature.</div>")

@@ -284,7 +284,7 @@ class RuleSetBrowser(FairlensWidget):
         lp = {k: state[k] for k in ("sort_by", "ascending", "filter", "theta", "n_match")}
         r = self._selected_result(state)
         n_all = len(self.frame)
-        views = {"list": {"params": dict(lp), "html": "<span style='font-size:13px'>"
+        views = {"list": {"params": dict(lp), "html": "<span class='fl-small'>"
                           f"{state['n_match']} of {n_all} rule sets match"
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
                           " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
@@ -324,7 +324,7 @@ class RuleSetBrowser(FairlensWidget):
         n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
         parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side}; group size {n} rows "
                  f"({r.support:.1%})"]
-        est = ["<table class='fl-estimates' style='font-size:13px'><tr><th style='text-align:left'>estimate"
+        est = ["<table class='fl-estimates fl-small'><tr><th style='text-align:left'>estimate"
                "</th><th>score ± bound</th><th>rate in R</th><th>outside</th><th>n</th></tr>"]
 
         def row(label, x, strong=False):
@@ -345,7 +345,7 @@ class RuleSetBrowser(FairlensWidget):
         parts.append("".join(est))
         al = self.aliases.get(str(r.rule_set))
         if al:
-            parts.append(f"<span style='font-size:13px'>same rows as: {html.escape('; '.join(al[:5]))}"
+            parts.append(f"<span class='fl-small'>same rows as: {html.escape('; '.join(al[:5]))}"
                          f"{' ...' if len(al) > 5 else ''}</span>")
         if mit is not None:
             parts.append("mitigation: " + _mitigation_text(mit, self._mitigation_stopped).replace("->", "&rarr;"))
@@ -373,7 +373,7 @@ class RuleSetBrowser(FairlensWidget):
         self.result = self._extra
         if not self.running:
             text = views["list"]["html"]
-            self._status_text = text.replace("<span style='font-size:13px'>", "").replace("</span>", "")
+            self._status_text = text.replace("<span class='fl-small'>", "").replace("</span>", "")
 
     # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:

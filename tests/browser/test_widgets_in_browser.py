@@ -359,6 +359,12 @@ def test_rule_set_browser_shows_selected_rule_set(page):
     _record("RuleSetBrowser select (cached)", times)
     _check_geometry(page, w, "testsgd")
     _screenshots(page, w, "testsgd")
+    # projector mode: larger fonts and figures, still natural size and inside the column
+    g = _state(w)["generation"]
+    w.locator("button:has-text('projector')").click()
+    _settled(page, w, "testsgd", g)
+    _check_geometry(page, w, "testsgd-projector")
+    _screenshots(page, w, "testsgd-projector")
 
 
 def test_cover_visualizer_moves_to_next_instance(page):

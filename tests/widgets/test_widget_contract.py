@@ -186,7 +186,8 @@ def test_projector_grows_fonts_and_figures(made):
     w.controls["projector"].value = True
     w.wait(300)
     after = _png_size(w.snapshot()[view]["png"])
-    assert after[0] == pytest.approx(before[0] * _widgets.PROJECTOR_SIZE, abs=2)
+    grow = min(_widgets.PROJECTOR_SIZE, max(1.0, _widgets.COLUMN_PX * 2 / before[0]))  # never wider than the column
+    assert after[0] == pytest.approx(before[0] * grow, abs=2) and after[0] / 2 <= _widgets.COLUMN_PX + 1
     assert "fl-projector" in w._dom_classes
     w.controls["projector"].value = False
     w.wait(300)
