@@ -372,8 +372,8 @@ class RuleSetBrowser(FairlensWidget):
     def _on_published(self, state, views):
         self.result = self._extra
         if not self.running:
-            text = views["list"]["html"]
-            self._status_text = text.replace("<span class='fl-small'>", "").replace("</span>", "")
+            n_all = len(self.frame)
+            self._status_text = f"{state['n_match']} of {n_all} rule sets match"  # the legend is under the list
 
     # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:
