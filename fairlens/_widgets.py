@@ -395,12 +395,13 @@ class _JobStop(threading.Event):
 
 
 class _Commit:
-    def __init__(self, lock, stop):
-        self.lock, self.stop = lock, stop
+    def __init__(self, widget, stop):
+        self.widget, self.stop, self.lock = widget, stop, widget._cond
 
     def __enter__(self):
         self.lock.acquire()
-        return not self.stop.detached
+        w = self.widget
+        return not self.stop.detached or (not w._jobs and w._latest_stop is self.stop)
 
     def __exit__(self, *exc):
         self.lock.release()
@@ -441,6 +442,8 @@ class WidgetProtocol:
         self._extra = None
         self.last_error = None
         self._job_stop = None
+        self._latest_stop = None  # the stop event of the most recent job
+        self._detached = set()  # stop events of detached jobs whose thread still runs
         self._common = {
             "projector": labelled(W.ToggleButton(value=False, description="projector", icon="television",
                                                  layout=W.Layout(width="auto")),
@@ -644,6 +647,7 @@ class WidgetProtocol:
             self._jobs[name] = time.perf_counter()
             self._stop_event = stop
             self._job_stop = (name, stop, after)
+            self._latest_stop = stop
         self._clear_error()
         self._set_running(True)
 
@@ -659,8 +663,17 @@ class WidgetProtocol:
             finally:
                 with self._cond:
                     if stop.detached:
-                        return  # the widget has moved on; nothing of this run is shown
-                    stop.finished = True
+                        # the widget went idle at Stop; what this run committed late (only if no
+                        # newer job started, see _committing) is drawn now
+                        self._detached.discard(stop)
+                        late = not self._jobs and self._latest_stop is stop
+                        self._cond.notify_all()
+                    else:
+                        stop.finished = True
+                if stop.detached:
+                    if late:
+                        self.request_render()
+                    return
                 self._end_job(name, after)
 
         if self.background:
@@ -686,12 +699,14 @@ class WidgetProtocol:
             self._paint_status()
 
     def _committing(self, stop):
-        """``with self._committing(stop) as keep:`` -- ``keep`` is False once the job was detached."""
-        return _Commit(self._cond, stop)
+        """``with self._committing(stop) as keep:`` -- ``keep`` is False if the job was detached by
+        Stop and a newer job has started since (a detached job still delivers what it found when
+        the widget is idle)."""
+        return _Commit(self, stop)
 
     def _stopped_text(self, name):
         """Status after a job was detached by Stop (widgets say what was kept)."""
-        return f"stopped: {name} interrupted; its unfinished step is discarded"
+        return f"stopped: {name} interrupted (what its unfinished step finds is shown when it ends)"
 
     @property
     def running(self):
@@ -714,6 +729,7 @@ class WidgetProtocol:
                 if stop.finished or stop.detached:
                     return
                 stop.detached = True
+                self._detached.add(stop)
                 self._status_text = self._stopped_text(name)
             self._end_job(name, after)
 
@@ -733,7 +749,7 @@ class WidgetProtocol:
         """
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         with self._cond:
-            while self._jobs or self._render_req is not None or self._worker is not None:
+            while self._jobs or self._render_req is not None or self._worker is not None or self._detached:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     pending = list(self._jobs)

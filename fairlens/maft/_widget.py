@@ -399,8 +399,8 @@ class MAFTSession(FairlensWidget):
 
     def _stopped_text(self, name):
         done = ", ".join(f"{k}: {v.n_instances}" for k, v in self.results.items())
-        return "stopped - " + (done + "; the search under way is discarded" if done else
-                               "before any search finished: nothing found yet")
+        return "stopped - " + (done + "; what the search under way found is added when it ends" if done else
+                               "nothing found yet; what the search under way found is shown when it ends")
 
     # ------------------------------------------------------------------ export
     def _export_frame(self):

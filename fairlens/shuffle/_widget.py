@@ -441,7 +441,7 @@ class ShuffleAttackExplorer(FairlensWidget):
         return None
 
     def _stopped_text(self, name):
-        return (f"{name}: stopped (the rows being explained when Stop was pressed are discarded; "
+        return (f"{name}: stopped (the rows explained so far are shown when the row under way ends; "
                 "nothing cached)")
 
     # ---------------------------------------------------------------- export

@@ -259,19 +259,44 @@ def test_stop_frees_the_widget_even_if_the_step_under_way_hangs():
             if keep:
                 wrote.append(1)
 
+    import time
+
     w._start_job("slow step", job)
     assert w.running
     w.stop()
-    w.wait(30)  # returns once the job is detached (STOP_GRACE_S), not when the step ends
+    deadline = time.monotonic() + 30
+    while w.running and time.monotonic() < deadline:  # idle once detached (STOP_GRACE_S), step still hangs
+        time.sleep(0.02)
     assert not w.running and "stopped" in w._status_text and not release.is_set()
     assert not w.controls["run_shap"].disabled and w.controls["stop"].disabled
+    w._start_job("next", lambda stop: None)  # the widget accepts new work at once
     release.set()
+    w.wait(30)  # wait() also waits for the detached thread
+    assert wrote == []  # a newer job started: what the detached step would have written is discarded
+
+
+def test_a_detached_job_still_delivers_when_nothing_newer_started():
+    w, _ = _shuffle(background=True)
+    w.wait(120)
+    release, wrote = threading.Event(), []
+
+    def job(stop):
+        release.wait(60)
+        with w._committing(stop) as keep:
+            if keep:
+                wrote.append(1)
+
+    w._start_job("slow step", job)
+    w.stop()
     import time
 
-    time.sleep(0.3)
-    assert wrote == []  # what the detached step would have written is discarded
-    w._start_job("next", lambda stop: None)  # the widget accepts new work
+    deadline = time.monotonic() + 30
+    while w.running and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not w.running
+    release.set()
     w.wait(30)
+    assert wrote == [1]  # Stop keeps what was found, even if it arrives late
 
 
 def test_mitigation_message_after_a_stop_says_what_was_tried():
