@@ -16,7 +16,9 @@ import html
 
 import numpy as np
 
-from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
+import ipywidgets as W
+
+from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._certify import STATUSES, certify, instance_covers
 from ._flatten import flatten_forest
 
@@ -28,6 +30,9 @@ def _plain(value):
     return repr(value.item() if hasattr(value, "item") else value)
 
 
+_SUM_FIG = (3.8, 3.6)
+_MAT_FIG = (4.6, 3.6)
+_DET_FIG = (4.0, 3.6)
 _SUMMARY_CHUNK = 8  # rows per certify call in the summary (how soon Stop is seen)
 
 
@@ -35,7 +40,7 @@ class _Stopped(Exception):
     """Raised from certify's progress callback when Stop was pressed."""
 
 
-class CoverVisualizer(WidgetProtocol):
+class CoverVisualizer(FairlensWidget):
     """Explore, instance by instance, why a forest is (not) robust to b-feature attacks.
 
     Shows, for the selected instance, the trees x features matrix of its
@@ -52,8 +57,10 @@ class CoverVisualizer(WidgetProtocol):
     budget : int, initial attacker budget b.
     max_budget : int, largest b offered by the slider and the summary.
     feature_names : list of str, optional.
-    use_threads : bool, default True
+    background : bool, default True
         Compute and draw in background threads; ``False``: synchronously.
+    use_threads : bool, optional
+        Deprecated name of ``background`` (FutureWarning).
     vote : {None, "soft", "hard"}
         Which vote to certify (see :func:`fairlens.certify.certify`); default: what the
         model's own ``predict`` does (soft vote for scikit-learn forests, hard for an FPF).
@@ -61,22 +68,43 @@ class CoverVisualizer(WidgetProtocol):
     Attributes
     ----------
     controls : dict of the named controls (``index``, ``prev``, ``next``,
-        ``status``, ``budget``, ``summary``, ``stop``).
+        ``status``, ``budget``, ``summary``, ``stop``, ``projector``, ``export``).
     result : the :class:`CertificationResult` of the budget shown.
     instance : the :class:`InstanceCovers` of the instance shown.
     summary_frame : DataFrame of the last summary (None before).
     last_error : text of the last error shown (None if none).
 
+    Raises
+    ------
+    ValueError, TypeError
+        For mismatched ``X``/``y``, a budget out of range, ``vote`` on a boosted model,
+        a bad ``background``.
+
     Notes
     -----
+    An ``ipywidgets.VBox``: it can be placed in any box (``HBox([viz])``).
     Test protocol: :meth:`wait`, :meth:`snapshot` (views ``text``,
-    ``matrix``, ``detail``, ``summary``).
+    ``matrix``, ``detail``, ``summary``). :meth:`export` returns the figures, the
+    numbers and a code cell reproducing the current settings.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import CoverVisualizer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    >>> viz = CoverVisualizer(rf, X[:20], y[:20], background=False)
+    >>> viz.result.accuracy_clean  # doctest: +SKIP
     """
 
-    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, use_threads=True,
-                 vote=None):
-        import ipywidgets as W
+    _export_name = "certify-covers"
 
+    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, background=None,
+                 vote=None, use_threads=None):
+        threads = resolve_background(background, use_threads, "CoverVisualizer")
+        self._model = forest
+        self._vote = vote
         from ._boosted import flatten_boosted, is_boosted
 
         if is_boosted(forest):  # XGBoost / LightGBM / scikit-learn gradient boosting: summed raw scores
@@ -123,8 +151,9 @@ class CoverVisualizer(WidgetProtocol):
         }
         self.progress = labelled(W.IntProgress(value=0, min=0, max=max_budget, description="summary"),
                                  "Budgets done")
-        self._init_protocol(["text", "matrix", "detail", "summary"], use_threads=use_threads,
+        self._init_protocol(["text", "matrix", "detail", "summary"], background=threads,
                             images=["matrix", "detail", "summary"])
+        self.controls.update(self._common)
         self.info = W.HTML(layout=W.Layout(min_height="5em"))
         self.htmls = {"text": self.info}
         self.error = self.error_html
@@ -136,26 +165,26 @@ class CoverVisualizer(WidgetProtocol):
         c["next"].on_click(lambda _: self._step(+1))
         c["summary"].on_click(lambda _: self.compute_summary())
         c["stop"].on_click(lambda _: self.stop())
-        # widths in % of the notebook column: the three panels stay side by side at any width
-        self.images["matrix"].layout.width = "39%"
-        self.images["detail"].layout.width = "32%"
-        self.images["summary"].layout.width = "28%"
-        self.images["summary"].value = message_png("press 'accuracy vs b' for the summary", (3.8, 4.6))
-        self.widget = W.VBox([
+        self._show_png("summary", message_png("press 'accuracy vs b' for the summary", _SUM_FIG))
+        super().__init__([
+            self._style_html,
             W.HBox([c["prev"], c["index"], c["next"], c["status"], c["budget"], c["summary"], c["stop"],
-                    self.progress], layout=W.Layout(flex_flow="row wrap")),
+                    self.progress, self._toolbar()], layout=W.Layout(flex_flow="row wrap", align_items="center")),
             self.status_html,
             self.error_html,
             self.info,
+            # natural-size figures, wrapping onto the next line when the column is narrow
             W.HBox([self.images["matrix"], self.images["detail"], self.images["summary"]],
-                   layout=W.Layout(width="100%")),
+                   layout=W.Layout(flex_flow="row wrap", align_items="flex-start")),
+            self.export_html,
         ])
+        self.add_class("fl-widget")
         self.request_render()
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    @property
+    def widget(self):
+        """The widget itself (it used to be a wrapper around a box; kept for old notebooks)."""
+        return self
 
     # -- state -----------------------------------------------------------
     @property
@@ -207,7 +236,11 @@ class CoverVisualizer(WidgetProtocol):
         base = dict(budget=b, status_filter=want)
         summary = self.summary_frame
         if summary is not None:
-            png_sum = draw_png(lambda fig, ax: plot_accuracy_vs_budget(summary, ax=ax), (3.8, 4.6))
+            def draw_summary(fig, ax):
+                plot_accuracy_vs_budget(summary, ax=ax)
+                ax.set_xlabel("budget b (features changed)")  # one line: the legend sits below it
+
+            png_sum = draw_png(draw_summary, _SUM_FIG)
             sum_params = dict(budgets=[int(v) for v in summary["budget"]])
         else:
             png_sum = self._views["summary"]["png"]
@@ -218,8 +251,8 @@ class CoverVisualizer(WidgetProtocol):
             self._extra = (res, None, None)
             views.update({
                 "text": {"params": dict(base, instance=None), "html": f"<i>{html.escape(msg)}</i>"},
-                "matrix": {"params": dict(base, instance=None), "png": message_png(msg, (5.4, 4.6))},
-                "detail": {"params": dict(base, instance=None), "png": message_png(msg, (4.4, 4.6))},
+                "matrix": {"params": dict(base, instance=None), "png": message_png(msg, _MAT_FIG)},
+                "detail": {"params": dict(base, instance=None), "png": message_png(msg, _DET_FIG)},
             })
             return views
         i = state["index"] if state["index"] in rows else int(rows[0])
@@ -264,10 +297,10 @@ class CoverVisualizer(WidgetProtocol):
         if self.forest.vote == "additive":  # boosted: per-tree margin contributions replace the matrix
             from .plots import plot_tree_contributions
 
-            png_m = draw_png(lambda fig, ax: plot_tree_contributions(ic, ax=ax, target=target), (5.4, 4.6))
+            png_m = draw_png(lambda fig, ax: plot_tree_contributions(ic, ax=ax, target=target), _MAT_FIG)
         else:
             png_m = draw_png(lambda fig, ax: plot_cover_matrix(ic, ax=ax, cover=cover,
-                                                               feature_names=self.feature_names), (5.4, 4.6))
+                                                               feature_names=self.feature_names), _MAT_FIG)
         has_w = i in res.witnesses
 
         def detail(fig, axes):
@@ -281,7 +314,7 @@ class CoverVisualizer(WidgetProtocol):
             if has_w:
                 plot_witness(self.X[i], res.witnesses[i], self.feature_names, ax=axes[1])
 
-        png_d = draw_png(detail, (4.4, 4.6), nrows=2 if has_w else 1)
+        png_d = draw_png(detail, (_DET_FIG[0], _DET_FIG[1] * (1.6 if has_w else 1)), nrows=2 if has_w else 1)
         self._extra = (res, ic, i)
         p = dict(base, instance=i, verdict=str(status))
         views.update({"text": {"params": dict(p), "html": "<br>".join(lines)},
@@ -329,7 +362,7 @@ class CoverVisualizer(WidgetProtocol):
 
         def job(stop):
             def check(stage, done, total):  # called between row chunks of certify
-                if stop.is_set():
+                if stop.is_set() or stop.detached:
                     raise _Stopped
 
             frames = []
@@ -344,12 +377,52 @@ class CoverVisualizer(WidgetProtocol):
                         break
                 frames.append(self._cache[b].summary())
                 self.progress.value = b
-            if frames:
-                self.summary_frame = pd.concat(frames, ignore_index=True)
-            self._status_text = (("stopped: " if stop.is_set() else "summary: ")
-                                 + f"{len(frames)} of {self.controls['budget'].max} budgets")
+            with self._committing(stop) as keep:
+                if not keep:
+                    return
+                if frames:
+                    self.summary_frame = pd.concat(frames, ignore_index=True)
+                self._status_text = (("stopped: " if stop.is_set() else "summary: ")
+                                     + f"{len(frames)} of {self.controls['budget'].max} budgets done")
 
         self._start_job("summary", job)
         if block:
             self.wait()
         return self.summary_frame
+
+    def _stopped_text(self, name):
+        n = 0 if self.summary_frame is None else len(self.summary_frame)
+        return f"stopped: summary interrupted; {n} budget(s) shown from before, the budget under way discarded"
+
+    # -- export ----------------------------------------------------------
+    def _export_frame(self):
+        """Per instance at the budget shown: label, verdict, and whether a witness exists;
+        plus the accuracy-vs-b summary rows if computed (column ``view``)."""
+        import pandas as pd
+
+        res = self.result
+        frames = []
+        if res is not None:
+            frames.append(pd.DataFrame({"view": "instances", "instance": np.arange(self.X.shape[0]),
+                                        "label": [_plain(v).strip("'") for v in self.y],
+                                        "status": np.asarray(res.status).astype(str),
+                                        "witness": [i in res.witnesses for i in range(self.X.shape[0])],
+                                        "budget": self.budget}))
+        if self.summary_frame is not None:
+            frames.append(self.summary_frame.assign(view="accuracy_vs_budget"))
+        return pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame({"view": []})
+
+    def _export_code(self):
+        vote = "" if self._vote is None else f", vote={self._vote!r}"
+        lines = ["# Recomputes what CoverVisualizer shows for these settings, without the widget.",
+                 "# model, X, y are the objects you passed to the widget.",
+                 "from fairlens.certify import certify, instance_covers", "",
+                 f"res = certify(model, X, y, budget={self.budget}, method='cascade'{vote})",
+                 "print(res.summary())",
+                 f"print('instance {self.index}:', res.status[{self.index}])"]
+        if self.summary_frame is not None:
+            lines += ["import pandas as pd",
+                      "summary = pd.concat([certify(model, X, y, budget=b, method='cascade'"
+                      f"{vote}).summary() for b in range(1, {self.controls['budget'].max} + 1)])",
+                      "print(summary)"]
+        return "\n".join(lines) + "\n"

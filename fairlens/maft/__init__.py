@@ -61,7 +61,7 @@ __all__ = [
 
 def __getattr__(name):
     if name == "MAFTSession":
-        from .widget import MAFTSession
+        from ._widget import MAFTSession
 
         return MAFTSession
     if name == "MitigationResult":

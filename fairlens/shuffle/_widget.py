@@ -16,7 +16,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
+from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
 from ._shuffled import ShuffledModel
 from . import plots
@@ -24,11 +24,19 @@ from . import plots
 __all__ = ["ShuffleAttackExplorer"]
 
 _NO_HYBRID = "(no hybrid)"
+
+
+def _explainer_label(name):
+    """How an explainer is named on screen: exact values and estimates told apart."""
+    base, _, rest = str(name).partition(" ")
+    label = {"linear": "exact (linear)", "shap": "SHAP estimate", "kernel": "KernelSHAP estimate",
+             "lime": "LIME estimate"}.get(base, base)
+    return label + (" " + rest if rest else "")
 _PARAMS = ("attack", "bottom_attack", "p", "quantile", "region", "mixing_rule", "swapping_rule",
            "threshold")
 
 
-class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
+class ShuffleAttackExplorer(FairlensWidget):
     """Explore shuffling attacks on one dataset: Figures 1-2 and fairness, live.
 
     Parameters
@@ -52,9 +60,13 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         Decision threshold of the fairness view.
     higher_is_better : bool, default True
     random_state : int, default 0
-    use_threads : bool, default True
+    background : bool, default True
         Redraw and explain in background threads (Stop works, the kernel stays
         responsive); ``False`` does everything synchronously.
+    background_data : array or DataFrame, optional
+        Background data of the explainers (default ``X``).
+    use_threads : bool, optional
+        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
@@ -63,7 +75,7 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         ``region``, ``mixing_rule`` (default ``"alg3"``, Algorithm 3 as printed),
         ``swapping_rule`` (default ``"alg4"``; ``"once"`` = Algorithm 4 without
         line 4), ``threshold``, ``run_shap``,
-        ``run_lime``, ``stop``.
+        ``run_lime``, ``stop``, ``projector``, ``export``.
     result : dict
         State shown: ``params``, ``model``, ``batch`` (ShuffleBatch on X),
         ``attributions`` (tidy DataFrame: linear plus any cached SHAP/LIME for
@@ -76,15 +88,33 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     last_error : str or None
         Message of the last error (also shown in the widget).
 
+    Raises
+    ------
+    ValueError, TypeError
+        For a bad scorer, data or attack parameter (named in the message).
+
     Notes
     -----
     Test protocol: :meth:`wait` and :meth:`snapshot` (views ``scores``,
-    ``attributions``, ``fairness``).
+    ``attributions``, ``fairness``). :meth:`export` returns the figures, the numbers
+    and a code cell reproducing the current settings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.shuffle import ShuffleAttackExplorer
+    >>> X = np.random.default_rng(0).random((50, 3)); X[:, 2] = X[:, 2] > 0.5
+    >>> w = ShuffleAttackExplorer(lambda A: A[:, :2].mean(1), X, protected=2, favoured=1,
+    ...                           background=False)
+    >>> sorted(w.snapshot())
+    ['attributions', 'fairness', 'scores']
     """
+
+    _export_name = "shuffle-attack"
 
     def __init__(self, scorer, X, protected=None, favoured=None, *, y=None, feature_names=None,
                  n_explain=20, nsamples=None, threshold=0.5, higher_is_better=True,
-                 random_state=0, use_threads=True, background=None):
+                 random_state=0, background=None, background_data=None, use_threads=None):
         if isinstance(scorer, ShuffledModel):
             base = scorer
             protected = base.protected if protected is None else protected
@@ -96,8 +126,17 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
             raise ValueError("protected and favoured are required (or pass a ShuffledModel).")
         if isinstance(X, pd.DataFrame):
             feature_names = feature_names or list(map(str, X.columns))
+        if background is not None and not isinstance(background, (bool, np.bool_)):
+            import warnings
+
+            # the old meaning of background= (the explainers' background data)
+            warnings.warn("ShuffleAttackExplorer(background=<data>) is deprecated: background= is now the thread "
+                          "switch (True/False); pass the explainers' data as background_data=.",
+                          FutureWarning, stacklevel=2)
+            background_data, background = background, None
+        threads = resolve_background(background, use_threads, "ShuffleAttackExplorer")
         self.X = X
-        self.background = X if background is None else background
+        self.background_data = X if background_data is None else background_data
         self.y = None if y is None else np.asarray(y)
         if self.y is not None and len(self.y) != len(X):
             raise ValueError(f"y has {len(self.y)} rows but X has {len(X)}.")
@@ -160,29 +199,34 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
                                  f"Explain the first {self.n_explain} rows with LIME (cached per setting)")
         c["stop"] = labelled(W.Button(description="Stop", icon="stop", disabled=True),
                              "Stop the running explanation (keeps the rows explained so far)")
-        self.controls = c
         self.progress = labelled(W.FloatProgress(value=0.0, min=0.0, max=1.0, description="explain"),
                                  "Share of the rows explained")
-        self._init_protocol(["scores", "attributions", "fairness"], use_threads=use_threads)
+        self._init_protocol(["scores", "attributions", "fairness"], background=threads)
+        c.update(self._common)
+        self.controls = c
         for name in _PARAMS:
             c[name].observe(self._on_change, names="value")
         c["run_shap"].on_click(lambda _: self._guard(self.run_explainer, "shap"))
         c["run_lime"].on_click(lambda _: self._guard(self.run_explainer, "lime"))
         c["stop"].on_click(lambda _: self.stop())
-        # widths in % of the notebook column: the three views stay side by side at any width
-        self.images["scores"].layout.width = "31%"
-        self.images["attributions"].layout.width = "31%"
-        self.images["fairness"].layout.width = "36%"
-
         grid = W.GridBox([c["attack"], c["bottom_attack"], c["region"], c["mixing_rule"], c["p"],
                           c["swapping_rule"], c["quantile"], c["threshold"]],
                          layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(330px, 1fr))"))
-        buttons = W.HBox([c["run_shap"], c["run_lime"], c["stop"], self.progress])
+        buttons = W.HBox([c["run_shap"], c["run_lime"], c["stop"], self.progress, self._toolbar()],
+                         layout=W.Layout(flex_flow="row wrap"))
+        # each figure at its natural size; they wrap onto the next line when the column is narrow
         views = W.HBox([self.images["scores"], self.images["attributions"], self.images["fairness"]],
-                       layout=W.Layout(width="100%"))
-        super().__init__([grid, buttons, self.status_html, self.error_html, views])
+                       layout=W.Layout(flex_flow="row wrap", grid_gap="4px"))
+        self.caption = W.HTML(
+            "<div class='fl-small' style='color:#444'><b>exact (linear)</b>: the exact Shapley value of the "
+            "attacked model for a linear scorer (Eq. 10-15). <b>SHAP estimate</b> and <b>LIME</b> are "
+            "<i>estimates</i> computed from samples of the model: a small bar next to an exact 0 is "
+            "estimation noise, not evidence that the model uses the feature.</div>")
+        super().__init__([self._style_html, grid, buttons, self.status_html, self.error_html, views, self.caption,
+                          self.export_html])
+        self.add_class("fl-widget")
         self._sync_enabled()
-        if self.use_threads:
+        if self.background:
             self.request_render()
         else:
             self._guard(self.request_render)
@@ -204,11 +248,13 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
     def _key(params):
         return tuple(sorted(params.items()))
 
+    def _model_kwargs(self, params):
+        """Keywords of the one ShuffledModel call (also printed by :meth:`export`)."""
+        return dict(protected=self.protected, favoured=self.favoured, higher_is_better=self.higher_is_better,
+                    random_state=self.random_state, feature_names=self.feature_names, **params)
+
     def _make_model(self, params):
-        return ShuffledModel(self.scorer, self.protected, self.favoured,
-                             higher_is_better=self.higher_is_better,
-                             random_state=self.random_state, feature_names=self.feature_names,
-                             **params)
+        return ShuffledModel(self.scorer, **self._model_kwargs(params))
 
     def _guard(self, fn, *args):
         try:
@@ -281,7 +327,8 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
             self._batches[key] = model.attack_batch(self.X)
         batch = self._batches[key]
         if (key, "linear") not in self.cache:
-            phi = linear_shap_values(model, self._explained(), self.background, feature_names=self.feature_names)
+            phi = linear_shap_values(model, self._explained(), self.background_data,
+                                     feature_names=self.feature_names)
             self.cache[(key, "linear")] = pd.DataFrame.from_records(
                 _summarise("linear", phi, self.feature_names, self._prot_idx(model)))
         att = self._current_attributions(key)
@@ -294,8 +341,10 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
         explainers = sorted(set(att["explainer"])) if att is not None else []  # order-free: runs finish in any order
         png_s = draw_png(lambda fig, ax: plots.plot_score_change(
             batch, ax=ax, title=f"{params['attack']}: f → f' per instance",
-            threshold=thr if self.y is not None else None), (4.4, 3.6))
-        png_a = draw_png(lambda fig, ax: plots.plot_attributions(att, ax=ax), (4.4, 3.6))
+            threshold=thr if self.y is not None else None), (4.0, 3.6))
+        shown = att.assign(explainer=att["explainer"].map(_explainer_label)) if att is not None else att
+        png_a = draw_png(lambda fig, ax: plots.plot_attributions(
+            shown, ax=ax, title="attribution per feature (* protected)"), (4.2, 3.6))
         png_f = (draw_png(lambda fig, ax: plots.plot_fairness(fair, ax=ax), (5.0, 3.6)) if fair is not None
                  else message_png("pass y=... to see fairness before / after", (5.0, 3.6)))
         self._extra = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,
@@ -364,24 +413,85 @@ class ShuffleAttackExplorer(W.VBox, WidgetProtocol):
             n_done = [0]
 
             def cb(i, n):
+                if stop.detached:
+                    return False
                 self.progress.value = i / n
                 n_done[0] = i
                 return not stop.is_set()
 
             model = self._make_model(params)
             Xe = self._explained()
-            phi = explain(model, Xe, name, self.background, nsamples=self.nsamples,
+            phi = explain(model, Xe, name, self.background_data, nsamples=self.nsamples,
                           random_state=self.random_state, feature_names=self.feature_names, callback=cb)
             df = pd.DataFrame.from_records(_summarise(name, phi, self.feature_names, self._prot_idx(model)))
-            if stop.is_set():
-                k = int((~np.isnan(phi).any(axis=1)).sum())
-                df["explainer"] = f"{name} (stopped: {k}/{len(Xe)})"
-                self.partial[(key, name)] = df
-                self._status_text = f"{name}: stopped after {k} of {len(Xe)} rows (kept, not cached)"
-            else:
-                self.cache[(key, name)] = df
-                self.partial.pop((key, name), None)
-                self._status_text = f"{name}: done"
+            with self._committing(stop) as keep:
+                if not keep:
+                    return  # Stop detached this run: the widget has moved on
+                if stop.is_set():
+                    k = int((~np.isnan(phi).any(axis=1)).sum())
+                    df["explainer"] = f"{name} (stopped: {k}/{len(Xe)})"
+                    self.partial[(key, name)] = df
+                    self._status_text = f"{name}: stopped after {k} of {len(Xe)} rows (kept, not cached)"
+                else:
+                    self.cache[(key, name)] = df
+                    self.partial.pop((key, name), None)
+                    self._status_text = f"{name}: done"
 
         self._start_job(name, job)
         return None
+
+    def _stopped_text(self, name):
+        return (f"{name}: stopped (the rows explained so far are shown when the row under way ends; "
+                "nothing cached)")
+
+    # ---------------------------------------------------------------- export
+    def _export_frame(self):
+        """The numbers shown: attributions per explainer and feature, fairness before/after,
+        and the score change, in one tidy table (column ``view``)."""
+        r = self.result or {}
+        frames = []
+        att = r.get("attributions")
+        if att is not None:
+            frames.append(att.assign(view="attributions", explainer_shown=att["explainer"].map(_explainer_label)))
+        fair = r.get("fairness")
+        if fair is not None:
+            frames.append(fair.reset_index().assign(view="fairness"))
+        b = r.get("batch")
+        if b is not None:
+            fav = np.asarray(b.favoured, dtype=bool)
+            rows = {"view": "scores", "n_events": int(b.n_events),
+                    "mean_score_before": float(np.mean(b.scores_before)),
+                    "mean_score_after": float(np.mean(b.scores_after))}
+            if fav.any():
+                rows.update(favoured_mean_before=float(b.scores_before[fav].mean()),
+                            favoured_mean_after=float(b.scores_after[fav].mean()))
+            frames.append(pd.DataFrame([rows]))
+        out = pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
+        cols = ["view"] + [c for c in out.columns if c != "view"]
+        return out[cols] if len(out) else out
+
+    def _export_code(self):
+        st = self._state()
+        kw = self._model_kwargs(st["params"])
+        args = ",\n    ".join(f"{k}={v!r}" for k, v in kw.items())
+        have = sorted({str(e).split(" ")[0] for (k, e) in self.cache if k == self._key(st["params"])} - {"linear"})
+        lines = [
+            "# Recomputes what ShuffleAttackExplorer shows for these settings, without the widget.",
+            "# scorer, X (and y) are the objects you passed to the widget.",
+            "import numpy as np",
+            "from fairlens.shuffle import ShuffledModel, explain, fairness_before_after, linear_shap_values",
+            "",
+            f"model = ShuffledModel(\n    scorer,\n    {args},\n)",
+            "batch = model.attack_batch(X)                      # left view: f -> f' per instance",
+            "print('unfair moves:', batch.n_events)",
+            f"X_explained = X[:{min(self.n_explain, len(self.X))}]",
+            "exact = linear_shap_values(model, X_explained, X, "
+            f"feature_names={self.feature_names!r})  # exact (linear)",
+            "print('mean |exact attribution|:', np.abs(exact).mean(axis=0).round(4))",
+        ]
+        for e in have:
+            lines.append(f"{e}_values = explain(model, X_explained, {e!r}, X, nsamples={self.nsamples!r}, "
+                         f"random_state={self.random_state!r}, feature_names={self.feature_names!r})  # an estimate")
+        if self.y is not None:
+            lines.append(f"print(fairness_before_after(model, X, y, threshold={st['threshold']!r}))  # right view")
+        return "\n".join(lines) + "\n"

@@ -409,7 +409,7 @@ class TestSGDReport(Result):
         >>> report = tester.run()
         >>> browser = report.browse()  # doctest: +SKIP
         """
-        from .widget import RuleSetBrowser
+        from ._widget import RuleSetBrowser
         return RuleSetBrowser(self, **kw)
 
     def summary(self) -> pd.DataFrame:

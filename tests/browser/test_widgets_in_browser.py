@@ -1,6 +1,10 @@
 """Real-browser tests: JupyterLab headless on a free loopback port, driven by Chromium.
 
 Each of the four widgets must render in JupyterLab, react to a control, and visibly update.
+The page is the lecture hall's: 1280x720 CSS pixels at device pixel ratio 2 (a projector or a
+HiDPI laptop); every figure must be shown at its natural size (displayed width == intrinsic
+width / devicePixelRatio: drawn for the space it gets, never scaled or stretched) and no widget
+may overflow its output area horizontally.
 Screenshots go to ``test-artifacts/browser/``. Needs Debian's Chromium (``apt-get install
 chromium``) and the ``playwright`` Python package (no browser download: we launch the system
 Chromium); the tests skip with the reason when either is missing.
@@ -62,7 +66,12 @@ def lab(tmp_path_factory, _no_network_module):
     root = tmp_path_factory.mktemp("lab")
     widgets_notebook.write(root / "widgets.ipynb")
     port, token = _free_port(), secrets.token_hex(16)
+    # every cell stays in the DOM (JupyterLab 4 otherwise detaches cells scrolled out of view)
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
+           "JUPYTERLAB_SETTINGS_DIR": str(root / ".jupyter" / "lab" / "user-settings"),
            "JUPYTER_RUNTIME_DIR": str(root / ".runtime"), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     env.pop("FAIRLENS_DATA_HOME", None)  # bundled data only, as a newcomer would have
     repo = str(Path(__file__).resolve().parents[2])  # the kernel imports this checkout
@@ -121,7 +130,8 @@ def page(lab):
                   "--disable-component-update", "--disable-sync"],
         )
         try:
-            pg = browser.new_page(viewport={"width": 1400, "height": 900})
+            pg = browser.new_page(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]},
+                                  device_scale_factor=DPR)
             pg.goto(f"{lab['base']}/lab/tree/widgets.ipynb?token={lab['token']}")
             pg.wait_for_selector(".jp-Notebook .jp-Cell", timeout=300_000)
             # JupyterLab may ask which kernel to start: take the proposed Python 3
@@ -144,6 +154,9 @@ def page(lab):
             finally:
                 browser.close()
 
+
+VIEWPORT = (1280, 720)  # the lecture hall (issue 22)
+DPR = 2
 
 # generous limits: the machine may be loaded and numba may compile on first use
 APPEAR_S = 1200.0
@@ -227,6 +240,63 @@ def _timed(page, loc, name, action):
     return time.perf_counter() - t0, st
 
 
+_GEOMETRY_JS = """el => {
+  const dpr = window.devicePixelRatio;
+  const area = el.closest('.jp-OutputArea-output') || el.parentElement;
+  const ar = area.getBoundingClientRect();
+  const imgs = [...el.querySelectorAll('img')].filter(i => i.naturalWidth > 0 && i.offsetParent !== null)
+    .map(i => { const r = i.getBoundingClientRect();
+                return {w: r.width, h: r.height, nw: i.naturalWidth, nh: i.naturalHeight,
+                        right: r.right, alt: i.alt || ''}; });
+  const over = [...el.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1
+      && getComputedStyle(e).overflowX !== 'visible' && e.clientWidth > 0 && e.tagName !== 'SELECT')
+      .map(e => e.className.toString().slice(0, 60));
+  const r = el.getBoundingClientRect();
+  return {dpr, area: {left: ar.left, right: ar.right, width: ar.width},
+          widget: {left: r.left, right: r.right, width: r.width, scroll: el.scrollWidth, client: el.clientWidth},
+          imgs, over};
+}"""
+
+
+def _check_geometry(page, loc, name):
+    """Natural-size figures and no horizontal overflow (the lecture-hall rules); returns the geometry."""
+    g = loc.evaluate(_GEOMETRY_JS)
+    print(f"\n[browser] {name} geometry: output area {g['area']['width']:.0f} px, widget "
+          f"{g['widget']['width']:.0f} px, images " + ", ".join(f"{i['w']:.0f}x{i['h']:.0f} (natural "
+                                                               f"{i['nw']}x{i['nh']})" for i in g["imgs"]))
+    assert g["dpr"] == DPR
+    bad = [i for i in g["imgs"] if abs(i["w"] - i["nw"] / g["dpr"]) > 1 or abs(i["h"] - i["nh"] / g["dpr"]) > 1]
+    if bad:
+        raise _report(page, loc, name, f"{name}: figures scaled or stretched (CSS size != natural / dpr): {bad}")
+    if g["widget"]["scroll"] > g["widget"]["client"] + 1 or g["widget"]["right"] > g["area"]["right"] + 1:
+        raise _report(page, loc, name, f"{name}: the widget overflows its output area horizontally: {g}")
+    wide = [i for i in g["imgs"] if i["right"] > g["area"]["right"] + 1]
+    if wide:
+        raise _report(page, loc, name, f"{name}: a figure is cut at the right edge: {wide}")
+    if g["over"]:
+        raise _report(page, loc, name, f"{name}: parts scroll horizontally (clipped content): {g['over']}")
+    return g
+
+
+def _screenshots(page, loc, name):
+    """What a student sees at 1280x720: the viewport with the widget's top, then with each figure."""
+    loc.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-1.png"))
+    imgs = loc.locator("img").all()
+    k = 2
+    for img in imgs:
+        if not img.is_visible():
+            continue
+        img.evaluate("el => el.scrollIntoView({block: 'end'})")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{k}.png"))
+        k += 1
+    loc.evaluate("el => el.scrollIntoView({block: 'end'})")  # the bottom: tables, captions
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / f"{name}-{k}.png"))
+
+
 def _record(name, times):
     med = statistics.median(times)
     TIMES[name] = med
@@ -247,7 +317,8 @@ def test_shuffle_explorer_updates_when_attack_changes(page):
             times.append(dt)
     _record("ShuffleAttackExplorer attack (cached)", times)
     assert all(img.get_attribute("src") for img in w.locator("img").all())  # no blank view
-    w.screenshot(path=str(ARTIFACTS / "shuffle.png"))
+    _check_geometry(page, w, "shuffle")
+    _screenshots(page, w, "shuffle")
 
 
 def test_maft_session_runs_when_started(page):
@@ -267,7 +338,8 @@ def test_maft_session_runs_when_started(page):
     assert not w.locator("button:has-text('Start')").is_disabled()
     assert w.locator("button:has-text('Stop')").is_disabled()
     assert w.locator("table.fl-pairs").count() >= 1
-    w.screenshot(path=str(ARTIFACTS / "maft.png"))
+    _check_geometry(page, w, "maft")
+    _screenshots(page, w, "maft")
 
 
 def test_rule_set_browser_shows_selected_rule_set(page):
@@ -285,7 +357,14 @@ def test_rule_set_browser_shows_selected_rule_set(page):
         if k >= 2:
             times.append(dt)
     _record("RuleSetBrowser select (cached)", times)
-    w.screenshot(path=str(ARTIFACTS / "testsgd.png"))
+    _check_geometry(page, w, "testsgd")
+    _screenshots(page, w, "testsgd")
+    # projector mode: larger fonts and figures, still natural size and inside the column
+    g = _state(w)["generation"]
+    w.locator("button:has-text('projector')").click()
+    _settled(page, w, "testsgd", g)
+    _check_geometry(page, w, "testsgd-projector")
+    _screenshots(page, w, "testsgd-projector")
 
 
 def test_cover_visualizer_moves_to_next_instance(page):
@@ -306,4 +385,29 @@ def test_cover_visualizer_moves_to_next_instance(page):
     _record("CoverVisualizer previous instance (cached)", cached)
     assert "np.int64" not in w.inner_text()  # readable labels, not numpy reprs
     assert all(img.get_attribute("src") for img in w.locator("img").all())  # no blank panel
-    w.screenshot(path=str(ARTIFACTS / "certify.png"))
+    _check_geometry(page, w, "certify")
+    _screenshots(page, w, "certify")
+
+
+def test_stop_frees_maft_session_quickly(page):
+    """Stop during a long search: the widget is idle again, saying it stopped (time recorded)."""
+    w = _widget(page, "fl-maft")
+    seeds = w.locator("input[type='number']").first
+    seeds.fill("100000")
+    seeds.press("Enter")
+    w.locator("button:has-text('Start')").click()
+    page.wait_for_function("el => !el.querySelector('button.mod-danger, button[disabled]') ? false : "
+                           "[...el.querySelectorAll('button')].some(b => b.innerText.includes('Stop') && !b.disabled)",
+                           arg=w.element_handle(), timeout=APPEAR_S * 1000)
+    page.wait_for_timeout(1500)
+    g = _state(w)["generation"]
+    t0 = time.perf_counter()
+    w.locator("button:has-text('Stop')").click()
+    page.wait_for_function("el => [...el.querySelectorAll('button')].some(b => b.innerText.includes('Start') "
+                           "&& !b.disabled)", arg=w.element_handle(), timeout=60_000, polling=20)
+    dt = time.perf_counter() - t0
+    st = _settled(page, w, "maft-stop", g)
+    TIMES["MAFTSession stop -> idle"] = dt
+    print(f"\n[browser] MAFTSession: Stop -> Start enabled in {dt * 1000:.0f} ms; status {st['text']!r}")
+    assert "stopped" in st["text"]
+    _screenshots(page, w, "maft-stopped")

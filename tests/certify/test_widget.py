@@ -195,12 +195,12 @@ def test_dataframe_is_aligned_and_soft_vote_text():
     X, y = data.data.iloc[:80], data.target.iloc[:80].to_numpy()
     rf = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X, y)
     rev = X[X.columns[::-1]]
-    a = CoverVisualizer(rf, X, y, use_threads=False)
-    b = CoverVisualizer(rf, rev, y, use_threads=False)
+    a = CoverVisualizer(rf, X, y, background=False)
+    b = CoverVisualizer(rf, rev, y, background=False)
     np.testing.assert_array_equal(a.X, b.X)
     assert a.result.vote == "soft"
     assert a.last_error is None
-    hard = CoverVisualizer(rf, pd.DataFrame(X), y, use_threads=False, vote="hard")
+    hard = CoverVisualizer(rf, pd.DataFrame(X), y, background=False, vote="hard")
     assert hard.result.vote == "hard"
     soft_text, hard_text = a.snapshot()["text"]["html"], hard.snapshot()["text"]["html"]
     assert "certified vote: soft" in soft_text and "certified vote: hard" in hard_text
@@ -219,7 +219,7 @@ def test_stop_during_a_budget_of_the_summary(monkeypatch):
     data = load_breast_cancer()
     X, y = data.data[:40], data.target[:40]
     rf = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
-    w = W.CoverVisualizer(rf, X, y, max_budget=3, use_threads=False)
+    w = W.CoverVisualizer(rf, X, y, max_budget=3, background=False)
     real = W.certify
     calls = []
 

@@ -231,7 +231,7 @@ def test_wait_timeout_names_pending(data):
 
 
 def test_synchronous_mode(data):
-    w = make(data, use_threads=False)
+    w = make(data, background=False)
     w.controls["attack"].value = "dominance"
     assert w.snapshot()["scores"]["params"]["attack"] == "dominance"  # no wait needed
 

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
+from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._mitigate import mitigate
 from ._rules import as_table, bin_index
 
@@ -26,7 +26,38 @@ __all__ = ["RuleSetBrowser"]
 _SORTABLE = ["rank", "score", "fresh_score", "margin", "support", "rate_in", "rate_out", "n_samples", "n_rules"]
 
 
-class RuleSetBrowser(widgets.VBox, WidgetProtocol):
+def _option_label(r):
+    """One list entry: the fresh estimate with its bound where there is one, else the selection
+    estimate, each labelled; the side; the whole rule set."""
+    arrow = "▲" if r.side > 0 else "▼"
+    if np.isfinite(r.fresh_score):
+        est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (selection {r.score:.1%})"
+    else:
+        est = f"selection {r.score:5.1%} ± {r.margin:4.1%} {arrow}"
+    return f"{est} | {r.rule_set}"
+
+
+def _mitigation_text(res, stopped):
+    """What a mitigation run found, true also after a Stop."""
+    n = len(res.steps)
+    if stopped and n == 0:
+        return "stopped before the first retraining finished: no amount tried, nothing to compare"
+    head = f"stopped after {n} amount(s): " if stopped else ""
+    b = res.after
+    if b is None:
+        return head + (f"none of the {n} amounts tried kept the accuracy (within "
+                       f"{res.max_accuracy_drop:.1%}); score before {res.before['score']:.1%}")
+    return head + (f"best {int(b['n_added'])} added samples: score {res.before['score']:.1%} -> {b['score']:.1%}, "
+                   f"accuracy {res.before['accuracy']:.3f} -> {b['accuracy']:.3f}")
+
+
+def _protected_of(tester):
+    """The tester's protected columns (``protected``; ``sensitive`` before the rename)."""
+    p = getattr(tester, "protected", None)
+    return p if p is not None else getattr(tester, "sensitive")
+
+
+class RuleSetBrowser(FairlensWidget):
     """A sortable, filterable view of a :class:`TestSGDReport`.
 
     The list shows the rule sets in the report's order (``sort_by="rank"``: the re-estimated
@@ -54,23 +85,44 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
     background : bool, default True
         Run re-estimation/mitigation and redraws in background threads
         (``wait()`` joins them); ``False`` runs everything synchronously.
+    use_threads : bool, optional
+        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
     controls : dict
-        ``sort_by, ascending, filter, theta, select, error, reestimate, mitigate, stop``.
+        ``sort_by, ascending, filter, theta, select, error, reestimate, mitigate, stop, projector, export``.
     result : ScoreResult or None
         The selected rule set's (possibly re-estimated) result.
     filtered : pandas.DataFrame
         Rows currently listed (after merging equivalent rule sets).
     mitigation : MitigationResult or None
 
+    Raises
+    ------
+    TypeError
+        For a bad ``background``/``use_threads``.
+
     Notes
     -----
     Test protocol: :meth:`wait`, :meth:`snapshot` (views ``list``, ``detail``).
+    Every number is labelled with the estimate it is: the *selection estimate* (the
+    score that ranked the rule set; biased upward at the top of a ranking), the *fresh
+    estimate* (independent samples), a *re-estimate* (independent samples, tighter
+    error) and the mitigation's own *before/after* estimates. :meth:`export` returns
+    the figures, the numbers and a code cell reproducing the current settings.
+
+    Examples
+    --------
+    >>> from fairlens.testsgd import TestSGD, RuleSetBrowser     # doctest: +SKIP
+    >>> b = RuleSetBrowser(TestSGD(model, train, ["sex"]).run(), test=test)  # doctest: +SKIP
     """
 
-    def __init__(self, report, test=None, max_rows: int = 40, mitigation_amounts=None, background: bool = True):
+    _export_name = "testsgd-rule-sets"
+
+    def __init__(self, report, test=None, max_rows: int = 40, mitigation_amounts=None, background=None,
+                 use_threads=None):
+        background = resolve_background(background, use_threads, "RuleSetBrowser")
         self.report = report
         self.tester = getattr(report, "tester", None)
         self.test = test
@@ -78,6 +130,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         self.mitigation_amounts = mitigation_amounts
         self.result = None
         self.mitigation = None
+        self._mitigation_stopped = False
         self._cache = {}
         self.filtered = None
         self._filling = False
@@ -102,9 +155,10 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
                                                   description="min support theta", continuous_update=False,
                                                   readout_format=".2f", layout=lay),
                               f"Only rule sets covering at least this share of the data (largest: {smax:.2f})"),
-            "select": labelled(widgets.Select(options=[], rows=14, description="",
-                                              layout=widgets.Layout(width="98%")),
-                               "Rule sets: score ± margin, which side is favoured, the rules"),
+            "select": labelled(widgets.Select(options=[], rows=10, description="",
+                                              layout=widgets.Layout(width="calc(100% - 8px)")),
+                               "Rule sets: fresh estimate ± bound where re-estimated (else the selection "
+                               "estimate), which side is favoured, the rules"),
             "error": labelled(widgets.FloatSlider(value=float(report.params.get("error", 0.05)) / 2, min=0.005,
                                                   max=0.2, step=0.005, description="re-estimate error",
                                                   continuous_update=False, readout_format=".3f", layout=lay),
@@ -116,13 +170,14 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
             "stop": labelled(widgets.Button(description="stop", icon="stop", disabled=True),
                              "Stop the mitigation after the current retraining step (keeps the steps done)"),
         }
-        self.controls = c
         self.progress = labelled(widgets.FloatProgress(value=0, min=0, max=1, description="progress",
                                                        layout=widgets.Layout(width="260px")),
                                  "Share of the mitigation steps done")
-        self._init_protocol(["list", "detail", "info"], use_threads=self.background, images=["detail"])
+        self._init_protocol(["list", "detail", "info"], background=self.background, images=["detail"])
+        c.update(self._common)
+        self.controls = c
         self.list_html = widgets.HTML()
-        self.info_html = widgets.HTML(layout=widgets.Layout(max_height="330px", overflow="auto"))
+        self.info_html = widgets.HTML(layout=widgets.Layout(flex="1 1 300px", min_width="280px"))
         self.htmls = {"list": self.list_html, "info": self.info_html}
         self.status = self.status_html
         self.error_out = self.error_html
@@ -134,18 +189,22 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         c["mitigate"].on_click(self._on_mitigate)
         c["stop"].on_click(lambda _: self.stop())
         c["mitigate"].disabled = test is None
-        self.images["detail"].layout.width = "100%"
         merged = (f"; {sum(len(v) for v in self.aliases.values())} equivalent rule sets merged"
                   if self.aliases else "")
         head = widgets.HTML(f"<b>TestSGD</b> on <i>{html.escape(str(report.dataset_name))}</i>: "
                             f"{report.n_rule_sets} frequent rule sets{merged}, {report.elapsed:.2f} s, "
                             f"confidence {report.confidence:.4g}")
-        left = widgets.VBox([widgets.HBox([c["sort_by"], c["ascending"]]), widgets.HBox([c["filter"]]),
-                             c["theta"], c["select"], self.list_html,
-                             c["error"], widgets.HBox([c["reestimate"], c["mitigate"], c["stop"]]), self.progress],
-                            layout=widgets.Layout(width="42%"))
-        right = widgets.VBox([self.images["detail"], self.info_html], layout=widgets.Layout(width="57%"))
-        super().__init__([head, self.status_html, self.error_html, widgets.HBox([left, right], layout=widgets.Layout(width="100%"))])
+        # the list spans the full width (whole rule names); the detail figure at natural size below
+        # it, the group description beside the figure or under it when the column is narrow
+        filters = widgets.HBox([c["sort_by"], c["ascending"], c["filter"], c["theta"]],
+                               layout=widgets.Layout(flex_flow="row wrap"))
+        actions = widgets.HBox([c["error"], c["reestimate"], c["mitigate"], c["stop"], self.progress,
+                                self._toolbar()], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+        detail = widgets.HBox([self.images["detail"], self.info_html],
+                              layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        super().__init__([self._style_html, head, self.status_html, self.error_html, filters, c["select"],
+                          self.list_html, actions, detail, self.export_html])
+        self.add_class("fl-widget")
         self._on_filter()
 
     # ------------------------------------------------------------------ data
@@ -185,10 +244,7 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
             f = self._apply_filter()
             self.filtered = f
             show = f.head(self.max_rows)
-            opts = [(f"{r.score:6.1%} ± {r.margin:4.1%} {'▲' if r.side > 0 else '▼'}"
-                     + (f" fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%}" if np.isfinite(r.fresh_score) else "")
-                     + f" | {r.rule_set}", int(i))
-                    for i, r in show.iterrows()]
+            opts = [(_option_label(r), int(i)) for i, r in show.iterrows()]
             sel = self.controls["select"]
             old = sel.value
             self._filling = True
@@ -228,11 +284,12 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         lp = {k: state[k] for k in ("sort_by", "ascending", "filter", "theta", "n_match")}
         r = self._selected_result(state)
         n_all = len(self.frame)
-        views = {"list": {"params": dict(lp), "html": f"<small>{state['n_match']} of {n_all} rule sets match"
+        views = {"list": {"params": dict(lp), "html": "<span class='fl-small'>"
+                          f"{state['n_match']} of {n_all} rule sets match"
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
-                          " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: re-estimate of "
-                          "the top rule sets on fresh samples (the selection score at the top of a ranking is "
-                          "biased upward)</small>"}}
+                          " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
+                          "the top rule sets on independent samples; <i>selection</i>: the estimate that ranked "
+                          "them (biased upward at the top of a ranking)</span>"}}
         if r is None:
             msg = "No rule set matches the filter; loosen the filter or lower theta."
             self._extra = None
@@ -242,39 +299,56 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         mit = self.mitigation if (self.mitigation is not None
                                   and str(self.mitigation.rule_set) == str(r.rule_set)) else None
         reest = (str(r.rule_set), state["error"]) in self._cache
+        base = self.report.result_for(str(r.rule_set)) if reest else r
+        fresh = getattr(base, "fresh", None)
+        # the figure shows the best estimate there is: re-estimate > fresh > selection (labelled)
+        shown, which = (r, f"re-estimate (error {state['error']:.3f})") if reest else (
+            (fresh, "fresh estimate") if fresh is not None else (r, "selection estimate"))
 
         def draw(fig, axes):
             axes = np.atleast_1d(axes)
-            plot_rates(r, ax=axes[0])
+            plot_rates(shown, ax=axes[0])
+            axes[0].set_title(f"{which}:\nscore {shown.score:.1%} ± {shown.margin:.1%}")
             if mit is not None:
                 plot_mitigation(mit, ax=axes[1])
+                axes[1].set_title("mitigation (its own samples)")
+                axes[1].legend(loc="best", frameon=False)
             else:
                 axes[1].set_axis_off()
-                axes[1].text(0.5, 0.5, "mitigate: retrain with generated\nsamples for this group"
+                axes[1].text(0.5, 0.5, "mitigate: retrain with\ngenerated samples\nfor this group"
                              + ("" if self.test is not None else "\n(needs test=)"), ha="center", va="center",
                              color="0.4", transform=axes[1].transAxes)
 
-        png = draw_png(draw, (7.6, 3.4), ncols=2)
-        side = self._side(r.rate_in, r.rate_out)
+        png = draw_png(draw, (7.6, 3.6), ncols=2)
+        side = self._side(shown.rate_in, shown.rate_out)
         n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
-        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side} &mdash; rate in R {r.rate_in:.1%} vs outside "
-                 f"{r.rate_out:.1%}; score {r.score:.1%} ± {r.margin:.1%}; group size {n} rows "
-                 f"({r.support:.1%}); n = {r.n_samples}; {r.status}" + (" (re-estimated)" if reest else "")]
-        if getattr(r, "fresh", None) is not None:
-            f = r.fresh
-            parts.append(f"fresh estimate (independent samples): score <b>{f.score:.1%} ± {f.margin:.1%}</b> "
-                         f"(rates {f.rate_in:.1%} vs {f.rate_out:.1%}, n = {f.n_samples}, confidence "
-                         f"{f.confidence:.4g}); the selection estimate {r.score:.1%} is biased upward at the top "
-                         "of the ranking, the fresh one is not")
+        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side}; group size {n} rows "
+                 f"({r.support:.1%})"]
+        est = ["<table class='fl-estimates fl-small'><tr><th style='text-align:left'>estimate"
+               "</th><th>score ± bound</th><th>rate in R</th><th>outside</th><th>n</th></tr>"]
+
+        def row(label, x, strong=False):
+            b0, b1 = ("<b>", "</b>") if strong else ("", "")
+            est.append(f"<tr><td>{label}</td><td>{b0}{x.score:.1%} ± {x.margin:.1%}{b1}</td>"
+                       f"<td>{x.rate_in:.1%}</td><td>{x.rate_out:.1%}</td><td>{x.n_samples}</td></tr>")
+
+        row("selection estimate (ranked the rule set; biased upward at the top)", base, strong=shown is base)
+        if fresh is not None:
+            row("fresh estimate (independent samples)", fresh, strong=shown is fresh)
+        if reest:
+            row(f"re-estimate (independent samples, error {state['error']:.3f})", r, strong=True)
+        if mit is not None:
+            bm = mit.before
+            est.append(f"<tr><td>mitigation's own estimate before retraining</td><td>{bm['score']:.1%}"
+                       + (f" ± {bm['margin']:.1%}" if 'margin' in bm else "") + "</td><td></td><td></td><td></td></tr>")
+        est.append("</table>")
+        parts.append("".join(est))
         al = self.aliases.get(str(r.rule_set))
         if al:
-            parts.append(f"<small>same rows as: {html.escape('; '.join(al[:5]))}"
-                         f"{' ...' if len(al) > 5 else ''}</small>")
+            parts.append(f"<span class='fl-small'>same rows as: {html.escape('; '.join(al[:5]))}"
+                         f"{' ...' if len(al) > 5 else ''}</span>")
         if mit is not None:
-            b = mit.after
-            parts.append("mitigation: no amount kept the accuracy" if b is None else
-                         f"mitigation: best {int(b['n_added'])} samples, score "
-                         f"{mit.before['score']:.1%} &rarr; {b['score']:.1%}")
+            parts.append("mitigation: " + _mitigation_text(mit, self._mitigation_stopped).replace("->", "&rarr;"))
         if self.tester is not None:
             try:
                 comp = self.group_composition(r)
@@ -298,7 +372,8 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
     def _on_published(self, state, views):
         self.result = self._extra
         if not self.running:
-            self._status_text = views["list"]["html"].replace("<small>", "").replace("</small>", "")
+            n_all = len(self.frame)
+            self._status_text = f"{state['n_match']} of {n_all} rule sets match"  # the legend is under the list
 
     # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:
@@ -365,12 +440,16 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
             def job(stop):
                 self.progress.value = 0
                 res = self.tester.score(r.rule_set, error=err, stop=stop)
-                if res is None:  # stopped between sampling rounds: nothing half-estimated is kept
-                    self._status_text = "stopped: re-estimate discarded"
-                    return
-                self._cache[key] = res
-                self.progress.value = 1
-                self._status_text = f"re-estimated with error {err:.3f}: margin {res.margin:.4f}"
+                with self._committing(stop) as keep:
+                    if not keep:
+                        return
+                    if res is None:  # stopped between sampling rounds: nothing half-estimated is kept
+                        self._status_text = "re-estimate stopped: discarded (the fresh estimate shown is unchanged)"
+                        return
+                    self._cache[key] = res
+                    self.progress.value = 1
+                    self._status_text = (f"re-estimated with error {err:.3f}: score {res.score:.1%} ± "
+                                         f"{res.margin:.1%} (independent samples)")
 
             self._start_job("re-estimate", job)
         except Exception as exc:
@@ -401,15 +480,66 @@ class RuleSetBrowser(widgets.VBox, WidgetProtocol):
         t = self.tester
 
         def prog(done, total):
-            self.progress.value = done / total
+            if not stop.detached:
+                self.progress.value = done / total
 
-        self.mitigation = mitigate(
-            t.model, t.dataset, self.test, rule_set, t.sensitive, amounts=self.mitigation_amounts,
+        res = mitigate(
+            t.model, t.dataset, self.test, rule_set, _protected_of(t), amounts=self.mitigation_amounts,
             error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
             threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
             progress=prog, stop=stop)
-        b = self.mitigation.after
-        stopped = "stopped: " if stop.is_set() else ""
-        self._status_text = stopped + ("mitigation: no amount kept the accuracy" if b is None else
-                                       f"mitigation: best {int(b['n_added'])} samples, score "
-                                       f"{self.mitigation.before['score']:.1%} -> {b['score']:.1%}")
+        with self._committing(stop) as keep:
+            if not keep:
+                return
+            self.mitigation = res
+            self._mitigation_stopped = stop.is_set()
+            self._status_text = "mitigation: " + _mitigation_text(res, stop.is_set())
+
+    def _stopped_text(self, name):
+        if name == "mitigation":
+            return ("mitigation stopped before its retraining step finished: no amount was tried to the end, "
+                    "nothing to compare (the model is unchanged)")
+        return "re-estimate stopped: discarded (the fresh estimate shown is unchanged)"
+
+    # ------------------------------------------------------------------ export
+    def _export_frame(self) -> pd.DataFrame:
+        """The rule sets listed (filter, sort and theta applied), with every estimate labelled,
+        the selected one flagged, and its re-estimate if one was made."""
+        st = self._state()
+        f = (self.filtered if self.filtered is not None else self._apply_filter()).head(self.max_rows)
+        keep = [c for c in ("rank", "rule_set", "score", "margin", "fresh_score", "fresh_margin", "support",
+                            "rate_in", "rate_out", "n_samples", "n_rules") if c in f.columns]
+        out = f[keep].rename(columns={"score": "selection_score", "margin": "selection_margin"}).copy()
+        out["selected"] = out.index == st["index"]
+        out["reestimate_error"] = np.nan
+        out["reestimate_score"] = np.nan
+        out["reestimate_margin"] = np.nan
+        for (name, err), res in self._cache.items():
+            m = out["rule_set"] == name
+            if m.any() and err == st["error"]:
+                out.loc[m, ["reestimate_error", "reestimate_score", "reestimate_margin"]] = (err, res.score,
+                                                                                           res.margin)
+        return out.reset_index(drop=True)
+
+    def _export_code(self) -> str:
+        st = self._state()
+        by, asc = st["sort_by"], st["ascending"]
+        asc = asc if by != "rank" else not asc
+        lines = ["# Recomputes what RuleSetBrowser lists for these settings, without the widget.",
+                 "# report is the TestSGD report you passed to the widget (TestSGD(...).run()).",
+                 "import numpy as np",
+                 "",
+                 "frame = report.merge_equivalent().to_frame().reset_index(drop=True)",
+                 "frame.insert(0, 'rank', np.arange(len(frame)))",
+                 f"frame = frame[frame['support'] >= {st['theta']!r} - 1e-12]"]
+        for part in [t.strip() for t in st["filter"].split(",") if t.strip()]:
+            lines.append(f"frame = frame[frame['rule_set'].str.contains({part!r}, case=False, regex=False)]")
+        lines.append(f"frame = frame.sort_values({by!r}, ascending={asc!r}, na_position='last', kind='stable')")
+        lines.append(f"print(frame.head({self.max_rows}))")
+        if st["index"] is not None:
+            name = str(self.frame.loc[st["index"], "rule_set"])
+            lines.append(f"selected = report.result_for({name!r})  # selection estimate (and .fresh)")
+            if (name, st["error"]) in self._cache:
+                lines.append(f"re = report.tester.score(selected.rule_set, error={st['error']!r})  "
+                             "# re-estimate on independent samples")
+        return "\n".join(lines) + "\n"

@@ -20,13 +20,51 @@ import time
 import ipywidgets as W
 import numpy as np
 
-from .._widgets import COMPILING, WidgetProtocol, draw_png, kernels_cold, labelled, message_png
+from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import plots
 from ._search import ADF, AEQUITAS, EIDIG, MAFT
 
 __all__ = ["MAFTSession"]
 
 _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
+_FIG = (4.0, 3.4)  # inches of 100 CSS px: timeline and projection side by side in a 1280 px window
+
+
+def _accepts(cls, method, name):
+    """True if ``cls.method`` takes keyword ``name`` (following ``**kw`` up the MRO)."""
+    import inspect
+
+    for klass in cls.__mro__:
+        fn = klass.__dict__.get(method)
+        if fn is None:
+            continue
+        params = inspect.signature(fn).parameters
+        if name in params and params[name].kind is not inspect.Parameter.POSITIONAL_ONLY:
+            return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return False
+    return False
+
+
+def _split_kwargs(cls, config, budget):
+    """The one place the widget maps its settings onto the search API: what the class takes in
+    ``__init__`` (configuration, and the budgets/random_state where ``__init__`` takes them)
+    and what goes to ``run``."""
+    init, run = dict(config), {}
+    for k, v in budget.items():
+        (init if _accepts(cls, "__init__", k) else run)[k] = v
+    return init, run
+
+
+def _run_search(cls, model, data, protected, config, budget, step, stop):
+    """``cls(model, data, ...).run(...)`` through the public API, with the live step callback."""
+    init, run = _split_kwargs(cls, config, budget)
+    search = cls(model, data, protected=protected, **init)
+    if _accepts(cls, "run", "callback"):
+        run["callback"] = step
+    elif _accepts(cls, "run", "progress"):
+        run["progress"] = lambda *a: step(a[0]) if len(a) == 1 and isinstance(a[0], dict) else None
+    return search.run(stop=stop, **run)
 
 
 def _pairs_html(res, max_rows=6):
@@ -56,14 +94,14 @@ def _pairs_html(res, max_rows=6):
     px, pxx = fr[("", "p(x)")].to_numpy(), fr[("", "p(x')")].to_numpy()
     probs = "".join(f"<td {td}>{px[k]:.2f} / {pxx[k]:.2f}</td>" for k in range(len(fr)))
     rows.append(f"<tr><th {td} style='text-align:left'>p(x) / p(x')</th>{probs}</tr>")
-    return ("<div style='overflow:auto;max-width:100%;max-height:380px;font-size:12px'>"
+    return ("<div class='fl-small' style='overflow:auto;max-width:100%;max-height:380px'>"
             f"<b>first {len(fr)} of {res.n_instances} pairs</b>: highlighted cells are the protected "
             "attribute(s) changed from x to x'; every other attribute is equal"
             f"<table class='fl-pairs' style='border-collapse:collapse'><tr><th></th>{head}</tr>"
             + "".join(rows) + "</table></div>")
 
 
-class MAFTSession(W.VBox, WidgetProtocol):
+class MAFTSession(FairlensWidget):
     """Interactive MAFT session.
 
     Parameters
@@ -81,14 +119,18 @@ class MAFTSession(W.VBox, WidgetProtocol):
         Initial control values.
     live_plot_interval : float
         Seconds between live timeline redraws.
-    use_threads : bool, default True
+    background : bool, default True
+        Run the searches and redraws in background threads (Stop works);
+        ``False`` runs synchronously.
+    use_threads : bool, optional
+        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
     controls : dict
         Named controls: ``methods``, ``h``, ``n_seeds``, ``n_local``,
         ``max_iter``, ``random_state``, ``start``, ``stop``,
-        ``progress_global``, ``progress_local``, ``status``.
+        ``progress_global``, ``progress_local``, ``status``, ``projector``, ``export``.
     results : dict
         method -> :class:`FairnessTestResult` of the last session.
     result : FairnessTestResult or None
@@ -96,14 +138,30 @@ class MAFTSession(W.VBox, WidgetProtocol):
     error : str or None
         Last error message (also shown in the widget).
 
+    Raises
+    ------
+    TypeError
+        For a bad ``background``/``use_threads``.
+
     Notes
     -----
     Test protocol: :meth:`wait`, :meth:`snapshot` (views ``timeline``,
-    ``projection:<method>``, ``pairs:<method>``).
+    ``projection:<method>``, ``pairs:<method>``). :meth:`export` returns the figures,
+    the numbers and a code cell reproducing the current settings.
+
+    Examples
+    --------
+    >>> from fairlens.maft import MAFTSession            # doctest: +SKIP
+    >>> s = MAFTSession(model, census, protected=["sex"], n_seeds=20, n_local=20)  # doctest: +SKIP
+    >>> s.start(); s.wait(); s.results["MAFT"].n_instances  # doctest: +SKIP
     """
 
+    _export_name = "maft-session"
+
     def __init__(self, model, dataset, protected=None, *, methods=("MAFT",), n_seeds=100, n_local=100,
-                 h=1.0, max_iter=10, random_state=0, live_plot_interval=1.0, use_threads=True):
+                 h=1.0, max_iter=10, random_state=0, live_plot_interval=1.0, background=None,
+                 use_threads=None):
+        threads = resolve_background(background, use_threads, "MAFTSession")
         self.model = model
         self.dataset = dataset
         self.protected = protected
@@ -146,31 +204,35 @@ class MAFTSession(W.VBox, WidgetProtocol):
                                        "Local phase: iterations done"),
         }
         views = ["timeline"] + [f"{k}:{m}" for m in _METHODS for k in ("projection", "pairs")]
-        self._init_protocol(views, use_threads=use_threads,
+        self._init_protocol(views, background=threads,
                             images=["timeline"] + [f"projection:{m}" for m in _METHODS])
         c["status"] = self.status_html
+        c.update(self._common)
         self.controls = c
         self.htmls = {f"pairs:{m}": W.HTML() for m in _METHODS}
         self.out_error = self.error_html
         c["start"].on_click(lambda _: self.start())
         c["stop"].on_click(lambda _: self.stop())
         c["methods"].observe(lambda _: self._sync_enabled(), names="value")
-        self.images["timeline"].layout.width = "100%"
-        tabs = []
-        for m in _METHODS:
-            self.images[f"projection:{m}"].layout.width = "40%"
-            self.htmls[f"pairs:{m}"].layout.width = "59%"
-            tabs.append(W.HBox([self.images[f"projection:{m}"], self.htmls[f"pairs:{m}"]]))
-        self.tabs = W.Tab(children=tabs)
+        # the timeline and the selected method's projection side by side (natural size), the
+        # selected method's pairs table below them at the full width of the column
+        self.tabs = W.Tab(children=[self.images[f"projection:{m}"] for m in _METHODS],
+                          layout=W.Layout(flex="0 1 auto", min_width="0"))
         for k, m in enumerate(_METHODS):
             self.tabs.set_title(k, m)
+        for m in _METHODS:
+            self.htmls[f"pairs:{m}"].layout = W.Layout(max_width="100%")
+        self.pairs = W.Stack(children=[self.htmls[f"pairs:{m}"] for m in _METHODS], selected_index=0)
+        W.link((self.tabs, "selected_index"), (self.pairs, "selected_index"))
         params = W.HBox([c["methods"], W.VBox([c["h"], c["n_seeds"], c["n_local"]]),
                          W.VBox([c["max_iter"], c["random_state"], W.HBox([c["start"], c["stop"]])]),
-                         W.VBox([c["progress_global"], c["progress_local"]])], layout=W.Layout(flex_flow="row wrap"))
-        self.tabs.layout.width = "68%"
-        super().__init__([params, self.status_html, self.error_html,
-                          W.HBox([W.Box([self.images["timeline"]], layout=W.Layout(width="31%")), self.tabs],
-                                 layout=W.Layout(width="100%"))])
+                         W.VBox([c["progress_global"], c["progress_local"], self._toolbar()])],
+                        layout=W.Layout(flex_flow="row wrap"))
+        super().__init__([self._style_html, params, self.status_html, self.error_html,
+                          W.HBox([self.images["timeline"], self.tabs],
+                                 layout=W.Layout(flex_flow="row wrap", align_items="flex-start")),
+                          self.pairs, self.export_html])
+        self.add_class("fl-widget")
         self._sync_enabled()
         self.request_render()
 
@@ -187,15 +249,13 @@ class MAFTSession(W.VBox, WidgetProtocol):
         h = p["h"] if method == "MAFT" else None
         return (method, h, p["n_seeds"], p["n_local"], p["max_iter"], p["random_state"])
 
-    def _search(self, method):
+    def _config(self, method):
         p = self._run_params
-        key = (method, p["h"] if method == "MAFT" else None, p["max_iter"])
-        if key not in self._searches:
-            kw = {"max_iter": p["max_iter"]}
-            if method == "MAFT":
-                kw["h"] = p["h"]
-            self._searches[key] = _METHODS[method](self.model, self.dataset, self.protected, **kw)
-        return self._searches[key]
+        kw = {"max_iter": p["max_iter"]}
+        if method == "MAFT":
+            kw["h"] = p["h"]
+        budget = {"n_seeds": p["n_seeds"], "n_local": p["n_local"], "random_state": p["random_state"]}
+        return kw, budget
 
     def _state(self):
         return dict(run=self._run_id, params=dict(self._run_params), tick=time.perf_counter())
@@ -251,20 +311,28 @@ class MAFTSession(W.VBox, WidgetProtocol):
             if key in self._cache:
                 res = self._cache[key]
             else:
-                search = self._search(m)
                 self.live[m] = [(0.0, 0)]
                 self._set_status(f"running <b>{m}</b>...", busy=True)
-                res = search.run(n_seeds=p["n_seeds"], n_local=p["n_local"], random_state=p["random_state"],
-                                 callback=lambda st, m=m: self._on_step(m, st, stop), stop=stop)
+                config, budget = self._config(m)
+                res = _run_search(_METHODS[m], self.model, self.dataset, self.protected, config, budget,
+                                  lambda st, m=m: self._on_step(m, st, stop), stop)
                 if not res.stopped:
                     self._cache[key] = res
-            self.results[m] = res
-            self.result = res
+            with self._committing(stop) as keep:
+                if not keep:
+                    return
+                self.results[m] = res
+                self.result = res
             self.request_render()
-        done = ", ".join(f"{k}: {v.n_instances} ({v.instances_per_second:.0f}/s)" for k, v in self.results.items())
-        self._status_text = ("stopped - " if stop.is_set() else "done - ") + done
+        with self._committing(stop) as keep:
+            if keep:
+                done = ", ".join(f"{k}: {v.n_instances} ({v.instances_per_second:.0f}/s)"
+                                 for k, v in self.results.items())
+                self._status_text = ("stopped - " if stop.is_set() else "done - ") + (done or "nothing run")
 
     def _on_step(self, method, st, stop):
+        if stop.detached:
+            return
         c = self.controls
         # "blocks": the search runs its seed blocks on several workers (n_jobs from a
         # joblib.parallel_config context); counts are known only at the end
@@ -296,9 +364,9 @@ class MAFTSession(W.VBox, WidgetProtocol):
             if k not in series and len(v) > 1:
                 series[k] = np.asarray(v, dtype=float)
         if series:
-            png_t = draw_png(lambda fig, ax: plots.plot_timeline(series, ax=ax), (4.2, 3.6))
+            png_t = draw_png(lambda fig, ax: plots.plot_timeline(series, ax=ax), _FIG)
         else:
-            png_t = message_png("press Start to run the selected searches", (4.2, 3.6))
+            png_t = message_png("press Start to run the selected searches", _FIG)
         views = {"timeline": {"params": dict(p, run=run, methods_shown=sorted(series)), "png": png_t}}
         for m in _METHODS:
             res = results.get(m)
@@ -306,7 +374,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
             if res is None:
                 running = run and m in p.get("methods", ()) and self._searching
                 msg = f"{m}: running..." if running else f"{m}: not run in this session"
-                views[f"projection:{m}"] = {"params": dict(vp, shown=False), "png": message_png(msg, (4.2, 3.6))}
+                views[f"projection:{m}"] = {"params": dict(vp, shown=False), "png": message_png(msg, _FIG)}
                 views[f"pairs:{m}"] = {"params": dict(vp, shown=False), "html": f"<i>{html.escape(msg)}</i>"}
                 continue
             vp.update(shown=True, n_instances=int(res.n_instances), stopped=bool(res.stopped),
@@ -316,7 +384,7 @@ class MAFTSession(W.VBox, WidgetProtocol):
                 def draw(fig, ax, res=res):
                     plots.plot_projection(res.seeds, res.instances, ax=ax, pool=getattr(self.dataset, "X", None))
                     ax.set_title(f"{res.method}: seeds and instances (PCA)")
-                self._proj[pk] = draw_png(draw, (4.2, 3.6))
+                self._proj[pk] = draw_png(draw, _FIG)
             views[f"projection:{m}"] = {"params": dict(vp), "png": self._proj[pk]}
             views[f"pairs:{m}"] = {"params": dict(vp), "html": _pairs_html(res)}
         return views
@@ -328,3 +396,45 @@ class MAFTSession(W.VBox, WidgetProtocol):
         if self.result is not None:
             self.tabs.selected_index = list(_METHODS).index(self.result.method) \
                 if self.result.method in _METHODS else self.tabs.selected_index
+
+    def _stopped_text(self, name):
+        done = ", ".join(f"{k}: {v.n_instances}" for k, v in self.results.items())
+        return "stopped - " + (done + "; what the search under way found is added when it ends" if done else
+                               "nothing found yet; what the search under way found is shown when it ends")
+
+    # ------------------------------------------------------------------ export
+    def _export_frame(self):
+        """One row per method run in this session (its summary)."""
+        import pandas as pd
+
+        rows = []
+        for m, r in self.results.items():
+            s = r.summary()
+            s = s if isinstance(s, pd.DataFrame) else pd.DataFrame([s])
+            rows.append(s.assign(method=m, n_instances=int(r.n_instances)).reset_index(drop=True))
+        if not rows:
+            return pd.DataFrame({"method": []})
+        out = pd.concat(rows, ignore_index=True, sort=False)
+        return out[["method"] + [c for c in out.columns if c != "method"]]
+
+    def _export_code(self):
+        c = self.controls
+        p = self._run_params or dict(methods=list(c["methods"].value), h=float(c["h"].value),
+                                     n_seeds=int(c["n_seeds"].value), n_local=int(c["n_local"].value),
+                                     max_iter=int(c["max_iter"].value), random_state=int(c["random_state"].value))
+        saved, self._run_params = self._run_params, p
+        try:
+            lines = ["# Recomputes what MAFTSession shows for these settings, without the widget.",
+                     "# model and data are the objects you passed to the widget.",
+                     f"from fairlens.maft import {', '.join(p['methods'])}", "", "results = {}"]
+            for m in p["methods"]:
+                config, budget = self._config(m)
+                init, run = _split_kwargs(_METHODS[m], config, budget)
+                ia = "".join(f", {k}={v!r}" for k, v in init.items())
+                ra = ", ".join(f"{k}={v!r}" for k, v in run.items())
+                lines.append(f"results[{m!r}] = {m}(model, data, protected={self.protected!r}{ia}).run({ra})")
+            lines.append("for name, res in results.items():")
+            lines.append("    print(name, res.n_instances, 'discriminatory instances')")
+        finally:
+            self._run_params = saved
+        return "\n".join(lines) + "\n"
