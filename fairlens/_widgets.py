@@ -673,8 +673,8 @@ class WidgetProtocol:
                 if stop.detached:
                     if late:
                         self.request_render()
-                    return
-                self._end_job(name, after)
+                else:
+                    self._end_job(name, after)
 
         if self.background:
             threading.Thread(target=run, daemon=True, name=f"{type(self).__name__}-{name}").start()
@@ -918,7 +918,7 @@ class FairlensWidget(W.VBox, WidgetProtocol):
         parts = [f"<div class='fl-static' data-widget='{type(self).__name__}'>",
                  f"<div><b>{type(self).__name__}</b> (static snapshot; run the notebook for the live "
                  "widget)</div>", f"<div>{self._status_text}</div>"]
-        for k, v in items:
+        for _k, v in items:
             if v.get("html"):
                 parts.append(f"<div>{v['html']}</div>")
         imgs = []

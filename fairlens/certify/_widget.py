@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
-
 import ipywidgets as W
+import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._certify import STATUSES, certify, instance_covers

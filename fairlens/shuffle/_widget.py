@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
+from . import plots
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
 from ._shuffled import ShuffledModel
-from . import plots
 
 __all__ = ["ShuffleAttackExplorer"]
 

@@ -54,7 +54,7 @@ def _mitigation_text(res, stopped):
 def _protected_of(tester):
     """The tester's protected columns (``protected``; ``sensitive`` before the rename)."""
     p = getattr(tester, "protected", None)
-    return p if p is not None else getattr(tester, "sensitive")
+    return p if p is not None else tester.sensitive
 
 
 class RuleSetBrowser(FairlensWidget):
@@ -389,7 +389,7 @@ class RuleSetBrowser(FairlensWidget):
             col = table.X[mask, j]
             cats = table.categories.get(f)
             if cats:
-                vals = pd.Series(col).map(lambda v: cats.get(int(v), v))
+                vals = pd.Series(col).map(lambda v, cats=cats: cats.get(int(v), v))
             else:
                 rules = self.report.frequent.rules.get(f, [])
                 if rules and rules[0].kind == "range":

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import statistics
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -370,7 +370,7 @@ def test_rule_set_browser_shows_selected_rule_set(page):
 def test_cover_visualizer_moves_to_next_instance(page):
     w = _widget(page, "fl-certify")
     times = []
-    for k in range(4):
+    for _k in range(4):
         before = _state(w)["params"]["instance"]
         dt, st = _timed(page, w, "certify", lambda: w.locator("button:text-is('>')").click())
         if st["params"]["instance"] != before + 1 or f"instance {before + 1}" not in w.inner_text():

@@ -6,8 +6,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from ._maft_oracle import check_result  # noqa: E402
 from fairlens.maft import MAFT, MAFTSession  # noqa: E402
+
+from ._maft_oracle import check_result  # noqa: E402
 
 
 def test_controls_and_headless_run(toy, smooth):

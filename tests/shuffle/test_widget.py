@@ -250,6 +250,7 @@ def test_bad_construction(data):
 
 def test_dataframe_input_and_shuffled_model_argument(data):
     import pandas as pd
+
     from fairlens.shuffle import ShuffleAttackExplorer
 
     X, y = data

@@ -38,9 +38,8 @@ def _shuffle(**kw):
 
 
 def _maft(**kw):
-    from tests.maft._maft_toy import SmoothModel, make_toy
-
     from fairlens.maft import MAFTSession
+    from tests.maft._maft_toy import SmoothModel, make_toy
 
     data, model = make_toy(), SmoothModel()
     return MAFTSession(model, data, n_seeds=10, n_local=5, **kw), {"model": model, "data": data}
