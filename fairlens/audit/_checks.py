@@ -816,11 +816,20 @@ def check_explanations(ctx, seconds):
 
 
 # ------------------------------------------------------------------------ 5. robustness (certify)
+def _certifiable(model):
+    """The object certify reads: a LightGBM text model loaded by the CLI is certified through its
+    own ``lightgbm.Booster`` (whose raw score >= 0 is exactly the wrapper's probability >= 0.5)."""
+    if type(model).__name__ == "LightGBMTextModel" and hasattr(model, "booster_"):
+        return model.booster_
+    return model
+
+
 def tree_ensemble_kind(model):
     """``(True, family)`` for a model :func:`fairlens.certify.certify` certifies directly, else
     ``(False, reason)``."""
     from ..certify._boosted import is_boosted
 
+    model = _certifiable(model)
     name = type(model).__name__
     mod = type(model).__module__
     if is_boosted(model):
@@ -846,7 +855,7 @@ def _certify(ctx, X, y, budget, time_limit):
     """ADAPTER: :func:`fairlens.certify.certify` with the cascade (exact unless cut by the time limit)."""
     from ..certify import certify
 
-    return certify(ctx.user_model, X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
+    return certify(_certifiable(ctx.user_model), X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
 
 
 def check_robustness(ctx, seconds):

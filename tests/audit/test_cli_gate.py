@@ -102,9 +102,16 @@ def test_boosted_model_files(tmp_path, library):
         lib.LGBMClassifier(n_estimators=20, verbose=-1).fit(X, y).booster_.save_model(
             str(model))
     proc = _run(["audit", "--data", str(table), "--model", str(model), "--target", "approved",
-                 "--favourable", "1", "--protected", "sex", "--checks", "group_fairness",
-                 "--out", str(tmp_path / "r.html"), "--no-progress"], tmp_path)
+                 "--favourable", "1", "--protected", "sex", "--checks", "group_fairness", "robustness",
+                 "--out", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json"), "--no-progress"],
+                tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    # the model file is a tree ensemble: its robustness is certified, never "not applicable"
+    import json
+
+    doc = json.loads((tmp_path / "r.json").read_text())
+    rob = [s for s in doc["sections"] if s["id"] == "robustness"][0]
+    assert rob["status"] in ("complete", "cut short"), rob
     # the same model on a table that lacks one of its columns: refused by name
     t2 = t.rename(columns={"income": "salary"})
     t2.to_csv(tmp_path / "t2.csv", index=False)
