@@ -285,12 +285,17 @@ def figure(fig, title, alt):
     """A figure entry of the report document (PNG, base64) from a matplotlib figure."""
     import matplotlib.pyplot as plt
 
+    # drawn at its natural size (no tight cropping): a 10-inch figure at 100 dpi is 1000 px wide,
+    # so the report shows it unscaled with its 12 px text
+    if fig.get_layout_engine() is None:
+        fig.set_layout_engine("constrained")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
-    width = int(round(fig.get_figwidth() * 100))
-    return {"title": title, "alt": alt, "png_base64": base64.b64encode(buf.getvalue()).decode("ascii"),
-            "width_px": max(width, 1000)}
+    png = buf.getvalue()
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's IHDR width
+    return {"title": title, "alt": alt, "png_base64": base64.b64encode(png).decode("ascii"),
+            "width_px": width}
 
 
 def _deadline_stop(seconds):
