@@ -874,7 +874,7 @@ class GroupMetricsResult(Result):
         dict
             ``type``, ``title``, ``summary``, ``params``, ``random_state``, ``elapsed``, ``stopped``
             (as every :class:`fairlens._base.Result`), plus ``measures`` and ``groups``: lists of
-            records (NaN becomes ``None``), ready for :func:`json.dumps`.
+            records (NaN becomes ``None``), ready for ``json.dumps``.
 
         Examples
         --------

@@ -77,7 +77,7 @@ class CheckOutcome:
         Tables of the report document (``title``, ``columns``, ``rows``, optional ``units`` and
         ``note``; see :mod:`fairlens.audit._schema`).
     figures : list of dict
-        Figures as built by :func:`figure`: ``title``, ``alt``, ``png_base64``, ``width_px``.
+        Figures as built by ``fairlens.audit._checks.figure``: ``title``, ``alt``, ``png_base64``, ``width_px``.
     params : dict
         The parameters the check ran with (including its ``time_share`` in seconds).
     random_state : int or None

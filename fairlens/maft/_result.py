@@ -217,7 +217,7 @@ class FairnessTestResult(Result):
         return pd.concat([F1, F2, extra], axis=1)
 
     def to_dict(self):
-        """JSON-safe summary (the base's :meth:`~fairlens._base.Result.to_dict`), plus the method.
+        """JSON-safe summary (the contract's ``Result.to_dict``), plus the method.
 
         Returns
         -------
