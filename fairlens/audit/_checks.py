@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import inspect
 import io
 import math
 import time
@@ -443,23 +442,12 @@ def _group_finding(m, groups, conf, thresholds):
 
 # ------------------------------------------------------------------------ 2. individual (MAFT)
 def _make_maft(ctx, n_seeds, n_local, random_state):
-    """ADAPTER: build the MAFT search (the paper's defaults) for ``ctx``; returns ``(maft, run_kwargs)``.
-
-    Works with both MAFT APIs: budgets in ``__init__`` (the contract) or in ``run()`` (before it)."""
+    """ADAPTER: build the MAFT search (the paper's defaults) for ``ctx``; returns ``(maft, run_kwargs)``."""
     from ..maft import MAFT
 
-    init = inspect.signature(MAFT.__init__).parameters
-    kw = {}
-    fav_name = "favourable" if "favourable" in init else "favourable_class"
-    kw[fav_name] = ctx.favourable_class
-    run_kw = {}
-    budget = {"n_seeds": n_seeds, "n_local": n_local, "random_state": random_state}
-    if "n_seeds" in init:
-        kw.update(budget)
-    else:
-        run_kw.update(budget)
-    maft = MAFT(ctx.model, ctx.dataset, protected=list(ctx.protected), **kw)
-    return maft, run_kw
+    maft = MAFT(ctx.model, ctx.dataset, protected=list(ctx.protected), favourable=ctx.favourable_class,
+                n_seeds=n_seeds, n_local=n_local, random_state=random_state)
+    return maft, {}
 
 
 def _discriminatory(ctx, X):
@@ -467,10 +455,8 @@ def _discriminatory(ctx, X):
     attributes change (:func:`fairlens.maft.discriminatory_mask`)."""
     from ..maft import discriminatory_mask
 
-    params = inspect.signature(discriminatory_mask).parameters
-    fav = "favourable" if "favourable" in params else "favourable_class"
     return np.asarray(discriminatory_mask(ctx.scorer, ctx.dataset, X, list(ctx.protected),
-                                          **{fav: ctx.favourable_class}), dtype=bool)
+                                          favourable=ctx.favourable_class), dtype=bool)
 
 
 def check_individual(ctx, seconds):
@@ -570,16 +556,11 @@ def _pairs_table(ctx, res, n_examples):
 # ------------------------------------------------------------------------ 3. subgroup (TestSGD)
 def _make_testsgd(ctx, random_state, top_k):
     """ADAPTER: TestSGD with the paper's defaults (theta 5%, error 0.05, delta 0.95, sample_thr
-    1000) on ``ctx``; works with ``protected=`` (the contract) and ``sensitive=`` (before it)."""
+    1000) on ``ctx``."""
     from ..testsgd import TestSGD
 
-    init = inspect.signature(TestSGD.__init__).parameters
-    kw = {"random_state": random_state, "top_k": top_k}
-    kw["protected" if "protected" in init else "sensitive"] = list(ctx.protected)
-    kw["favourable" if "favourable" in init else "favourable_class"] = ctx.favourable_class
-    if "threshold" in init:
-        kw["threshold"] = ctx.threshold
-    return TestSGD(ctx.model, ctx.dataset, **kw)
+    return TestSGD(ctx.model, ctx.dataset, protected=list(ctx.protected), favourable=ctx.favourable_class,
+                   threshold=ctx.threshold, random_state=random_state, top_k=top_k)
 
 
 def _run_testsgd(tester, stop, n_jobs):
@@ -706,7 +687,7 @@ def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap")
 
     model = ctx.model if isinstance(ctx.model, ShuffledModel) else ctx.scorer
     return np.asarray(explain(model, X, explainer, background, nsamples=nsamples, random_state=random_state,
-                              feature_names=list(ctx.dataset.feature_names), dataset=ctx.dataset,
+                              feature_names=list(ctx.dataset.feature_names), data=ctx.dataset,
                               callback=lambda i, n: i < MIN_EXPLAINED or not stop(), n_jobs=ctx.n_jobs),
                       dtype=np.float64)
 
@@ -720,10 +701,8 @@ def _consistency(ctx, X, random_state):
     """ADAPTER: the batch-consistency check of the scoring function (:func:`fairlens.shuffle.batch_consistency`)."""
     from ..shuffle import ShuffledModel, batch_consistency
 
-    params = inspect.signature(batch_consistency).parameters
-    fav = "favourable" if "favourable" in params else "favourable_class"
-    kw = {} if isinstance(ctx.model, ShuffledModel) else {fav: ctx.favourable_class}
-    return batch_consistency(ctx.model, X, random_state=random_state, dataset=ctx.dataset, **kw)
+    kw = {} if isinstance(ctx.model, ShuffledModel) else {"favourable": ctx.favourable_class}
+    return batch_consistency(ctx.model, X, random_state=random_state, data=ctx.dataset, **kw)
 
 
 def check_explanations(ctx, seconds):
