@@ -30,41 +30,11 @@ _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
 _FIG = (4.0, 3.4)  # inches of 100 CSS px: timeline and projection side by side in a 1280 px window
 
 
-def _accepts(cls, method, name):
-    """True if ``cls.method`` takes keyword ``name`` (following ``**kw`` up the MRO)."""
-    import inspect
-
-    for klass in cls.__mro__:
-        fn = klass.__dict__.get(method)
-        if fn is None:
-            continue
-        params = inspect.signature(fn).parameters
-        if name in params and params[name].kind is not inspect.Parameter.POSITIONAL_ONLY:
-            return True
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            return False
-    return False
-
-
-def _split_kwargs(cls, config, budget):
-    """The one place the widget maps its settings onto the search API: what the class takes in
-    ``__init__`` (configuration, and the budgets/random_state where ``__init__`` takes them)
-    and what goes to ``run``."""
-    init, run = dict(config), {}
-    for k, v in budget.items():
-        (init if _accepts(cls, "__init__", k) else run)[k] = v
-    return init, run
-
-
 def _run_search(cls, model, data, protected, config, budget, step, stop):
-    """``cls(model, data, ...).run(...)`` through the public API, with the live step callback."""
-    init, run = _split_kwargs(cls, config, budget)
-    search = cls(model, data, protected=protected, **init)
-    if _accepts(cls, "run", "callback"):
-        run["callback"] = step
-    elif _accepts(cls, "run", "progress"):
-        run["progress"] = lambda *a: step(a[0]) if len(a) == 1 and isinstance(a[0], dict) else None
-    return search.run(stop=stop, **run)
+    """``cls(model, data, ...).run(...)`` through the public API, with the live step callback:
+    configuration and budgets (``n_seeds``, ``n_local``, ``random_state``) go to ``__init__``."""
+    search = cls(model, data, protected=protected, **config, **budget)
+    return search.run(stop=stop, callback=step)
 
 
 def _pairs_html(res, max_rows=6):
@@ -429,10 +399,8 @@ class MAFTSession(FairlensWidget):
                      f"from fairlens.maft import {', '.join(p['methods'])}", "", "results = {}"]
             for m in p["methods"]:
                 config, budget = self._config(m)
-                init, run = _split_kwargs(_METHODS[m], config, budget)
-                ia = "".join(f", {k}={v!r}" for k, v in init.items())
-                ra = ", ".join(f"{k}={v!r}" for k, v in run.items())
-                lines.append(f"results[{m!r}] = {m}(model, data, protected={self.protected!r}{ia}).run({ra})")
+                ia = "".join(f", {k}={v!r}" for k, v in {**config, **budget}.items())
+                lines.append(f"results[{m!r}] = {m}(model, data, protected={self.protected!r}{ia}).run()")
             lines.append("for name, res in results.items():")
             lines.append("    print(name, res.n_instances, 'discriminatory instances')")
         finally:

@@ -25,7 +25,7 @@ def test_controls_and_headless_run(toy, smooth):
     assert s.error is None, s.error
     assert set(s.results) == {"MAFT", "AEQUITAS"}
     res = s.results["MAFT"]
-    direct = MAFT(smooth, toy, h=1.0).run(n_seeds=20, n_local=20, random_state=3)
+    direct = MAFT(smooth, toy, h=1.0, n_seeds=20, n_local=20, random_state=3).run()
     np.testing.assert_array_equal(res.instances, direct.instances)  # same numbers as the core
     check_result(smooth, res, [1, 2], toy.bounds)
     assert "done" in s.controls["status"].value
