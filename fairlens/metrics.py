@@ -160,7 +160,48 @@ def _rate(num_mask, den_mask, ids, n_groups):
 
 @_renamed
 def group_rates(y_true, y_pred, *, protected) -> pd.DataFrame:
-    """Per-group count, selection rate, true and false positive rates, and base rate."""
+    """Per-group count, selection rate, true and false positive rates, and base rate.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1 or None
+        True labels, 1 = favourable. Optional: without them only
+        ``count`` and ``selection_rate`` are returned.
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    DataFrame
+        One row per group (index ``group``; tuples of values are shown as strings for
+        intersectional groups), columns ``count`` and ``selection_rate`` and, when ``y_true``
+        is given, ``base_rate``, ``true_positive_rate`` and ``false_positive_rate``. A rate
+        without rows to compute it on (e.g. no positive labels in a group) is ``nan``.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, the lengths of ``y_true``, ``y_pred`` and
+        ``protected`` differ, or ``protected`` has missing values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import group_rates
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> rates = group_rates(y_true, y_pred, protected=group)
+    >>> rates[["count", "selection_rate", "true_positive_rate"]].round(3)
+           count  selection_rate  true_positive_rate
+    group
+    a          4            0.50               0.667
+    b          4            0.75               1.000
+    """
     yt, yp, ids, labels = _prepare(y_true, y_pred, protected)
     k = len(labels)
     sel, count = _rate(yp == 1, np.ones_like(yp, bool), ids, k)
@@ -192,7 +233,41 @@ def demographic_parity_difference(y_true, y_pred, *, protected) -> float:
     """Largest difference in selection rate P(y_pred = 1 | group) between groups.
 
     ``y_true`` is not used (fairlearn's signature) but, when given, is checked like
-    ``y_pred`` (binary, same length)."""
+    ``y_pred`` (binary, same length).
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1 or None
+        True labels, 1 = favourable. Not used by this metric (fairlearn's signature), but
+        checked like ``y_pred`` (binary, same length) when given.
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    float
+        ``max - min`` of the groups' selection rates; 0 is parity.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, the lengths of ``y_true``, ``y_pred`` and
+        ``protected`` differ, or ``protected`` has missing values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import demographic_parity_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> demographic_parity_difference(y_true, y_pred, protected=group)  # 0.75 - 0.50
+    0.25
+    """
     _check_unused_true(y_true, y_pred)
     rates = group_rates(None, y_pred, protected=protected)
     hi, lo = _spread(rates["selection_rate"].to_numpy(), list(rates.index), "selection rate")
@@ -205,6 +280,40 @@ def disparate_impact_ratio(y_true, y_pred, *, protected) -> float:
 
     Returns ``nan`` when no group is ever selected (0/0). ``y_true`` is not used but,
     when given, is checked like ``y_pred``.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1 or None
+        True labels, 1 = favourable. Not used by this metric (fairlearn's signature), but
+        checked like ``y_pred`` (binary, same length) when given.
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    float
+        ``min / max`` of the groups' selection rates, in [0, 1]; ``nan`` if no group is
+        ever selected.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, the lengths of ``y_true``, ``y_pred`` and
+        ``protected`` differ, or ``protected`` has missing values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import disparate_impact_ratio
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> round(disparate_impact_ratio(y_true, y_pred, protected=group), 4)  # 0.50 / 0.75
+    0.6667
     """
     _check_unused_true(y_true, y_pred)
     rates = group_rates(None, y_pred, protected=protected)
@@ -214,7 +323,44 @@ def disparate_impact_ratio(y_true, y_pred, *, protected) -> float:
 
 @_renamed
 def equal_opportunity_difference(y_true, y_pred, *, protected) -> float:
-    """Largest difference in true positive rate P(y_pred = 1 | y = 1, group) between groups."""
+    """Largest difference in true positive rate P(y_pred = 1 | y = 1, group) between groups.
+
+    A group without positive labels has no true positive rate; it is left out with a
+    :class:`UserWarning`.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    float
+        ``max - min`` of the groups' true positive rates; 0 is equal opportunity.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths of
+        ``y_true``, ``y_pred`` and ``protected`` differ, or ``protected`` has missing
+        values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import equal_opportunity_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> round(equal_opportunity_difference(y_true, y_pred, protected=group), 4)  # 1 - 2/3
+    0.3333
+    """
     if y_true is None:
         raise ValueError("y_true is required for equal_opportunity_difference (true labels, 0/1)")
     rates = group_rates(y_true, y_pred, protected=protected)
@@ -225,7 +371,44 @@ def equal_opportunity_difference(y_true, y_pred, *, protected) -> float:
 
 @_renamed
 def equalized_odds_difference(y_true, y_pred, *, protected) -> float:
-    """The larger of the true-positive-rate and false-positive-rate differences."""
+    """The larger of the true-positive-rate and false-positive-rate differences.
+
+    A group without positive (negative) labels is left out of the true (false) positive
+    rate comparison with a :class:`UserWarning`.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    float
+        ``max(TPR_max - TPR_min, FPR_max - FPR_min)`` over groups; 0 is equalized odds.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths of
+        ``y_true``, ``y_pred`` and ``protected`` differ, or ``protected`` has missing
+        values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import equalized_odds_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> round(equalized_odds_difference(y_true, y_pred, protected=group), 4)  # FPR 2/3 - 0
+    0.6667
+    """
     if y_true is None:
         raise ValueError("y_true is required for equalized_odds_difference (true labels, 0/1)")
     rates = group_rates(y_true, y_pred, protected=protected)
@@ -264,6 +447,39 @@ def generalized_entropy_index(y_true, y_pred, *, alpha=2.0) -> float:
     """Individual-level generalised entropy of the benefits ``b_i = y_pred_i - y_true_i + 1``.
 
     Speicher et al. (2018), Eq. (2); ``alpha=1`` is the Theil index.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable.
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable.
+    alpha : float, default 2.0
+        Order of the index: 0 is the mean log deviation, 1 the Theil index, 2 half the
+        squared coefficient of variation.
+
+    Returns
+    -------
+    float
+        ``(1/n) sum_i f_alpha(b_i / mu)`` with ``mu`` the mean benefit; 0 when every row
+        receives the same benefit (also when ``mu`` is 0).
+
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is not a real number, or a label array is not an array.
+    ValueError
+        If the labels are not binary 0/1 or ``y_true`` and ``y_pred`` differ in length.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import generalized_entropy_index
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> round(generalized_entropy_index(y_true, y_pred), 4)  # benefits 1,1,1,0,2,1,2,1
+    0.142
+    >>> generalized_entropy_index(y_true, y_true)  # perfect predictions: equal benefits
+    0.0
     """
     alpha = _check_alpha(alpha)
     yt, yp = _binary(y_true, "y_true"), _binary(y_pred, "y_pred")
@@ -286,6 +502,46 @@ def theil_index(y_true, y_pred, *, protected, alpha=1.0) -> float:
     ``GE_beta(alpha) = (1/n) sum_g n_g f_alpha(mu_g / mu)`` with ``f_1(t) = t ln t``
     (the Theil index; other ``alpha`` give the generalised entropy family). It is 0 when all
     groups receive the same mean benefit and grows with the gap.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+    alpha : float, default 1.0
+        Order of the generalised entropy; 1 is the Theil index.
+
+    Returns
+    -------
+    float
+        The between-group generalised entropy (>= 0).
+
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is not a real number, or if ``y_pred`` (or ``y_true``) is not an
+        array of labels (e.g. a string).
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths of
+        ``y_true``, ``y_pred`` and ``protected`` differ, or ``protected`` has missing
+        values.
+
+    Examples
+    --------
+    >>> import math
+    >>> from fairlens.metrics import theil_index
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> value = theil_index(y_true, y_pred, protected=group)
+    >>> # group means of the benefits: a = 3/4, b = 3/2; overall mean 9/8
+    >>> by_hand = (4 * (2/3) * math.log(2/3) + 4 * (4/3) * math.log(4/3)) / 8
+    >>> math.isclose(value, by_hand)
+    True
     """
     alpha = _check_alpha(alpha)
     yt, yp, ids, labels = _prepare(y_true, y_pred, protected, need_true=True)
@@ -302,7 +558,52 @@ def theil_index(y_true, y_pred, *, protected, alpha=1.0) -> float:
 
 @_renamed
 def fairness_report(y_true, y_pred, *, protected) -> pd.DataFrame:
-    """All five metrics in one tidy table (``metric``, ``value``, ``ideal``)."""
+    """All five metrics in one tidy table (``metric``, ``value``, ``ideal``).
+
+    The metrics are :func:`demographic_parity_difference`,
+    :func:`equal_opportunity_difference`, :func:`equalized_odds_difference`,
+    :func:`disparate_impact_ratio` and :func:`theil_index`; the warnings about groups left
+    out of a comparison are silenced here.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable (booleans are accepted).
+    protected : array-like, Series, 2-D array or DataFrame
+        The sensitive value of each row; with several columns every distinct combination of
+        values is a group (intersectional groups).
+
+    Returns
+    -------
+    DataFrame
+        Five rows, columns ``metric`` (the function name), ``value`` and ``ideal`` (the
+        value at parity: 0 for the differences and the Theil index, 1 for the ratio).
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels (e.g. a string or ``None``).
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths of
+        ``y_true``, ``y_pred`` and ``protected`` differ, or ``protected`` has missing
+        values.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import fairness_report
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> fairness_report(y_true, y_pred, protected=group).round(3)
+                              metric  value  ideal
+    0  demographic_parity_difference  0.250    0.0
+    1   equal_opportunity_difference  0.333    0.0
+    2      equalized_odds_difference  0.667    0.0
+    3         disparate_impact_ratio  0.667    1.0
+    4                    theil_index  0.057    0.0
+    """
     kw = {"protected": protected}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -412,13 +713,39 @@ def statistical_parity_difference(y_true, y_pred, *, protected, privileged) -> f
     Parameters
     ----------
     y_true : array-like of 0/1 or None
-        Not used (fairlearn's signature); checked like ``y_pred`` when given.
+        True labels, 1 = favourable. Not used (fairlearn's signature); checked like
+        ``y_pred`` when given.
     y_pred : array-like of 0/1
-        Predictions, 1 = favourable.
+        Predicted labels, 1 = favourable.
     protected : array-like, Series or one-column DataFrame
         One sensitive value per row (numbers, strings, booleans).
     privileged : value or list of values
         The sensitive value(s) of the privileged group; every other row is unprivileged.
+
+    Returns
+    -------
+    float
+        Selection rate of the unprivileged rows minus that of the privileged rows.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels, or ``protected`` is a string.
+    ValueError
+        If the labels are not binary 0/1, the lengths differ, ``protected`` has several
+        columns or missing values, or ``privileged`` is missing, does not occur in
+        ``protected`` or covers every row.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import statistical_parity_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> statistical_parity_difference(y_true, y_pred, protected=group, privileged="a")
+    0.25
+    >>> statistical_parity_difference(y_true, y_pred, protected=group, privileged="b")
+    -0.25
     """
     _, yp, priv = _signed_prepare(y_true, y_pred, protected, privileged, False)
     sel = yp == 1
@@ -439,7 +766,41 @@ def disparate_impact(y_true, y_pred, *, protected, privileged) -> float:
     ``zero_division`` argument.) Unlike :func:`disparate_impact_ratio` (min/max over all
     groups, at most 1) this ratio is signed by direction and can exceed 1.
 
-    Parameters are those of :func:`statistical_parity_difference`.
+    Parameters
+    ----------
+    y_true : array-like of 0/1 or None
+        True labels, 1 = favourable. Not used (fairlearn's signature); checked like
+        ``y_pred`` when given.
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable.
+    protected : array-like, Series or one-column DataFrame
+        One sensitive value per row (numbers, strings, booleans).
+    privileged : value or list of values
+        The sensitive value(s) of the privileged group; every other row is unprivileged.
+
+    Returns
+    -------
+    float
+        Selection rate of the unprivileged rows over that of the privileged rows; ``inf``
+        or ``nan`` when the privileged rows are never selected.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels, or ``protected`` is a string.
+    ValueError
+        If the labels are not binary 0/1, the lengths differ, ``protected`` has several
+        columns or missing values, or ``privileged`` is missing, does not occur in
+        ``protected`` or covers every row.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import disparate_impact
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> disparate_impact(y_true, y_pred, protected=group, privileged="a")  # 0.75 / 0.50
+    1.5
     """
     _, yp, priv = _signed_prepare(y_true, y_pred, protected, privileged, False)
     sel = yp == 1
@@ -459,7 +820,40 @@ def true_positive_rate_difference(y_true, y_pred, *, protected, privileged) -> f
     :class:`RuntimeWarning`, as in AIF360. (This is AIF360's ``equal_opportunity_difference``;
     fairlens's :func:`equal_opportunity_difference` is fairlearn's unsigned max - min.)
 
-    Parameters are those of :func:`statistical_parity_difference`; ``y_true`` is required.
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable.
+    protected : array-like, Series or one-column DataFrame
+        One sensitive value per row (numbers, strings, booleans).
+    privileged : value or list of values
+        The sensitive value(s) of the privileged group; every other row is unprivileged.
+
+    Returns
+    -------
+    float
+        True positive rate of the unprivileged rows minus that of the privileged rows.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels, or ``protected`` is a string.
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths differ,
+        ``protected`` has several columns or missing values, or ``privileged`` is missing, does not occur in
+        ``protected`` or covers every row.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import true_positive_rate_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> value = true_positive_rate_difference(y_true, y_pred, protected=group, privileged="a")
+    >>> round(value, 4)  # 1 - 2/3
+    0.3333
     """
     yt, yp, priv = _signed_prepare(y_true, y_pred, protected, privileged, True)
     pos, hit = yt == 1, (yp == 1) & (yt == 1)
@@ -476,7 +870,41 @@ def average_odds_difference(y_true, y_pred, *, protected, privileged) -> float:
     group without negative (positive) labels has an undefined FPR (TPR) and the result is
     ``nan`` with a :class:`RuntimeWarning`.
 
-    Parameters are those of :func:`statistical_parity_difference`; ``y_true`` is required.
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable.
+    protected : array-like, Series or one-column DataFrame
+        One sensitive value per row (numbers, strings, booleans).
+    privileged : value or list of values
+        The sensitive value(s) of the privileged group; every other row is unprivileged.
+
+    Returns
+    -------
+    float
+        The mean of the unprivileged-minus-privileged false and true positive rate
+        differences.
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels, or ``protected`` is a string.
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths differ,
+        ``protected`` has several columns or missing values, or ``privileged`` is missing, does not occur in
+        ``protected`` or covers every row.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import average_odds_difference
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> # FPR: 2/3 - 0, TPR: 1 - 2/3
+    >>> average_odds_difference(y_true, y_pred, protected=group, privileged="a")
+    0.5
     """
     yt, yp, priv = _signed_prepare(y_true, y_pred, protected, privileged, True)
     sel = yp == 1
@@ -498,6 +926,46 @@ def aif360_report(y_true, y_pred, *, protected, privileged) -> pd.DataFrame:
     between the privileged and the unprivileged group, AIF360's
     ``between_group_theil_index``; :func:`theil_index` on the two groups). Columns
     ``metric``, ``value``, ``ideal``. Undefined values are ``nan`` (warnings silenced here).
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        True labels, 1 = favourable (required).
+    y_pred : array-like of 0/1
+        Predicted labels, 1 = favourable.
+    protected : array-like, Series or one-column DataFrame
+        One sensitive value per row (numbers, strings, booleans).
+    privileged : value or list of values
+        The sensitive value(s) of the privileged group; every other row is unprivileged.
+
+    Returns
+    -------
+    DataFrame
+        Five rows, columns ``metric``, ``value`` and ``ideal`` (0 for the differences and
+        the Theil index, 1 for the disparate impact).
+
+    Raises
+    ------
+    TypeError
+        If ``y_pred`` (or ``y_true``) is not an array of labels, or ``protected`` is a string.
+    ValueError
+        If the labels are not binary 0/1, ``y_true`` is ``None``, the lengths differ,
+        ``protected`` has several columns or missing values, or ``privileged`` is missing, does not occur in
+        ``protected`` or covers every row.
+
+    Examples
+    --------
+    >>> from fairlens.metrics import aif360_report
+    >>> y_true = [1, 0, 1, 1, 0, 1, 0, 0]
+    >>> y_pred = [1, 0, 1, 0, 1, 1, 1, 0]
+    >>> group = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> aif360_report(y_true, y_pred, protected=group, privileged="a").round(3)
+                              metric  value  ideal
+    0  statistical_parity_difference  0.250    0.0
+    1  true_positive_rate_difference  0.333    0.0
+    2        average_odds_difference  0.500    0.0
+    3               disparate_impact  1.500    1.0
+    4      between_group_theil_index  0.057    0.0
     """
     kw = {"protected": protected, "privileged": privileged}
     yt, yp, priv = _signed_prepare(y_true, y_pred, protected, privileged, True)
