@@ -190,6 +190,7 @@ def layout_problems(fig):
     Examples
     --------
     >>> from matplotlib.figure import Figure
+    >>> from fairlens._widgets import layout_problems
     >>> fig = Figure(figsize=(3, 2)); ax = fig.subplots(); _ = ax.set_title("t", fontsize=4)
     >>> fig.tight_layout()
     >>> layout_problems(fig)

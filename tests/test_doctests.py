@@ -1,7 +1,11 @@
 """The Examples in the docstrings run (issue 21: "Examples that run").
 
 Runs the doctests of the modules listed in :data:`MODULES` (the core: models, datasets,
-parallel helpers, validation).  Add a module here once its examples pass.
+parallel helpers, validation, metrics), :data:`WIDGET_MODULES` (the widgets, driven headless
+with ``background=False``; skipped without ipywidgets) and :data:`DATA_MODULES`.  A module's
+examples are found through its own functions and classes (doctest skips names it re-exports
+from elsewhere), so list the module that defines an object.  Add a module here once its
+examples pass.
 """
 import doctest
 import importlib
@@ -38,6 +42,15 @@ MODULES = [
     "fairlens.audit._checks",
 ]
 
+#: The widgets (ipywidgets needed): their examples use bundled data or scikit-learn's toy data.
+WIDGET_MODULES = [
+    "fairlens._widgets",
+    "fairlens.certify._widget",
+    "fairlens.maft._widget",
+    "fairlens.shuffle._widget",
+    "fairlens.testsgd._widget",
+]
+
 #: Modules whose examples load a dataset (run only with the mirror, via ``require_data``).
 DATA_MODULES = [
     "fairlens.maft._analysis",
@@ -63,6 +76,12 @@ def _run_examples(name):
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
+    _run_examples(name)
+
+
+@pytest.mark.parametrize("name", WIDGET_MODULES)
+def test_widget_examples_run(name):
+    pytest.importorskip("ipywidgets")
     _run_examples(name)
 
 

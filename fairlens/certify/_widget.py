@@ -51,11 +51,19 @@ class CoverVisualizer(FairlensWidget):
 
     Parameters
     ----------
-    forest : fitted forest (see :func:`fairlens.certify.certify`).
-    X, y : instances to certify and their labels.
-    budget : int, initial attacker budget b.
-    max_budget : int, largest b offered by the slider and the summary.
-    feature_names : list of str, optional.
+    forest : fitted forest or boosted ensemble
+        The model to certify (every model :func:`fairlens.certify.certify` takes: scikit-learn
+        forests, a FeaturePartitionedForest, gradient boosting, XGBoost, LightGBM).
+    X : array-like or DataFrame of shape (n, d)
+        The instances to certify (a DataFrame is aligned with the model by column name).
+    y : array-like of shape (n,)
+        Their true labels.
+    budget : int, default 1
+        Initial attacker budget b (features the attacker may change), in ``[1, max_budget]``.
+    max_budget : int, default 3
+        Largest b offered by the slider and the summary (capped at the number of features).
+    feature_names : list of str, optional
+        Names shown for the features (default: the model's, else ``x0, x1, ...``).
     background : bool, default True
         Compute and draw in background threads; ``False``: synchronously.
     use_threads : bool, optional
@@ -195,7 +203,36 @@ class CoverVisualizer(FairlensWidget):
         return int(self.controls["index"].value)
 
     def matching(self, result=None, status=None):
-        """Rows matching the status filter."""
+        """Rows matching the status filter.
+
+        Parameters
+        ----------
+        result : CertificationResult, optional
+            The certification to filter (default: the one shown, :attr:`result`).
+        status : str, optional
+            A status such as ``"attackable"`` or ``"certified_flb"`` (the options of the
+            ``status`` control), or ``"all"``; default: the control's current value.
+
+        Returns
+        -------
+        ndarray of int
+            Indices of the rows of ``X`` whose status is ``status`` (all rows for ``"all"``
+            or before any result).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import CoverVisualizer
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        >>> viz = CoverVisualizer(rf, X[:20], y[:20], background=False)
+        >>> rows = viz.matching(status="attackable")
+        >>> bool((viz.result.status[rows] == "attackable").all())
+        True
+        >>> len(viz.matching(status="all"))
+        20
+        """
         want = self.controls["status"].value if status is None else status
         result = self.result if result is None else result
         if want == "all" or result is None:
@@ -335,7 +372,21 @@ class CoverVisualizer(FairlensWidget):
             self.controls["index"].value = i  # follow the filter (redraws the same, cached state)
 
     def render(self):
-        """Redraw for the current controls and wait (scripts)."""
+        """Redraw for the current controls and wait (scripts).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import CoverVisualizer
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        >>> viz = CoverVisualizer(rf, X[:20], y[:20], background=False)
+        >>> viz.controls["budget"].value = 2
+        >>> viz.render()
+        >>> viz.budget
+        2
+        """
         self.request_render()
         self.wait()
 
@@ -350,6 +401,30 @@ class CoverVisualizer(FairlensWidget):
 
         Stop takes effect between chunks of ``_SUMMARY_CHUNK`` rows of the budget being
         certified, and keeps the budgets already done.
+
+        Parameters
+        ----------
+        block : bool, default False
+            Wait until the summary is done before returning (with ``background=False`` the
+            summary is always computed before this returns).
+
+        Returns
+        -------
+        DataFrame or None
+            :attr:`summary_frame`: one row per budget b = 1..max_budget (the certification
+            summary: accuracy under attack by FLB, ELB and exact search). While a background
+            summary is still running it is the previous summary (``None`` before the first).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import CoverVisualizer
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        >>> viz = CoverVisualizer(rf, X[:20], y[:20], max_budget=2, background=False)
+        >>> viz.compute_summary(block=True)["budget"].tolist()
+        [1, 2]
         """
         import pandas as pd
 

@@ -240,7 +240,31 @@ class MAFTSession(FairlensWidget):
         c["h"].disabled = running or "MAFT" not in c["methods"].value
 
     def start(self):
-        """Start the selected methods in the background (no-op if running)."""
+        """Start the selected methods in the background (no-op if running).
+
+        The methods selected in the ``methods`` control run one after the other with the
+        current control values; :meth:`wait` joins them, ``results`` holds one
+        :class:`FairnessTestResult` per method.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.maft import MAFTSession
+        >>> data = load_german_credit()
+        >>> k, a = data.index_of("duration"), data.index_of("age")
+        >>> def model(X):  # probability of the favourable outcome
+        ...     return 1 / (1 + np.exp(-(0.1 * (24 - X[:, k]) + 0.05 * X[:, a])))
+        >>> s = MAFTSession(model, data, protected=["age"], n_seeds=10, n_local=10,
+        ...                 background=False)
+        >>> s.start()
+        >>> s.wait()
+        True
+        >>> sorted(s.results), s.error
+        (['MAFT'], None)
+        >>> s.results["MAFT"].n_instances > 0  # discriminatory instances found
+        True
+        """
         if self.running:
             return
         c = self.controls

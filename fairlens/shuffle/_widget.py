@@ -52,6 +52,8 @@ class ShuffleAttackExplorer(FairlensWidget):
     y : array-like of 0/1, optional
         Ground truth for the fairness metrics (1 = favourable).
     feature_names : list of str, optional
+        Names shown for the features (default: the columns of a DataFrame ``X``, else
+        ``x0, x1, ...``).
     n_explain : int, default 20
         Number of instances explained by SHAP / LIME (the first rows of X).
     nsamples : int, optional
@@ -59,7 +61,10 @@ class ShuffleAttackExplorer(FairlensWidget):
     threshold : float, default 0.5
         Decision threshold of the fairness view.
     higher_is_better : bool, default True
+        Whether a higher score is the favourable outcome (taken from ``scorer`` when it is
+        a ShuffledModel).
     random_state : int, default 0
+        Seeds the attack's shuffles and the explainers (same seed, same views).
     background : bool, default True
         Redraw and explain in background threads (Stop works, the kernel stays
         responsive); ``False`` does everything synchronously.
@@ -233,7 +238,25 @@ class ShuffleAttackExplorer(FairlensWidget):
 
     # ---------------------------------------------------------------- state
     def params(self):
-        """Current attack parameters."""
+        """Current attack parameters.
+
+        Returns
+        -------
+        dict
+            ``attack`` (with the bottom attack of a hybrid as ``"top+bottom"``), ``p``,
+            ``quantile`` (0 for the ``"once"`` swapping rule), ``region``, ``mixing_rule``
+            and ``swapping_rule``, read from the controls.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffleAttackExplorer
+        >>> X = np.random.default_rng(0).random((50, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> w = ShuffleAttackExplorer(lambda A: A[:, :2].mean(1), X, protected=2, favoured=1,
+        ...                           n_explain=5, background=False)
+        >>> sorted(w.params())
+        ['attack', 'mixing_rule', 'p', 'quantile', 'region', 'swapping_rule']
+        """
         c = self.controls
         attack = c["attack"].value
         if c["bottom_attack"].value != _NO_HYBRID:
@@ -376,7 +399,31 @@ class ShuffleAttackExplorer(FairlensWidget):
             self._note = None
 
     def update(self, draw=True):
-        """Recompute every view for the current controls and wait for it (scripts)."""
+        """Recompute every view for the current controls and wait for it (scripts).
+
+        Parameters
+        ----------
+        draw : bool, default True
+            Not used: the views are always redrawn (kept so that older scripts calling
+            ``update(draw=False)`` still run).
+
+        Returns
+        -------
+        dict
+            :attr:`result`, the state shown (``params``, ``model``, ``batch``,
+            ``attributions``, ``fairness``, ``update_ms``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffleAttackExplorer
+        >>> X = np.random.default_rng(0).random((50, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> w = ShuffleAttackExplorer(lambda A: A[:, :2].mean(1), X, protected=2, favoured=1,
+        ...                           n_explain=5, background=False)
+        >>> w.controls["p"].value = 0.5
+        >>> w.update()["params"]["p"]
+        0.5
+        """
         self.request_render()
         self.wait()
         return self.result
@@ -394,6 +441,34 @@ class ShuffleAttackExplorer(FairlensWidget):
 
         Cached per parameter value; runs in the background (``wait()`` joins);
         :meth:`stop` interrupts and keeps the rows explained so far.
+
+        Parameters
+        ----------
+        name : {"shap", "lime", "kernel"}
+            The explainer (as in :func:`fairlens.shuffle.explain`): ``shap.Explainer``
+            (exact for up to 10 features, else permutation), LIME, or Kernel SHAP.
+        block : bool, optional
+            Not used: the explainer runs in a background thread when the widget was made
+            with ``background=True`` (join it with :meth:`wait`) and before this returns
+            otherwise.
+
+        Returns
+        -------
+        None
+            The attributions appear in ``cache`` (and in the attributions view).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.shuffle import ShuffleAttackExplorer
+        >>> X = np.random.default_rng(0).random((50, 3)); X[:, 2] = X[:, 2] > 0.5
+        >>> w = ShuffleAttackExplorer(lambda A: A[:, :2].mean(1), X, protected=2, favoured=1,
+        ...                           n_explain=5, background=False)
+        >>> w.run_explainer("kernel")
+        >>> w.wait()
+        True
+        >>> "kernel" in {name for _, name in w.cache}
+        True
         """
         params = self.params()
         key = self._key(params)

@@ -82,6 +82,9 @@ class RuleSetBrowser(FairlensWidget):
     max_rows : int
         Rows shown in the list.
     mitigation_amounts : list of int, optional
+        Numbers of generated rows the mitigation adds to the training data, one retraining
+        each (``amounts`` of :func:`fairlens.testsgd.mitigate`; default: 6 geometric steps
+        from 50 to 10% of the training size).
     background : bool, default True
         Run re-estimation/mitigation and redraws in background threads
         (``wait()`` joins them); ``False`` runs everything synchronously.
@@ -377,7 +380,46 @@ class RuleSetBrowser(FairlensWidget):
 
     # ------------------------------------------------------------------ details
     def group_composition(self, result=None) -> pd.DataFrame:
-        """Size and composition (per sensitive feature) of the selected group in the data."""
+        """Size and composition (per sensitive feature) of the selected group in the data.
+
+        Parameters
+        ----------
+        result : ScoreResult, optional
+            The rule set to describe (an item of the report); default: the selected one,
+            :attr:`result`.
+
+        Returns
+        -------
+        DataFrame
+            One row per (sensitive feature, value) among the rows the rule set selects:
+            columns ``feature``, ``value`` (category name or bin), ``count`` and ``share`` (of
+            the group's rows).
+
+        Raises
+        ------
+        ValueError
+            If the report has no tester (it was not produced by ``TestSGD(...).run()``).
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import RuleSetBrowser, TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> report = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0).run()
+        >>> browser = RuleSetBrowser(report, background=False)
+        >>> str(browser.result.rule_set)
+        'age<61'
+        >>> browser.group_composition()[["feature", "value", "count"]]
+          feature     value  count
+        0     sex      male    656
+        1     sex    female    299
+        2     age  [19, 33)    483
+        3     age  [33, 47)    349
+        4     age  [47, 61)    123
+        """
         result = result or self.result
         table = as_table(self.tester.dataset) if self.tester is not None else None
         if table is None:
@@ -404,6 +446,35 @@ class RuleSetBrowser(FairlensWidget):
         return pd.DataFrame(rows)
 
     def sample_rows(self, n=5, result=None) -> pd.DataFrame:
+        """The first rows of the data that a rule set selects (its members, readable).
+
+        Parameters
+        ----------
+        n : int, default 5
+            Number of rows.
+        result : ScoreResult, optional
+            The rule set (an item of the report); default: the selected one, :attr:`result`.
+
+        Returns
+        -------
+        DataFrame
+            Up to ``n`` rows of the tester's data in the group: the readable frame of the
+            dataset when it has one, else the encoded columns.
+
+        Examples
+        --------
+        >>> from fairlens.datasets import load_german_credit
+        >>> from fairlens.testsgd import RuleSetBrowser, TestSGD
+        >>> data = load_german_credit()
+        >>> k = data.index_of("duration")
+        >>> model = lambda X: (X[:, k] < 24).astype(float)  # favourable: loans under 2 years
+        >>> report = TestSGD(model, data, protected=["sex", "age"], theta=0.2, n_bins=4,
+        ...                  top_k=2, random_state=0).run()
+        >>> browser = RuleSetBrowser(report, background=False)
+        >>> rows = browser.sample_rows(3)
+        >>> len(rows), bool((rows["age"] < 61).all())
+        (3, True)
+        """
         result = result or self.result
         ds = self.tester.dataset
         mask = result.rule_set.mask(as_table(ds).X)
