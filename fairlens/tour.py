@@ -569,9 +569,43 @@ def _section_doc(s: TourSection) -> dict:
 
 
 # ------------------------------------------------------------------------ sections
-def _shuffle_section(budget, random_state):
+def _shuffle_figure(table):
+    """The shuffle section's figure: the admission-rate gap before/after each attack (left) and
+    the attribution of Research by exact Shapley values and linear SHAP (right)."""
     import matplotlib.pyplot as plt
 
+    fig, (ax1, ax2) = _figure(11, 4.6, ncols=2)
+    with plt.rc_context(_RC):
+        x = np.arange(len(table))
+        w = 0.38
+        ax1.bar(x - w / 2, 100 * table["DP difference before"], w, label="honest score f",
+                color="#9aa5b1", edgecolor="black")
+        ax1.bar(x + w / 2, 100 * table["DP difference after"], w, label="attacked f'",
+                color="#c0392b", edgecolor="black", hatch="//")
+        ax1.set_xticks(x, table["attack"])
+        ax1.set_ylabel("admission-rate gap (pp)")
+        ax1.set_title("Demographic-parity gap, top 30% admitted")
+        ax1.legend(loc="upper center", ncols=2)
+        ax1.set_ylim(0, 1.3 * max(1e-9, 100 * table[["DP difference before",
+                                                     "DP difference after"]].to_numpy().max()))
+        ax2.bar(x - w / 2, table["exact Shapley |Research|"], w, label="exact Shapley",
+                color="#2e86c1", edgecolor="black")
+        ax2.bar(x + w / 2, table["linear SHAP |Research|"], w, label="linear SHAP",
+                color="#f5b041", edgecolor="black", hatch="..")
+        ax2.set_xticks(x, table["attack"])
+        ax2.set_ylabel("mean |attribution| of Research")
+        ax2.set_title("What the explanations see")
+        for xi, v in zip(x - w / 2, table["exact Shapley |Research|"]):
+            ax2.annotate(f"{v:.0f}" if abs(v) < 5e-4 else f"{v:.3f}", (xi, v), ha="center",
+                         va="bottom", xytext=(0, 2), textcoords="offset points")
+        ax2.set_ylim(0, 1.3 * max(1e-9, table[["exact Shapley |Research|",
+                                               "linear SHAP |Research|"]].to_numpy().max()))
+        ax2.legend(loc="upper center", ncols=2)
+    plt.close(fig)
+    return fig
+
+
+def _shuffle_section(budget, random_state):
     from .datasets import load_admission
     from .shuffle import ShuffledModel, attributions, batch_consistency, exact_shapley_values, fairness_before_after
 
@@ -624,34 +658,7 @@ def _shuffle_section(budget, random_state):
         rows.append(row)
     table = pd.DataFrame(rows)
 
-    fig, (ax1, ax2) = _figure(11, 4.6, ncols=2)
-    with plt.rc_context(_RC):
-        x = np.arange(len(table))
-        w = 0.38
-        ax1.bar(x - w / 2, 100 * table["DP difference before"], w, label="honest score f",
-                color="#9aa5b1", edgecolor="black")
-        ax1.bar(x + w / 2, 100 * table["DP difference after"], w, label="attacked f'",
-                color="#c0392b", edgecolor="black", hatch="//")
-        ax1.set_xticks(x, table["attack"])
-        ax1.set_ylabel("admission-rate gap (pp)")
-        ax1.set_title("Demographic-parity gap, top 30% admitted")
-        ax1.legend(loc="upper center", ncols=2)
-        ax1.set_ylim(0, 1.3 * max(1e-9, 100 * table[["DP difference before",
-                                                     "DP difference after"]].to_numpy().max()))
-        ax2.bar(x - w / 2, table["exact Shapley |Research|"], w, label="exact Shapley",
-                color="#2e86c1", edgecolor="black")
-        ax2.bar(x + w / 2, table["linear SHAP |Research|"], w, label="linear SHAP",
-                color="#f5b041", edgecolor="black", hatch="..")
-        ax2.set_xticks(x, table["attack"])
-        ax2.set_ylabel("mean |attribution| of Research")
-        ax2.set_title("What the explanations see")
-        for xi, v in zip(x - w / 2, table["exact Shapley |Research|"]):
-            ax2.annotate(f"{v:.0f}" if abs(v) < 5e-4 else f"{v:.3f}", (xi, v), ha="center",
-                         va="bottom", xytext=(0, 2), textcoords="offset points")
-        ax2.set_ylim(0, 1.3 * max(1e-9, table[["exact Shapley |Research|",
-                                               "linear SHAP |Research|"]].to_numpy().max()))
-        ax2.legend(loc="upper center", ncols=2)
-    plt.close(fig)
+    fig = _shuffle_figure(table)
 
     caught = int(table["detector flags it"].sum())
     before = table["DP difference before"].iloc[0]
