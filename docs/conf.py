@@ -15,7 +15,11 @@ Build (offline, warnings are errors, nitpicky)::
 * Cross-references: numpydoc links the type words that are public names (unique across the
   modules) or listed in ``numpydoc_xref_aliases``; a short name in a submodule's docstring resolves
   in the enclosing subpackage; members documented as deprecated or "old name of" are left out.
-* Nothing reaches the network: intersphinx is not used. Types of the Python standard library and
+* Nothing reaches the network, at build time or when a page is read: intersphinx is not used,
+  and MathJax (the math in the tutorials and the paper pages) is served from the site itself
+  (``_static/mathjax/``, copied from the ``sphinx-mathjax-offline`` package) instead of a CDN;
+  ``_ext/offline_check.py`` fails the build if a page would still load a script, style sheet,
+  font or image from another host. Types of the Python standard library and
   of numpy/pandas/scikit-learn/matplotlib named in docstrings resolve through a small local
   inventory per project (``_inventories/*.inv``, written by ``_inventories/make_inventory.py``) whose
   entries link to those projects' online documentation.
@@ -34,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE / "_ext"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import fairlens  # noqa: E402
@@ -49,10 +54,14 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    # MathJax 3 served from the site (sets mathjax_path, copies the files at the end of the build)
+    "sphinx-mathjax-offline",
     "numpydoc",
+    "offline_check",  # docs/_ext/offline_check.py: fail the build if a page loads a remote file
 ]
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "prepare_notebooks.py", "_inventories",
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "prepare_notebooks.py", "_inventories", "_ext",
                     "README.md"]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}

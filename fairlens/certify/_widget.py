@@ -208,7 +208,7 @@ class CoverVisualizer(FairlensWidget):
         Parameters
         ----------
         result : CertificationResult, optional
-            The certification to filter (default: the one shown, :attr:`result`).
+            The certification to filter (default: the one shown, ``result``).
         status : str, optional
             A status such as ``"attackable"`` or ``"certified_flb"`` (the options of the
             ``status`` control), or ``"all"``; default: the control's current value.
@@ -411,7 +411,7 @@ class CoverVisualizer(FairlensWidget):
         Returns
         -------
         DataFrame or None
-            :attr:`summary_frame`: one row per budget b = 1..max_budget (the certification
+            ``summary_frame``: one row per budget b = 1..max_budget (the certification
             summary: accuracy under attack by FLB, ELB and exact search). While a background
             summary is still running it is the previous summary (``None`` before the first).
 

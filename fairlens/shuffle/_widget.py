@@ -410,7 +410,7 @@ class ShuffleAttackExplorer(FairlensWidget):
         Returns
         -------
         dict
-            :attr:`result`, the state shown (``params``, ``model``, ``batch``,
+            ``result``, the state shown (``params``, ``model``, ``batch``,
             ``attributions``, ``fairness``, ``update_ms``).
 
         Examples

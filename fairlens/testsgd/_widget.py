@@ -386,7 +386,7 @@ class RuleSetBrowser(FairlensWidget):
         ----------
         result : ScoreResult, optional
             The rule set to describe (an item of the report); default: the selected one,
-            :attr:`result`.
+            ``result``.
 
         Returns
         -------
@@ -453,7 +453,7 @@ class RuleSetBrowser(FairlensWidget):
         n : int, default 5
             Number of rows.
         result : ScoreResult, optional
-            The rule set (an item of the report); default: the selected one, :attr:`result`.
+            The rule set (an item of the report); default: the selected one, ``result``.
 
         Returns
         -------
