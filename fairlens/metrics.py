@@ -1430,6 +1430,58 @@ _GROUP_METRICS_CONSTRAINTS = {
 }
 
 
+def _result_rows(plan, point, lo, hi, defined, *, n, min_group_size, min_outcomes):
+    """The rows of ``GroupMetricsResult.groups`` and ``measures`` from the point estimates and
+    interval bounds of :func:`group_metrics` (one entry of ``plan`` per attribute set; the statistics
+    are laid out per entry as selection, true and false positive rates per group, then the measures)."""
+    group_rows, measure_rows = [], []
+    pos_ = 0
+    for a in plan:
+        H = len(a["keys"])
+        sel, tpr, fpr = (slice(pos_ + j * H, pos_ + (j + 1) * H) for j in range(3))
+        for h, key in enumerate(a["keys"]):
+            size, npos, nneg = int(a["size"][h]), int(a["pos"][h]), int(a["neg"][h])
+            notes = []
+            if size < min_group_size:
+                notes.append(f"only {size} rows (< {min_group_size})")
+            if npos < min_outcomes:
+                notes.append(f"only {npos} favourable true labels (< {min_outcomes})")
+            if nneg < min_outcomes:
+                notes.append(f"only {nneg} unfavourable true labels (< {min_outcomes})")
+            row = {"attribute": a["name"], "group": _group_label(a["attrs"], key), "n": size,
+                   "share": size / n, "n_positive": npos, "n_negative": nneg,
+                   "base_rate": npos / size if size else np.nan}
+            for nm, sl in (("selection_rate", sel), ("true_positive_rate", tpr), ("false_positive_rate", fpr)):
+                i = sl.start + h
+                row[nm], row[nm + "_low"], row[nm + "_high"] = point[i], lo[i], hi[i]
+            row["small"] = bool(notes)
+            row["note"] = "; ".join(notes)
+            group_rows.append(row)
+        pos_ += 3 * H
+        sel_pt = point[sel]
+        el = a["eligible"]
+        hi_g = lo_g = None
+        if len(el) >= 2:
+            hi_g = _group_label(a["attrs"], a["keys"][el[np.nanargmax(sel_pt[el])]])
+            lo_g = _group_label(a["attrs"], a["keys"][el[np.nanargmin(sel_pt[el])]])
+        priv = None if a["privileged"] is None else _group_label(a["attrs"], a["keys"][a["privileged"]])
+        for j, m in enumerate(GROUP_MEASURES):
+            i = pos_ + j
+            signed = m in ("statistical_parity_difference", "disparate_impact", "average_odds_difference",
+                           "true_positive_rate_difference")
+            n_cmp = len(el) if m.startswith("demographic") else (
+                len(a["eligible_pos"]) if m == "equal_opportunity_difference" else
+                min(len(a["eligible_pos"]), len(a["eligible_neg"])) if m == "equalized_odds_difference" else
+                (H if priv is not None else 0))
+            measure_rows.append({
+                "attribute": a["name"], "measure": m, "label": GROUP_MEASURES[m][0], "value": point[i],
+                "ci_low": lo[i], "ci_high": hi[i], "ideal": GROUP_MEASURES[m][1],
+                "highest": None if signed else hi_g, "lowest": None if signed else lo_g,
+                "privileged": priv if signed else None, "n_groups": int(n_cmp), "n_boot": int(defined[i])})
+        pos_ += len(GROUP_MEASURES)
+    return group_rows, measure_rows
+
+
 def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, intersections=True,
                   confidence=0.95, n_boot=1000, min_group_size=MIN_GROUP_SIZE, min_outcomes=MIN_OUTCOMES,
                   random_state=None, n_jobs=None, stop=None, progress=None):
@@ -1606,51 +1658,8 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, i
             lo[ok] = np.nanquantile(boots[:, ok], alpha, axis=0)
             hi[ok] = np.nanquantile(boots[:, ok], 1 - alpha, axis=0)
 
-    group_rows, measure_rows = [], []
-    pos_ = 0
-    for a in plan:
-        H = len(a["keys"])
-        sel, tpr, fpr = (slice(pos_ + j * H, pos_ + (j + 1) * H) for j in range(3))
-        for h, key in enumerate(a["keys"]):
-            size, npos, nneg = int(a["size"][h]), int(a["pos"][h]), int(a["neg"][h])
-            notes = []
-            if size < min_group_size:
-                notes.append(f"only {size} rows (< {min_group_size})")
-            if npos < min_outcomes:
-                notes.append(f"only {npos} favourable true labels (< {min_outcomes})")
-            if nneg < min_outcomes:
-                notes.append(f"only {nneg} unfavourable true labels (< {min_outcomes})")
-            row = {"attribute": a["name"], "group": _group_label(a["attrs"], key), "n": size,
-                   "share": size / n, "n_positive": npos, "n_negative": nneg,
-                   "base_rate": npos / size if size else np.nan}
-            for nm, sl in (("selection_rate", sel), ("true_positive_rate", tpr), ("false_positive_rate", fpr)):
-                i = sl.start + h
-                row[nm], row[nm + "_low"], row[nm + "_high"] = point[i], lo[i], hi[i]
-            row["small"] = bool(notes)
-            row["note"] = "; ".join(notes)
-            group_rows.append(row)
-        pos_ += 3 * H
-        sel_pt = point[sel]
-        el = a["eligible"]
-        hi_g = lo_g = None
-        if len(el) >= 2:
-            hi_g = _group_label(a["attrs"], a["keys"][el[np.nanargmax(sel_pt[el])]])
-            lo_g = _group_label(a["attrs"], a["keys"][el[np.nanargmin(sel_pt[el])]])
-        priv = None if a["privileged"] is None else _group_label(a["attrs"], a["keys"][a["privileged"]])
-        for j, m in enumerate(GROUP_MEASURES):
-            i = pos_ + j
-            signed = m in ("statistical_parity_difference", "disparate_impact", "average_odds_difference",
-                           "true_positive_rate_difference")
-            n_cmp = len(el) if m.startswith("demographic") else (
-                len(a["eligible_pos"]) if m == "equal_opportunity_difference" else
-                min(len(a["eligible_pos"]), len(a["eligible_neg"])) if m == "equalized_odds_difference" else
-                (H if priv is not None else 0))
-            measure_rows.append({
-                "attribute": a["name"], "measure": m, "label": GROUP_MEASURES[m][0], "value": point[i],
-                "ci_low": lo[i], "ci_high": hi[i], "ideal": GROUP_MEASURES[m][1],
-                "highest": None if signed else hi_g, "lowest": None if signed else lo_g,
-                "privileged": priv if signed else None, "n_groups": int(n_cmp), "n_boot": int(defined[i])})
-        pos_ += len(GROUP_MEASURES)
+    group_rows, measure_rows = _result_rows(plan, point, lo, hi, defined, n=n,
+                                            min_group_size=min_group_size, min_outcomes=min_outcomes)
     params = dict(favourable=favourable, protected=columns, privileged=privileged or None,
                   intersections=bool(intersections), confidence=float(confidence), n_boot=n_boot,
                   min_group_size=int(min_group_size), min_outcomes=int(min_outcomes), n_jobs=n_jobs)

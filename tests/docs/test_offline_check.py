@@ -77,3 +77,24 @@ def test_mathjax_is_served_from_the_site():
     ext.setup(app)
     assert app.config.mathjax_path == "mathjax/tex-chtml.js"   # relative: _static/mathjax/ of the site
     assert app.event == "build-finished"                       # where it copies the files
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_a_build_that_loads_a_remote_script_fails_with_W(tmp_path, remote):
+    """End to end on a one-page project: the extension's warning makes ``sphinx -W`` fail."""
+    pytest.importorskip("sphinx")
+    from sphinx.cmd.build import build_main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'docs' / '_ext')!r})\n"
+        "extensions = ['offline_check']\n"
+        "html_theme = 'basic'\n")
+    script = "https://cdn.example.org/lib.js" if remote else "_static/lib.js"
+    (src / "index.rst").write_text(
+        "Title\n=====\n\nA `link <https://example.org/>`_ is fine.\n\n"
+        f".. raw:: html\n\n   <script src=\"{script}\"></script>\n")
+    rc = build_main(["-W", "-q", "-b", "html", str(src), str(tmp_path / "out")])
+    assert rc == (1 if remote else 0)
