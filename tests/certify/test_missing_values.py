@@ -552,3 +552,15 @@ def test_sklearn_witnesses_are_inputs_predict_accepts():
         x = np.asarray(w, dtype=np.float64)
         assert np.isfinite(x).all()
         assert rf.predict(x[None, :])[0] != yt[i]
+
+
+@pytest.mark.xfail(strict=True, reason="the XGBoost reader ignores the missing parameter: with missing=0 every zero "
+                                       "takes the default direction in predict but is compared in the replay "
+                                       "(#24 item 4)")
+def test_xgboost_missing_zero_replay_matches_predict():
+    X, y = _data(6, zeros=True, nan_features=[])
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)
+    Q = X[:60]
+    assert (Q == 0).any()
+    assert np.allclose(flatten_boosted(model).replay_scores(Q)[:, 1], model.predict(Q, output_margin=True),
+                       rtol=1e-5, atol=1e-5)
