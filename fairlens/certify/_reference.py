@@ -72,21 +72,46 @@ def reference_vote(votes, n_classes, tie_index=-1):
     return out
 
 
-def reference_sets(model, x):
-    """Dict ``(f, '+'|'-') -> set of trees`` from ``decision_path`` (section 4.2)."""
+def reference_sets(model, x, missing=False):
+    """Dict ``(f, key) -> set of trees`` from ``decision_path`` (section 4.2).
+
+    ``key`` is ``'+'`` (the path goes left at a node on ``f``: raising ``x_f``
+    may flip it) or ``'-'`` (it goes right: lowering ``x_f`` may). Beyond the
+    paper, for missing values:
+
+    * ``missing=True`` adds ``(f, 'nan')``: the trees whose path has a node on
+      ``f`` where the instance's direction differs from the tree's
+      ``missing_go_to_left`` -- exactly the trees whose leaf changes when
+      ``x_f := NaN``. NaN is a *direction pattern*, not an interval: it can go
+      left at one node on ``f`` and right at another, so the set can hold trees
+      of both ``'+'`` and ``'-'``.
+    * where ``x_f`` itself is NaN, the path follows ``missing_go_to_left`` at
+      every node on ``f``; a finite value can then flip nodes of both
+      directions at once, so the only key is ``(f, '*')`` (every tree with a
+      node on ``f`` on its path).
+
+    At most one set per feature may enter a cover (one value per feature).
+    """
     trees, maps, _, _ = sklearn_trees(model)
     sets = {}
-    x32 = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x, dtype=np.float64)
+    x32 = x.astype(np.float32)
     for t, (tree, fmap) in enumerate(zip(trees, maps)):
-        xs = x if fmap is None else np.asarray(x)[fmap]
+        xs = x if fmap is None else x[fmap]
         path = tree.decision_path(np.asarray(xs, dtype=np.float64).reshape(1, -1)).indices
+        mgl = getattr(tree.tree_, "missing_go_to_left", None)
         for node in path:
             f_local = tree.tree_.feature[node]
             if f_local < 0:
                 continue
-            f = f_local if fmap is None else int(fmap[f_local])
+            f = int(f_local if fmap is None else fmap[f_local])
+            if np.isnan(x32[f]):
+                sets.setdefault((f, "*"), set()).add(t)
+                continue
             true = float(x32[f]) <= tree.tree_.threshold[node]
-            sets.setdefault((int(f), "+" if true else "-"), set()).add(t)
+            sets.setdefault((f, "+" if true else "-"), set()).add(t)
+            if missing and mgl is not None and bool(mgl[node]) != true:
+                sets.setdefault((f, "nan"), set()).add(t)
     return sets
 
 
@@ -114,24 +139,32 @@ def _universe_sets(sets, votes_row, c):
     return {key: {t for t in trees if votes_row[t] != c} for key, trees in sets.items()}
 
 
-def reference_flb(model, x, y_idx, budget, n_classes, tie_index=-1):
-    """True when FLB (section 4.3) cannot certify ``x`` (for some class c)."""
+def reference_flb(model, x, y_idx, budget, n_classes, tie_index=-1, missing=False):
+    """True when FLB (section 4.3) cannot certify ``x`` (for some class c).
+
+    ``missing=True``: the attacker may also write NaN (the ``(f, 'nan')`` sets
+    of :func:`reference_sets`); each feature contributes its largest set.
+    """
     votes_row = reference_tree_votes(model, np.asarray(x).reshape(1, -1))[0]
-    sets = reference_sets(model, x)
+    sets = reference_sets(model, x, missing=missing)
     deltas = reference_deltas(votes_row, y_idx, n_classes, tie_index)
     feats = {f for f, _ in sets}
     for c, dc in deltas.items():
         us = _universe_sets(sets, votes_row, c)
-        best = sorted((max(len(us.get((f, "+"), ())), len(us.get((f, "-"), ()))) for f in feats), reverse=True)
+        best = sorted((max(len(v) for (g, _), v in us.items() if g == f) for f in feats), reverse=True)
         if sum(best[:budget]) >= dc:
             return True
     return False
 
 
-def reference_elb(model, x, y_idx, budget, n_classes, tie_index=-1):
-    """True when some cover of <= budget sets (never S_f^+ with S_f^-) reaches delta_c."""
+def reference_elb(model, x, y_idx, budget, n_classes, tie_index=-1, missing=False):
+    """True when some cover of <= budget sets (never S_f^+ with S_f^-) reaches delta_c.
+
+    ``missing=True``: the ``(f, 'nan')`` sets of :func:`reference_sets` join the
+    covers (still at most one set per feature).
+    """
     votes_row = reference_tree_votes(model, np.asarray(x).reshape(1, -1))[0]
-    sets = reference_sets(model, x)
+    sets = reference_sets(model, x, missing=missing)
     deltas = reference_deltas(votes_row, y_idx, n_classes, tie_index)
     keys = sorted(sets)
     for c, dc in deltas.items():

@@ -27,7 +27,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fairlens.certify import FeaturePartitionedForest, certify, flatten_boosted, flatten_forest
 from fairlens.certify._missing import LGB_ZERO, accepts_missing, lgb_nodes, missing_routing, route_leaves
-from fairlens.certify._reference import reference_attack, reference_brute
+from fairlens.certify._reference import reference_attack, reference_brute, reference_elb, reference_flb, reference_sets
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -564,3 +564,59 @@ def test_xgboost_missing_zero_replay_matches_predict():
     assert (Q == 0).any()
     assert np.allclose(flatten_boosted(model).replay_scores(Q)[:, 1], model.predict(Q, output_margin=True),
                        rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# the covers with NaN (forest references, hard vote): (f, 'nan') is one more set per feature
+# ---------------------------------------------------------------------------------------------
+def _nan_forest(seed, kind="rf"):
+    X, y, Xt, yt, Xn, yn = _issue_data(seed)
+    cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
+    model = cls(n_estimators=9, max_depth=3, random_state=seed).fit(X, y)
+    return model, Xt[:25], yt[:25], Xn[:10], yn[:10]
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_nan_sets_are_the_trees_whose_leaf_changes(kind):
+    """(f, 'nan') from the stored missing_go_to_left on the path == the trees whose own apply moves
+    when x_f := NaN (literal)."""
+    model, Xt, _, Xn, _ = _nan_forest(1, kind)
+    for x in Xt[:10]:
+        sets = reference_sets(model, x, missing=True)
+        base = model.apply(x[None, :])[0]
+        for f in range(x.size):
+            blank = x.copy()
+            blank[f] = np.nan
+            moved = set(np.flatnonzero(model.apply(blank[None, :])[0] != base).tolist())
+            assert sets.get((f, "nan"), set()) == moved
+            assert moved <= sets.get((f, "+"), set()) | sets.get((f, "-"), set())
+    for x in Xn:  # rows with NaN: one set (f, '*') per blank feature
+        sets = reference_sets(model, x, missing=True)
+        for f in np.flatnonzero(np.isnan(x)):
+            assert not {(int(f), k) for k in "+-"} & set(sets) and (int(f), "nan") not in sets
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+@pytest.mark.parametrize("seed", [0, 2, 4])
+def test_nan_covers_are_sound(kind, seed):
+    """Every row the literal enumeration with NaN attacks is left uncertified by FLB and ELB with the
+    NaN sets."""
+    model, Xt, yt, _, _ = _nan_forest(seed, kind)
+    y_idx = np.searchsorted(model.classes_, yt)
+    correct, attackable = reference_brute(model, Xt, yt, 1, missing=True)
+    _, finite_attackable = reference_brute(model, Xt, yt, 1)
+    assert not np.any(finite_attackable & ~attackable)
+    for i in np.flatnonzero(correct & attackable):
+        assert reference_elb(model, Xt[i], y_idx[i], 1, 2, missing=True)
+        assert reference_flb(model, Xt[i], y_idx[i], 1, 2, missing=True)
+
+
+def test_finite_covers_certify_rows_one_nan_flips():
+    """Why NaN needs its own set: ExtraTrees (9 trees, depth 3) on the issue's data, seed 4 -- ELB
+    over the finite sets S_f^+/S_f^- certifies rows 5, 7, 16 and 23, and blanking one feature flips
+    each of them under the hard vote (the NaN pattern mixes both directions of one feature)."""
+    model, Xt, yt, _, _ = _nan_forest(4, "et")
+    y_idx = np.searchsorted(model.classes_, yt)
+    correct, attackable = reference_brute(model, Xt, yt, 1, missing=True)  # the hard vote
+    certified = [i for i in np.flatnonzero(correct) if not reference_elb(model, Xt[i], y_idx[i], 1, 2)]
+    assert [i for i in certified if attackable[i]] == [5, 7, 16, 23]
