@@ -4,6 +4,13 @@ Everything here is written independently of the flattened arrays and the
 numba kernels: trees are evaluated with scikit-learn's own ``predict`` and
 ``decision_path``, covers are enumerated with :mod:`itertools`. Only for small
 forests (tests, and the slow baseline in ``benchmarks/certify_forests.py``).
+
+Missing values: :func:`reference_brute` and :func:`reference_attack` take
+``missing=True`` to let the attacker also write NaN ("missing") into each
+attacked feature -- one more candidate value, routed by the library's own
+``predict`` -- the threat model of a pipeline that passes blank fields to the
+model. ``missing=False`` (the default) tries finite values only. Rows of ``X``
+may contain NaN wherever the model's ``predict`` accepts it.
 """
 from __future__ import annotations
 
@@ -20,6 +27,9 @@ __all__ = [
     "reference_flb",
     "reference_elb",
     "reference_brute",
+    "reference_thresholds",
+    "reference_candidates",
+    "reference_attack",
 ]
 
 
@@ -62,21 +72,46 @@ def reference_vote(votes, n_classes, tie_index=-1):
     return out
 
 
-def reference_sets(model, x):
-    """Dict ``(f, '+'|'-') -> set of trees`` from ``decision_path`` (section 4.2)."""
+def reference_sets(model, x, missing=False):
+    """Dict ``(f, key) -> set of trees`` from ``decision_path`` (section 4.2).
+
+    ``key`` is ``'+'`` (the path goes left at a node on ``f``: raising ``x_f``
+    may flip it) or ``'-'`` (it goes right: lowering ``x_f`` may). Beyond the
+    paper, for missing values:
+
+    * ``missing=True`` adds ``(f, 'nan')``: the trees whose path has a node on
+      ``f`` where the instance's direction differs from the tree's
+      ``missing_go_to_left`` -- exactly the trees whose leaf changes when
+      ``x_f := NaN``. NaN is a *direction pattern*, not an interval: it can go
+      left at one node on ``f`` and right at another, so the set can hold trees
+      of both ``'+'`` and ``'-'``.
+    * where ``x_f`` itself is NaN, the path follows ``missing_go_to_left`` at
+      every node on ``f``; a finite value can then flip nodes of both
+      directions at once, so the only key is ``(f, '*')`` (every tree with a
+      node on ``f`` on its path).
+
+    At most one set per feature may enter a cover (one value per feature).
+    """
     trees, maps, _, _ = sklearn_trees(model)
     sets = {}
-    x32 = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x, dtype=np.float64)
+    x32 = x.astype(np.float32)
     for t, (tree, fmap) in enumerate(zip(trees, maps)):
-        xs = x if fmap is None else np.asarray(x)[fmap]
+        xs = x if fmap is None else x[fmap]
         path = tree.decision_path(np.asarray(xs, dtype=np.float64).reshape(1, -1)).indices
+        mgl = getattr(tree.tree_, "missing_go_to_left", None)
         for node in path:
             f_local = tree.tree_.feature[node]
             if f_local < 0:
                 continue
-            f = f_local if fmap is None else int(fmap[f_local])
+            f = int(f_local if fmap is None else fmap[f_local])
+            if np.isnan(x32[f]):
+                sets.setdefault((f, "*"), set()).add(t)
+                continue
             true = float(x32[f]) <= tree.tree_.threshold[node]
-            sets.setdefault((int(f), "+" if true else "-"), set()).add(t)
+            sets.setdefault((f, "+" if true else "-"), set()).add(t)
+            if missing and mgl is not None and bool(mgl[node]) != true:
+                sets.setdefault((f, "nan"), set()).add(t)
     return sets
 
 
@@ -104,24 +139,32 @@ def _universe_sets(sets, votes_row, c):
     return {key: {t for t in trees if votes_row[t] != c} for key, trees in sets.items()}
 
 
-def reference_flb(model, x, y_idx, budget, n_classes, tie_index=-1):
-    """True when FLB (section 4.3) cannot certify ``x`` (for some class c)."""
+def reference_flb(model, x, y_idx, budget, n_classes, tie_index=-1, missing=False):
+    """True when FLB (section 4.3) cannot certify ``x`` (for some class c).
+
+    ``missing=True``: the attacker may also write NaN (the ``(f, 'nan')`` sets
+    of :func:`reference_sets`); each feature contributes its largest set.
+    """
     votes_row = reference_tree_votes(model, np.asarray(x).reshape(1, -1))[0]
-    sets = reference_sets(model, x)
+    sets = reference_sets(model, x, missing=missing)
     deltas = reference_deltas(votes_row, y_idx, n_classes, tie_index)
     feats = {f for f, _ in sets}
     for c, dc in deltas.items():
         us = _universe_sets(sets, votes_row, c)
-        best = sorted((max(len(us.get((f, "+"), ())), len(us.get((f, "-"), ()))) for f in feats), reverse=True)
+        best = sorted((max(len(v) for (g, _), v in us.items() if g == f) for f in feats), reverse=True)
         if sum(best[:budget]) >= dc:
             return True
     return False
 
 
-def reference_elb(model, x, y_idx, budget, n_classes, tie_index=-1):
-    """True when some cover of <= budget sets (never S_f^+ with S_f^-) reaches delta_c."""
+def reference_elb(model, x, y_idx, budget, n_classes, tie_index=-1, missing=False):
+    """True when some cover of <= budget sets (never S_f^+ with S_f^-) reaches delta_c.
+
+    ``missing=True``: the ``(f, 'nan')`` sets of :func:`reference_sets` join the
+    covers (still at most one set per feature).
+    """
     votes_row = reference_tree_votes(model, np.asarray(x).reshape(1, -1))[0]
-    sets = reference_sets(model, x)
+    sets = reference_sets(model, x, missing=missing)
     deltas = reference_deltas(votes_row, y_idx, n_classes, tie_index)
     keys = sorted(sets)
     for c, dc in deltas.items():
@@ -141,7 +184,7 @@ def _candidate_values(model, n_features):
     cands = {f: set() for f in range(n_features)}
     for tree, fmap in zip(trees, maps):
         for f_local, v in zip(tree.tree_.feature, tree.tree_.threshold):
-            if f_local < 0:
+            if f_local < 0 or not np.isfinite(v):  # a split at inf parts NaN from every finite value
                 continue
             f = int(f_local if fmap is None else fmap[f_local])
             lo = np.float32(v)
@@ -152,7 +195,7 @@ def _candidate_values(model, n_features):
     return {f: sorted(v) for f, v in cands.items() if v}
 
 
-def reference_brute(model, X, y, budget, max_rows=2_000_000):
+def reference_brute(model, X, y, budget, max_rows=2_000_000, missing=False):
     """Literal brute force (section 4.1), independent of certify's kernels.
 
     Every set of ``min(budget, #used features)`` features, every combination of
@@ -176,6 +219,9 @@ def reference_brute(model, X, y, budget, max_rows=2_000_000):
         Number of features the attacker may change.
     max_rows : int, default=2_000_000
         Largest number of candidate rows enumerated for one instance.
+    missing : bool, default=False
+        Also try NaN as a value of every attacked feature (the trees route it by
+        their own ``missing_go_to_left``). False: finite values only.
 
     Returns
     -------
@@ -213,7 +259,7 @@ def reference_brute(model, X, y, budget, max_rows=2_000_000):
     for i in np.flatnonzero(correct):
         rows = []
         for F in itertools.combinations(used, size):
-            grids = [cands[f] + [X[i, f]] for f in F]
+            grids = [cands[f] + [X[i, f]] + ([np.nan] if missing else []) for f in F]
             for vals in itertools.product(*grids):
                 xp = X[i].copy()
                 xp[list(F)] = vals
@@ -227,3 +273,265 @@ def reference_brute(model, X, y, budget, max_rows=2_000_000):
         attackable[i] = bool(np.any(reference_vote(votes, K, tie) != y_idx[i]))
     return correct, attackable
 
+
+
+# ---------------------------------------------------------------------------------------------
+# every supported model, through its own predict (finite values and, optionally, NaN)
+# ---------------------------------------------------------------------------------------------
+def _library_model(model):
+    names = {c.__name__ for c in type(model).__mro__}
+    if "BoostedModel" in names and type(model).__module__.startswith("fairlens"):
+        model = model.model
+    names = {c.__name__ for c in type(model).__mro__}
+    if "Booster" in names or "FlatForest" in names:
+        raise TypeError(f"reference_attack calls the model's own predict; pass a fitted classifier "
+                        f"(XGBClassifier, LGBMClassifier, scikit-learn), not a {type(model).__name__}.")
+    if not hasattr(model, "predict"):
+        raise TypeError(f"model must be a fitted classifier with predict; got {type(model).__name__}.")
+    return model
+
+
+def reference_thresholds(model):
+    """Per feature, the split values of ``model`` as each library's public dump gives them.
+
+    Read independently of the certification readers: XGBoost's
+    ``trees_to_dataframe`` (``x < split``, float32), LightGBM's ``dump_model``
+    (``x <= threshold``, double), scikit-learn's ``tree_.threshold`` (trees,
+    forests, FeaturePartitionedForest, GradientBoosting: ``float32(x) <=
+    threshold``) and HistGradientBoosting's ``num_threshold`` (``x <=
+    threshold``).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        A scikit-learn tree, forest, FeaturePartitionedForest,
+        (Hist)GradientBoostingClassifier, XGBClassifier or LGBMClassifier.
+
+    Returns
+    -------
+    dict
+        ``{feature index: sorted list of float}`` over the features some node tests.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.certify._reference import reference_thresholds
+    >>> reference_thresholds(DecisionTreeClassifier().fit([[0.0, 5.0], [1.0, 5.0]], [0, 1]))
+    {0: [0.5]}
+    """
+    model = _library_model(model)
+    mod = type(model).__module__.split(".")[0]
+    out = {}
+
+    def put(f, t):
+        out.setdefault(int(f), set()).add(float(t))
+
+    if mod == "xgboost":
+        df = model.get_booster().trees_to_dataframe()
+        df = df[df["Feature"] != "Leaf"]
+        names = model.get_booster().feature_names
+        for f, t in zip(df["Feature"], df["Split"]):
+            put(names.index(f) if names else int(str(f).lstrip("f")), np.float32(t))
+    elif mod == "lightgbm":
+        df = model.booster_.trees_to_dataframe()
+        df = df[df["split_feature"].notna()]
+        names = model.booster_.feature_name()
+        for f, t in zip(df["split_feature"], df["threshold"]):
+            put(names.index(f), t)
+    elif hasattr(model, "_predictors"):
+        for it in model._predictors:
+            for p in it:
+                nd = p.nodes
+                for leaf, f, t in zip(nd["is_leaf"], nd["feature_idx"], nd["num_threshold"]):
+                    if not leaf:
+                        put(f, t)
+    else:
+        from ._fpf import FeaturePartitionedForest
+
+        if isinstance(model, FeaturePartitionedForest):
+            pairs = zip(model.estimators_, model.estimators_features_)
+        elif hasattr(model, "estimators_"):
+            pairs = ((e, None) for e in np.ravel(model.estimators_))
+        else:
+            pairs = [(model, None)]
+        for est, fmap in pairs:
+            tr = est.tree_
+            for f, t in zip(tr.feature, tr.threshold):
+                if f >= 0:
+                    put(f if fmap is None else fmap[f], t)
+    return {f: sorted(v) for f, v in sorted(out.items())}
+
+
+#: Values LightGBM reads specially (its zero band: every ``|x| <= 1e-35f`` is read as 0).
+_LGB_BAND = (0.0, float(np.float32(1e-35)), -float(np.float32(1e-35)),
+             float(np.nextafter(float(np.float32(1e-35)), np.inf)),
+             -float(np.nextafter(float(np.float32(1e-35)), np.inf)))
+
+
+def reference_candidates(model, missing=False):
+    """Per feature, a dense grid of attack values: every threshold, one ulp either side in float64
+    and in float32, one unit beyond the ends, LightGBM's zero band, and NaN if ``missing``.
+
+    A superset of one representative per interval between consecutive
+    thresholds under every library's comparison (float32 or float64, ``<`` or
+    ``<=``), so enumerating it is exact. Only values the library accepts are
+    kept: finite, and within the float32 range for the libraries that read
+    float32 (scikit-learn trees and forests, GradientBoosting, XGBoost); a split
+    at an infinite threshold (scikit-learn's split of NaN from every finite
+    value) parts no finite values and adds none.
+
+    Parameters
+    ----------
+    model : fitted classifier
+        As for :func:`reference_thresholds`.
+    missing : bool, default=False
+        Add NaN to every feature's grid.
+
+    Returns
+    -------
+    dict
+        ``{feature index: list of float}`` (NaN last when ``missing``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from fairlens.certify._reference import reference_candidates
+    >>> c = reference_candidates(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1]), missing=True)
+    >>> 0.5 in c[0], bool(np.isnan(c[0][-1]))
+    (True, True)
+    """
+    lib = _library_model(model)
+    mod = type(lib).__module__.split(".")[0]
+    band = mod == "lightgbm"
+    # libraries reading the input in float32 refuse (scikit-learn) or overflow (XGBoost) beyond it
+    f32 = mod == "xgboost" or not hasattr(lib, "_predictors")
+    limit = float(np.finfo(np.float32).max) if f32 and mod != "lightgbm" else float(np.finfo(np.float64).max)
+    out = {}
+    for f, thr in reference_thresholds(lib).items():
+        # a split at +-inf (scikit-learn's "NaN versus every finite value") parts no finite values
+        thr = [t for t in thr if np.isfinite(t)]
+        vals = set(_LGB_BAND) if band else set()
+        for t in thr:
+            vals.update(float(v) for v in (t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf)))
+            with np.errstate(over="ignore"):  # LightGBM's NaN-only splits sit at 1e300
+                t32 = np.float32(t)
+            vals.update(float(v) for v in (t32, np.nextafter(t32, np.float32(-np.inf)),
+                                           np.nextafter(t32, np.float32(np.inf))))
+        if thr:
+            vals.update([thr[0] - 1.0, thr[-1] + 1.0])
+        vals = sorted(v for v in vals if abs(v) <= limit)
+        if vals or missing:
+            out[f] = vals + ([float("nan")] if missing else [])
+    return out
+
+
+def _predict(model, X):
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=list(names))
+    return np.asarray(model.predict(X))
+
+
+def reference_attack(model, X, y, budget, *, missing=False, max_rows=500_000, return_witness=False):
+    """Literal enumeration of L0 attacks through the model's own ``predict`` (independent oracle).
+
+    For every correctly classified row: every set of ``min(budget, #tested
+    features)`` features, every combination of values from
+    :func:`reference_candidates` (plus the row's own value), all predicted in one
+    call of ``model.predict``. Pure NumPy and the library: no flattening, no
+    kernels. With ``missing=True`` NaN is one more candidate value of every
+    attacked feature, routed by the library itself -- the oracle for
+    certificates under the "attacker may blank a field" threat model.
+
+    Parameters
+    ----------
+    model : fitted classifier
+        DecisionTree/RandomForest/ExtraTreesClassifier (soft vote: their
+        ``predict``), FeaturePartitionedForest, (Hist)GradientBoostingClassifier,
+        XGBClassifier, LGBMClassifier, or a BoostedModel (its library model).
+    X : (n, d) array
+        Rows in the model's column order; NaN allowed where ``predict`` accepts it.
+    y : (n,) array
+        Their labels.
+    budget : int
+        Number of features the attacker may change.
+    missing : bool, default=False
+        Whether the attacker may also write NaN.
+    max_rows : int, default=500_000
+        Largest number of candidate rows for one instance.
+    return_witness : bool, default=False
+        Also return, per row, one flipping input (or None).
+
+    Returns
+    -------
+    correct : (n,) bool array
+        ``predict(X) == y``.
+    attackable : (n,) bool array
+        Whether some change of at most ``budget`` features flips a correct row.
+    witnesses : list of (d,) arrays or None
+        Only with ``return_witness=True``.
+
+    Raises
+    ------
+    TypeError
+        For a Booster, a FlatForest or an object without ``predict``.
+    ValueError
+        For a negative budget, ``missing=True`` on a model whose ``predict``
+        refuses NaN, or when one row needs more than ``max_rows`` candidates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import HistGradientBoostingClassifier
+    >>> from fairlens.certify._reference import reference_attack
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> X[(y == 0) & (rng.random(200) < 0.5), 1] = np.nan   # missing goes with the label
+    >>> hgb = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    >>> _, finite = reference_attack(hgb, X[:20], y[:20], budget=1)
+    >>> _, blank = reference_attack(hgb, X[:20], y[:20], budget=1, missing=True)
+    >>> bool((blank >= finite).all())
+    True
+    """
+    from ._missing import accepts_missing
+
+    model = _library_model(model)
+    if int(budget) != budget or budget < 0:
+        raise ValueError(f"budget must be a non-negative integer; got {budget!r}.")
+    if missing and not accepts_missing(model):
+        raise ValueError(f"missing=True, but the {type(model).__name__}'s predict refuses NaN; use missing=False.")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    cands = reference_candidates(model, missing=missing)
+    used = sorted(cands)
+    size = min(int(budget), len(used))
+    correct = _predict(model, X) == y
+    attackable = np.zeros(X.shape[0], dtype=bool)
+    witnesses = [None] * X.shape[0]
+    for i in np.flatnonzero(correct):
+        blocks = []
+        n_rows = 0
+        for F in itertools.combinations(used, size):
+            grids = [cands[f] + [X[i, f]] for f in F]
+            n = int(np.prod([len(g) for g in grids]))
+            n_rows += n
+            if n_rows > max_rows:
+                raise ValueError(f"reference_attack: row {i} needs more than max_rows={max_rows} candidates; "
+                                 "use a smaller model or budget, or raise max_rows.")
+            mesh = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(n, len(F))
+            block = np.repeat(X[i][None, :], n, axis=0)
+            block[:, list(F)] = mesh
+            blocks.append(block)
+        if not blocks:
+            continue
+        Xp = np.vstack(blocks)
+        flips = np.flatnonzero(_predict(model, Xp) != y[i])
+        if flips.size:
+            attackable[i] = True
+            witnesses[i] = Xp[flips[0]]
+    if return_witness:
+        return correct, attackable, witnesses
+    return correct, attackable

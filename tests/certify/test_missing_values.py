@@ -1,0 +1,622 @@
+"""Missing values and certification (issue 24, item 4).
+
+Every library whose ``predict`` accepts NaN routes it by a default direction stored at each split.
+These tests check, against each installed library's own ``predict``:
+
+* :func:`fairlens.certify._missing.missing_routing` -- routing a row with NaN through the readers'
+  flat arrays plus ``missing_left`` reaches the leaves the library reaches (same scores, same
+  prediction), for random trees fitted on data with NaN (and on features that never saw NaN);
+* :func:`fairlens.certify._missing.accepts_missing` -- equal to calling ``predict`` on NaN;
+* the literal oracle ``reference_attack(..., missing=True)`` (NaN as one more candidate value);
+* the reproducers of the issue: rows certified robust at budget 1 that one NaN flips, and rows with
+  NaN refused by ``certify``. The tests that need NaN in the certification kernels are marked
+  ``xfail(strict=True)``: they pass today and fail (strict) once the engine does it -- then remove
+  the marks.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    HistGradientBoostingClassifier,
+    RandomForestClassifier,
+)
+from sklearn.tree import DecisionTreeClassifier
+
+from fairlens.certify import FeaturePartitionedForest, certify, flatten_boosted, flatten_forest
+from fairlens.certify._missing import LGB_ZERO, accepts_missing, lgb_nodes, missing_routing, route_leaves
+from fairlens.certify._reference import reference_attack, reference_brute, reference_elb, reference_flb, reference_sets
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+NEEDS_ENGINE = pytest.mark.xfail(strict=True, reason="needs NaN in the certification kernels (#24 item 4)")
+
+
+def _data(seed, n=300, d=4, p_nan=0.2, nan_features=None, zeros=False):
+    """Random data; NaN in the features ``nan_features`` (default: all), more often for label 1."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)) * 3) / 3
+    if zeros:
+        X[rng.random((n, d)) < 0.2] = 0.0
+    y = (X[:, 0] + X[:, 1] * (X[:, 2] > 0) + 0.3 * rng.normal(size=n) > 0).astype(int)
+    feats = range(d) if nan_features is None else nan_features
+    for f in feats:
+        hole = rng.random(n) < np.where(y == 1, 1.5 * p_nan, 0.5 * p_nan)
+        X[hole, f] = np.nan
+    return X, y
+
+
+def _queries(seed, X, n=80):
+    """Rows with NaN in random places (including all-NaN rows and single NaN per feature)."""
+    rng = np.random.default_rng(seed + 1000)
+    Q = X[rng.integers(0, X.shape[0], n)].copy()
+    Q[~np.isnan(Q)] += 0.0
+    Q[rng.random(Q.shape) < 0.3] = np.nan
+    single = np.repeat(X[:1], X.shape[1], axis=0)
+    single[np.arange(X.shape[1]), np.arange(X.shape[1])] = np.nan
+    return np.vstack([Q, np.full((1, X.shape[1]), np.nan), single])
+
+
+def _lgb_read(X):
+    return np.where(np.abs(X) <= LGB_ZERO, 0.0, X)
+
+
+# ---------------------------------------------------------------------------------------------
+# missing_routing: scikit-learn trees and forests
+# ---------------------------------------------------------------------------------------------
+SKLEARN_TREES = [
+    lambda s: DecisionTreeClassifier(max_depth=4, random_state=s),
+    lambda s: RandomForestClassifier(n_estimators=5, max_depth=4, random_state=s),
+    lambda s: ExtraTreesClassifier(n_estimators=5, max_depth=4, random_state=s),
+]
+
+
+@pytest.mark.parametrize("make", SKLEARN_TREES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("nan_features", [None, [0, 2], []])
+def test_sklearn_trees_route_nan_as_predict(make, seed, nan_features):
+    X, y = _data(seed, nan_features=nan_features)
+    model = make(seed).fit(X, y)
+    ff = flatten_forest(model)
+    r = missing_routing(model)
+    assert r.accepts_missing and r.library == "sklearn_tree"
+    assert np.array_equal(r.feature, ff.feature) and r.missing_left.shape == ff.feature.shape
+    Q = _queries(seed, X)
+    leaves = route_leaves(ff.feature, ff.threshold, ff.left, ff.right, ff.roots,
+                          r, Q.astype(np.float32).astype(np.float64))
+    trees = model.estimators_ if hasattr(model, "estimators_") else [model]
+    for t, (tree, root) in enumerate(zip(trees, ff.roots)):
+        assert np.array_equal(leaves[:, t] - root, tree.apply(Q)), t
+    proba = ff.leaf_proba[leaves].mean(axis=1)  # the soft vote: scikit-learn's predict
+    assert np.array_equal(ff.classes_[np.argmax(proba, axis=1)], model.predict(Q))
+
+
+def test_sklearn_tree_without_nan_sends_nan_to_the_larger_child():
+    """A tree fitted without NaN accepts NaN; it goes to the child with more training samples
+    (the stored flag), which is what predict does."""
+    X, y = _data(3, nan_features=[])
+    tree = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+    r = missing_routing(tree)
+    t = tree.tree_
+    internal = t.children_left >= 0
+    n_left = t.n_node_samples[t.children_left[internal]]
+    n_right = t.n_node_samples[t.children_right[internal]]
+    unequal = n_left != n_right
+    assert np.array_equal(r.missing_left[internal][unequal], (n_left > n_right)[unequal])
+
+
+def test_fpf_and_gradient_boosting_refuse_nan():
+    X, y = _data(4, nan_features=[])
+    fpf = FeaturePartitionedForest(budget=1, rounds=2, random_state=0).fit(X, y)
+    gb = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    for model, flat in [(fpf, flatten_forest(fpf)), (gb, flatten_boosted(gb))]:
+        r = missing_routing(model)
+        assert not r.accepts_missing and not accepts_missing(model)
+        assert np.array_equal(r.feature, flat.feature)
+        with pytest.raises(ValueError):
+            model.predict(np.full((1, X.shape[1]), np.nan))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DecisionTreeClassifier(max_depth=3, monotonic_cst=[1, 0, 0, 0], random_state=0),
+    lambda: DecisionTreeClassifier(max_depth=3, splitter="random", random_state=0),
+    lambda: DecisionTreeClassifier(max_depth=3, criterion="entropy", random_state=0),
+    lambda: RandomForestClassifier(n_estimators=3, max_depth=3, bootstrap=False, random_state=0),
+    lambda: ExtraTreesClassifier(n_estimators=3, max_depth=3, random_state=0),
+    lambda: HistGradientBoostingClassifier(max_iter=3, random_state=0),
+    lambda: GradientBoostingClassifier(n_estimators=3, random_state=0),
+])
+def test_accepts_missing_is_what_predict_does(make):
+    X, y = _data(5, nan_features=[])
+    model = make().fit(X, y)
+    try:
+        model.predict(np.where(np.eye(4, dtype=bool), np.nan, X[:4]))
+        literal = True
+    except ValueError:
+        literal = False
+    assert accepts_missing(model) is literal
+    assert missing_routing(model).accepts_missing is literal
+
+
+# ---------------------------------------------------------------------------------------------
+# missing_routing: boosted libraries
+# ---------------------------------------------------------------------------------------------
+def _scores_from_leaves(bm, leaves):
+    """Raw scores (n, K) from reached leaves, summed per class (float64; tolerance in the caller)."""
+    s = np.tile(bm.base, (leaves.shape[0], 1))
+    for t in range(leaves.shape[1]):
+        s[:, bm.group[t]] += bm.value[leaves[:, t]]
+    return s
+
+
+def _lib_margin(model, Q):
+    if isinstance(model, HistGradientBoostingClassifier):
+        return model.decision_function(Q)
+    if type(model).__module__.startswith("xgboost"):
+        return model.predict(Q, output_margin=True)
+    return model.predict(Q, raw_score=True)
+
+
+def _check_boosted(model, Q):
+    bm = flatten_boosted(model)
+    r = missing_routing(model)
+    assert np.array_equal(r.feature, bm.feature)
+    assert r.accepts_missing and accepts_missing(model)
+    if bm.f32_input:
+        Qr = Q.astype(np.float32).astype(np.float64)
+    elif bm.library.startswith("lightgbm"):
+        Qr = _lgb_read(Q)
+    else:
+        Qr = Q
+    leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, r, Qr)
+    s = _scores_from_leaves(bm, leaves)
+    lib = np.asarray(_lib_margin(model, Q), dtype=np.float64)
+    mine = s[:, 1] if lib.ndim == 1 else s
+    assert np.allclose(mine, lib, rtol=1e-5, atol=1e-5)
+    clear = np.abs(s[:, 1]) > 1e-4 if lib.ndim == 1 else np.ones(len(Q), dtype=bool)
+    assert np.array_equal(bm.classes_[np.argmax(s, axis=1)][clear], model.predict(Q)[clear])
+    # without the routing (NaN compared as a number, i.e. always right) the scores differ somewhere
+    return r
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("nan_features", [None, [1, 3]])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_xgboost_routes_nan_as_predict(seed, nan_features, n_classes):
+    X, y = _data(seed, nan_features=nan_features)
+    if n_classes == 3:
+        y = y + (np.nan_to_num(X[:, 3]) > 1)
+    model = xgb.XGBClassifier(n_estimators=12, max_depth=3, learning_rate=0.5, random_state=seed,
+                              n_jobs=1).fit(X, y)
+    r = _check_boosted(model, _queries(seed, X))
+    assert r.library == "xgboost" and np.isnan(r.missing_value) and not r.zero_as_missing.any()
+
+
+def test_xgboost_missing_parameter_zero():
+    """XGBClassifier(missing=0): zero *and* NaN take the default direction."""
+    X, y = _data(6, zeros=True)
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)
+    r = missing_routing(model)
+    assert r.missing_value == 0.0 and r.zero_as_missing[r.feature >= 0].all()
+    Q = _queries(6, X)
+    Q[::3, 0] = 0.0
+    _check_boosted(model, Q)
+    Z = Q.copy()
+    Z[np.isnan(Z)] = 0.0
+    assert np.array_equal(model.predict_proba(Z), model.predict_proba(np.where(Q == 0.0, np.nan, Q)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("nan_features", [None, [0, 2], []])
+@pytest.mark.parametrize("kw", [{}, {"use_missing": False}])
+def test_lightgbm_routes_nan_as_predict(seed, nan_features, kw):
+    X, y = _data(seed, nan_features=nan_features, zeros=True)
+    model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, min_child_samples=5, verbose=-1, n_jobs=1,
+                               random_state=seed, **kw).fit(X, y)
+    r = _check_boosted(model, _queries(seed, X))
+    assert r.library == "lightgbm" and set(np.unique(r.missing_type[r.feature >= 0])) <= {0, 2}
+    if kw or nan_features == []:
+        assert (r.missing_type[r.feature >= 0] == 0).all()  # NaN read as 0
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lightgbm_zero_as_missing(seed):
+    """missing_type "Zero": NaN and zero (every |x| <= 1e-35f) take the default direction. The reader
+    refuses such models today; the routing is checked on lgb_nodes' arrays (same node order)."""
+    X, y = _data(seed, zeros=True)
+    model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, min_child_samples=5, verbose=-1, n_jobs=1,
+                               random_state=seed, zero_as_missing=True).fit(X, y)
+    r = missing_routing(model)
+    nd = lgb_nodes(model)
+    assert (r.missing_type[r.feature >= 0] == 1).all() and r.zero_as_missing[r.feature >= 0].all()
+    Q = _queries(seed, X)
+    Q[::4, 1] = 0.0
+    Q[1::4, 2] = 1e-36
+    leaves = route_leaves(nd["feature"], nd["threshold"], nd["left"], nd["right"], nd["roots"], r, _lgb_read(Q))
+    raw = nd["value"][leaves].sum(axis=1)
+    assert np.allclose(raw, model.predict(Q, raw_score=True), rtol=1e-9, atol=1e-9)
+    Z = Q.copy()
+    Z[np.isnan(Z)] = 0.0
+    assert np.array_equal(model.predict(Z, raw_score=True), model.predict(Q, raw_score=True))
+    with pytest.raises(ValueError, match="zero_as_missing"):
+        flatten_boosted(model)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("nan_features", [None, [1], []])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_hist_gradient_boosting_routes_nan_as_predict(seed, nan_features, n_classes):
+    X, y = _data(seed, nan_features=nan_features)
+    if n_classes == 3:
+        y = y + (np.nan_to_num(X[:, 3]) > 1)
+    model = HistGradientBoostingClassifier(max_iter=10, max_depth=3, learning_rate=0.5,
+                                           random_state=seed).fit(X, y)
+    r = _check_boosted(model, _queries(seed, X))
+    assert r.library == "sklearn_hgb"
+
+
+def test_routing_is_needed():
+    """Without the routing (NaN compared as a number: always right) the scores differ: the test above
+    could fail."""
+    X, y = _data(0)
+    model = xgb.XGBClassifier(n_estimators=12, max_depth=3, learning_rate=0.5, random_state=0, n_jobs=1).fit(X, y)
+    bm = flatten_boosted(model)
+    Q = _queries(0, X)
+    r = missing_routing(model)
+    right = type(r)(library=r.library, feature=r.feature, missing_left=np.zeros_like(r.missing_left),
+                    accepts_missing=True, zero_as_missing=r.zero_as_missing)
+    leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, right,
+                          Q.astype(np.float32).astype(np.float64))
+    s = _scores_from_leaves(bm, leaves)[:, 1]
+    assert not np.allclose(s, model.predict(Q, output_margin=True), rtol=1e-5, atol=1e-5)
+
+
+def test_bad_models():
+    with pytest.raises(TypeError, match="FlatForest"):
+        missing_routing(flatten_forest(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1])))
+    with pytest.raises(TypeError, match="supported"):
+        accepts_missing(object())
+
+
+# ---------------------------------------------------------------------------------------------
+# the oracle: literal enumeration through the library's predict, NaN as one more candidate
+# ---------------------------------------------------------------------------------------------
+ROBUST = ("certified_flb", "certified_elb", "robust_brute")
+
+
+def _verdicts(res):
+    """'robust' / 'attackable' / 'misclassified' from a CertificationResult."""
+    st = np.asarray(res.status)
+    return np.where(np.isin(st, ROBUST), "robust", st)
+
+
+def _oracle_verdicts(model, X, y, budget, missing):
+    correct, attackable = reference_attack(model, X, y, budget, missing=missing)
+    return np.where(~correct, "misclassified", np.where(attackable, "attackable", "robust"))
+
+
+@pytest.mark.parametrize("kind", ["xgb", "hgb", "rf"])
+def test_oracle_finite_agrees_with_certify(kind):
+    """missing=False is the threat model certify certifies today: same verdicts on finite rows."""
+    X, y = _data(7, nan_features=[])
+    if kind == "xgb":
+        model = xgb.XGBClassifier(n_estimators=8, max_depth=2, random_state=0, n_jobs=1).fit(X[:240], y[:240])
+    elif kind == "hgb":
+        model = HistGradientBoostingClassifier(max_iter=8, max_depth=2, random_state=0).fit(X[:240], y[:240])
+    else:
+        model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:240], y[:240])
+    Xt, yt = X[240:280], y[240:280]
+    for budget in (1, 2):
+        assert np.array_equal(_verdicts(certify(model, Xt, yt, budget=budget, method="brute")),
+                              _oracle_verdicts(model, Xt, yt, budget, missing=False))
+
+
+@pytest.mark.parametrize("kind", ["xgb", "lgb", "hgb", "rf", "tree"])
+def test_oracle_with_missing_is_literal(kind):
+    """missing=True: never fewer attacks than missing=False, every witness changes at most one
+    feature and is confirmed by predict; on the boosted models some witness is a NaN."""
+    X, y, Xt, yt, _, _ = _issue_data(0)
+    if kind == "xgb":
+        model = xgb.XGBClassifier(n_estimators=10, max_depth=2, random_state=0, n_jobs=1).fit(X, y)
+    elif kind == "lgb":
+        model = lgb.LGBMClassifier(n_estimators=10, num_leaves=4, verbose=-1, n_jobs=1,
+                                   random_state=0).fit(X, y)
+    elif kind == "hgb":
+        model = HistGradientBoostingClassifier(max_iter=10, max_depth=2, random_state=0).fit(X, y)
+    elif kind == "rf":
+        model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    else:
+        model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    c0, a0 = reference_attack(model, Xt, yt, 1)
+    c1, a1, wit = reference_attack(model, Xt, yt, 1, missing=True, return_witness=True)
+    assert np.array_equal(c0, c1) and not np.any(a0 & ~a1)
+    nan_used = 0
+    for i, w in enumerate(wit):
+        if w is None:
+            assert not a1[i]
+            continue
+        assert np.sum(~((w == Xt[i]) | (np.isnan(w) & np.isnan(Xt[i])))) <= 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert model.predict(w[None, :])[0] != yt[i]
+        nan_used += bool(np.isnan(w).any())
+    assert a1.sum() >= a0.sum()
+    if kind in ("xgb", "lgb"):  # on this data blanking feature 1 flips rows no finite value flips
+        assert nan_used > 0
+
+
+def test_oracle_refuses_nan_for_models_that_refuse_it():
+    X, y = _data(9, nan_features=[])
+    fpf = FeaturePartitionedForest(budget=1, rounds=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="refuses NaN"):
+        reference_attack(fpf, X[:3], y[:3], 1, missing=True)
+    c, a = reference_attack(fpf, X[:5], y[:5], 1)
+    c2, a2 = reference_brute(fpf, X[:5], y[:5], 1)  # the hard vote: FPF's predict
+    assert np.array_equal(c, c2) and np.array_equal(a, a2)
+
+
+def test_reference_brute_missing_option():
+    """reference_brute(missing=True) (hard vote of the trees) finds the attacks that use NaN."""
+    X, y, Xt, yt, _, _ = _issue_data(0)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    c0, a0 = reference_brute(rf, Xt, yt, 1)
+    c1, a1 = reference_brute(rf, Xt, yt, 1, missing=True)
+    assert np.array_equal(c0, c1) and not np.any(a0 & ~a1)
+
+
+# ---------------------------------------------------------------------------------------------
+# the reproducers of issue 24 (missing values break the certificate)
+# ---------------------------------------------------------------------------------------------
+def _issue_data(seed, n=500, d=8):
+    """Features go missing with the label: feature 1 is blank for half of the class-0 rows."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, :6].sum(axis=1) + 0.5 * rng.normal(size=n) > 0).astype(int)
+    for f in range(d):
+        hole = rng.random(n) < np.where(y == 0, 0.5 if f == 1 else 0.1, 0.02)
+        X[hole, f] = np.nan
+    finite = ~np.isnan(X[400:]).any(axis=1)
+    return X[:400], y[:400], X[400:][finite][:40], y[400:][finite][:40], X[400:][~finite][:20], y[400:][~finite][:20]
+
+
+def _issue_model(lib, seed, X, y):
+    if lib == "xgboost":
+        return xgb.XGBClassifier(n_estimators=30, max_depth=2, random_state=seed, n_jobs=1).fit(X, y)
+    return lgb.LGBMClassifier(n_estimators=30, num_leaves=4, random_state=seed, n_jobs=1, verbose=-1).fit(X, y)
+
+
+def _xgb_reproducer():
+    X, y, Xt, yt, _, _ = _issue_data(0)
+    model = _issue_model("xgboost", 0, X, y)
+    return model, Xt, yt, 2  # row 2: class 1, robust at budget 1 with finite values
+
+
+def test_reproducer_xgboost_one_nan_flips_a_robust_row():
+    """XGBoost (30 trees, depth 2): a row no finite change of one feature flips (the literal oracle
+    and certify's brute force agree: robust_brute) goes from 1 to 0 when feature 1 is blank."""
+    model, Xt, yt, i = _xgb_reproducer()
+    x = Xt[i:i + 1]
+    assert yt[i] == 1 and model.predict(x)[0] == 1
+    _, a0 = reference_attack(model, x, yt[i:i + 1], 1)
+    _, a1, w = reference_attack(model, x, yt[i:i + 1], 1, missing=True, return_witness=True)
+    assert not a0[0] and a1[0]
+    blank = x.copy()
+    blank[0, 1] = np.nan
+    assert model.predict(blank)[0] == 0
+    assert r_default_left_reaches(model, blank)
+
+
+def r_default_left_reaches(model, blank):
+    """The flip goes through nodes on feature 1 that send NaN down a branch no finite value of the
+    row's own takes -- the routing the certificate ignores today."""
+    bm = flatten_boosted(model)
+    r = missing_routing(model)
+    x = blank.astype(np.float32).astype(np.float64)
+    nan_leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, r, x)
+    finite = x.copy()
+    finite[0, 1] = 0.0
+    return not np.array_equal(nan_leaves, route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots,
+                                                       r, finite))
+
+
+@NEEDS_ENGINE
+def test_reproducer_xgboost_certify_sees_the_nan_attack():
+    model, Xt, yt, i = _xgb_reproducer()
+    res = certify(model, Xt[i:i + 1], yt[i:i + 1], budget=1, method="brute")
+    assert res.status[0] == "attackable"
+
+
+@NEEDS_ENGINE
+def test_reproducer_xgboost_missing_false_keeps_the_finite_threat_model():
+    model, Xt, yt, i = _xgb_reproducer()
+    res = certify(model, Xt[i:i + 1], yt[i:i + 1], budget=1, method="brute", missing=False)
+    assert res.status[0] == "robust_brute"
+
+
+def test_rows_with_nan_are_refused_today_although_predict_accepts_them():
+    """The library predicts rows with NaN; certify refuses them (ValueError: X contains NaN)."""
+    X, y, _, _, Xn, yn = _issue_data(1)
+    model = _issue_model("xgboost", 1, X, y)
+    assert np.isnan(Xn).any() and model.predict(Xn).shape == (len(Xn),)
+    assert accepts_missing(model)
+
+
+@NEEDS_ENGINE
+@pytest.mark.parametrize("missing", [True, False])
+def test_rows_with_nan_are_certified(missing):
+    X, y, _, _, Xn, yn = _issue_data(1)
+    model = _issue_model("xgboost", 1, X, y)
+    kw = {} if missing else {"missing": False}
+    res = certify(model, Xn, yn, budget=1, **kw)
+    assert np.array_equal(_verdicts(res), _oracle_verdicts(model, Xn, yn, 1, missing=missing))
+
+
+#: Rows certified robust at budget 1 (finite values) that one NaN flips, over seeds 0-5 of
+#: ``_issue_data`` (measured with the oracle on xgboost 3.2.0, lightgbm 4.7.0).
+FLIPS_MEASURED = {"xgboost": 9, "lightgbm": 25}
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+def test_six_seeds_robust_rows_that_one_nan_flips(lib):
+    """Over 6 seeds, the rows robust at budget 1 against finite values that flip with one NaN
+    (found by the oracle; every witness blanks exactly one feature and is confirmed by predict)."""
+    total = 0
+    for seed in range(6):
+        X, y, Xt, yt, _, _ = _issue_data(seed)
+        model = _issue_model(lib, seed, X, y)
+        c0, a0 = reference_attack(model, Xt, yt, 1)
+        c1, a1, wit = reference_attack(model, Xt, yt, 1, missing=True, return_witness=True)
+        gap = np.flatnonzero(c0 & ~a0 & a1)
+        for i in gap:
+            assert np.isnan(wit[i]).sum() == 1 and model.predict(wit[i][None, :])[0] != yt[i]
+        total += gap.size
+    assert total > 0
+    assert total == FLIPS_MEASURED[lib]
+
+
+@NEEDS_ENGINE
+@pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
+def test_six_seeds_certify_equals_the_oracle_with_missing(lib):
+    for seed in range(6):
+        X, y, Xt, yt, _, _ = _issue_data(seed)
+        model = _issue_model(lib, seed, X, y)
+        assert np.array_equal(_verdicts(certify(model, Xt, yt, budget=1)),
+                              _oracle_verdicts(model, Xt, yt, 1, missing=True)), seed
+
+
+# ---------------------------------------------------------------------------------------------
+# LightGBM clamps |x| >= 1e300 (found while building the reproducers)
+# ---------------------------------------------------------------------------------------------
+def _lgb_big_threshold_model():
+    X, y, Xt, yt, _, _ = _issue_data(0)
+    return _issue_model("lightgbm", 0, X, y), Xt, yt
+
+
+def test_lightgbm_reads_huge_values_as_1e300():
+    """A LightGBM split that parts NaN from every finite value is dumped at threshold 1e300, and
+    LightGBM's predict reads every x >= 1e300 (even inf) as 1e300: no value goes right of it but NaN."""
+    model, Xt, _ = _lgb_big_threshold_model()
+    nd = lgb_nodes(model)
+    big = np.flatnonzero(nd["threshold"] >= 1e300)
+    assert big.size and (nd["threshold"][big] == 1e300).all()
+    f = int(nd["feature"][big[0]])
+    x = np.repeat(Xt[:1], 4, axis=0)
+    x[:, f] = [1e300, np.nextafter(1e300, np.inf), 1e308, np.inf]
+    raw = model.predict(x, raw_score=True)
+    assert (raw == raw[0]).all()
+
+
+@pytest.mark.xfail(strict=True, reason="LightGBM reads x >= 1e300 as 1e300; the replay tries nextafter(1e300) "
+                                       "(#24 item 4, found with the NaN reproducers)")
+def test_lightgbm_nan_split_threshold_does_not_break_certify():
+    model, Xt, yt = _lgb_big_threshold_model()
+    res = certify(model, Xt, yt, budget=1)
+    assert np.array_equal(_verdicts(res), _oracle_verdicts(model, Xt, yt, 1, missing=False))
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn's NaN-only splits sit at threshold inf (found while building the oracle)
+# ---------------------------------------------------------------------------------------------
+def _rf_inf_split():
+    rng = np.random.default_rng(8)
+    X = np.round(rng.normal(size=(300, 4)) * 3) / 3
+    y = (X[:, 0] + X[:, 1] * (X[:, 2] > 0) + 0.3 * rng.normal(size=300) > 0).astype(int)
+    X[rng.random(300) < np.where(y == 1, 0.6, 0.2), 1] = np.nan
+    rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:240], y[:240])
+    ok = ~np.isnan(X[240:]).any(axis=1)
+    return rf, X[240:][ok], y[240:][ok]
+
+
+def test_sklearn_nan_split_is_at_inf():
+    """A scikit-learn split of NaN from every finite value has threshold inf: every finite value
+    goes left, NaN follows missing_go_to_left (right), and predict refuses inf itself."""
+    rf, Xt, _ = _rf_inf_split()
+    r = missing_routing(rf)
+    ff = flatten_forest(rf)
+    at_inf = np.flatnonzero(np.isinf(ff.threshold))
+    assert at_inf.size and not r.missing_left[at_inf].any()
+    with pytest.raises(ValueError, match="infinity"):
+        rf.predict(np.where(np.arange(4) == 1, np.inf, Xt[:1]))
+
+
+@pytest.mark.xfail(strict=True, reason="relevant_values takes +inf from scikit-learn's NaN-only splits "
+                                       "(threshold inf); a witness holds inf, which predict refuses (#24 item 4)")
+def test_sklearn_witnesses_are_inputs_predict_accepts():
+    rf, Xt, yt = _rf_inf_split()
+    res = certify(rf, Xt, yt, budget=1, method="brute")
+    assert res.witnesses
+    for i, w in res.witnesses.items():
+        x = np.asarray(w, dtype=np.float64)
+        assert np.isfinite(x).all()
+        assert rf.predict(x[None, :])[0] != yt[i]
+
+
+@pytest.mark.xfail(strict=True, reason="the XGBoost reader ignores the missing parameter: with missing=0 every zero "
+                                       "takes the default direction in predict but is compared in the replay "
+                                       "(#24 item 4)")
+def test_xgboost_missing_zero_replay_matches_predict():
+    X, y = _data(6, zeros=True, nan_features=[])
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)
+    Q = X[:60]
+    assert (Q == 0).any()
+    assert np.allclose(flatten_boosted(model).replay_scores(Q)[:, 1], model.predict(Q, output_margin=True),
+                       rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# the covers with NaN (forest references, hard vote): (f, 'nan') is one more set per feature
+# ---------------------------------------------------------------------------------------------
+def _nan_forest(seed, kind="rf"):
+    X, y, Xt, yt, Xn, yn = _issue_data(seed)
+    cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
+    model = cls(n_estimators=9, max_depth=3, random_state=seed).fit(X, y)
+    return model, Xt[:25], yt[:25], Xn[:10], yn[:10]
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+def test_nan_sets_are_the_trees_whose_leaf_changes(kind):
+    """(f, 'nan') from the stored missing_go_to_left on the path == the trees whose own apply moves
+    when x_f := NaN (literal)."""
+    model, Xt, _, Xn, _ = _nan_forest(1, kind)
+    for x in Xt[:10]:
+        sets = reference_sets(model, x, missing=True)
+        base = model.apply(x[None, :])[0]
+        for f in range(x.size):
+            blank = x.copy()
+            blank[f] = np.nan
+            moved = set(np.flatnonzero(model.apply(blank[None, :])[0] != base).tolist())
+            assert sets.get((f, "nan"), set()) == moved
+            assert moved <= sets.get((f, "+"), set()) | sets.get((f, "-"), set())
+    for x in Xn:  # rows with NaN: one set (f, '*') per blank feature
+        sets = reference_sets(model, x, missing=True)
+        for f in np.flatnonzero(np.isnan(x)):
+            assert not {(int(f), k) for k in "+-"} & set(sets) and (int(f), "nan") not in sets
+
+
+@pytest.mark.parametrize("kind", ["rf", "et"])
+@pytest.mark.parametrize("seed", [0, 2, 4])
+def test_nan_covers_are_sound(kind, seed):
+    """Every row the literal enumeration with NaN attacks is left uncertified by FLB and ELB with the
+    NaN sets."""
+    model, Xt, yt, _, _ = _nan_forest(seed, kind)
+    y_idx = np.searchsorted(model.classes_, yt)
+    correct, attackable = reference_brute(model, Xt, yt, 1, missing=True)
+    _, finite_attackable = reference_brute(model, Xt, yt, 1)
+    assert not np.any(finite_attackable & ~attackable)
+    for i in np.flatnonzero(correct & attackable):
+        assert reference_elb(model, Xt[i], y_idx[i], 1, 2, missing=True)
+        assert reference_flb(model, Xt[i], y_idx[i], 1, 2, missing=True)
+
+
+def test_finite_covers_certify_rows_one_nan_flips():
+    """Why NaN needs its own set: ExtraTrees (9 trees, depth 3) on the issue's data, seed 4 -- ELB
+    over the finite sets S_f^+/S_f^- certifies rows 5, 7, 16 and 23, and blanking one feature flips
+    each of them under the hard vote (the NaN pattern mixes both directions of one feature)."""
+    model, Xt, yt, _, _ = _nan_forest(4, "et")
+    y_idx = np.searchsorted(model.classes_, yt)
+    correct, attackable = reference_brute(model, Xt, yt, 1, missing=True)  # the hard vote
+    certified = [i for i in np.flatnonzero(correct) if not reference_elb(model, Xt[i], y_idx[i], 1, 2)]
+    assert [i for i in certified if attackable[i]] == [5, 7, 16, 23]
