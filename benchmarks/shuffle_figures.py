@@ -12,12 +12,15 @@ This script re-runs both experiments while changing one factor at a time -- the 
 the auditor's rule (AND / OR), the background size, the explainer (shap's default Explainer =
 permutation for > 10 features, KernelSHAP), the honest scorer's resolution (4 tied levels,
 a binary threshold as in Slack et al. 2020, continuous), and how tied attributions are ranked
--- and prints one line per setting.  All data are bundled with fairlens.
+-- and prints one line per setting.  For Figure 4 it also prints, per setting, the share of women
+and of men with Gender ranked 1st (the attack on all data) and whether each of the paper's six
+numbers lies within two binomial standard errors of ours ("match") or not ("differ").
+All data are bundled with fairlens.
 
 Usage::
 
     PYTHONPATH=. python benchmarks/shuffle_figures.py              # both figures
-    PYTHONPATH=. python benchmarks/shuffle_figures.py --fig 4 --n-explain 1000
+    PYTHONPATH=. python benchmarks/shuffle_figures.py --fig 4 --n-explain-ger 1000   # tutorial 01's full size
     PYTHONPATH=. python benchmarks/shuffle_figures.py --quick      # small sizes, a smoke test
 
 Single process; about 10 minutes with the defaults on a 2-core machine.
@@ -35,6 +38,8 @@ from fairlens.datasets import load_diabetes_risk, load_german_credit
 from fairlens.shuffle import ShuffledModel, attributions
 
 HYBRIDS = ["dom+mix", "dom+swap", "dom+none", "mix+swap", "mix+none"]
+PAPER_ALL = (67.1, 7.4, 13.4)      # Figure 4, attack on all data: Gender 1st / 2nd / 3rd %
+PAPER_TOP15 = (1.7, 25.8, 13.7)    # Figure 4, attack on the top 15 %
 
 
 # ------------------------------------------------------------------------------ Figure 3
@@ -162,7 +167,20 @@ def figure4_row(model_kw, f, X, names, Xe, *, explainer="shap", n_bg=50, nsample
             r = _ranks(phi, j, rule)
             out[(k, rule)] = [100 * np.mean(r == i) for i in (1, 2, 3)]
         out[(k, "zero")] = 100 * np.mean(np.abs(phi[:, j]) <= 1e-12)
+        if k == 1.0:
+            # who gets Gender 1st: women (unfavoured, moved down by Dominance) vs men (favoured)
+            first = _ranks(phi, j, "competition") == 1
+            men = Xe[:, j] == 1
+            out["first_women"] = 100 * np.mean(first[~men]) if (~men).any() else float("nan")
+            out["first_men"] = 100 * np.mean(first[men]) if men.any() else float("nan")
     return out
+
+
+def _verdict(ours, paper, n):
+    """'match' when the paper's percentage lies within ours +- two binomial standard errors over
+    ``n`` explained applicants, else 'differ'."""
+    tol = 200 * np.sqrt(paper / 100 * (1 - paper / 100) / n)
+    return "match" if abs(ours - paper) <= tol else "differ"
 
 
 def figure4(args):
@@ -205,6 +223,12 @@ def figure4(args):
             head = f"{label} [{dt:.0f} s]" if rule == "competition" else ""
             print(f"  {head:58s} {rule:11s} {a[0]:5.1f} {a[1]:5.1f} {a[2]:5.1f} | "
                   f"{b[0]:5.1f} {b[1]:5.1f} {b[2]:5.1f} | zero {r[(0.15, 'zero')]:5.1f}")
+        a, b = r[(1.0, "competition")], r[(0.15, "competition")]
+        va = [_verdict(x, p, n_explain) for x, p in zip(a, PAPER_ALL)]
+        vb = [_verdict(x, p, n_explain) for x, p in zip(b, PAPER_TOP15)]
+        print(f"  {'':58s} all data: Gender 1st for {r['first_women']:.1f}% of women, "
+              f"{r['first_men']:.1f}% of men; vs paper (+-2 s.e.): all data {'/'.join(va)}, "
+              f"top 15 % {'/'.join(vb)}")
 
 
 def main():
