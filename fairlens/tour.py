@@ -692,7 +692,8 @@ def _shuffle_section(budget, random_state):
         "same before and after. Dominance and Swapping move research applicants across the "
         "threshold.",
         "Querying the same rows in different batches (the batch-consistency detector) "
-        "exposes every attack.",
+        "exposes each of these attacks, which fire on every call; an attack that fires on "
+        "only some calls is caught only with some probability (tutorial 01 measures it).",
     ]
     data = _data_info(adm, "Graduate Admission v1 (bundled, 400 applicants)")
     findings = []
