@@ -214,6 +214,12 @@ def _ci(lo, hi, conf, unit="rate"):
     return f"{100 * conf:.0f}% CI {_val(lo, unit)} to {_val(hi, unit)}"
 
 
+def _spelled(text):
+    """``text`` with the abbreviations of the metrics' labels spelled out (a report is read by people
+    who do not know that TPR is the true positive rate)."""
+    return str(text).replace("TPR and FPR", "true and false positive rate")
+
+
 def _float(v):
     try:
         v = float(v)
@@ -265,7 +271,7 @@ def _threshold_words(measure, thresholds):
         return ""
     unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
     t = {"rate": f"{100 * thr:g}%", "difference": f"{100 * thr:g} pp"}.get(unit, f"{thr:g}")
-    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the +-{t} threshold"}[op]
+    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the ±{t} threshold"}[op]
 
 
 def _position(verdict, measure, thresholds):
@@ -307,6 +313,11 @@ def _cell(value, lo=None, hi=None, unit=None):
 
 
 # ------------------------------------------------------------------------ 1. group fairness
+#: Bootstrap chunks (of ``fairlens.metrics.BOOT_CHUNK`` = 50 replicates) the group check draws even past
+#: its time: an interval from 100 replicates is rough, but a finding without one says nothing of its
+#: uncertainty (the report's note says how many replicates the intervals rest on).
+MIN_BOOT_CHUNKS = 2
+
 def check_group_fairness(ctx, seconds):
     """Group fairness per protected attribute and intersection (:func:`fairlens.metrics.group_metrics`)."""
     import matplotlib.pyplot as plt
@@ -316,7 +327,13 @@ def check_group_fairness(ctx, seconds):
     opts = ctx.options
     out = CheckOutcome("group_fairness", "Group fairness", random_state=ctx.random_state)
     prot, binned = _protected_groups(ctx)
-    stop, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
+    deadline, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
+    calls = [0]
+
+    def stop():  # the first MIN_BOOT_CHUNKS chunks always run: a finding is never left without interval
+        calls[0] += 1
+        return calls[0] > MIN_BOOT_CHUNKS and deadline()
+
     res = group_metrics(ctx.y, ctx.pred, protected=prot, favourable=1, confidence=opts["confidence"],
                         n_boot=opts["n_boot"], min_group_size=opts["min_group_size"],
                         random_state=ctx.random_state, n_jobs=ctx.n_jobs, stop=stop)
@@ -357,19 +374,29 @@ def check_group_fairness(ctx, seconds):
     for _, m in measures.iterrows():
         ref = m["privileged"] if isinstance(m["privileged"], str) else (
             f"{m['highest']} vs {m['lowest']}" if isinstance(m["highest"], str) else "")
-        rows.append([m["attribute"], m["label"], _cell(m["value"], m["ci_low"], m["ci_high"]), ref,
+        unit = DEFAULT_THRESHOLDS.get(m["measure"], (None, None, None, None))[3]
+        rows.append([m["attribute"], _spelled(m["label"]), _cell(m["value"], m["ci_low"], m["ci_high"], unit), ref,
                      int(m["n_groups"])])
-    out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure", "Value", "Compared",
-                                                                  "Groups compared"],
-                       "rows": rows, "note": "Signed measures compare every other row with the reference "
-                                             "(privileged) group, as AIF360 does."})
+    out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure",
+                                                                  f"Value ({100 * conf:.0f}% interval)",
+                                                                  "Compared", "Groups compared"],
+                       "rows": rows, "units": [None, None, None, None, "count"],
+                       "note": "Differences of rates are in percentage points (pp), as in the findings; ratios "
+                               "are plain numbers (1 = equal rates). Signed measures compare every other row "
+                               "with the reference (privileged) group, as AIF360 does."})
     with plt.rc_context({"font.size": 12}):
         for attr in singles[:4]:
             fig, ax = plt.subplots(figsize=(10, max(3.0, 0.55 * (groups["attribute"] == attr).sum() + 1.8)))
             res.plot(ax=ax, attribute=attr)
+            # the report shows rates as percentages: so does the axis (0.86 -> 86%)
+            from matplotlib.ticker import PercentFormatter
+
+            ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
             out.figures.append(figure(fig, f"Selection rate by {attr}",
-                                      f"Selection rate of each group of {attr} with its {100 * conf:.0f}% "
-                                      "bootstrap interval; hollow markers are groups too small to conclude."))
+                                      f"The share of each group of {attr} that the model predicts favourable "
+                                      f"(dot), with its {100 * conf:.0f}% bootstrap interval (bar); the number of "
+                                      "rows of each group is its n in the label; hollow markers are groups too small "
+                                      "to conclude."))
     worst = [f for f in out.findings if f["verdict"] == "fail"]
     dpd = [f for f in out.findings if f["measure"] == "demographic_parity_difference"]
     if worst:
@@ -433,7 +460,8 @@ def _group_finding(m, groups, conf, thresholds):
         ref = m["privileged"]
         what = {"statistical_parity_difference": "selection rate of everyone else minus that of",
                 "disparate_impact": "selection rate of everyone else divided by that of",
-                "average_odds_difference": "average of the TPR and FPR gaps of everyone else against",
+                "average_odds_difference": "average of the true and false positive rate gaps of everyone else "
+                                           "against",
                 "true_positive_rate_difference": "true positive rate of everyone else minus that of"}[measure]
         sentence = (f"{attr}: {label} {_val(value, unit)} ({_ci(lo, hi, conf, unit)}): the {what} {ref!r}, the "
                     f"most-selected group{pos}.")
@@ -637,7 +665,7 @@ def check_subgroup(ctx, seconds):
         side = "disfavoured" if signed < 0 else "favoured"
         sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
                     f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
-                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} "
+                    f"a gap of {_val(fr.score, 'difference')} ± {_val(fr.margin, 'difference')} "
                     "(fresh estimate, confidence "
                     f"{100 * fresh_conf:.1f}%); the group is {side}")
         f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
