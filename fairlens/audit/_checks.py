@@ -200,6 +200,13 @@ def _val(v, unit=None):
     return _sig(v)
 
 
+def _plain(v):
+    """A plain number as the renderer shows it (``1.4e-14`` -> ``< 0.001``, never scientific)."""
+    from ._render import format_number
+
+    return format_number(_float(v))
+
+
 def _num(v):
     return _val(v, "rate")
 
@@ -398,10 +405,9 @@ def check_group_fairness(ctx, seconds):
                                       "rows of each group is its n in the label; hollow markers are groups too small "
                                       "to conclude."))
     worst = [f for f in out.findings if f["verdict"] == "fail"]
-    dpd = [f for f in out.findings if f["measure"] == "demographic_parity_difference"]
-    if worst:
-        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest gap: " + \
-            max(dpd, key=lambda f: f["value"] or 0)["sentence"]
+    if worst:  # the failing finding with the largest gap (a difference; else the first failing one)
+        top = max(worst, key=lambda f: (f["unit"] == "difference", f["value"] or 0))
+        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest: " + top["sentence"]
     elif any(f["verdict"] == "warn" for f in out.findings):
         out.verdict = "No group measure is beyond its threshold, but some intervals reach it: more data is " \
                       "needed to conclude."
@@ -747,7 +753,8 @@ def check_explanations(ctx, seconds):
     bc = _consistency(ctx, ds.X[idx], ctx.random_state)
     frac = float(bc.frac_rows_changed)
     sentence = (f"Scoring the same {idx.size:,} rows in different batches, orders and one by one moved "
-                f"{_pct(frac)} of the scores (largest change {bc.max_abs_diff:.3g}, tolerance {bc.tol:.2g})")
+                f"{_pct(frac)} of the scores (largest change {_plain(bc.max_abs_diff)}; changes up to "
+                f"{_plain(bc.tol)} count as rounding)")
     verdict = "fail" if bc.suspicious else "pass"
     sentence += (": the model's output depends on the batch, as an output-shuffling model's does; its "
                  "explanations cannot be trusted." if bc.suspicious else ": the scores do not depend on the "

@@ -187,6 +187,7 @@ table.findings td.num{white-space:normal}
 tr{break-inside:avoid;page-break-inside:avoid}
 thead{display:table-header-group}
 .tnote{color:var(--muted);font-size:.88rem;margin:-.8em 0 1.2em}
+.legend{color:var(--muted);font-size:.88rem;margin:.2em 0 .6em}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.85rem;font-weight:600;
 white-space:nowrap;border:1px solid currentColor}
 .v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-warn{color:var(--warn)}
@@ -360,7 +361,7 @@ def _units_note(doc, conf=None) -> str:
     if any(f["ci_low"] is not None or f["ci_high"] is not None for f in doc["findings"]):
         level = (f"{100 * conf:g}% confidence intervals" if conf is not None
                  else "confidence intervals")
-        out.append(f"In parentheses: {level} (each check states how it computes them in its "
+        out.append(f"In parentheses: {level} (CI; each check states how it computes them in its "
                    "section; a value shown alone is exact or has no interval).")
     used = _units(doc)
     if "rate" in used:
@@ -401,10 +402,10 @@ def _findings_html(doc) -> str:
         head_cols[2] = f"Value ({100 * conf:g}% interval)"
     head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in head_cols)
     note = _units_note(doc, conf)
-    note = f"<p class='tnote'>{_e(note)}</p>" if note else ""
-    return (f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-            + note)
+    note = f"<p class='legend'>{_e(note)}</p>" if note else ""
+    # the legend comes before the table: a reader meets "pp" and the intervals already explained
+    return (note + f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _section_html(s: dict, n: int) -> str:

@@ -135,3 +135,37 @@ def test_figure_caption_says_what_the_figure_shows():
     page = render_html(doc)
     cap = page[page.index("<figcaption>"):page.index("</figcaption>")]
     assert "Selection rate by sex." in _text(cap) and "Each group's share with its interval." in _text(cap)
+
+
+def test_section_verdict_quotes_a_failing_finding(german):
+    """The group section's verdict names a finding that fails, not merely the largest parity gap."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    data = german.subset(np.arange(600))
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(data.X, data.y)
+    # only the equalized odds difference can fail: its threshold is 0
+    report = fairlens.audit(model, data, protected=["sex"], checks=["group_fairness"],
+                            thresholds={"equalized_odds_difference": 0.0, "demographic_parity_difference": 1.0},
+                            options={"n_boot": 100}, time_budget=None, progress=False)
+    sec = report.section("group_fairness")
+    failing = [f for f in sec.findings if f["verdict"] == "fail"]
+    assert [f["measure"] for f in failing] == ["equalized_odds_difference"]
+    assert sec.verdict.endswith(failing[0]["sentence"])
+
+
+def test_no_scientific_notation_in_a_real_report(german, encoded_mlp):
+    """The batch-consistency tolerance (about 1e-14) is read as a plain number, like every other."""
+    from tests.audit.conftest import SMALL
+
+    report = fairlens.audit(encoded_mlp, german, protected=["sex"], checks=["explanations"],
+                            options=dict(SMALL, explainers=("shap",)), time_budget=None, progress=False)
+    assert not report.findings["sentence"].str.contains(r"\d[eE][+-]?\d", regex=True).any()
+    page = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", render_html(report.to_dict()))
+    page = page.split("<section id='reproduce'>")[0]  # run parameters are shown exactly (1e-06 stays)
+    sections = page[page.index("<section id='sec-1'>"):]
+    findings = page[page.index("<section id='findings'>"):page.index("<section id='sec-1'>")]
+    assert not re.search(r"\d[eE][+-]?\d", _text(findings))
+    body = sections.split("<h3>Parameters</h3>")[0]  # parameters too are shown exactly
+    assert not re.search(r"\d[eE][+-]?\d", _text(body))
