@@ -324,7 +324,11 @@ class AuditReport(Result):
         DataFrame
             One row per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
             ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
-            ``"not applicable"``), ``sentence`` and ``unit``.
+            ``"not applicable"``), ``sentence`` and ``unit``.  As in the report document, ``value``,
+            ``ci_low``, ``ci_high`` and ``threshold`` are raw numbers: a rate or a difference of rates
+            is a proportion (0.05), and ``unit`` says how the report and the sentences show it
+            (``"rate"``: 5.0%, ``"difference"``: 5.0 percentage points, ``"ratio"``: 0.05); see
+            *Units* in :mod:`fairlens.audit._schema`.
 
         Examples
         --------
