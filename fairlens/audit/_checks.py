@@ -333,7 +333,7 @@ def check_group_fairness(ctx, seconds):
 
     opts = ctx.options
     out = CheckOutcome("group_fairness", "Group fairness", random_state=ctx.random_state)
-    prot, binned = _protected_groups(ctx)
+    prot, binned, bin_order = _protected_groups(ctx)
     deadline, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
     calls = [0]
 
@@ -363,6 +363,8 @@ def check_group_fairness(ctx, seconds):
     # tables: one per attribute (singles, then intersections)
     for attr in dict.fromkeys(groups["attribute"]):
         g = groups[groups["attribute"] == attr]
+        if attr in bin_order:  # quartile bins in their numeric order, not in the order of their names
+            g = g.sort_values("group", key=lambda c: c.map(bin_order[attr].index), kind="stable")
         rows = [[r["group"], int(r["n"]), _cell(r["share"], unit="rate"),
                  _cell(r["selection_rate"], r["selection_rate_low"], r["selection_rate_high"], "rate"),
                  _cell(r["true_positive_rate"], r["true_positive_rate_low"], r["true_positive_rate_high"], "rate"),
@@ -424,9 +426,9 @@ def check_group_fairness(ctx, seconds):
 
 def _protected_groups(ctx):
     """The protected columns as readable group labels; numeric columns with many values are cut
-    into quartile bins (returned in ``binned``)."""
+    into quartile bins (described in ``binned``; ``order``: the bins of each such column, lowest first)."""
     frame = ctx.dataset.frame
-    out, binned = {}, {}
+    out, binned, order = {}, {}, {}
     for p in ctx.protected:
         col = frame[p]
         j = ctx.dataset.index_of(p)
@@ -437,9 +439,10 @@ def _protected_groups(ctx):
                 + [f"{p} > {edges[-1]:g}"]
             out[p] = np.asarray(names, dtype=object)[codes]
             binned[p] = "quartile bins: " + "; ".join(names)
+            order[p] = list(names)
         else:
             out[p] = col.astype(str).to_numpy(dtype=object) if not col.dtype == object else col.to_numpy()
-    return pd.DataFrame(out), binned
+    return pd.DataFrame(out), binned, order
 
 
 def _group_finding(m, groups, conf, thresholds):

@@ -169,3 +169,16 @@ def test_no_scientific_notation_in_a_real_report(german, encoded_mlp):
     assert not re.search(r"\d[eE][+-]?\d", _text(findings))
     body = sections.split("<h3>Parameters</h3>")[0]  # parameters too are shown exactly
     assert not re.search(r"\d[eE][+-]?\d", _text(body))
+
+
+def test_binned_groups_are_listed_lowest_first(group_report):
+    """age (many values) is cut into quartile bins; its table lists them in numeric order."""
+    sec = group_report.section("group_fairness")
+    table = next(t for t in sec.tables if t["title"] == "Groups of age")
+    names = [r[0] for r in table["rows"]]
+    assert names[0].startswith("age <= ") and names[-1].startswith("age > ") and len(names) == 4
+    uppers = [float(n.rsplit("<=", 1)[1]) for n in names[:-1]]
+    assert uppers == sorted(uppers)
+    # the same rows, only reordered: every group of the result is there once
+    res_groups = sec.result.groups.query("attribute == 'age'")["group"]
+    assert sorted(names) == sorted(res_groups)
