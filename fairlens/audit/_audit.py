@@ -130,6 +130,31 @@ def _holds(v, op, thr):
     return {">": v > thr, "<": v < thr, ">=": v >= thr, "<=": v <= thr}[op]
 
 
+def _shown(measure, v):
+    """``v`` of ``measure`` as the report shows it (a rate in %, a difference of rates in percentage
+    points), or ``None`` when the report shows the plain number (ratios, counts)."""
+    from ._checks import DEFAULT_THRESHOLDS, _val
+
+    unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
+    return _val(v, unit) if unit in ("rate", "difference") else None
+
+
+def _condition_text(name, op, thr, text):
+    """A gate condition as written (document units: proportions), glossed in the report's unit:
+    ``demographic_parity_difference>0.1`` -> ``demographic_parity_difference>0.1 (> 10.0 pp)``."""
+    shown = _shown(name, thr)
+    return text if shown is None else f"{text} ({op} {shown})"
+
+
+def _reason_text(name, group, value, op, thr):
+    """Why a finding fails a gate condition, in document units and in the report's unit."""
+    g = "" if group is None or pd.isna(group) else f" ({group})"
+    shown_v, shown_t = _shown(name, value), _shown(name, thr)
+    if shown_v is None:
+        return f"{name}{g} = {value:.3g} ({op} {thr:g})"
+    return f"{name}{g} = {value:.3g}, i.e. {shown_v} ({op} {thr:g}, i.e. {shown_t})"
+
+
 @dataclasses.dataclass
 class AuditReport(Result):
     """The outcome of :func:`fairlens.audit`: findings, one section per check, and the report document.
@@ -299,7 +324,11 @@ class AuditReport(Result):
         DataFrame
             One row per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
             ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
-            ``"not applicable"``), ``sentence`` and ``unit``.
+            ``"not applicable"``), ``sentence`` and ``unit``.  As in the report document, ``value``,
+            ``ci_low``, ``ci_high`` and ``threshold`` are raw numbers: a rate or a difference of rates
+            is a proportion (0.05), and ``unit`` says how the report and the sentences show it
+            (``"rate"``: 5.0%, ``"difference"``: 5.0 percentage points, ``"ratio"``: 0.05); see
+            *Units* in :mod:`fairlens.audit._schema`.
 
         Examples
         --------
@@ -404,7 +433,7 @@ class AuditReport(Result):
         >>> report.gate()
         (True, [])
         >>> ok, reasons = report.gate("demographic_parity_difference>0.01")
-        >>> ok, [r.split(" = ")[0] for r in reasons]  # each reason: "measure (group) = value (> 0.01)"
+        >>> ok, [r.split(" = ")[0] for r in reasons]  # "measure (group) = value, i.e. 4.1 pp (> 0.01, i.e. 1.00 pp)"
         (False, ['demographic_parity_difference (sex)'])
         >>> report.gate("individual_discrimination_rate>0.05")[0]  # MAFT did not run: cannot pass
         False
@@ -426,8 +455,7 @@ class AuditReport(Result):
                 continue
             for _, r in rows.iterrows():
                 if _holds(float(r["value"]), op, thr):
-                    g = "" if pd.isna(r["group"]) else f" ({r['group']})"
-                    reasons.append(f"{name}{g} = {float(r['value']):.3g} ({op} {thr:g})")
+                    reasons.append(_reason_text(name, r["group"], float(r["value"]), op, thr))
         return not reasons, reasons
 
     def passed(self, fail_on=None):
@@ -522,7 +550,9 @@ class AuditReport(Result):
         n_fail = int((f["verdict"] == "fail").sum())
         n_warn = int((f["verdict"] == "warn").sum())
         if gate_given:
-            sentence = ("The audit passes the gate " + ", ".join(conds) + "." if ok else
+            glossed = [_condition_text(*c) for c in
+                       parse_fail_on(fail_on if fail_on is not None else (self.fail_on or None))]
+            sentence = ("The audit passes the gate " + ", ".join(glossed) + "." if ok else
                         "The audit fails the gate: " + "; ".join(reasons[:5])
                         + ("; ..." if len(reasons) > 5 else "") + ".")
         else:

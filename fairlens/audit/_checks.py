@@ -200,6 +200,13 @@ def _val(v, unit=None):
     return _sig(v)
 
 
+def _plain(v):
+    """A plain number as the renderer shows it (``1.4e-14`` -> ``< 0.001``, never scientific)."""
+    from ._render import format_number
+
+    return format_number(_float(v))
+
+
 def _num(v):
     return _val(v, "rate")
 
@@ -212,6 +219,12 @@ def _ci(lo, hi, conf, unit="rate"):
     if lo is None or hi is None or not np.isfinite(lo) or not np.isfinite(hi):
         return "no interval"
     return f"{100 * conf:.0f}% CI {_val(lo, unit)} to {_val(hi, unit)}"
+
+
+def _spelled(text):
+    """``text`` with the abbreviations of the metrics' labels spelled out (a report is read by people
+    who do not know that TPR is the true positive rate)."""
+    return str(text).replace("TPR and FPR", "true and false positive rate")
 
 
 def _float(v):
@@ -265,7 +278,7 @@ def _threshold_words(measure, thresholds):
         return ""
     unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
     t = {"rate": f"{100 * thr:g}%", "difference": f"{100 * thr:g} pp"}.get(unit, f"{thr:g}")
-    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the +-{t} threshold"}[op]
+    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the ±{t} threshold"}[op]
 
 
 def _position(verdict, measure, thresholds):
@@ -307,6 +320,11 @@ def _cell(value, lo=None, hi=None, unit=None):
 
 
 # ------------------------------------------------------------------------ 1. group fairness
+#: Bootstrap chunks (of ``fairlens.metrics.BOOT_CHUNK`` = 50 replicates) the group check draws even past
+#: its time: an interval from 100 replicates is rough, but a finding without one says nothing of its
+#: uncertainty (the report's note says how many replicates the intervals rest on).
+MIN_BOOT_CHUNKS = 2
+
 def check_group_fairness(ctx, seconds):
     """Group fairness per protected attribute and intersection (:func:`fairlens.metrics.group_metrics`)."""
     import matplotlib.pyplot as plt
@@ -315,8 +333,14 @@ def check_group_fairness(ctx, seconds):
 
     opts = ctx.options
     out = CheckOutcome("group_fairness", "Group fairness", random_state=ctx.random_state)
-    prot, binned = _protected_groups(ctx)
-    stop, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
+    prot, binned, bin_order = _protected_groups(ctx)
+    deadline, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
+    calls = [0]
+
+    def stop():  # the first MIN_BOOT_CHUNKS chunks always run: a finding is never left without interval
+        calls[0] += 1
+        return calls[0] > MIN_BOOT_CHUNKS and deadline()
+
     res = group_metrics(ctx.y, ctx.pred, protected=prot, favourable=1, confidence=opts["confidence"],
                         n_boot=opts["n_boot"], min_group_size=opts["min_group_size"],
                         random_state=ctx.random_state, n_jobs=ctx.n_jobs, stop=stop)
@@ -339,6 +363,8 @@ def check_group_fairness(ctx, seconds):
     # tables: one per attribute (singles, then intersections)
     for attr in dict.fromkeys(groups["attribute"]):
         g = groups[groups["attribute"] == attr]
+        if attr in bin_order:  # quartile bins in their numeric order, not in the order of their names
+            g = g.sort_values("group", key=lambda c: c.map(bin_order[attr].index), kind="stable")
         rows = [[r["group"], int(r["n"]), _cell(r["share"], unit="rate"),
                  _cell(r["selection_rate"], r["selection_rate_low"], r["selection_rate_high"], "rate"),
                  _cell(r["true_positive_rate"], r["true_positive_rate_low"], r["true_positive_rate_high"], "rate"),
@@ -357,24 +383,33 @@ def check_group_fairness(ctx, seconds):
     for _, m in measures.iterrows():
         ref = m["privileged"] if isinstance(m["privileged"], str) else (
             f"{m['highest']} vs {m['lowest']}" if isinstance(m["highest"], str) else "")
-        rows.append([m["attribute"], m["label"], _cell(m["value"], m["ci_low"], m["ci_high"]), ref,
+        unit = DEFAULT_THRESHOLDS.get(m["measure"], (None, None, None, None))[3]
+        rows.append([m["attribute"], _spelled(m["label"]), _cell(m["value"], m["ci_low"], m["ci_high"], unit), ref,
                      int(m["n_groups"])])
-    out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure", "Value", "Compared",
-                                                                  "Groups compared"],
-                       "rows": rows, "note": "Signed measures compare every other row with the reference "
-                                             "(privileged) group, as AIF360 does."})
+    out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure",
+                                                                  f"Value ({100 * conf:.0f}% interval)",
+                                                                  "Compared", "Groups compared"],
+                       "rows": rows, "units": [None, None, None, None, "count"],
+                       "note": "Differences of rates are in percentage points (pp), as in the findings; ratios "
+                               "are plain numbers (1 = equal rates). Signed measures compare every other row "
+                               "with the reference (privileged) group, as AIF360 does."})
     with plt.rc_context({"font.size": 12}):
         for attr in singles[:4]:
             fig, ax = plt.subplots(figsize=(10, max(3.0, 0.55 * (groups["attribute"] == attr).sum() + 1.8)))
             res.plot(ax=ax, attribute=attr)
+            # the report shows rates as percentages: so does the axis (0.86 -> 86%)
+            from matplotlib.ticker import PercentFormatter
+
+            ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
             out.figures.append(figure(fig, f"Selection rate by {attr}",
-                                      f"Selection rate of each group of {attr} with its {100 * conf:.0f}% "
-                                      "bootstrap interval; hollow markers are groups too small to conclude."))
+                                      f"The share of each group of {attr} that the model predicts favourable "
+                                      f"(dot), with its {100 * conf:.0f}% bootstrap interval (bar); the number of "
+                                      "rows of each group is its n in the label; hollow markers are groups too small "
+                                      "to conclude."))
     worst = [f for f in out.findings if f["verdict"] == "fail"]
-    dpd = [f for f in out.findings if f["measure"] == "demographic_parity_difference"]
-    if worst:
-        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest gap: " + \
-            max(dpd, key=lambda f: f["value"] or 0)["sentence"]
+    if worst:  # the failing finding with the largest gap (a difference; else the first failing one)
+        top = max(worst, key=lambda f: (f["unit"] == "difference", f["value"] or 0))
+        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest: " + top["sentence"]
     elif any(f["verdict"] == "warn" for f in out.findings):
         out.verdict = "No group measure is beyond its threshold, but some intervals reach it: more data is " \
                       "needed to conclude."
@@ -391,9 +426,9 @@ def check_group_fairness(ctx, seconds):
 
 def _protected_groups(ctx):
     """The protected columns as readable group labels; numeric columns with many values are cut
-    into quartile bins (returned in ``binned``)."""
+    into quartile bins (described in ``binned``; ``order``: the bins of each such column, lowest first)."""
     frame = ctx.dataset.frame
-    out, binned = {}, {}
+    out, binned, order = {}, {}, {}
     for p in ctx.protected:
         col = frame[p]
         j = ctx.dataset.index_of(p)
@@ -404,9 +439,10 @@ def _protected_groups(ctx):
                 + [f"{p} > {edges[-1]:g}"]
             out[p] = np.asarray(names, dtype=object)[codes]
             binned[p] = "quartile bins: " + "; ".join(names)
+            order[p] = list(names)
         else:
             out[p] = col.astype(str).to_numpy(dtype=object) if not col.dtype == object else col.to_numpy()
-    return pd.DataFrame(out), binned
+    return pd.DataFrame(out), binned, order
 
 
 def _group_finding(m, groups, conf, thresholds):
@@ -433,7 +469,8 @@ def _group_finding(m, groups, conf, thresholds):
         ref = m["privileged"]
         what = {"statistical_parity_difference": "selection rate of everyone else minus that of",
                 "disparate_impact": "selection rate of everyone else divided by that of",
-                "average_odds_difference": "average of the TPR and FPR gaps of everyone else against",
+                "average_odds_difference": "average of the true and false positive rate gaps of everyone else "
+                                           "against",
                 "true_positive_rate_difference": "true positive rate of everyone else minus that of"}[measure]
         sentence = (f"{attr}: {label} {_val(value, unit)} ({_ci(lo, hi, conf, unit)}): the {what} {ref!r}, the "
                     f"most-selected group{pos}.")
@@ -637,7 +674,7 @@ def check_subgroup(ctx, seconds):
         side = "disfavoured" if signed < 0 else "favoured"
         sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
                     f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
-                    f"a gap of {_val(fr.score, 'difference')} +- {_val(fr.margin, 'difference')} "
+                    f"a gap of {_val(fr.score, 'difference')} ± {_val(fr.margin, 'difference')} "
                     "(fresh estimate, confidence "
                     f"{100 * fresh_conf:.1f}%); the group is {side}")
         f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
@@ -719,7 +756,8 @@ def check_explanations(ctx, seconds):
     bc = _consistency(ctx, ds.X[idx], ctx.random_state)
     frac = float(bc.frac_rows_changed)
     sentence = (f"Scoring the same {idx.size:,} rows in different batches, orders and one by one moved "
-                f"{_pct(frac)} of the scores (largest change {bc.max_abs_diff:.3g}, tolerance {bc.tol:.2g})")
+                f"{_pct(frac)} of the scores (largest change {_plain(bc.max_abs_diff)}; changes up to "
+                f"{_plain(bc.tol)} count as rounding)")
     verdict = "fail" if bc.suspicious else "pass"
     sentence += (": the model's output depends on the batch, as an output-shuffling model's does; its "
                  "explanations cannot be trusted." if bc.suspicious else ": the scores do not depend on the "

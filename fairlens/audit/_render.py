@@ -128,6 +128,8 @@ def _interval(value, lo, hi, unit) -> str:
     s = format_number(value, unit)
     if lo is None and hi is None:
         return s
+    if lo is not None and hi is not None and format_number(lo, unit) == format_number(hi, unit) == s:
+        return s  # an exact value (e.g. a certified accuracy): "46.7% (46.7–46.7)" says nothing more
     a, b = (format_number(x, unit).removesuffix("%").removesuffix(" pp").removesuffix(" s")
             for x in (lo, hi))
     sep = " to " if (lo is not None and lo < 0) or (hi is not None and hi < 0) else "–"
@@ -185,6 +187,7 @@ table.findings td.num{white-space:normal}
 tr{break-inside:avoid;page-break-inside:avoid}
 thead{display:table-header-group}
 .tnote{color:var(--muted);font-size:.88rem;margin:-.8em 0 1.2em}
+.legend{color:var(--muted);font-size:.88rem;margin:.2em 0 .6em}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.85rem;font-weight:600;
 white-space:nowrap;border:1px solid currentColor}
 .v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-warn{color:var(--warn)}
@@ -323,13 +326,52 @@ def _figure_html(f: dict) -> str:
     png = "".join(ch for ch in f["png_base64"] if ch.isalnum() or ch in "+/=")
     # shown at its real width (never stretched beyond it), scaled down to fit the page
     width = _png_width(png) or int(f.get("width_px") or 1000)
+    # the caption says what the figure shows (its alt text), not only its title
+    title, alt = str(f["title"]).strip(), str(f["alt"]).strip()
+    caption = f"<strong>{_e(title)}.</strong> {_e(alt)}" if alt and alt != title else _e(title)
     return (f"<figure><img src=\"data:image/png;base64,{png}\" width=\"{width}\" "
-            f"alt=\"{_e(f['alt'])}\"><figcaption>{_e(f['title'])}</figcaption></figure>")
+            f"alt=\"{_e(alt)}\"><figcaption>{caption}</figcaption></figure>")
 
 
 _FINDING_COLUMNS = ["Measure", "Group", "Value (interval)", "Threshold", "Verdict",
                     "What it means"]
 _FINDING_WIDTHS = ("19%", "13%", "16%", "10%", "8%", "34%")
+
+
+def _confidence(doc):
+    """The run's confidence level (``parameters.confidence``) when it is a proportion, else None."""
+    c = doc["parameters"].get("confidence")
+    return float(c) if isinstance(c, numbers.Real) and not isinstance(c, bool) and 0 < c < 1 else None
+
+
+def _units(doc):
+    """Every unit used by the findings and tables of ``doc``."""
+    used = {f.get("unit") for f in doc["findings"]}
+    for s in doc["sections"]:
+        for t in s["tables"]:
+            used.update(t.get("units") or [])
+            used.update(c.get("unit") for r in t["rows"] for c in r if isinstance(c, dict))
+    return used
+
+
+def _units_note(doc, conf=None) -> str:
+    """The legend under the findings: what the intervals are and what the units mean (only
+    those the report uses), so that no number needs a guess."""
+    out = []
+    if any(f["ci_low"] is not None or f["ci_high"] is not None for f in doc["findings"]):
+        level = (f"{100 * conf:g}% confidence intervals" if conf is not None
+                 else "confidence intervals")
+        out.append(f"In parentheses: {level} (CI; each check states how it computes them in its "
+                   "section; a value shown alone is exact or has no interval).")
+    used = _units(doc)
+    if "rate" in used:
+        out.append("Rates and shares are percentages of the rows concerned.")
+    if "difference" in used:
+        out.append("Differences of rates are in percentage points (pp): from 70% to 75% is "
+                   "5 pp.")
+    if "ratio" in used:
+        out.append("Ratios of rates are plain numbers (1 means equal rates).")
+    return " ".join(out)
 
 
 def _findings_html(doc) -> str:
@@ -354,14 +396,16 @@ def _findings_html(doc) -> str:
             f"<td>{_breakable(f['sentence'], 24)}</td>"
             "</tr>")
     cols = "".join(f"<col style='width:{w}'>" for w in _FINDING_WIDTHS)
-    note = ("<p class='tnote'>Intervals are at the confidence each check states in its "
-            "section (95% unless its parameters say otherwise).</p>"
-            if any(f["ci_low"] is not None or f["ci_high"] is not None for f in findings)
-            else "")
-    head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in _FINDING_COLUMNS)
-    return (f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-            + note)
+    conf = _confidence(doc)
+    head_cols = list(_FINDING_COLUMNS)
+    if conf is not None:
+        head_cols[2] = f"Value ({100 * conf:g}% interval)"
+    head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in head_cols)
+    note = _units_note(doc, conf)
+    note = f"<p class='legend'>{_e(note)}</p>" if note else ""
+    # the legend comes before the table: a reader meets "pp" and the intervals already explained
+    return (note + f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _section_html(s: dict, n: int) -> str:

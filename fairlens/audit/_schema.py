@@ -87,6 +87,19 @@ Units
     ``"count"``, ``"seconds"``, or null (a plain number).  Every number is shown with three
     significant digits (never in scientific notation; counts in full).
 
+    The convention, one unit per kind of quantity: in the document (and in
+    ``AuditReport.to_frame()``, ``findings``, ``gate()`` and ``fail_on``) a rate or a
+    difference of rates is ALWAYS a raw proportion (``0.05``), never a percentage (``5``); the
+    ``unit`` of a finding, of a table column (``units``) or of a cell says how people see it.
+    Everything a person reads -- the rendered HTML, the findings' and sections' sentences, the
+    verdict -- shows a ``"rate"`` as a percentage and a ``"difference"`` in percentage points
+    (pp), its interval in the same unit: ``value=0.0285, ci_low=0.00166, ci_high=0.0712,
+    unit="difference"`` is read "2.85 pp (0.166–7.12)".  A gate condition is written in document
+    units (``demographic_parity_difference>0.1``) and glossed in the reader's unit in the verdict
+    sentence (``> 10.0 pp``).  The measures and their units are
+    ``fairlens.audit._checks.DEFAULT_THRESHOLDS``.  ``parameters.confidence`` (optional,
+    a proportion) is the confidence level of the intervals when the run has one.
+
 Everything that comes from the user's table or model (column names, category values, class
 labels, file names, the model's class and parameters) is plain text in the document: the
 renderer escapes every string, so nothing in a document is ever interpreted as HTML.

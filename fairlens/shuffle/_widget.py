@@ -24,6 +24,7 @@ from ._shuffled import ShuffledModel
 __all__ = ["ShuffleAttackExplorer"]
 
 _NO_HYBRID = "(no hybrid)"
+_EXPLAINERS = ("shap", "lime", "kernel")  # what run_explainer (and the Run buttons) can run
 
 
 def _explainer_label(name):
@@ -339,10 +340,9 @@ class ShuffleAttackExplorer(FairlensWidget):
         frames += [df for (k, e), df in self.partial.items() if k == key and (k, e) not in self.cache]
         return pd.concat(frames, ignore_index=True) if frames else None
 
-    def _compute_views(self, state):
-        import time
-
-        t0 = time.perf_counter()
+    def _compute_numbers(self, state):
+        """What the views show, without drawing: ``(params, threshold, model, batch, attributions,
+        fairness)`` (the attack on X, the exact linear attributions, fairness before/after)."""
         params, thr = state["params"], state["threshold"]
         key = self._key(params)
         model = self._make_model(params)
@@ -361,6 +361,13 @@ class ShuffleAttackExplorer(FairlensWidget):
             if fkey not in self._fairness:
                 self._fairness[fkey] = fairness_before_after(model, self.X, self.y, threshold=thr)
             fair = self._fairness[fkey]
+        return params, thr, model, batch, att, fair
+
+    def _compute_views(self, state):
+        import time
+
+        t0 = time.perf_counter()
+        params, thr, model, batch, att, fair = self._compute_numbers(state)
         explainers = sorted(set(att["explainer"])) if att is not None else []  # order-free: runs finish in any order
         png_s = draw_png(lambda fig, ax: plots.plot_score_change(
             batch, ax=ax, title=f"{params['attack']}: f → f' per instance",
@@ -404,14 +411,22 @@ class ShuffleAttackExplorer(FairlensWidget):
         Parameters
         ----------
         draw : bool, default True
-            Not used: the views are always redrawn (kept so that older scripts calling
-            ``update(draw=False)`` still run).
+            ``True``: recompute and redraw the three views (as moving a control does) and
+            wait until they are shown.  ``False``: only recompute the numbers (the attack on
+            ``X``, the exact linear attributions, fairness before/after) on the calling
+            thread, without drawing; ``result`` is updated, the figures keep showing the last
+            drawn state until the next redraw (e.g. to time or script the core alone).
 
         Returns
         -------
         dict
-            ``result``, the state shown (``params``, ``model``, ``batch``,
+            ``result``, the state computed (``params``, ``model``, ``batch``,
             ``attributions``, ``fairness``, ``update_ms``).
+
+        Raises
+        ------
+        TypeError
+            If ``draw`` is not a bool.
 
         Examples
         --------
@@ -423,9 +438,25 @@ class ShuffleAttackExplorer(FairlensWidget):
         >>> w.controls["p"].value = 0.5
         >>> w.update()["params"]["p"]
         0.5
+        >>> w.controls["p"].unobserve_all()  # a script driving the core alone
+        >>> w.controls["p"].value = 0.25
+        >>> w.update(draw=False)["params"]["p"], w.snapshot()["scores"]["params"]["p"]
+        (0.25, 0.5)
         """
-        self.request_render()
-        self.wait()
+        if not isinstance(draw, (bool, np.bool_)):
+            raise TypeError(f"update(draw=...) takes True (recompute and redraw the views) or False "
+                            f"(recompute the numbers only); got {draw!r}.")
+        if draw:
+            self.request_render()
+            self.wait()
+            return self.result
+        import time
+
+        self.wait()  # a redraw under way would overwrite result afterwards
+        t0 = time.perf_counter()
+        params, thr, model, batch, att, fair = self._compute_numbers(self._state())
+        self.result = dict(params=params, model=model, batch=batch, attributions=att, fairness=fair,
+                           update_ms=1e3 * (time.perf_counter() - t0))
         return self.result
 
     # ---------------------------------------------------------------- explainers
@@ -436,7 +467,7 @@ class ShuffleAttackExplorer(FairlensWidget):
         c["stop"].disabled = not running
         c["stop"].button_style = "warning" if running else ""  # looks enabled only when it is
 
-    def run_explainer(self, name, block=None):
+    def run_explainer(self, name, block=False):
         """Explain the first ``n_explain`` rows with ``"shap"``/``"lime"``/``"kernel"``.
 
         Cached per parameter value; runs in the background (``wait()`` joins);
@@ -447,15 +478,25 @@ class ShuffleAttackExplorer(FairlensWidget):
         name : {"shap", "lime", "kernel"}
             The explainer (as in :func:`fairlens.shuffle.explain`): ``shap.Explainer``
             (exact for up to 10 features, else permutation), LIME, or Kernel SHAP.
-        block : bool, optional
-            Not used: the explainer runs in a background thread when the widget was made
-            with ``background=True`` (join it with :meth:`wait`) and before this returns
-            otherwise.
+        block : bool, default False
+            Wait until the explainer is done (and its view drawn) before returning.  With
+            ``False`` it runs in a background thread when the widget was made with
+            ``background=True`` (join it with :meth:`wait`); with ``background=False`` it is
+            always done before this returns.
 
         Returns
         -------
         None
             The attributions appear in ``cache`` (and in the attributions view).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not one of the explainers.
+        TypeError
+            If ``block`` is not a bool.
+        RuntimeError
+            If another explainer is still running (press Stop or :meth:`wait`).
 
         Examples
         --------
@@ -470,6 +511,17 @@ class ShuffleAttackExplorer(FairlensWidget):
         >>> "kernel" in {name for _, name in w.cache}
         True
         """
+        if name not in _EXPLAINERS:
+            raise ValueError(f"run_explainer: name must be one of {', '.join(map(repr, _EXPLAINERS))}; "
+                             f"got {name!r}.")
+        if not isinstance(block, (bool, np.bool_)):
+            raise TypeError(f"run_explainer(block=...) takes True (wait until done) or False; got {block!r}.")
+        self._run_explainer(name)
+        if block:
+            self.wait()
+        return None
+
+    def _run_explainer(self, name):
         params = self.params()
         key = self._key(params)
         if (key, name) in self.cache:

@@ -288,3 +288,44 @@ def test_fairness_plot_separates_ratios_and_shows_nan():
     # every NaN is written where its bar would be, not dropped silently
     nan_labels = [t for a in axes for t in a.texts if t.get_text() == "NaN"]
     assert len(nan_labels) == int(df[["before", "after"]].isna().sum().sum()) == 2
+
+
+def test_update_draw_false_computes_the_numbers_without_drawing(data):
+    """update(draw=...) does what it says: draw=False recomputes the result (the same numbers as a
+    redraw and as the core) and leaves the figures alone; draw=True redraws them."""
+    X, y = data
+    w = make(data)
+    w.update()
+    before = w.snapshot()
+    png = w.snapshot()["scores"]["png"]
+    for k in ("attack", "p"):
+        w.controls[k].unobserve_all()  # a script driving the core alone: no automatic redraw
+    w.controls["attack"].value = "mixing"
+    w.controls["p"].value = 0.6
+    r = w.update(draw=False)
+    assert r["params"]["attack"] == "mixing" and r["params"]["p"] == 0.6 and r["update_ms"] > 0
+    np.testing.assert_array_equal(r["batch"].scores_after,
+                                  ShuffledModel(f, 3, 1, attack="mixing", p=0.6, random_state=0)(X))
+    assert w.snapshot()["scores"]["params"] == before["scores"]["params"]  # not redrawn
+    assert w.snapshot()["scores"]["png"] == png
+    r2 = w.update(draw=True)
+    assert w.snapshot()["scores"]["params"]["attack"] == "mixing"  # redrawn now
+    np.testing.assert_array_equal(r2["batch"].scores_after, r["batch"].scores_after)
+    pd_testing = pytest.importorskip("pandas").testing
+    pd_testing.assert_frame_equal(r2["fairness"], r["fairness"])
+    with pytest.raises(TypeError, match="draw"):
+        w.update(draw="no")
+
+
+def test_run_explainer_block_waits_and_arguments_are_checked(data):
+    w = make(data)
+    w.controls["attack"].value = "dominance"
+    w.wait(300)
+    w.run_explainer("kernel", block=True)  # background widget: done when this returns
+    assert not w.running and w.last_error is None
+    assert any(name == "kernel" for _, name in w.cache)
+    assert "kernel" in w.snapshot()["attributions"]["params"]["explainers"]
+    with pytest.raises(ValueError, match="name must be one of 'shap', 'lime', 'kernel'; got 'limee'"):
+        w.run_explainer("limee")
+    with pytest.raises(TypeError, match="block"):
+        w.run_explainer("shap", block=None)
