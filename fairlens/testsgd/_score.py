@@ -915,7 +915,7 @@ def _table_block(payload, chunk):
     return lab.reshape(rows.size, kk, 2)
 
 
-def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs=None, stop=None):
+def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs=None, stop=None, info=None):
     """Model labels of every sample section 4.3 can draw, ``(n, max(1, k), 2)`` uint8, or None if
     stopped. Seeds are cut in fixed blocks of :data:`TABLE_SEED_BLOCK` run by
     :func:`fairlens._parallel.run_chunks` (deterministic: no random numbers), each block as
@@ -928,7 +928,9 @@ def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs
     # the table has no random numbers, so the blocks cannot change it), at most TABLE_SEED_BLOCK
     chunks = fixed_chunks(n, min(TABLE_SEED_BLOCK, max(1, int(batch_rows) // (2 * kk))))
     payload = Payload(scorer=scorer, sampler=sampler, threshold=float(threshold), batch_rows=int(batch_rows))
-    parts = run_chunks(_table_block, payload, chunks, n_jobs=n_jobs, stop=stop)
+    # the work is the model rows of the whole neighbourhood (the one fall-back rule of _parallel)
+    parts = run_chunks(_table_block, payload, chunks, n_jobs=n_jobs, stop=stop, work=float(n) * kk * 2,
+                       info=info)
     if len(parts) < len(chunks):
         return None
     kk = max(1, sampler.free_cols.size)
@@ -1046,7 +1048,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
                      max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
                      random_state=None, rngs=None, keys=None, stream: int = 0, batch_rows: int = 65_536,
                      block: int = 512, strategy: str = "auto", label_table=None, n_jobs=None,
-                     progress=None, stop=None, return_table: bool = False, seed=None):
+                     progress=None, stop=None, return_table: bool = False, seed=None, info=None):
     """Batched Algorithm 2 over many rule sets, in fixed blocks through ``joblib`` (the engine
     behind :func:`score_rule_sets` and :class:`TestSGD`, with its internals exposed).
 
@@ -1143,7 +1145,12 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     elif strategy == "auto":
         strategy = "table" if sampler.n_neighbours < 2 * first * m else "sample"
     if strategy == "table" and m and label_table is None:
-        label_table = neighbourhood_table(scorer, sampler, threshold, batch_rows, n_jobs=n_jobs, stop=stop_fn)
+        sub = {}
+        label_table = neighbourhood_table(scorer, sampler, threshold, batch_rows, n_jobs=n_jobs, stop=stop_fn,
+                                          info=sub)
+        if info is not None:
+            info.setdefault("notes", []).append(f"neighbourhood table: {sub.get('note', '')}")
+            info["n_jobs_used"] = max(info.get("n_jobs_used", 1), sub.get("n_jobs_used", 1))
         n_scored = sampler.n_neighbours if label_table is not None else 0
         if label_table is None:  # stopped while the neighbourhood was scored
             return (results, n_scored, None) if return_table else (results, n_scored)
@@ -1169,7 +1176,11 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
         if progress is not None and done:
             progress(bounds[done - 1], m)
 
-    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog)
+    sub = {}
+    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog, info=sub)
+    if info is not None:
+        info.setdefault("notes", []).append(f"rule sets: {sub.get('note', '')}")
+        info["n_jobs_used"] = max(info.get("n_jobs_used", 1), sub.get("n_jobs_used", 1))
     for (c0, _), (res, ns) in zip(chunks, parts):
         results[c0:c0 + len(res)] = res
         n_scored += ns
