@@ -73,7 +73,7 @@ from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, KeySet, RowCodec, RowSet, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -519,7 +519,7 @@ class _Live:
 
 
 def _task_scorer(search):
-    scorer = CountingScorer(search.scorer)
+    scorer = CountingScorer(search.scorer, fast=search.__dict__.get("_replay"))
     return scorer, search._source(scorer)
 
 
@@ -901,6 +901,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
         seeds = self._run_seeds(seed)
         self._check_run_memory(seeds)
+        # scikit-learn MLPs: an exact replay without the per-call validation (checked bit for bit
+        # on the seeds, else the model is called as usual); it travels to the workers with the search
+        self.__dict__["_replay"] = mlp_replay(self.scorer, seeds[:256]) if self.engine == "lockstep" else None
         key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
         codec = self._codec(seeds)
         workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
