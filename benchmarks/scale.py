@@ -158,6 +158,35 @@ def workloads(quick, only):
     return out
 
 
+class _backend:
+    """``joblib.parallel_config(backend=...)``; for dask, around a fresh 2-worker LocalCluster
+    (processes, one thread each) that is closed afterwards."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __enter__(self):
+        import joblib
+
+        self.client = self.cluster = None
+        if self.backend == "dask":
+            from distributed import Client, LocalCluster
+
+            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=50)
+            self.client = Client(self.cluster)
+        self.cfg = joblib.parallel_config(backend=self.backend)
+        self.cfg.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.cfg.__exit__(*exc)
+        if self.client is not None:
+            self.client.close()
+            self.cluster.close()
+        return False
+
+
 def main(args):
     only = [w.strip() for w in (args.only or ",".join(WORKLOADS)).split(",") if w.strip()]
     bad = [w for w in only if w not in WORKLOADS]
@@ -168,40 +197,28 @@ def main(args):
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(args.blas_threads)
-    import joblib
-
     load0 = os.getloadavg()
     print(f"load average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} (2 cores: wall times "
           f"are only meaningful near 0)", flush=True)
-    client = cluster = None
-    if "dask" in backends:
-        from distributed import Client, LocalCluster
-
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=50)
-        client = Client(cluster)
     rows = []
     t_start = time.perf_counter()
-    try:
-        for name, (run, key, note) in workloads(args.quick, only).items():
-            run(1)  # warm-up: numba compilation, imports
-            w1, c1, r1 = timed(lambda run=run: run(1))
-            k1 = key(r1)
-            print(f"{name}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU", flush=True)
-            for backend in backends:
-                with joblib.parallel_config(backend=backend):
-                    run(2)  # warm-up: worker start-up, imports and numba cache in the workers
-                    w2, c2, r2 = timed(lambda run=run: run(2))
-                same = key(r2) == k1
-                fb = note(r2)
-                rows.append((name, backend, w1, w2, w1 / w2, c2 / c1, same, fb))
-                print(f"  {backend}: n_jobs=2 {w2:.2f} s wall ({w1 / w2:.2f}x), {c2:.2f} s CPU "
-                      f"({c2 / c1:.2f}x of n_jobs=1) | identical: {same} | {fb} | load {os.getloadavg()[0]:.2f}",
-                      flush=True)
-    finally:
-        if client is not None:
-            client.close()
-            cluster.close()
+    for name, (run, key, note) in workloads(args.quick, only).items():
+        run(1)  # warm-up: numba compilation, imports
+        w1, c1, r1 = timed(lambda run=run: run(1))
+        k1 = key(r1)
+        print(f"{name}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU", flush=True)
+        for backend in backends:
+            # the dask cluster lives only around its own runs: an idle cluster's heartbeats would
+            # otherwise count in the CPU of the other runs
+            with _backend(backend):
+                run(2)  # warm-up: worker start-up, imports and numba cache in the workers
+                w2, c2, r2 = timed(lambda run=run: run(2))
+            same = key(r2) == k1
+            fb = note(r2)
+            rows.append((name, backend, w1, w2, w1 / w2, c2 / c1, same, fb))
+            print(f"  {backend}: n_jobs=2 {w2:.2f} s wall ({w1 / w2:.2f}x), {c2:.2f} s CPU "
+                  f"({c2 / c1:.2f}x of n_jobs=1) | identical: {same} | {fb} | load {os.getloadavg()[0]:.2f}",
+                  flush=True)
     load1 = os.getloadavg()
     print()
     print("| workload | backend | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | total CPU ratio | identical "

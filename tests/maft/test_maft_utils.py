@@ -108,8 +108,7 @@ def test_mlp_replay_is_bitwise_and_refuses_what_it_cannot_replay(toy, toy_mlp):
 
 
 def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypatch):
-    from fairlens.maft import MAFT
-    from fairlens.maft import _search
+    from fairlens.maft import MAFT, _search
 
     kw = dict(n_seeds=30, n_local=40, random_state=2)
     fast = MAFT(toy_mlp, toy, **kw).run()
