@@ -118,15 +118,14 @@ def workloads(quick, only):
         def testsgd(n_jobs):
             from fairlens.testsgd import TestSGD
 
-            prot = ["sex", "race"] if quick else ["sex", "race", "age"]
-            return TestSGD(own, census, protected=prot, random_state=0).run(n_jobs=n_jobs)
+            return TestSGD(own, census, protected=["sex", "race", "age"], random_state=0).run(n_jobs=n_jobs)
 
         out["TestSGD (own MLP, census)"] = (
             testsgd, lambda r: r.to_frame().round(12).to_csv(), lambda r: r.params.get("parallel", ""))
 
     if "explain" in only:
         rng = np.random.default_rng(0)
-        rows = rng.choice(census.X.shape[0], 40 if quick else 120, replace=False)
+        rows = rng.choice(census.X.shape[0], 200 if quick else 600, replace=False)
         bg = census.X[rng.choice(census.X.shape[0], 50, replace=False)]
 
         def explain(n_jobs):

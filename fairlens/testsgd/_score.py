@@ -879,6 +879,11 @@ def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str
 #: Seeds per task when the whole sampling neighbourhood is scored (``strategy="table"``):
 #: a constant, so the tasks (and their order) never depend on ``n_jobs``.
 TABLE_SEED_BLOCK = 4096
+#: For the fall-back rule of :func:`fairlens._parallel.plan_workers`: with ``strategy="table"``
+#: a sample is a look-up in the neighbourhood table, not a model row; this many look-ups are
+#: counted as one model row of work (a rough estimate, not calibrated per model).
+TABLE_LOOKUPS_PER_ROW = 10
+
 #: Rule sets per task with ``strategy="table"`` (no rows are materialised: the block only bounds
 #: the uniforms and masks held at once).
 TABLE_RULE_SET_BLOCK = 256
@@ -1101,7 +1106,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     label_table : ndarray or None
         Only with ``return_table=True``: the neighbourhood labels used (or None).
     """
-    from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
+    from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
 
     stop_fn = check_stop(stop)
     n_jobs = check_n_jobs(n_jobs)
@@ -1164,7 +1169,9 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     if masks is not None and np.asarray(masks).shape != (m, n_data):
         raise ValueError(f"masks must have shape {(m, n_data)}; got {np.asarray(masks).shape}")
     chunks = fixed_chunks(m, per_chunk)
-    sequential = effective_n_jobs(n_jobs) <= 1 or len(chunks) <= 1
+    # at least 2 * first samples per rule set: model rows (sampling) or table look-ups
+    work = 2.0 * first * m / (TABLE_LOOKUPS_PER_ROW if strategy == "table" else 1)
+    sequential = plan_workers(n_jobs, len(chunks), work=work)[0] <= 1  # the same rule as run_chunks
     payload = Payload(scorer=scorer, sampler=sampler, rule_sets=list(rule_sets), masks=masks, bits=bits,
                       label_table=label_table, rngs=rngs, seed=seed, keys=keys, stream=stream,
                       confidence=float(confidence), z=z, error_thr=float(error_thr), sample_thr=int(sample_thr),
@@ -1177,7 +1184,8 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
             progress(bounds[done - 1], m)
 
     sub = {}
-    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog, info=sub)
+    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog, work=work,
+                       info=sub)
     if info is not None:
         info.setdefault("notes", []).append(f"rule sets: {sub.get('note', '')}")
         info["n_jobs_used"] = max(info.get("n_jobs_used", 1), sub.get("n_jobs_used", 1))
