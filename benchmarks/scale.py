@@ -143,7 +143,7 @@ def workloads(quick, only):
 
         X, y = make_classification(n_samples=6000, n_features=20, n_informative=10, random_state=0)
         forest = RandomForestClassifier(n_estimators=100, max_depth=10, random_state=0).fit(X[:5000], y[:5000])
-        n_rows = 100 if quick else 400
+        n_rows = 50 if quick else 400
         Xte, yte = X[5000:5000 + n_rows], y[5000:5000 + n_rows]
 
         def certify(n_jobs):

@@ -359,8 +359,8 @@ def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
         return 1, f"sequential: one chunk of work (n_jobs asked {asked} workers)"
     min_work = MIN_WORK_PER_WORKER if min_work is None else float(min_work)
     if work is not None and float(work) / workers < min_work:
-        return 1, (f"sequential fall-back: about {float(work):,.0f} model rows, below {min_work:,.0f} per "
-                   f"worker for {workers} workers (too small to gain; MIN_WORK_PER_WORKER)")
+        return 1, (f"sequential fall-back: about {float(work):,.0f} model rows = {float(work) / workers:,.0f} per "
+                   f"worker for {workers} workers, below MIN_WORK_PER_WORKER={min_work:,.0f} (too small to gain)")
     return workers, f"parallel on {workers} workers (one share each)"
 
 
