@@ -370,7 +370,7 @@ def _run_group(func, payload, chunks):
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None):
+               info=None, tasks_per_worker=None):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -399,6 +399,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         Default :data:`MIN_WORK_PER_WORKER`.
     info : dict or None
         Receives ``n_jobs_used`` (workers actually used) and ``note`` (what ran where).
+    tasks_per_worker : int or None
+        Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
+        more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
+        at the price of one more round trip per task.
 
     Returns
     -------
@@ -437,7 +441,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
 
     import joblib
 
-    n_tasks = min(total, TASKS_PER_WORKER * workers)
+    per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
+    n_tasks = min(total, per * workers)
     bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
     groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     done = 0

@@ -160,3 +160,19 @@ def test_fall_back_rule_and_info(monkeypatch):
     assert plan_workers(1, 10, work=1e12) == (1, "sequential (n_jobs=1)")
     assert plan_workers(2, 1)[0] == 1  # one chunk: nothing to share
     assert plan_workers(2, 10)[0] == 2  # unknown work: no fall-back on size
+
+
+def test_tasks_per_worker_keeps_the_answer(monkeypatch):
+    import joblib
+
+    import fairlens._parallel as par
+
+    sizes = []
+    real = par._run_group
+    monkeypatch.setattr(par, "_run_group", lambda f, p, c: sizes.append(len(c)) or real(f, p, c))
+    n = 40
+    p = Payload(seed=2, offset=np.arange(n, dtype=float))
+    with joblib.parallel_config(backend="threading"):
+        got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, tasks_per_worker=2)
+    assert sizes == [2, 2, 2, 2]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 5))
