@@ -2,7 +2,8 @@
 
 For each workload it runs ``n_jobs=1`` (in this process, nothing pickled), then ``n_jobs=2`` on
 joblib's default ``loky`` backend and on a 2-worker dask ``LocalCluster`` (processes, one
-thread each, through ``joblib.parallel_config(backend="dask")``), and prints, per workload and
+thread each, through ``joblib.parallel_config(backend="dask")``; dask's MALLOC_TRIM_THRESHOLD_ is
+unset in its workers unless ``--dask-malloc-trim``), and prints, per workload and
 backend: wall time at ``n_jobs=1`` and ``n_jobs=2``, the speed-up, the total CPU ratio (this
 process + every child process: loky's workers, the dask nannies and workers), whether the
 answers are identical, and whether fairlens fell back to sequential by itself (the result's
@@ -57,6 +58,9 @@ def _parse():
                     help="reduced sizes: all workloads in under 5 minutes on an idle 2-core machine")
     ap.add_argument("--only", default="", help=f"comma-separated subset of {','.join(WORKLOADS)}")
     ap.add_argument("--backends", default="loky,dask", help="comma-separated subset of loky,dask")
+    ap.add_argument("--dask-malloc-trim", action="store_true",
+                    help="keep dask's default MALLOC_TRIM_THRESHOLD_=65536 in the workers (by default the "
+                         "benchmark unsets it: it costs MAFT's workers about 2x the CPU in page faults)")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS/OpenMP threads per process (default 1, the issue's setting; 0 leaves them alone)")
     return ap.parse_args()
@@ -161,18 +165,26 @@ class _backend:
     """``joblib.parallel_config(backend=...)``; for dask, around a fresh 2-worker LocalCluster
     (processes, one thread each) that is closed afterwards."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, malloc_trim=False):
         self.backend = backend
+        self.malloc_trim = malloc_trim
 
     def __enter__(self):
         import joblib
 
         self.client = self.cluster = None
         if self.backend == "dask":
+            import dask
             from distributed import Client, LocalCluster
 
-            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=50)
+            # dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its workers by default; with the
+            # variable set glibc stops adapting its mmap threshold, so every array above 128 kB is
+            # mmapped and unmapped again (measured: 1.8 s of system time in the workers of one
+            # census MAFT 1000x1000 call, 0.05 s without it).  --dask-malloc-trim keeps dask's default.
+            env = {} if self.malloc_trim else {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+            with dask.config.set(env):
+                self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=50)
             self.client = Client(self.cluster)
         self.cfg = joblib.parallel_config(backend=self.backend)
         self.cfg.__enter__()
@@ -209,7 +221,7 @@ def main(args):
         for backend in backends:
             # the dask cluster lives only around its own runs: an idle cluster's heartbeats would
             # otherwise count in the CPU of the other runs
-            with _backend(backend):
+            with _backend(backend, args.dask_malloc_trim):
                 run(2)  # warm-up: worker start-up, imports and numba cache in the workers
                 w2, c2, r2 = timed(lambda run=run: run(2))
             same = key(r2) == k1

@@ -35,6 +35,12 @@ its work (model rows, or any unit with :data:`MIN_WORK_PER_WORKER` calibrated to
 saves.  ``info=`` (a dict) receives ``n_jobs_used`` and a one-line ``note`` saying what ran
 where, for the result's ``params``.
 
+On dask, start the cluster without dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers
+(``dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})``
+around ``LocalCluster(...)``, or unset it before ``dask worker``): with it set, glibc maps and
+unmaps every array above 128 kB at every step, which doubled the workers' CPU of a MAFT run
+(``benchmarks/README.md``).
+
 With ``n_jobs`` resolving to one worker nothing is pickled: the chunks run in this process,
 in order, with the same random streams.
 """
