@@ -14,12 +14,32 @@ on how the chunks are distributed, the answer is the same at every ``n_jobs`` an
 joblib backend -- ``loky`` on one machine, or dask.distributed through
 ``with joblib.parallel_config(backend="dask"):``.
 
-What one task carries: contiguous chunks are grouped into at most ``4 * n_workers`` tasks;
-each task carries the chunk descriptions (a few integers or row indices) and a reference to
-the :class:`Payload` (model, dataset, arrays).  On the dask backend joblib scatters the
-payload to the workers once per call (it is a weak-referenceable object that reports its
-pickled size), so the model is not sent with every task; on loky, numpy arrays above 1 MB are
-memory-mapped and the rest is pickled once per task (so at most ``4 * n_workers`` times).
+What one task carries: the contiguous chunks are cut into **one share per worker**
+(:data:`TASKS_PER_WORKER` = 1: fewer, larger tasks -- per-task cost, i.e. pickling the payload,
+the result and the joblib round trip, is paid once per worker, not once per chunk); each task
+carries the chunk descriptions (a few integers or row indices) and a reference to the
+:class:`Payload` (model, dataset, arrays).  On the dask backend joblib scatters the payload to
+the workers once per call (it is a weak-referenceable object that reports its pickled size), so
+the model is not sent with every task; on loky, numpy arrays above 1 MB are memory-mapped and
+the rest is pickled once per task (so once per worker).
+
+BLAS: while the workers run, the BLAS thread pools are limited to one thread in every worker
+AND in this process (:func:`blas_limit`), so two workers on two cores never run four BLAS
+threads (oversubscription costs CPU without saving wall time).
+
+**When parallel does not pay** (the one rule, :func:`plan_workers`): a caller that can estimate
+its work (model rows, or any unit with :data:`MIN_WORK_PER_WORKER` calibrated to it) passes
+``work=``; if the work per worker would be below ``min_work`` (default
+:data:`MIN_WORK_PER_WORKER` model rows), the chunks run in this process, in order, as with
+``n_jobs=1`` -- starting the tasks and shipping the payload would cost more than the split
+saves.  ``info=`` (a dict) receives ``n_jobs_used`` and a one-line ``note`` saying what ran
+where, for the result's ``params``.
+
+On dask, start the cluster without dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers
+(``dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})``
+around ``LocalCluster(...)``, or unset it before ``dask worker``): with it set, glibc maps and
+unmaps every array above 128 kB at every step, which doubled the workers' CPU of a MAFT run
+(``benchmarks/README.md``).
 
 With ``n_jobs`` resolving to one worker nothing is pickled: the chunks run in this process,
 in order, with the same random streams.
@@ -32,10 +52,19 @@ import pickle
 import numpy as np
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
-           "run_chunks"]
+           "run_chunks", "plan_workers", "blas_limit", "MIN_WORK_PER_WORKER"]
 
-#: How many tasks per worker the chunks are grouped into (load balance vs. per-task cost).
-TASKS_PER_WORKER = 4
+#: How many tasks per worker the chunks are grouped into: one share per worker (per-task cost --
+#: pickling, the joblib round trip, the BLAS limit -- is paid once per worker; measured in
+#: ``benchmarks/scale.py``, 4 tasks per worker cost 2-4x the CPU of ``n_jobs=1`` on MAFT).
+TASKS_PER_WORKER = 1
+
+#: Below this much estimated work per worker (in model rows: rows the model is called on) a
+#: call runs in this process even when ``n_jobs`` asks for workers (see :func:`plan_workers`).
+#: Calibrated on the census MLP of ``benchmarks/scale.py``: a worker's fixed cost (task round
+#: trip, payload unpickling, BLAS limit; 50-300 ms warm) is below 5% of the time the model
+#: takes on 500,000 rows (about 4-10 s at 2-5 us per row).
+MIN_WORK_PER_WORKER = 500_000
 
 #: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
 #: a cluster's workers are all used with ``n_jobs=-1``.
@@ -270,11 +299,84 @@ class Payload:
         self.__dict__.update(state)
 
 
+def blas_limit(threads=1):
+    """Context manager limiting the BLAS thread pools of this process to ``threads``.
+
+    Parameters
+    ----------
+    threads : int or None, default 1
+        ``None`` leaves the pools alone (a null context).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+
+    Examples
+    --------
+    >>> from fairlens._parallel import blas_limit
+    >>> with blas_limit(1):
+    ...     pass
+    """
+    import contextlib
+
+    if threads is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=int(threads), user_api="blas")
+
+
+def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
+    """How many workers a call uses, and why: the one fall-back rule of fairlens.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        As accepted by :func:`check_n_jobs`, resolved under the active joblib configuration.
+    n_chunks : int
+        Number of fixed chunks (never more workers than chunks).
+    work : float or None
+        Estimated work of the whole call in model rows (or the unit of ``min_work``); None
+        means unknown (no fall-back on size).
+    min_work : float or None
+        Least work per worker that pays for a worker; default :data:`MIN_WORK_PER_WORKER`.
+
+    Returns
+    -------
+    (int, str)
+        The number of workers (1 = in this process) and a one-line note for the result.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import plan_workers
+    >>> plan_workers(2, 10, work=1000)[0]
+    1
+    >>> plan_workers(1, 10)
+    (1, 'sequential (n_jobs=1)')
+    """
+    n_jobs = check_n_jobs(n_jobs)
+    asked = effective_n_jobs(n_jobs)
+    if asked <= 1:
+        return 1, "sequential (n_jobs=1)"
+    workers = min(asked, max(1, int(n_chunks)))
+    if workers <= 1:
+        return 1, f"sequential: one chunk of work (n_jobs asked {asked} workers)"
+    min_work = MIN_WORK_PER_WORKER if min_work is None else float(min_work)
+    if work is not None and float(work) / workers < min_work:
+        return 1, (f"sequential fall-back: about {float(work):,.0f} model rows = {float(work) / workers:,.0f} per "
+                   f"worker for {workers} workers, below MIN_WORK_PER_WORKER={min_work:,.0f} (too small to gain)")
+    return workers, f"parallel on {workers} workers (one share each)"
+
+
 def _run_group(func, payload, chunks):
-    return [func(payload, c) for c in chunks]
+    with blas_limit(1):
+        return [func(payload, c) for c in chunks]
 
 
-def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
+def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
+               info=None, tasks_per_worker=None):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -296,6 +398,17 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
         prefix, in chunk order).
     progress : callable or None
         ``progress(done, total)`` after each chunk (sequential) or each task (parallel).
+    work : float or None
+        Estimated work of the call in model rows; when the work per worker is below
+        ``min_work`` the chunks run in this process (see :func:`plan_workers`).
+    min_work : float or None
+        Default :data:`MIN_WORK_PER_WORKER`.
+    info : dict or None
+        Receives ``n_jobs_used`` (workers actually used) and ``note`` (what ran where).
+    tasks_per_worker : int or None
+        Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
+        more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
+        at the price of one more round trip per task.
 
     Returns
     -------
@@ -318,7 +431,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
     n_jobs = check_n_jobs(n_jobs)
     chunks = list(chunks)
     total = len(chunks)
-    workers = effective_n_jobs(n_jobs) if total > 1 else 1
+    workers, note = plan_workers(n_jobs, total, work, min_work)
+    if info is not None:
+        info["n_jobs_used"] = workers
+        info["note"] = note
     out = []
     if workers <= 1:
         for i, c in enumerate(chunks):
@@ -331,11 +447,15 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
 
     import joblib
 
-    n_tasks = min(total, TASKS_PER_WORKER * workers)
+    per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
+    n_tasks = min(total, per * workers)
     bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
     groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     done = 0
-    # never start more workers than there are tasks (worker start-up is the cost)
+    # never start more workers than there are tasks (worker start-up is the cost); this process
+    # waits and merges with one BLAS thread while the workers run
+    limit = blas_limit(1)
+    limit.__enter__()
     gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
         joblib.delayed(_run_group)(func, payload, g) for g in groups
     )
@@ -351,4 +471,5 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None):
         close = getattr(gen, "close", None)
         if close is not None:
             close()
+        limit.__exit__(None, None, None)
     return out

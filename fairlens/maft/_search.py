@@ -73,7 +73,7 @@ from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, KeySet, RowCodec, RowSet, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -409,6 +409,18 @@ def _cuts(n, parts, align=1):
     return [(a, e) for a, e in zip(edges[:-1], edges[1:]) if e > a]
 
 
+#: Most keys a row set is pre-sized for (its upper bound of rows, capped): growing a hash set by
+#: doubling re-inserts every key once more, which was a third of the row sets' cost.
+PRESIZE_KEYS = 1 << 21
+
+
+def _presize(bound, extra=0):
+    """Initial capacity of a row set: its upper bound of keys, capped at :data:`PRESIZE_KEYS`."""
+    if bound is None:
+        return 1024 + int(extra)
+    return int(min(max(1024, float(bound)), PRESIZE_KEYS)) + int(extra)
+
+
 class _Grow:
     """A growable array (amortised doubling) of rows of a fixed trailing shape."""
 
@@ -443,10 +455,11 @@ class _Finds:
     (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.
     """
 
-    def __init__(self, codec, prot_idx, exclude=None):
+    def __init__(self, codec, prot_idx, exclude=None, capacity=None):
         self.codec = codec
         self.prot_idx = prot_idx
-        self.set = KeySet(codec.k)
+        n_ex = 0 if exclude is None else len(exclude)
+        self.set = KeySet(codec.k, _presize(capacity, n_ex))
         if exclude is not None and len(exclude):
             self.set.index(exclude)
         self.n_pre = len(self.set)
@@ -485,9 +498,9 @@ class _Live:
     """One share's run-time bookkeeping: explored rows, the found count, the callback, the
     progress report and the stop test."""
 
-    def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None):
+    def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None, capacity=None):
         self.codec = codec
-        self.explored = KeySet(codec.k) if track_explored else None
+        self.explored = KeySet(codec.k, _presize(capacity)) if track_explored else None
         self.count = lambda: 0
         self.n_global = 0
         self.timeline = [(0.0, 0)]
@@ -519,7 +532,7 @@ class _Live:
 
 
 def _task_scorer(search):
-    scorer = CountingScorer(search.scorer)
+    scorer = CountingScorer(search.scorer, fast=search.__dict__.get("_replay"))
     return scorer, search._source(scorer)
 
 
@@ -529,7 +542,7 @@ def _global_task(payload, share):
     s = payload.search
     with _blas_limit(s.blas_threads):
         scorer, source = _task_scorer(s)
-        live = _Live(payload.codec, s.track_explored)
+        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C)
         out = s._global_phase(scorer, source, payload.seeds[a:e], live)
     out["explored"] = live.explored_keys()
     out["queries"] = int(scorer.rows + getattr(source, "rows", 0))
@@ -543,8 +556,8 @@ def _local_task(payload, share):
     s = payload.search
     with _blas_limit(s.blas_threads):
         scorer, source = _task_scorer(s)
-        live = _Live(payload.codec, s.track_explored)
-        finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude)
+        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C)
+        finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
         tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
     return {"finds": finds.pack(), "tries": tries, "explored": live.explored_keys(),
             "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
@@ -901,15 +914,20 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
         seeds = self._run_seeds(seed)
         self._check_run_memory(seeds)
+        # scikit-learn MLPs: an exact replay without the per-call validation (checked bit for bit
+        # on the seeds, else the model is called as usual); it travels to the workers with the search
+        self.__dict__["_replay"] = mlp_replay(self.scorer, seeds[:256]) if self.engine == "lockstep" else None
         key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
         codec = self._codec(seeds)
         workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
         t0 = time.perf_counter()
         st = {"queries": 0, "calls": 0, "notes": [], "stopped": False, "t0": t0,
-              "explored": KeySet(codec.k) if self.track_explored else None}
+              "explored": None}
         with _blas_limit(self.blas_threads):
             scorer, source = _task_scorer(self)
-            live = _Live(codec, self.track_explored, callback, stop, t0, report)
+            bound = seeds.shape[0] * (self.max_iter + self.n_local) * self.problem.C
+            live = _Live(codec, self.track_explored, callback, stop, t0, report, capacity=bound)
+            st["explored"] = live.explored  # the workers' explored rows are merged into it (one pass)
             g = self._run_global(seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st)
             walkers, gkeys, gi = self._unique_global(g, codec)
             n_global = walkers.shape[0]
@@ -927,8 +945,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             elapsed = time.perf_counter() - t0
         st["queries"] += int(scorer.rows + getattr(source, "rows", 0))
         st["calls"] += int(scorer.calls)
-        if live.explored is not None:
-            st["explored"].index(live.explored.keys)
         res = self._assemble(seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed)
         res.params.update(n_jobs=n_jobs, n_walkers=int(n_global),
                           parallel="; ".join(st["notes"]) or "sequential (one worker)")
@@ -1046,7 +1062,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         if len(shares) <= 1:
             plan = 1
         if plan <= 1:
-            finds = _Finds(codec, self.problem.prot_idx, gkeys)
+            finds = _Finds(codec, self.problem.prot_idx, gkeys, capacity=G * self.n_local)
             n_global = G
             live.count = lambda: n_global + len(finds)
             tries = self._local_phase(scorer, source, walkers, 0, key, finds, live)
@@ -1071,7 +1087,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         n_loc, counts, tries_local = 0, [], 0
         if loc is not None:
             tries_local = loc["tries"]
-            merged = KeySet(codec.k)
+            merged = KeySet(codec.k, _presize(sum(len(pk["keys"]) for pk in loc["packs"])))
             for pk in loc["packs"]:
                 keep = merged.index(pk["keys"])[1]  # linear: a row found by two shares is kept at its first place
                 X = codec.rows(pk["keys"][keep])

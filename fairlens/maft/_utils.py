@@ -225,14 +225,119 @@ class RowCodec:
         return out
 
 
+class MLPReplay:
+    """An exact replay of ``predict_proba`` of a fitted scikit-learn ``MLPClassifier`` (alone or
+    after ``StandardScaler`` steps of a ``Pipeline``) fitted on encoded arrays, without the
+    per-call input validation of scikit-learn.
+
+    The searches call small models thousands of times on a few hundred rows; scikit-learn's
+    validation (``check_array``, feature-name and fitted checks) costs about 0.5 ms per call,
+    as much as the forward pass of the census MLP itself, and a parallel run pays it once per
+    worker and step.  The replay performs the same floating-point operations in the same order
+    (``X - mean_``, ``/ scale_``, ``X @ coefs_[i] + intercepts_[i]``, scikit-learn's own
+    activation functions), and :func:`mlp_replay` only uses it after checking that it
+    reproduces the scorer's answers bit for bit.
+
+    Parameters
+    ----------
+    scalers : list of (mean or None, scale or None)
+    coefs, intercepts : list of ndarray
+    activation, out_activation : str
+    column : int
+        The favourable class's column of ``predict_proba`` (0 or 1).
+    """
+
+    def __init__(self, scalers, coefs, intercepts, activation, out_activation, column):
+        self.scalers = scalers
+        self.coefs = coefs
+        self.intercepts = intercepts
+        self.activation = activation
+        self.out_activation = out_activation
+        self.column = int(column)
+
+    def __call__(self, X):
+        from sklearn.neural_network._base import ACTIVATIONS
+
+        X = np.array(X, dtype=np.float64, order="C", copy=True)
+        for mean, scale in self.scalers:
+            if mean is not None:
+                X -= mean
+            if scale is not None:
+                X /= scale
+        a = X
+        last = len(self.coefs) - 1
+        for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
+            a = a @ W
+            a += b
+            if i != last:
+                ACTIVATIONS[self.activation](a)
+        ACTIVATIONS[self.out_activation](a)
+        p = a.ravel()
+        return p if self.column == 1 else 1 - p
+
+
+def mlp_replay(scorer, probe):
+    """An :class:`MLPReplay` of ``scorer``'s model, or None.
+
+    None unless the scorer (:func:`fairlens.models.as_scorer`) calls ``predict_proba`` of a
+    binary ``MLPClassifier`` (or a ``Pipeline`` of ``StandardScaler`` steps and one) on encoded
+    arrays, AND the replay returns exactly (bit for bit) the scorer's scores on the rows of
+    ``probe`` in three batch sizes -- otherwise the model is called as usual.
+
+    Parameters
+    ----------
+    scorer : fairlens.models.Scorer
+    probe : ndarray (n, d)
+        Encoded rows the search will score (e.g. its seeds).
+
+    Returns
+    -------
+    MLPReplay or None
+    """
+    try:
+        from sklearn.neural_network import MLPClassifier
+        from sklearn.pipeline import Pipeline
+        from sklearn.preprocessing import StandardScaler
+    except ImportError:  # pragma: no cover
+        return None
+    if (getattr(scorer, "input_kind", None) != "encoded" or getattr(scorer, "_kind", None) != "proba"
+            or getattr(scorer, "output", None) != "auto"):
+        return None
+    model = scorer.model
+    steps = [s for _, s in model.steps] if isinstance(model, Pipeline) else [model]
+    mlp = steps[-1]
+    if type(mlp) is not MLPClassifier or len(getattr(mlp, "classes_", ())) != 2 or mlp.n_outputs_ != 1:
+        return None
+    scalers = []
+    for st in steps[:-1]:
+        if st == "passthrough" or st is None:
+            continue
+        if type(st) is not StandardScaler:
+            return None
+        scalers.append((st.mean_ if st.with_mean else None, st.scale_ if st.with_std else None))
+    try:
+        rep = MLPReplay(scalers, list(mlp.coefs_), list(mlp.intercepts_), mlp.activation, mlp.out_activation_,
+                        scorer._column_index())
+        P = np.ascontiguousarray(np.asarray(probe, dtype=np.float64))
+        if P.ndim != 2 or P.shape[0] == 0:
+            return None
+        for part in (P, P[:1], P[: max(1, P.shape[0] // 3)]):
+            if not np.array_equal(rep(part), np.asarray(scorer(part), dtype=np.float64)):
+                return None
+    except Exception:  # anything unexpected: call the model as usual
+        return None
+    return rep
+
+
 class CountingScorer:
     """Wrap a scorer ``f(X) -> (n,)`` and count the rows and calls it sees.
 
-    Large inputs are scored in chunks of ``max_rows`` rows.
+    Large inputs are scored in chunks of ``max_rows`` rows.  ``fast`` (an :class:`MLPReplay`
+    checked by :func:`mlp_replay`) replaces the scorer's call when given.
     """
 
-    def __init__(self, scorer, max_rows=BLOCK_ROWS):
-        self.scorer = scorer
+    def __init__(self, scorer, max_rows=BLOCK_ROWS, fast=None):
+        self.scorer = scorer if fast is None else fast
         self.max_rows = int(max_rows)
         self.rows = 0
         self.calls = 0

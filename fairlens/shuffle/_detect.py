@@ -303,6 +303,27 @@ def _progress(iterable, progress, total=None, desc=None):
 #: attributions, do not depend on ``n_jobs``).
 EXPLAIN_BLOCK = 4
 
+#: Work of one explained instance in model-row equivalents, for the fall-back rule of
+#: :func:`fairlens._parallel.plan_workers`: SHAP and KernelSHAP call the model on
+#: ``evaluations x background`` rows per instance; LIME's own per-sample work (discretising,
+#: distances, the ridge fit) costs about as much as 50 rows of a small MLP (measured on census:
+#: 7 ms per instance for SHAP and KernelSHAP at 200 x 50 rows, 6 ms for LIME at 200 samples).
+LIME_ROWS_PER_SAMPLE = 50
+
+#: Where :func:`attributions` collects what ran where (set only inside its calls).
+_EXPLAIN_INFO = __import__("contextvars").ContextVar("fairlens_explain_info", default=None)
+
+
+def _explain_work(explainer, n, d, n_bg, nsamples):
+    """Estimated model rows of explaining ``n`` instances (see :data:`LIME_ROWS_PER_SAMPLE`)."""
+    if explainer == "lime":
+        return float(n) * (5000 if nsamples is None else nsamples) * LIME_ROWS_PER_SAMPLE
+    if explainer == "kernel":
+        evals = 2 * d + 2048 if nsamples is None else nsamples
+    else:  # shap: exact below 11 features (2**d coalitions), else permutation with max_evals
+        evals = 2 ** d if d <= 10 else max(500 if nsamples is None else nsamples, 2 * d + 1)
+    return float(n) * evals * n_bg
+
 
 def _block_model(model, block_seed):
     """The model one block calls. A :class:`ShuffledModel` draws Mixing coins and frequency
@@ -434,7 +455,11 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         the instances and the background travel once in a :class:`fairlens._parallel.Payload`
         (for the tutorial's models: the pickled honest scorer -- a few kB for a logistic
         regression -- plus ``(n + m) * d * 8`` bytes of data). ``"linear"`` is one batch call
-        and ignores it. Calls made in workers do not advance ``model.n_calls_``.
+        and ignores it. Calls made in workers do not advance ``model.n_calls_``.  Each
+        worker gets one share of the blocks; when the estimated work (model rows, see
+        :data:`LIME_ROWS_PER_SAMPLE`) is below
+        :data:`fairlens._parallel.MIN_WORK_PER_WORKER` per worker, the blocks run in this
+        process (:func:`attributions` reports it in ``table.attrs["parallel"]``).
 
     feature_names : list of str, optional
         Column names of an array ``X``.
@@ -468,7 +493,7 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     (5, 3)
     >>> phi_shap = explain(m, X[:5], "shap", background=X[:20], random_state=0)  # doctest: +SKIP
     """
-    from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
+    from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
     from .._validation import check_int
 
     if not isinstance(explainer, str) or explainer not in EXPLAINERS:
@@ -498,7 +523,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
                        categorical_features=_categorical_columns(bg))
         lime_kw.update(lime_kwargs or {})
     chunks = [(b, s0, s1) for b, (s0, s1) in enumerate(fixed_chunks(n, EXPLAIN_BLOCK))]
-    workers = effective_n_jobs(n_jobs) if len(chunks) > 1 else 1
+    work = _explain_work(explainer, n, d, bg.shape[0], nsamples)
+    workers = plan_workers(n_jobs, len(chunks), work=work)[0]  # the same rule as run_chunks below
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -527,9 +553,14 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
                 bar.update(rows - bar.n)
             if callback is not None and callback(rows, n) is False:
                 stopped[0] = True
+    info = {}
     try:
         blocks = run_chunks(_explain_block, payload, chunks, n_jobs=n_jobs,
-                            stop=lambda: stopped[0], progress=progress_cb)
+                            stop=lambda: stopped[0], progress=progress_cb,
+                            work=work, info=info)
+        sink = _EXPLAIN_INFO.get()
+        if sink is not None:
+            sink[explainer] = info
     finally:
         if bar is not None:
             bar.close()
@@ -598,7 +629,10 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
         The data a fitted model belongs to (see :func:`explain`).
     n_jobs : int or None
         Workers for the instance blocks of each explainer (see :func:`explain`); the
-        result is the same at every ``n_jobs``.
+        result is the same at every ``n_jobs``.  An explainer whose estimated work is too
+        small to gain runs in this process (the rule of
+        :func:`fairlens._parallel.plan_workers`); ``table.attrs["parallel"]`` says what ran
+        where and ``table.attrs["n_jobs_used"]`` how many workers were used at most.
 
     feature_names : list of str, optional
         Column names of an array ``X``.
@@ -660,13 +694,21 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
 
     n_jobs = check_n_jobs(n_jobs)
     recs, values = [], {}
-    for name in explainers:
-        phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
-                      feature_names=feature_names, protected=protected, progress=progress,
-                      lime_kwargs=lime_kwargs, data=data, n_jobs=n_jobs)
-        values[name] = phi
-        recs.extend(_summarise(name, phi, names, prot))
+    ran = {}
+    token = _EXPLAIN_INFO.set(ran)
+    try:
+        for name in explainers:
+            phi = explain(model, X, name, background, nsamples=nsamples, random_state=random_state,
+                          feature_names=feature_names, protected=protected, progress=progress,
+                          lime_kwargs=lime_kwargs, data=data, n_jobs=n_jobs)
+            values[name] = phi
+            recs.extend(_summarise(name, phi, names, prot))
+    finally:
+        _EXPLAIN_INFO.reset(token)
     df = pd.DataFrame.from_records(recs)
+    # what ran where (the fall-back rule of fairlens._parallel.plan_workers), per explainer
+    df.attrs["n_jobs_used"] = max([int(i.get("n_jobs_used", 1)) for i in ran.values()] or [1])
+    df.attrs["parallel"] = "; ".join(f"{k}: {i.get('note', '')}" for k, i in ran.items()) or "linear only"
     if return_values:
         return df, values
     return df

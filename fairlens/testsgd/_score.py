@@ -879,6 +879,11 @@ def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str
 #: Seeds per task when the whole sampling neighbourhood is scored (``strategy="table"``):
 #: a constant, so the tasks (and their order) never depend on ``n_jobs``.
 TABLE_SEED_BLOCK = 4096
+#: For the fall-back rule of :func:`fairlens._parallel.plan_workers`: with ``strategy="table"``
+#: a sample is a look-up in the neighbourhood table, not a model row; this many look-ups are
+#: counted as one model row of work (a rough estimate, not calibrated per model).
+TABLE_LOOKUPS_PER_ROW = 10
+
 #: Rule sets per task with ``strategy="table"`` (no rows are materialised: the block only bounds
 #: the uniforms and masks held at once).
 TABLE_RULE_SET_BLOCK = 256
@@ -915,7 +920,7 @@ def _table_block(payload, chunk):
     return lab.reshape(rows.size, kk, 2)
 
 
-def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs=None, stop=None):
+def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs=None, stop=None, info=None):
     """Model labels of every sample section 4.3 can draw, ``(n, max(1, k), 2)`` uint8, or None if
     stopped. Seeds are cut in fixed blocks of :data:`TABLE_SEED_BLOCK` run by
     :func:`fairlens._parallel.run_chunks` (deterministic: no random numbers), each block as
@@ -928,7 +933,9 @@ def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs
     # the table has no random numbers, so the blocks cannot change it), at most TABLE_SEED_BLOCK
     chunks = fixed_chunks(n, min(TABLE_SEED_BLOCK, max(1, int(batch_rows) // (2 * kk))))
     payload = Payload(scorer=scorer, sampler=sampler, threshold=float(threshold), batch_rows=int(batch_rows))
-    parts = run_chunks(_table_block, payload, chunks, n_jobs=n_jobs, stop=stop)
+    # the work is the model rows of the whole neighbourhood (the one fall-back rule of _parallel)
+    parts = run_chunks(_table_block, payload, chunks, n_jobs=n_jobs, stop=stop, work=float(n) * kk * 2,
+                       info=info)
     if len(parts) < len(chunks):
         return None
     kk = max(1, sampler.free_cols.size)
@@ -1046,7 +1053,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
                      max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
                      random_state=None, rngs=None, keys=None, stream: int = 0, batch_rows: int = 65_536,
                      block: int = 512, strategy: str = "auto", label_table=None, n_jobs=None,
-                     progress=None, stop=None, return_table: bool = False, seed=None):
+                     progress=None, stop=None, return_table: bool = False, seed=None, info=None):
     """Batched Algorithm 2 over many rule sets, in fixed blocks through ``joblib`` (the engine
     behind :func:`score_rule_sets` and :class:`TestSGD`, with its internals exposed).
 
@@ -1099,7 +1106,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     label_table : ndarray or None
         Only with ``return_table=True``: the neighbourhood labels used (or None).
     """
-    from .._parallel import Payload, check_n_jobs, effective_n_jobs, fixed_chunks, run_chunks
+    from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
 
     stop_fn = check_stop(stop)
     n_jobs = check_n_jobs(n_jobs)
@@ -1143,7 +1150,12 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     elif strategy == "auto":
         strategy = "table" if sampler.n_neighbours < 2 * first * m else "sample"
     if strategy == "table" and m and label_table is None:
-        label_table = neighbourhood_table(scorer, sampler, threshold, batch_rows, n_jobs=n_jobs, stop=stop_fn)
+        sub = {}
+        label_table = neighbourhood_table(scorer, sampler, threshold, batch_rows, n_jobs=n_jobs, stop=stop_fn,
+                                          info=sub)
+        if info is not None:
+            info.setdefault("notes", []).append(f"neighbourhood table: {sub.get('note', '')}")
+            info["n_jobs_used"] = max(info.get("n_jobs_used", 1), sub.get("n_jobs_used", 1))
         n_scored = sampler.n_neighbours if label_table is not None else 0
         if label_table is None:  # stopped while the neighbourhood was scored
             return (results, n_scored, None) if return_table else (results, n_scored)
@@ -1157,7 +1169,9 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     if masks is not None and np.asarray(masks).shape != (m, n_data):
         raise ValueError(f"masks must have shape {(m, n_data)}; got {np.asarray(masks).shape}")
     chunks = fixed_chunks(m, per_chunk)
-    sequential = effective_n_jobs(n_jobs) <= 1 or len(chunks) <= 1
+    # at least 2 * first samples per rule set: model rows (sampling) or table look-ups
+    work = 2.0 * first * m / (TABLE_LOOKUPS_PER_ROW if strategy == "table" else 1)
+    sequential = plan_workers(n_jobs, len(chunks), work=work)[0] <= 1  # the same rule as run_chunks
     payload = Payload(scorer=scorer, sampler=sampler, rule_sets=list(rule_sets), masks=masks, bits=bits,
                       label_table=label_table, rngs=rngs, seed=seed, keys=keys, stream=stream,
                       confidence=float(confidence), z=z, error_thr=float(error_thr), sample_thr=int(sample_thr),
@@ -1169,7 +1183,12 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
         if progress is not None and done:
             progress(bounds[done - 1], m)
 
-    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog)
+    sub = {}
+    parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog, work=work,
+                       info=sub)
+    if info is not None:
+        info.setdefault("notes", []).append(f"rule sets: {sub.get('note', '')}")
+        info["n_jobs_used"] = max(info.get("n_jobs_used", 1), sub.get("n_jobs_used", 1))
     for (c0, _), (res, ns) in zip(chunks, parts):
         results[c0:c0 + len(res)] = res
         n_scored += ns

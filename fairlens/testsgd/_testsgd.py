@@ -828,9 +828,10 @@ class TestSGD(Analysis):
         stop_fn, report, n_jobs, seed, t0 = self._start(stop, progress, n_jobs, desc="TestSGD rule sets")
         fr = self.mine()
         t1 = time.perf_counter()
+        info = {}
         kw = dict(error=self.error, sample_thr=self.sample_thr, max_samples=self.max_samples,
                   threshold=self.threshold, perturbation=self._perturbation, seed=seed,
-                  batch_rows=self.batch_rows, n_jobs=n_jobs, stop=stop_fn)
+                  batch_rows=self.batch_rows, n_jobs=n_jobs, stop=stop_fn, info=info)
         try:
             results, n_rows, table = _score_rule_sets(
                 self.scorer, self.table, fr.rule_sets, self._protected, bits=fr.bits,
@@ -853,7 +854,11 @@ class TestSGD(Analysis):
                 acc = float(np.mean(fav == favourable_labels(self.table, self.favourable)))
             except ValueError:  # labels the model's classes cannot be matched with: no accuracy
                 acc = None
-        return TestSGDReport(_rank(results), fr, self._report_params(seed), t2 - t0, t1 - t0, t2 - t1,
+        params = self._report_params(seed)
+        # what ran where (the one fall-back rule of fairlens._parallel.plan_workers)
+        params.update(n_jobs=n_jobs, n_jobs_used=int(info.get("n_jobs_used", 1)),
+                      parallel="; ".join(info.get("notes", [])) or "sequential (n_jobs=1)")
+        return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1,
                              int(n_rows), self.table.name, acc, stopped, tester=self, random_state=seed)
 
     def _refresh(self, fr, results, table, kw):

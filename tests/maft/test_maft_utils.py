@@ -78,3 +78,42 @@ def test_keyset_equals_a_python_set_and_codec_round_trips():
     # -0.0 and 0.0 are one row off the grid too
     codec = RowCodec(lo, hi, False)
     assert KeySet(4).add(codec.keys(np.array([[0.0, 0, 1, 0], [-0.0, 0, 1, 0]]))).tolist() == [True, False]
+
+
+def test_mlp_replay_is_bitwise_and_refuses_what_it_cannot_replay(toy, toy_mlp):
+    """The replay of a scikit-learn MLP (alone or after StandardScaler) equals predict_proba bit
+    for bit at several batch sizes; other pipelines and callables are called as usual."""
+    import warnings
+
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from fairlens.maft._utils import MLPReplay, mlp_replay
+    from fairlens.models import as_scorer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(StandardScaler(), MLPClassifier((12, 6), max_iter=200, random_state=1)).fit(toy.X, toy.y)
+        minmax = make_pipeline(MinMaxScaler(), MLPClassifier((6,), max_iter=50, random_state=1)).fit(toy.X, toy.y)
+    X = np.asarray(toy.X, dtype=float)
+    for model, fav in ((toy_mlp, 1), (pipe, 1), (pipe, 0)):
+        sc = as_scorer(model, toy, favourable=fav)
+        rep = mlp_replay(sc, X[:100])
+        assert isinstance(rep, MLPReplay)
+        for n in (1, 7, 300, X.shape[0]):
+            np.testing.assert_array_equal(rep(X[:n]), model.predict_proba(X[:n])[:, fav])
+    assert mlp_replay(as_scorer(minmax, toy), X[:50]) is None
+    assert mlp_replay(as_scorer(lambda A: A[:, 0] * 0 + 0.5, toy), X[:50]) is None
+
+
+def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypatch):
+    from fairlens.maft import MAFT, _search
+
+    kw = dict(n_seeds=30, n_local=40, random_state=2)
+    fast = MAFT(toy_mlp, toy, **kw).run()
+    monkeypatch.setattr(_search, "mlp_replay", lambda scorer, probe: None)
+    slow = MAFT(toy_mlp, toy, **kw).run()
+    assert fast.n_global > 0 and fast.n_local > 0
+    np.testing.assert_array_equal(fast.instances, slow.instances)
+    np.testing.assert_array_equal(fast.instance_scores, slow.instance_scores)

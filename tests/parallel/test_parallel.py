@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fairlens._parallel import Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
+from fairlens._parallel import Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 
 
 def _draw(payload, chunk):
@@ -116,3 +116,63 @@ def test_never_more_workers_than_tasks(monkeypatch):
     got = run_chunks(_draw, p, fixed_chunks(n, 2), n_jobs=64)
     assert seen == [3]
     np.testing.assert_array_equal(np.concatenate(got), _reference(3, n, 2))
+
+
+def test_one_share_per_worker(monkeypatch):
+    """Fewer, larger tasks: 11 chunks on 2 workers are 2 joblib tasks of contiguous chunks."""
+    import fairlens._parallel as par
+
+    sizes = []
+    real = par._run_group
+
+    def spy(func, payload, chunks):
+        sizes.append(len(chunks))
+        return real(func, payload, chunks)
+
+    monkeypatch.setattr(par, "_run_group", spy)
+    n = 53
+    p = Payload(seed=4, offset=np.arange(n, dtype=float))
+    import joblib
+
+    with joblib.parallel_config(backend="threading"):  # the spy is visible to threads
+        got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2)
+    assert sorted(sizes) == [5, 6]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(4, n, 5))
+
+
+def test_fall_back_rule_and_info(monkeypatch):
+    """Work per worker below the threshold runs here (no joblib.Parallel), says so, same answer."""
+    import joblib
+
+    built = []
+    real = joblib.Parallel.__init__
+    monkeypatch.setattr(joblib.Parallel, "__init__", lambda self, *a, **k: built.append(1) or real(self, *a, **k))
+    n = 30
+    p = Payload(seed=9, offset=np.arange(n, dtype=float))
+    info = {}
+    got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=2, work=1000.0, min_work=600.0, info=info)
+    assert built == [] and info["n_jobs_used"] == 1 and "sequential fall-back" in info["note"]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(9, n, 4))
+    info = {}
+    got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=2, work=1200.0, min_work=600.0, info=info)
+    assert built == [1] and info["n_jobs_used"] == 2 and "parallel on 2 workers" in info["note"]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(9, n, 4))
+    assert plan_workers(1, 10, work=1e12) == (1, "sequential (n_jobs=1)")
+    assert plan_workers(2, 1)[0] == 1  # one chunk: nothing to share
+    assert plan_workers(2, 10)[0] == 2  # unknown work: no fall-back on size
+
+
+def test_tasks_per_worker_keeps_the_answer(monkeypatch):
+    import joblib
+
+    import fairlens._parallel as par
+
+    sizes = []
+    real = par._run_group
+    monkeypatch.setattr(par, "_run_group", lambda f, p, c: sizes.append(len(c)) or real(f, p, c))
+    n = 40
+    p = Payload(seed=2, offset=np.arange(n, dtype=float))
+    with joblib.parallel_config(backend="threading"):
+        got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, tasks_per_worker=2)
+    assert sizes == [2, 2, 2, 2]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 5))

@@ -14,6 +14,15 @@ def f(A):
     return np.asarray(A, dtype=float)[:, :3] @ np.array([0.5, 0.3, 0.2])
 
 
+@pytest.fixture(autouse=True)
+def force_workers(monkeypatch):
+    """The toy workloads are far below MIN_WORK_PER_WORKER: force the workers anyway (the
+    fall-back itself is tested in test_small_work_falls_back_and_says_so)."""
+    import fairlens._parallel as par
+
+    monkeypatch.setattr(par, "MIN_WORK_PER_WORKER", 0)
+
+
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
@@ -76,3 +85,25 @@ def test_callback_stop_and_bad_n_jobs(data):
             explain(_model(), X[:2], "lime", X[20:], nsamples=20, n_jobs=bad)
         with pytest.raises(exc, match="n_jobs"):
             attributions(_model(), X[:2], "lime", X[20:], nsamples=20, n_jobs=bad)
+
+
+def test_small_work_falls_back_and_says_so(data, monkeypatch):
+    """Below MIN_WORK_PER_WORKER model rows per worker the blocks run in this process (no
+    joblib.Parallel is built), the answer is the same and the table says so."""
+    import fairlens._parallel as par
+
+    X = data
+    n = 2 * EXPLAIN_BLOCK + 1
+    forced, vals_forced = attributions(_model(), X[:n], ("kernel",), X[20:], nsamples=40, random_state=1,
+                                       return_values=True, n_jobs=2)
+    assert forced.attrs["n_jobs_used"] == 2 and "parallel on 2 workers" in forced.attrs["parallel"]
+    monkeypatch.setattr(par, "MIN_WORK_PER_WORKER", 10 ** 12)
+    built = []
+    real = joblib.Parallel.__init__
+    monkeypatch.setattr(joblib.Parallel, "__init__", lambda self, *a, **k: built.append(1) or real(self, *a, **k))
+    small, vals_small = attributions(_model(), X[:n], ("kernel",), X[20:], nsamples=40, random_state=1,
+                                     return_values=True, n_jobs=2)
+    assert built == []
+    assert small.attrs["n_jobs_used"] == 1
+    assert "sequential fall-back" in small.attrs["parallel"] and "kernel" in small.attrs["parallel"]
+    np.testing.assert_array_equal(vals_small["kernel"], vals_forced["kernel"])

@@ -31,6 +31,15 @@ def _run(n_jobs=None, **kw):
     return TestSGD(PLANTED, TOY, protected=SENS, **base).run(n_jobs=n_jobs)
 
 
+@pytest.fixture(autouse=True)
+def force_workers(monkeypatch):
+    """The toy neighbourhood is far below MIN_WORK_PER_WORKER: force the workers anyway (the
+    fall-back itself is tested in test_small_table_falls_back_and_says_so)."""
+    import fairlens._parallel as par
+
+    monkeypatch.setattr(par, "MIN_WORK_PER_WORKER", 0)
+
+
 @pytest.fixture(scope="module")
 def seq_report():
     return _run(None)
@@ -276,3 +285,20 @@ def test_census_sampling_space_and_fresh_top10_against_exact_scores(require_data
     covered = np.abs(fresh - exact) <= np.array([r.fresh.margin for r in top])
     assert covered.sum() >= 8, (fresh, exact)
     assert np.mean(fresh - exact) < np.mean(sel - exact) + 0.01
+
+
+def test_small_table_falls_back_and_says_so(monkeypatch):
+    """The neighbourhood table below MIN_WORK_PER_WORKER model rows per worker is scored in this
+    process; the report says which parts ran where, and the answer does not change."""
+    import fairlens._parallel as par
+
+    forced = _run(2, strategy="table", batch_rows=2000)  # several table blocks
+    assert forced.params["n_jobs_used"] == 2
+    assert "neighbourhood table: parallel on 2 workers" in forced.params["parallel"]
+    monkeypatch.setattr(par, "MIN_WORK_PER_WORKER", 10 ** 12)
+    small = _run(2, strategy="table", batch_rows=2000)
+    assert "neighbourhood table: sequential fall-back" in small.params["parallel"]
+    pd.testing.assert_frame_equal(forced.to_frame(), small.to_frame())
+    one = _run(1, strategy="table", batch_rows=2000)
+    assert one.params["n_jobs_used"] == 1
+    pd.testing.assert_frame_equal(one.to_frame(), small.to_frame())
