@@ -22,11 +22,11 @@ from ._loaders import (
     load_crime,
     load_dataset,
     load_diabetes_risk,
+    load_german_credit,
     load_heart_disease,
+    load_law_school,
     load_pima_diabetes,
     load_student_performance,
-    load_german_credit,
-    load_law_school,
     load_wine,
 )
 
