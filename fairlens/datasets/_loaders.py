@@ -1385,14 +1385,19 @@ discretised table as published with the MAFT code (https://github.com/wangzh1998
 datasets/), after the EIDIG benchmark setup (Zhang et al., ISSTA 2021)."""
 
 
-def _maft_table(name, key, data_home, download, columns, target, *, label_names, protected,
-                categorical, description, citation):
+def _maft_table(name, key, data_home, download, encoding, columns, target, *, label_names,
+                protected, categorical, description, citation):
     """One of the MAFT benchmarks' discretised tables as a Dataset.
 
     The authors' preprocessing reads every column as an integer code and uses the observed
     ``[min, max]`` of each column as the search domain (``constraint`` in their
     ``preprocessing/pre_*.py``); :func:`_assemble` gives exactly those bounds.
     """
+    if not (isinstance(encoding, str) and encoding == "benchmark"):
+        raise ValueError(
+            f"encoding must be 'benchmark' for {name} (only the discretised table of the "
+            f"MAFT benchmarks is published); got {encoding!r}"
+        )
     download = check_bool("download", download)
     raw = _read_csv(key, data_home, download)
     if raw.shape[1] != len(columns) + 1:
@@ -1412,7 +1417,7 @@ _PIMA_COLUMNS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "In
                  "DiabetesPedigreeFunction", "Age"]
 
 
-def load_pima_diabetes(data_home=None, *, download=True) -> Dataset:
+def load_pima_diabetes(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Pima Indians diabetes, discretised as in the MAFT benchmarks: 768 women, 8 features.
 
     Every feature is the MAFT/EIDIG authors' bin code (1 to 9; ``Age`` is the protected
@@ -1426,6 +1431,9 @@ def load_pima_diabetes(data_home=None, *, download=True) -> Dataset:
     data_home : path-like, optional
         Folder holding ``maft_preprocessed/diabetes.csv`` (default ``$FAIRLENS_DATA_HOME``,
         then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
 
@@ -1451,7 +1459,7 @@ def load_pima_diabetes(data_home=None, *, download=True) -> Dataset:
     ((768, 8), ['Age'])
     """
     return _maft_table(
-        "pima_diabetes", "maft_diabetes.csv", data_home, download, _PIMA_COLUMNS, "Outcome",
+        "pima_diabetes", "maft_diabetes.csv", data_home, download, encoding, _PIMA_COLUMNS, "Outcome",
         label_names={0: "no diabetes", 1: "diabetes"}, protected=["Age"], categorical=(),
         description="""
 Pima Indians diabetes (768 women of Pima heritage, aged 21 or more): pregnancies, plasma
@@ -1469,7 +1477,7 @@ _HEART_COLUMNS = ["age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "tha
                   "exang", "oldpeak", "slope", "ca", "thal"]
 
 
-def load_heart_disease(data_home=None, *, download=True) -> Dataset:
+def load_heart_disease(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Cleveland heart disease, as in the MAFT benchmarks: 297 patients, 13 features.
 
     The 297 complete rows of the UCI Cleveland table. ``age`` is coded by decade (2 to 7,
@@ -1485,6 +1493,9 @@ def load_heart_disease(data_home=None, *, download=True) -> Dataset:
     data_home : path-like, optional
         Folder holding ``maft_preprocessed/heart_disease.csv`` (default
         ``$FAIRLENS_DATA_HOME``, then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
 
@@ -1510,7 +1521,7 @@ def load_heart_disease(data_home=None, *, download=True) -> Dataset:
     ((297, 13), ['age', 'sex'])
     """
     return _maft_table(
-        "heart_disease", "maft_heart_disease.csv", data_home, download, _HEART_COLUMNS, "num",
+        "heart_disease", "maft_heart_disease.csv", data_home, download, encoding, _HEART_COLUMNS, "num",
         label_names={0: "diagnosis num 0-1", 1: "heart disease, diagnosis num >= 2"},
         protected=["age", "sex"],
         categorical=("sex", "cp", "fbs", "restecg", "exang", "slope", "ca", "thal"),
@@ -1533,7 +1544,7 @@ _STUDENT_COLUMNS = [
 ]
 
 
-def load_student_performance(data_home=None, *, download=True) -> Dataset:
+def load_student_performance(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Student performance, as in the MAFT benchmarks: 1,044 students, 32 features.
 
     The UCI mathematics (395) and Portuguese (649) tables stacked, text columns coded as
@@ -1549,6 +1560,9 @@ def load_student_performance(data_home=None, *, download=True) -> Dataset:
     data_home : path-like, optional
         Folder holding ``maft_preprocessed/students.csv`` (default ``$FAIRLENS_DATA_HOME``,
         then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
     download : bool, default True
         Whether a file found nowhere locally may be downloaded (never needed: bundled).
 
@@ -1576,7 +1590,7 @@ def load_student_performance(data_home=None, *, download=True) -> Dataset:
     binary = ("school", "sex", "address", "famsize", "Pstatus", "schoolsup", "famsup", "paid",
               "activities", "nursery", "higher", "internet", "romantic")
     return _maft_table(
-        "student_performance", "maft_students.csv", data_home, download, _STUDENT_COLUMNS,
+        "student_performance", "maft_students.csv", data_home, download, encoding, _STUDENT_COLUMNS,
         "G3", label_names={0: "final grade G3 < 10", 1: "final grade G3 >= 10 (pass)"},
         protected=["age", "sex"],
         categorical=(*binary, "Mjob", "Fjob", "reason", "guardian"),

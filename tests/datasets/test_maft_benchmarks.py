@@ -134,4 +134,9 @@ def test_bad_arguments_name_the_argument():
     with pytest.raises(TypeError, match="data_home"):
         D.load_student_performance(data_home=3)
     with pytest.raises(TypeError):
+        D.load_pima_diabetes(download=None)
+    with pytest.raises(ValueError, match="encoding must be .benchmark."):
         D.load_pima_diabetes(encoding="raw")
+    with pytest.raises(TypeError):
+        D.load_pima_diabetes(bins=3)
+    assert D.load_dataset("heart", encoding="benchmark").n_samples == 297
