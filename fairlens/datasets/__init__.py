@@ -23,7 +23,10 @@ from ._loaders import (
     load_dataset,
     load_diabetes_risk,
     load_german_credit,
+    load_heart_disease,
     load_law_school,
+    load_pima_diabetes,
+    load_student_performance,
     load_wine,
 )
 
@@ -44,6 +47,9 @@ __all__ = [
     "load_crime",
     "load_dataset",
     "load_diabetes_risk",
+    "load_heart_disease",
+    "load_pima_diabetes",
+    "load_student_performance",
     "load_german_credit",
     "load_law_school",
     "load_wine",

@@ -98,6 +98,8 @@ class RemoteFile:
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _GERRYFAIR = "https://raw.githubusercontent.com/sethneel/GerryFair/master/dataset"
+_MAFT = ("https://raw.githubusercontent.com/wangzh1998/MAFT/"
+         "ddb77157a227aee0f1f77fa763d97a6473464f59/datasets")
 
 FILES: dict[str, RemoteFile] = {
     "adult.data": RemoteFile(
@@ -161,6 +163,23 @@ FILES: dict[str, RemoteFile] = {
         ("7bc6ada636067f0613cbdc2e42db766684ca8fe32189006d315d84fbd8e1ef1a",),
         not_bundled="the LSAC bar-passage data has no licence that allows redistribution, "
                     "so fairlens does not bundle it",
+    ),
+    # the discretised tables of the MAFT benchmarks (Wang et al. 2024, after EIDIG), as the
+    # MAFT authors publish them (file names without ".csv" in their repository)
+    "maft_diabetes.csv": RemoteFile(
+        "maft_preprocessed", "diabetes.csv", f"{_MAFT}/diabetes",
+        ("c21f7a843d65f11cfb838fa7c564b4824e4103f32d0742a47542d07110ea3bcd",),
+        bundled="maft_diabetes.csv.gz",
+    ),
+    "maft_heart_disease.csv": RemoteFile(
+        "maft_preprocessed", "heart_disease.csv", f"{_MAFT}/heart_disease",
+        ("2dc8f98c502c33919a1a17fd68c71c84d68809fc79f80105d3216f7053866f96",),
+        bundled="maft_heart_disease.csv.gz",
+    ),
+    "maft_students.csv": RemoteFile(
+        "maft_preprocessed", "students.csv", f"{_MAFT}/students",
+        ("507985ddec2cd315b1b4c49524070ef448cb4a30edf75b3d200fcb92cc461885",),
+        bundled="maft_students.csv.gz",
     ),
     "communities.csv": RemoteFile(
         "crime", "communities.csv", f"{_GERRYFAIR}/communities.csv",

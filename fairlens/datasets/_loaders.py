@@ -22,6 +22,9 @@ from ._fetch import fetch_bytes
 __all__ = [
     "load_admission",
     "load_diabetes_risk",
+    "load_pima_diabetes",
+    "load_heart_disease",
+    "load_student_performance",
     "load_german_credit",
     "load_adult",
     "load_bank_marketing",
@@ -1374,6 +1377,234 @@ def from_frame(
     )
 
 
+# ------------------------------------------------- the MAFT benchmarks' small tables
+_MAFT_CITE = """
+Wang, Z., Wang, Y., Wu, C., Wang, Z., Luo, S., & Xu, Y. (2024). MAFT: Efficient model-agnostic
+fairness testing for deep neural networks via zero-order gradient search. ICSE 2024. The
+discretised table as published with the MAFT code (https://github.com/wangzh1998/MAFT,
+datasets/), after the EIDIG benchmark setup (Zhang et al., ISSTA 2021)."""
+
+
+def _maft_table(name, key, data_home, download, encoding, columns, target, *, label_names,
+                protected, categorical, description, citation):
+    """One of the MAFT benchmarks' discretised tables as a Dataset.
+
+    The authors' preprocessing reads every column as an integer code and uses the observed
+    ``[min, max]`` of each column as the search domain (``constraint`` in their
+    ``preprocessing/pre_*.py``); :func:`_assemble` gives exactly those bounds.
+    """
+    if not (isinstance(encoding, str) and encoding == "benchmark"):
+        raise ValueError(
+            f"encoding must be 'benchmark' for {name} (only the discretised table of the "
+            f"MAFT benchmarks is published); got {encoding!r}"
+        )
+    download = check_bool("download", download)
+    raw = _read_csv(key, data_home, download)
+    if raw.shape[1] != len(columns) + 1:
+        raise ValueError(f"{name}: expected {len(columns) + 1} columns, found {raw.shape[1]}")
+    raw.columns = [*columns, target]
+    y = raw[target].to_numpy()
+    if set(np.unique(y)) - {0, 1}:
+        raise ValueError(f"{name}: the label column {target!r} is not 0/1")
+    types = {c: ("categorical" if c in categorical else "integer") for c in columns}
+    return _assemble(
+        name, raw, target, y, label_names=label_names, protected=protected, types=types,
+        description=description, citation=citation, encoding="benchmark",
+    )
+
+
+_PIMA_COLUMNS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI",
+                 "DiabetesPedigreeFunction", "Age"]
+
+
+def load_pima_diabetes(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
+    """Pima Indians diabetes, discretised as in the MAFT benchmarks: 768 women, 8 features.
+
+    Every feature is the MAFT/EIDIG authors' bin code (1 to 9; ``Age`` is the protected
+    attribute of benchmark *D-a*, column 7). ``y = 1`` for a positive diabetes test
+    (``Outcome``; 268 of 768). The bounds are the observed code ranges, the search domain
+    of the authors' code. Not the same data as :func:`load_diabetes_risk` (the early-stage
+    questionnaire). Bundled with fairlens (UCI, CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``maft_preprocessed/diabetes.csv`` (default ``$FAIRLENS_DATA_HOME``,
+        then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        768 rows, 8 integer features, protected ``["Age"]``, ``encoding="benchmark"``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If the file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If the file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_pima_diabetes
+    >>> ds = load_pima_diabetes()
+    >>> ds.X.shape, ds.protected
+    ((768, 8), ['Age'])
+    """
+    return _maft_table(
+        "pima_diabetes", "maft_diabetes.csv", data_home, download, encoding, _PIMA_COLUMNS, "Outcome",
+        label_names={0: "no diabetes", 1: "diabetes"}, protected=["Age"], categorical=(),
+        description="""
+Pima Indians diabetes (768 women of Pima heritage, aged 21 or more): pregnancies, plasma
+glucose, blood pressure, skin thickness, insulin, BMI, diabetes pedigree function and age,
+each discretised into codes 1-9 by the EIDIG/MAFT authors; y = 1 for a positive test.""",
+        citation="""
+Smith, J. W., Everhart, J. E., Dickson, W. C., Knowler, W. C., & Johannes, R. S. (1988). Using
+the ADAP learning algorithm to forecast the onset of diabetes mellitus. Proc. Symposium on
+Computer Applications in Medical Care, 261-265. Data: UCI Machine Learning Repository
+(CC BY 4.0).""" + _MAFT_CITE,
+    )
+
+
+_HEART_COLUMNS = ["age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach",
+                  "exang", "oldpeak", "slope", "ca", "thal"]
+
+
+def load_heart_disease(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
+    """Cleveland heart disease, as in the MAFT benchmarks: 297 patients, 13 features.
+
+    The 297 complete rows of the UCI Cleveland table. ``age`` is coded by decade (2 to 7,
+    i.e. ``age // 10``), ``oldpeak`` rounded to an integer; the other columns keep the UCI
+    values (``sex`` 1 = male, 0 = female). Protected attributes: ``age`` (benchmark *H-a*,
+    column 0) and ``sex`` (*H-g*, column 1). ``y = 1`` when the UCI diagnosis ``num`` is 2 or
+    more (83 of 297; the authors' label, which is not the usual ``num > 0``). The bounds are
+    the observed ranges, the search domain of the authors' code. Bundled with fairlens
+    (UCI, CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``maft_preprocessed/heart_disease.csv`` (default
+        ``$FAIRLENS_DATA_HOME``, then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        297 rows, 13 features, protected ``["age", "sex"]``, ``encoding="benchmark"``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If the file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If the file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_heart_disease
+    >>> ds = load_heart_disease()
+    >>> ds.X.shape, ds.protected
+    ((297, 13), ['age', 'sex'])
+    """
+    return _maft_table(
+        "heart_disease", "maft_heart_disease.csv", data_home, download, encoding, _HEART_COLUMNS, "num",
+        label_names={0: "diagnosis num 0-1", 1: "heart disease, diagnosis num >= 2"},
+        protected=["age", "sex"],
+        categorical=("sex", "cp", "fbs", "restecg", "exang", "slope", "ca", "thal"),
+        description="""
+Cleveland heart disease (297 patients with complete records): age (decade), sex, chest pain
+type, resting blood pressure, cholesterol, fasting blood sugar, resting ECG, maximum heart
+rate, exercise angina, ST depression (rounded), slope, vessels coloured, thal; y = 1 for a
+diagnosis num >= 2.""",
+        citation="""
+Janosi, A., Steinbrunn, W., Pfisterer, M., & Detrano, R. (1988). Heart Disease. UCI Machine
+Learning Repository, https://doi.org/10.24432/C52P4X (CC BY 4.0).""" + _MAFT_CITE,
+    )
+
+
+_STUDENT_COLUMNS = [
+    "school", "sex", "age", "address", "famsize", "Pstatus", "Medu", "Fedu", "Mjob", "Fjob",
+    "reason", "guardian", "traveltime", "studytime", "failures", "schoolsup", "famsup",
+    "paid", "activities", "nursery", "higher", "internet", "romantic", "famrel", "freetime",
+    "goout", "Dalc", "Walc", "health", "absences", "G1", "G2",
+]
+
+
+def load_student_performance(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
+    """Student performance, as in the MAFT benchmarks: 1,044 students, 32 features.
+
+    The UCI mathematics (395) and Portuguese (649) tables stacked, text columns coded as
+    integers by the MAFT/EIDIG authors (``sex`` 0 = F, 1 = M; ``school`` 0 = GP); ``age``
+    (15 to 22), the first- and second-period grades ``G1``, ``G2`` and ``absences`` keep
+    their values. Protected attributes: ``age`` (benchmark *S-a*, column 2) and ``sex``
+    (*S-g*, column 1). ``y = 1`` when the final grade ``G3`` passes (>= 10 of 20; 814 of
+    1,044). The bounds are the observed ranges, the search domain of the authors' code.
+    Bundled with fairlens (UCI, CC BY 4.0), so this works offline.
+
+    Parameters
+    ----------
+    data_home : path-like, optional
+        Folder holding ``maft_preprocessed/students.csv`` (default ``$FAIRLENS_DATA_HOME``,
+        then the bundled copy).
+    encoding : {"benchmark"}
+        Only ``"benchmark"`` (accepted so that ``load_dataset(name, encoding="benchmark")``
+        works for every MAFT benchmark); the table is published discretised only.
+    download : bool, default True
+        Whether a file found nowhere locally may be downloaded (never needed: bundled).
+
+    Returns
+    -------
+    Dataset
+        1,044 rows, 32 features, protected ``["age", "sex"]``, ``encoding="benchmark"``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If the file is nowhere locally and cannot be downloaded.
+    DatasetIntegrityError
+        If the file does not match its recorded sha256.
+    TypeError, ValueError
+        For a bad argument (naming it).
+
+    Examples
+    --------
+    >>> from fairlens.datasets import load_student_performance
+    >>> ds = load_student_performance()
+    >>> ds.X.shape, ds.protected
+    ((1044, 32), ['age', 'sex'])
+    """
+    binary = ("school", "sex", "address", "famsize", "Pstatus", "schoolsup", "famsup", "paid",
+              "activities", "nursery", "higher", "internet", "romantic")
+    return _maft_table(
+        "student_performance", "maft_students.csv", data_home, download, encoding, _STUDENT_COLUMNS,
+        "G3", label_names={0: "final grade G3 < 10", 1: "final grade G3 >= 10 (pass)"},
+        protected=["age", "sex"],
+        categorical=(*binary, "Mjob", "Fjob", "reason", "guardian"),
+        description="""
+Student performance (two Portuguese secondary schools, mathematics and Portuguese courses
+stacked, 1,044 students): demographics, family, study habits, alcohol use, absences and the
+first two period grades; y = 1 when the final grade G3 is at least 10 of 20.""",
+        citation="""
+Cortez, P., & Silva, A. (2008). Using data mining to predict secondary school student
+performance. Proc. FUBUTEC 2008, 5-12. Data: UCI Machine Learning Repository,
+https://doi.org/10.24432/C5TG7T (CC BY 4.0).""" + _MAFT_CITE,
+    )
+
+
 # ------------------------------------------------------------------------ registry
 _LOADERS = {
     "admission": load_admission,
@@ -1386,9 +1617,13 @@ _LOADERS = {
     "crime": load_crime,
     "breast_cancer": load_breast_cancer,
     "wine": load_wine,
+    "pima_diabetes": load_pima_diabetes,
+    "heart_disease": load_heart_disease,
+    "student_performance": load_student_performance,
 }
 _ALIASES = {"census": "adult", "german": "german_credit", "bank": "bank_marketing",
-            "credit": "german_credit", "diabetes": "diabetes_risk", "lawschool": "law_school"}
+            "credit": "german_credit", "diabetes": "diabetes_risk", "lawschool": "law_school",
+            "pima": "pima_diabetes", "heart": "heart_disease", "students": "student_performance"}
 
 
 def list_datasets() -> list:
@@ -1415,7 +1650,7 @@ def load_dataset(name: str, **kwargs) -> Dataset:
     ----------
     name : str
         One of :func:`list_datasets`, or an alias (``"census"``, ``"german"``, ``"bank"``,
-        ``"credit"``, ``"diabetes"``, ``"lawschool"``).
+        ``"credit"``, ``"diabetes"``, ``"lawschool"``, ``"pima"``, ``"heart"``, ``"students"``).
     **kwargs
         Passed to the loader; one it does not take is a ``TypeError``.
 

@@ -23,6 +23,10 @@ OFFLINE = [
     ("crime", {}, 1994, 122),
     ("admission", {}, 500, 7),
     ("diabetes_risk", {}, 520, 16),
+    # the MAFT benchmarks' small tables (issue 23)
+    ("pima_diabetes", {}, 768, 8),
+    ("heart_disease", {}, 297, 13),
+    ("student_performance", {}, 1044, 32),
 ]
 
 
