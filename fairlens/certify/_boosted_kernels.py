@@ -72,8 +72,10 @@ def _add_scores(value, group, leaves, base, f32, out):
 
 
 @numba.njit(cache=True)
-def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, X):
+def raw_scores(tr, rule, X):
     """Replayed raw scores (n, K) of the rows of ``X`` (the library's arithmetic)."""
+    value, roots = tr.value, tr.roots
+    group, base, f32 = rule.group, rule.base, rule.f32
     n = X.shape[0]
     n_trees = roots.shape[0]
     K = base.shape[0]
@@ -82,21 +84,22 @@ def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, 
     acc = np.empty(K, np.float64)
     for i in range(n):
         for t in range(n_trees):
-            leaves[t] = _leaf(feature, threshold, left, right, roots[t], X[i])
+            leaves[t] = _leaf(tr, roots[t], X[i])
         _add_scores(value, group, leaves, base, f32, acc)
         out[i, :] = acc
     return out
 
 
 @numba.njit(cache=True)
-def leaf_values(feature, threshold, left, right, value, roots, X):
+def leaf_values(tr, X):
     """Leaf value reached in every tree by every row: (n, n_trees) float64."""
+    value, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     out = np.empty((n, n_trees), np.float64)
     for i in range(n):
         for t in range(n_trees):
-            out[i, t] = value[_leaf(feature, threshold, left, right, roots[t], X[i])]
+            out[i, t] = value[_leaf(tr, roots[t], X[i])]
     return out
 
 
@@ -116,14 +119,16 @@ def _decide(s, yi, tol):
 
 
 @numba.njit(cache=True)
-def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin):
+def _prepare_row(tr, rule, x, yi, leaves, w, margin):
     """Leaves, swings ``w[t, c]`` and real-number margins ``margin[c] = s_y - s_c``."""
+    value, roots = tr.value, tr.roots
+    group, base, vmin, vmax = rule.group, rule.base, rule.vmin, rule.vmax
     n_trees = roots.shape[0]
     K = base.shape[0]
     for c in range(K):
         margin[c] = base[yi] - base[c]
     for t in range(n_trees):
-        lf = _leaf(feature, threshold, left, right, roots[t], x)
+        lf = _leaf(tr, roots[t], x)
         leaves[t] = lf
         g = group[t]
         v = value[lf]
@@ -140,7 +145,7 @@ def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmi
 
 
 @numba.njit(cache=True)
-def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, best, wb, st_node,
+def _budget_weights(tr, group, x, yi, leaves, budget, best, wb, st_node,
                     st_f1, st_cnt, st_df, st_ds):
     """Budget-aware swings (sharper than the global swing ``w``; still sound).
 
@@ -157,6 +162,7 @@ def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi,
 
     Fills ``best`` (n_trees, 2 d) and ``wb[t] = max_k best[t, k]``.
     """
+    feature, threshold, left, right, value, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
     n_trees = roots.shape[0]
     for t in range(n_trees):
         for k in range(best.shape[1]):
@@ -262,25 +268,26 @@ def _bw_buffers(feature, roots, n_features, budget):
 
 
 @numba.njit(cache=True)
-def row_quantities(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, budget):
+def row_quantities(tr, rule, x, yi, budget):
     """``(leaves, w, margin, best)`` of one instance at ``budget`` (budget-aware swings ``w`` and
     per-set credits ``best``, see :func:`_budget_weights`), for ``instance_covers`` and the widget."""
+    feature, roots = tr.feature, tr.roots
+    group, base = rule.group, rule.base
     n_trees = roots.shape[0]
     K = base.shape[0]
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin)
+    _prepare_row(tr, rule, x, yi, leaves, w, margin)
     bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, x.shape[0], budget)
-    _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+    _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
                     st_node, st_f1, st_cnt, st_df, st_ds)
     _apply_budget_weights(group, yi, wb, w)
     return leaves, w, margin, bbest
 
 
 @numba.njit(cache=True)
-def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
-                     tol_b):
+def flb_boost_kernel(tr, rule, X, y, rows, budget):
     """Generalised FLB (section 4.3) for additive scores.
 
     For every target class ``c`` the ``budget`` largest per-feature swings
@@ -291,6 +298,8 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
     Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
     """
+    feature, roots = tr.feature, tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -306,10 +315,9 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        ptr, trees = instance_sets(tr, x, d_)
+        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
                         st_node, st_f1, st_cnt, st_df, st_ds)
         best = -np.inf
         for c in range(K):
@@ -326,8 +334,7 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
 
 @numba.njit(cache=True)
-def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
-                     tol_b):
+def elb_boost_kernel(tr, rule, X, y, rows, budget):
     """Generalised ELB (section 4.4/4.6): some cover of at most ``budget`` sets
     (never ``S_f^+`` with ``S_f^-``) whose union's total swing reaches
     ``margin[c] - tol_b`` for some class ``c`` that FLB does not already rule out;
@@ -335,6 +342,8 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
     Returns ``attackable, cover_f, cover_s, target, covered, margin``.
     """
+    feature, roots = tr.feature, tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -355,10 +364,9 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        ptr, trees = instance_sets(tr, x, d_)
+        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
                         st_node, st_f1, st_cnt, st_df, st_ds)
         _apply_budget_weights(group, yi, wb, w)
         for c in range(K):
@@ -386,7 +394,7 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
 
 @numba.njit(cache=True)
-def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
+def _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
                      rhi, values, stack, bound, tol_b):
     """Sound test of the branch and bound: can some completion of the partial
     assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
@@ -396,6 +404,7 @@ def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi
     ``y``) or largest (tree adds to ``c``) leaf value among the leaves some
     allowed value reaches. ``fixed[c]`` holds ``s_c - s_y`` of the other trees.
     """
+    feature, threshold, left, right, value, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
     K = fixed.shape[0]
     for c in range(K):
         bound[c] = fixed[c]
@@ -444,28 +453,29 @@ def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi
 
 
 @numba.njit(cache=True)
-def _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff, xp, yi, tmp_leaves,
-            acc, tol):
+def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Decision (see :func:`_decide`) of the exact replay on ``xp``; only the trees
     ``aff`` are re-walked."""
+    value, roots = tr.value, tr.roots
+    group, base, f32, tol = rule.group, rule.base, rule.f32, rule.tol
     tmp_leaves[:] = leaves
     for a in range(n_aff):
         t = aff[a]
-        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+        tmp_leaves[t] = _leaf(tr, roots[t], xp)
     _add_scores(value, group, tmp_leaves, base, f32, acc)
     return _decide(acc, yi, tol)
 
 
 @numba.njit(cache=True)
-def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed, feature, threshold,
-                left, right, value, roots, group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack, bound,
-                tmp_leaves, acc, tol, tol_b, skip):
+def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed, tr, rule, leaves, yi,
+                ppos, cur, lo, hi, rlo, rhi, stack, bound, tmp_leaves, acc, skip):
     """Branch and bound over the relevant values of one sign pattern.
 
     Returns ``(outcome, n_nodes, n_ambiguous_skipped)`` with ``outcome`` 0 (no
     attack), 1 (decisive witness in ``cur``) or 2 (the ``skip``-th ambiguous
     candidate, in ``cur``); ambiguous candidates before it are counted and passed.
     """
+    group, tol_b = rule.group, rule.tol_b
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -480,7 +490,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
     nodes = 1
     outcome = 0
     seen = 0
-    if _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
+    if _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
                         rhi, values, stack, bound, tol_b):
         q = 0
         cur[0] = lo[0] - 1
@@ -494,14 +504,13 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed,
+            if not _attack_possible(tr, group, x, yi, aff, n_aff, fixed,
                                     ppos, rlo, rhi, values, stack, bound, tol_b):
                 continue
             if q == k - 1:
                 for qq in range(k):
                     xp[item_f[pick[qq]]] = values[cur[qq]]
-                dec = _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff,
-                              xp, yi, tmp_leaves, acc, tol)
+                dec = _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc)
                 for qq in range(k):
                     f = item_f[pick[qq]]
                     xp[f] = x[f]
@@ -522,8 +531,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
 
 
 @numba.njit(cache=True)
-def brute_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, f32, values_ptr,
-                       values, X, y, rows, budget, tol, tol_b, start_item, skip, max_work):
+def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
     """Exact attack search (section 4.1) against the summed raw scores.
 
     Every set of at most ``budget`` attacked features and every sign pattern
@@ -533,8 +541,8 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     of a pattern are searched by branch and bound (:func:`_bb_pattern`), every
     full assignment replayed with the library's arithmetic.
 
-    Bounded work: the first row starts at top-level item ``start_item`` and
-    passes its first ``skip`` ambiguous candidates there. The kernel returns
+    Bounded work: the first row starts at top-level item ``start_item = state[0]`` and
+    passes its first ``skip = state[1]`` ambiguous candidates there (``state``: int64 (2,)). The kernel returns
     when a row yields an ambiguous candidate (the caller asks the library) or
     after about ``max_work`` steps (at a top-level item boundary).
 
@@ -545,6 +553,10 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     (always the last done row) ``amb_item``/``amb_skip`` say where to resume if
     the library rejects it (``start_item=amb_item, skip=amb_skip + 1``).
     """
+    feature, value, roots = tr.feature, tr.value, tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
+    values_ptr, values = vals.ptr, vals.values
+    start_item, skip = state[0], state[1]
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -575,9 +587,8 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
                         st_node, st_f1, st_cnt, st_df, st_ds)
         _apply_budget_weights(group, yi, wb, w)
         # contrib[t, c]: what tree t adds to s_c - s_y at its current leaf
@@ -592,7 +603,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
                         contrib[t, c] = -v
             else:
                 contrib[t, g] = v
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
@@ -679,9 +690,8 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
                         for c in range(K):
                             fixed[c] += contrib[t, c]
                 res, nodes, seen = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                               aff, n_aff, fixed, feature, threshold, left, right, value, roots,
-                                               group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack,
-                                               bound, tmp_leaves, acc, tol, tol_b, row_skip)
+                                               aff, n_aff, fixed, tr, rule, leaves, yi, ppos, cur, lo, hi, rlo,
+                                               rhi, stack, bound, tmp_leaves, acc, row_skip)
                 n_evals[ii] += nodes
                 work += nodes
                 row_skip -= seen

@@ -44,10 +44,22 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _leaf(feature, threshold, left, right, root, x):
+def _goes_left(v, thr, missing_left):
+    """The one split rule: ``v <= thr`` goes left; a missing value (NaN, ``v != v``) goes where
+    the node's ``missing_left`` says (the library's default direction)."""
+    if v <= thr:
+        return True
+    return v != v and missing_left
+
+
+@numba.njit(cache=True)
+def _leaf(tr, root, x):
+    """Leaf reached from ``root`` by ``x`` (the one tree walk of every kernel; NaN follows
+    ``tr.missing_left``)."""
+    feature, threshold, left, right, missing_left = tr.feature, tr.threshold, tr.left, tr.right, tr.missing_left
     node = root
     while feature[node] >= 0:
-        if x[feature[node]] <= threshold[node]:
+        if _goes_left(x[feature[node]], threshold[node], missing_left[node]):
             node = left[node]
         else:
             node = right[node]
@@ -55,15 +67,16 @@ def _leaf(feature, threshold, left, right, root, x):
 
 
 @numba.njit(cache=True)
-def predict_trees(feature, threshold, left, right, leaf_class, roots, X):
+def predict_trees(tr, X):
     """Class index predicted by every tree for every row: (n, n_trees) int64."""
+    leaf_class, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     out = np.empty((n, n_trees), np.int64)
     for i in range(n):
         x = X[i]
         for t in range(n_trees):
-            out[i, t] = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+            out[i, t] = leaf_class[_leaf(tr, roots[t], x)]
     return out
 
 
@@ -91,12 +104,14 @@ def vote(tree_votes, n_classes, rank):
 
 
 @numba.njit(cache=True)
-def instance_sets(feature, threshold, left, right, roots, x, n_features):
+def instance_sets(tr, x, n_features):
     """S_f^+ / S_f^- of one instance over *all* trees, as CSR (ptr, trees).
 
     Set ``k`` (``2 f`` for ``S_f^+``, ``2 f + 1`` for ``S_f^-``) holds the
     trees ``trees[ptr[k]:ptr[k + 1]]`` (increasing, without repetition).
     """
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    missing_left = tr.missing_left
     n_trees = roots.shape[0]
     n_sets = 2 * n_features
     counts = np.zeros(n_sets + 1, np.int64)
@@ -105,7 +120,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if x[f] <= threshold[node]:
+            if _goes_left(x[f], threshold[node], missing_left[node]):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -123,7 +138,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if x[f] <= threshold[node]:
+            if _goes_left(x[f], threshold[node], missing_left[node]):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -138,7 +153,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
 
 
 @numba.njit(cache=True)
-def _prepare(feature, threshold, left, right, leaf_class, roots, n_classes, rank, x, yi):
+def _prepare(tr, n_classes, rank, x, yi):
     """Tree votes, class counts, whether correct, and delta per target class.
 
     ``delta[c]`` (section 4.2 / 4.6) is the number of trees among those *not*
@@ -147,11 +162,12 @@ def _prepare(feature, threshold, left, right, leaf_class, roots, n_classes, rank
     against ``c`` (else 0). In the binary case with an odd number of trees this
     is the paper's ``ceil(|T| / 2) - |C_bar|``. ``delta[yi] = -1``.
     """
+    leaf_class, roots = tr.value, tr.roots
     n_trees = roots.shape[0]
     votes = np.empty(n_trees, np.int64)
     counts = np.zeros(n_classes, np.int64)
     for t in range(n_trees):
-        c = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+        c = leaf_class[_leaf(tr, roots[t], x)]
         votes[t] = c
         counts[c] += 1
     correct = _winner(counts, rank) == yi
@@ -197,7 +213,7 @@ def _top_sum(m, budget):
 
 
 @numba.njit(cache=True)
-def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+def flb_kernel(tr, rule, X, y, rows, budget):
     """Fast lower bound (section 4.3) for the instances ``rows``.
 
     For every target class ``c != y`` (one class in the binary case, section
@@ -209,6 +225,8 @@ def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     Returns ``correct, attackable, flb_sum, delta, target`` for the class ``c``
     with the largest ``sum - delta`` (the one closest to being attackable).
     """
+    rank = rule.rank
+    n_classes = rank.shape[0]
     n = rows.shape[0]
     d = X.shape[1]
     correct = np.zeros(n, np.bool_)
@@ -219,12 +237,12 @@ def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     for ii in range(n):
         i = rows[ii]
         x = X[i]
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         best = -(1 << 62)
         for c in range(n_classes):
             if c == y[i]:
@@ -382,7 +400,7 @@ def _brute_items(m, values_ptr, region, d):
     return order, item_f, item_s, item_j, ni, nc
 
 @numba.njit(cache=True)
-def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+def elb_kernel(tr, rule, X, y, rows, budget):
     """Exhaustive lower bound (section 4.4; per target class, section 4.6).
 
     Returns ``correct, attackable, cover_f, cover_s, target, covered, delta``:
@@ -390,6 +408,9 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     signs, 0 = ``S_f^+``, 1 = ``S_f^-``), the class ``c`` it serves, the
     number of trees it covers and ``delta_c``.
     """
+    roots = tr.roots
+    rank = rule.rank
+    n_classes = rank.shape[0]
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -405,12 +426,12 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     for ii in range(n):
         i = rows[ii]
         x = X[i]
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         for c in range(n_classes):
             if c == y[i]:
                 continue
@@ -431,7 +452,7 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
 
 @numba.njit(cache=True)
 def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                 feature, threshold, left, right, leaf_class, roots, votes, counts, yi, rank,
+                 tr, votes, counts, yi, rank,
                  cur, lo, hi, newcounts, resume, max_eval):
     """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
@@ -446,6 +467,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
     ``yi`` on the combination ``cur`` (a witness), 0 = no combination flips it,
     2 = paused (``cur`` is the next combination to vote on). ``xp`` is restored.
     """
+    leaf_class, roots = tr.value, tr.roots
     for q in range(k):
         f = item_f[pick[q]]
         if item_s[pick[q]] == 0:
@@ -467,7 +489,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
         newcounts[:] = counts
         for a in range(n_aff):
             t = aff[a]
-            c2 = leaf_class[_leaf(feature, threshold, left, right, roots[t], xp)]
+            c2 = leaf_class[_leaf(tr, roots[t], xp)]
             if c2 != votes[t]:
                 newcounts[votes[t]] -= 1
                 newcounts[c2] += 1
@@ -493,7 +515,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
 
 
 @numba.njit(cache=True)
-def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+def _attack_possible(tr, x, aff, n_aff, fixed_counts,
                      ppos, rlo, rhi, values, yi, rank, stack, maxc):
     """Sound test used by the branch and bound of the brute force.
 
@@ -504,6 +526,7 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
     gather at least as many votes as ``yi`` surely keeps (ties by ``rank``).
     When every range is a single value this is the exact forest vote.
     """
+    feature, threshold, left, right, leaf_class, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
     n_classes = fixed_counts.shape[0]
     maxc[:] = fixed_counts
     miny = fixed_counts[yi]
@@ -547,7 +570,7 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
 
 @numba.njit(cache=True)
 def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
-                feature, threshold, left, right, leaf_class, roots, yi, rank, ppos, cur, lo, hi,
+                tr, yi, rank, ppos, cur, lo, hi,
                 rlo, rhi, stack, maxc, resume, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
@@ -586,7 +609,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
+        go = _attack_possible(tr, x, aff, n_aff, fixed_counts,
                               ppos, rlo, rhi, values, yi, rank, stack, maxc)
         cur[0] = lo[0] - 1
     if go:
@@ -603,7 +626,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff,
+            if not _attack_possible(tr, x, aff, n_aff,
                                     fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
                 continue
             if q == k - 1:
@@ -627,8 +650,7 @@ def _save_state(state, phase, depth, aux, pick, cur, budget):
 
 
 @numba.njit(cache=True)
-def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
-                 values_ptr, values, X, y, rows, budget, prune, state, max_work):
+def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) for the instances ``rows``.
 
     Enumerates every set of at most ``budget`` attacked features and, for each,
@@ -663,6 +685,10 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     the unfinished rows again). The pauses change nothing in the answer, the
     witnesses or the evaluation counts.
     """
+    feature, roots = tr.feature, tr.roots
+    rank = rule.rank
+    n_classes = rank.shape[0]
+    values_ptr, values = vals.ptr, vals.values
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -686,13 +712,13 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
         i = rows[ii]
         x = X[i]
         resume = ii == 0 and state[0] != 0
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
         yi = y[i]
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         # sort key: largest set size over target classes
         m = np.zeros(d, np.int64)
@@ -804,12 +830,11 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     for a in range(n_aff):
                         fixed[votes[aff[a]]] -= 1
                     st, nodes, q_at = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
-                                                  aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
-                                                  roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts,
-                                                  phase == 2, q_res, max_work - work)
+                                                  aff, n_aff, fixed, tr, yi, rank, ppos, cur, lo, hi, rlo, rhi,
+                                                  stack, newcounts, phase == 2, q_res, max_work - work)
                 else:
                     st, nodes = _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                             aff, n_aff, feature, threshold, left, right, leaf_class, roots,
+                                             aff, n_aff, tr,
                                              votes, counts, yi, rank, cur, lo, hi, newcounts, phase == 2,
                                              max_work - work)
                     q_at = 0
@@ -868,8 +893,9 @@ def _soft_argmax(leaf_proba, leaves, n_classes, out):
 
 
 @numba.njit(cache=True)
-def soft_proba(feature, threshold, left, right, leaf_proba, roots, X):
+def soft_proba(tr, X):
     """``forest.predict_proba`` replayed in scikit-learn's summation order: (n, K) float64."""
+    leaf_proba, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     K = leaf_proba.shape[1]
@@ -879,14 +905,14 @@ def soft_proba(feature, threshold, left, right, leaf_proba, roots, X):
     for i in range(n):
         x = X[i]
         for t in range(n_trees):
-            leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+            leaves[t] = _leaf(tr, roots[t], x)
         _soft_argmax(leaf_proba, leaves, K, acc)
         out[i, :] = acc
     return out
 
 
 @numba.njit(cache=True)
-def _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc, d, w, margin):
+def _prepare_soft(tr, tmax, x, yi, leaves, acc, d, w, margin):
     """Leaves, exact soft prediction, and the per-tree quantities of the soft bounds.
 
     Fills ``leaves`` (n_trees,), ``d[t, c] = p_t[c] - p_t[y]`` at the current leaf,
@@ -894,10 +920,11 @@ def _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, y
     towards ``c``) and ``margin[c] = sum_t p_t[y] - p_t[c]`` (real-number margin, the
     soft analogue of delta). Returns whether the exact prediction is ``yi``.
     """
+    leaf_proba, roots = tr.value, tr.roots
     n_trees = roots.shape[0]
     K = leaf_proba.shape[1]
     for t in range(n_trees):
-        leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+        leaves[t] = _leaf(tr, roots[t], x)
     pred = _soft_argmax(leaf_proba, leaves, K, acc)
     for c in range(K):
         margin[c] = 0.0
@@ -944,7 +971,7 @@ def _top_sum_f(m, budget):
 
 
 @numba.njit(cache=True)
-def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+def flb_soft_kernel(tr, rule, X, y, rows, budget):
     """FLB (section 4.3) generalised to the soft vote.
 
     Tree ``t`` in ``S_f^+`` / ``S_f^-`` weighs ``w[t, c]``, its largest possible swing
@@ -956,6 +983,8 @@ def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
     Returns ``correct, attackable, flb_sum, margin, target`` (float sums and margins of
     the class closest to being reachable).
     """
+    leaf_proba, roots = tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -974,11 +1003,11 @@ def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        ptr, trees = instance_sets(tr, x, d_)
         best = -np.inf
         for c in range(K):
             if c == yi:
@@ -1075,7 +1104,7 @@ def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_tree
 
 
 @numba.njit(cache=True)
-def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+def elb_soft_kernel(tr, rule, X, y, rows, budget):
     """ELB (section 4.4; per target class, section 4.6) generalised to the soft vote.
 
     An instance stays possibly attackable when some cover of at most ``budget`` sets
@@ -1084,6 +1113,8 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
 
     Returns ``correct, attackable, cover_f, cover_s, target, covered, margin``.
     """
+    leaf_proba, roots = tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -1106,11 +1137,11 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        ptr, trees = instance_sets(tr, x, d_)
         for c in range(K):
             if c == yi:
                 continue
@@ -1131,17 +1162,18 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
 
 
 @numba.njit(cache=True)
-def _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
+def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Exact replay of ``forest.predict`` on ``xp`` (only the trees ``aff`` re-walked)."""
+    leaf_proba, roots = tr.value, tr.roots
     tmp_leaves[:] = leaves
     for a in range(n_aff):
         t = aff[a]
-        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+        tmp_leaves[t] = _leaf(tr, roots[t], xp)
     return _soft_argmax(leaf_proba, tmp_leaves, leaf_proba.shape[1], acc) != yi
 
 
 @numba.njit(cache=True)
-def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
+def _attack_possible_soft(tr, x, aff, n_aff, fixed,
                           ppos, rlo, rhi, values, yi, stack, bound, best, tol):
     """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
 
@@ -1149,6 +1181,7 @@ def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x,
     the leaves ``l`` some allowed value reaches; ``fixed[c]`` holds the sum over the
     other trees. Some completion can beat ``y`` only if a bound reaches ``-tol``.
     """
+    feature, threshold, left, right, leaf_proba, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
     K = leaf_proba.shape[1]
     bound[:] = fixed
     for a in range(n_aff):
@@ -1190,7 +1223,7 @@ def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x,
 
 @numba.njit(cache=True)
 def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed,
-                     feature, threshold, left, right, leaf_proba, roots, leaves, yi, ppos, cur, lo, hi,
+                     tr, leaves, yi, ppos, cur, lo, hi,
                      rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, resume, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
@@ -1220,7 +1253,7 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
+        go = _attack_possible_soft(tr, x, aff, n_aff, fixed,
                                    ppos, rlo, rhi, values, yi, stack, bound, best, tol)
         cur[0] = lo[0] - 1
     if go:
@@ -1237,13 +1270,13 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff,
+            if not _attack_possible_soft(tr, x, aff, n_aff,
                                          fixed, ppos, rlo, rhi, values, yi, stack, bound, best, tol):
                 continue
             if q == k - 1:
                 for qq in range(k):
                     xp[item_f[pick[qq]]] = values[cur[qq]]
-                flips = _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff,
+                flips = _soft_flips(tr, leaves, aff, n_aff,
                                     xp, yi, tmp_leaves, acc)
                 for qq in range(k):
                     f = item_f[pick[qq]]
@@ -1261,7 +1294,7 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
 
 @numba.njit(cache=True)
 def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                      feature, threshold, left, right, leaf_proba, roots, leaves, yi, cur, lo, hi,
+                      tr, leaves, yi, cur, lo, hi,
                       tmp_leaves, acc, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
     replayed exactly), bounded and resumable as :func:`_try_pattern`.
@@ -1284,7 +1317,7 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
             status = 2
             break
         n_eval += 1
-        if _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi,
+        if _soft_flips(tr, leaves, aff, n_aff, xp, yi,
                        tmp_leaves, acc):
             status = 1
             break
@@ -1307,8 +1340,7 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
 
 
 @numba.njit(cache=True)
-def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, values_ptr, values, X, y, rows,
-                      budget, prune, tol, state, max_work):
+def brute_soft_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
 
     Same enumeration as :func:`brute_kernel` (every set of at most ``budget``
@@ -1322,6 +1354,9 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done`` (see
     :func:`brute_kernel` for the bounded, exactly resumable ``state`` protocol).
     """
+    feature, leaf_proba, roots = tr.feature, tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
+    values_ptr, values = vals.ptr, vals.values
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -1354,11 +1389,11 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         x = X[i]
         yi = y[i]
         resume = ii == 0 and state[0] != 0
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
@@ -1468,14 +1503,12 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                             for c in range(K):
                                 fixed[c] += dmat[t, c]
                     st, nodes, q_at = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                       x, xp, aff, n_aff, fixed, feature, threshold, left, right,
-                                                       leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
-                                                       stack, bound, best, tmp_leaves, acc, tol, phase == 2, q_res,
-                                                       max_work - work)
+                                                       x, xp, aff, n_aff, fixed, tr, leaves, yi, ppos, cur, lo, hi,
+                                                       rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, phase == 2,
+                                                       q_res, max_work - work)
                 else:
                     st, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                  x, xp, aff, n_aff, feature, threshold, left, right,
-                                                  leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc,
+                                                  x, xp, aff, n_aff, tr, leaves, yi, cur, lo, hi, tmp_leaves, acc,
                                                   phase == 2, max_work - work)
                     q_at = 0
                 phase = 0
