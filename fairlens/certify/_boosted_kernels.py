@@ -1,17 +1,19 @@
 """numba kernels for certifying boosted tree ensembles (additive raw scores).
 
 A boosted model (see :mod:`fairlens.certify._boosted`) is flattened into the node
-arrays of the forest kernels -- ``feature`` (int64, -1 on leaves), ``threshold``
-(float64), ``left``/``right`` (int64), ``roots`` -- plus
+arrays of the forest kernels, received as the typed groups of :mod:`fairlens.certify._flat`:
+``tr`` (:class:`~fairlens.certify._flat.Trees`; ``value`` float64: the leaf value of every leaf
+node, 0 on internal nodes; ``missing_left``: the library's default direction) and ``rule``
+(:class:`~fairlens.certify._flat.Rule`) with
 
-* ``value`` (float64): the leaf value of every leaf node (0 on internal nodes);
 * ``group`` (int64, per tree): the class whose raw score the tree adds to
   (binary models: class 1, whose score is the margin; class 0 keeps score 0);
 * ``base`` (float64, per class): base score / init raw prediction;
 * ``vmin``/``vmax`` (float64, per tree): the smallest and largest leaf value;
 * ``f32`` (bool): the library accumulates the scores in float32 (XGBoost): the
   replay rounds to float32 after every addition, in tree order (bit-for-bit what
-  XGBoost's CPU predictor does).
+  XGBoost's CPU predictor does);
+* ``tol``/``tol_b`` (float): the ambiguity half-width of the replay and the tolerance of the bounds.
 
 Every split is ``x[f] <= threshold`` on the library-rounded input (``_boosted``
 converts XGBoost's ``x < split`` in float32 to that form), so the tree walk
@@ -39,10 +41,12 @@ Every kernel is plain Python as well (``NUMBA_DISABLE_JIT=1``).
 import numba
 import numpy as np
 
+from ._flat import Search
 from ._kernels import (
     _brute_items,
     _cover_search_soft,
     _feature_max_f,
+    _goes_left,
     _leaf,
     _top_sum_f,
     _value_regions,
@@ -145,8 +149,7 @@ def _prepare_row(tr, rule, x, yi, leaves, w, margin):
 
 
 @numba.njit(cache=True)
-def _budget_weights(tr, group, x, yi, leaves, budget, best, wb, st_node,
-                    st_f1, st_cnt, st_df, st_ds):
+def _budget_weights(tr, group, x, yi, leaves, budget, bw):
     """Budget-aware swings (sharper than the global swing ``w``; still sound).
 
     A leaf ``L`` of tree ``t`` can only be reached by an attack on the features
@@ -160,9 +163,12 @@ def _budget_weights(tr, group, x, yi, leaves, budget, best, wb, st_node,
     that moves ``t`` to ``L`` attacks that feature in that direction, hence
     ``sum over the attacked sets of best[:, k]`` bounds the margin's fall.
 
-    Fills ``best`` (n_trees, 2 d) and ``wb[t] = max_k best[t, k]``.
+    ``bw`` holds the buffers of :func:`_bw_buffers`; fills ``best = bw[0]`` (n_trees, 2 d) and
+    ``wb = bw[1]`` with ``wb[t] = max_k best[t, k]``.
     """
-    feature, threshold, left, right, value, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
+    best, wb, st_node, st_f1, st_cnt, st_df, st_ds = bw
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    value, missing_left = tr.value, tr.missing_left
     n_trees = roots.shape[0]
     for t in range(n_trees):
         for k in range(best.shape[1]):
@@ -188,7 +194,7 @@ def _budget_weights(tr, group, x, yi, leaves, budget, best, wb, st_node,
                         if gain > wb[t]:
                             wb[t] = gain
                 continue
-            go_left = x[f] <= threshold[node]
+            go_left = _goes_left(x[f], threshold[node], missing_left[node])
             same = left[node] if go_left else right[node]
             other = right[node] if go_left else left[node]
             dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
@@ -258,7 +264,8 @@ def _set_weights(ptr, trees, best, group, yi, c, n_sets):
 
 
 @numba.njit(cache=True)
-def _bw_buffers(feature, roots, n_features, budget):
+def _bw_buffers(tr, n_features, budget):
+    feature, roots = tr.feature, tr.roots
     n_trees = roots.shape[0]
     best = np.zeros((n_trees, 2 * n_features), np.float64)
     wb = np.zeros(n_trees, np.float64)
@@ -271,7 +278,7 @@ def _bw_buffers(feature, roots, n_features, budget):
 def row_quantities(tr, rule, x, yi, budget):
     """``(leaves, w, margin, best)`` of one instance at ``budget`` (budget-aware swings ``w`` and
     per-set credits ``best``, see :func:`_budget_weights`), for ``instance_covers`` and the widget."""
-    feature, roots = tr.feature, tr.roots
+    roots = tr.roots
     group, base = rule.group, rule.base
     n_trees = roots.shape[0]
     K = base.shape[0]
@@ -279,9 +286,9 @@ def row_quantities(tr, rule, x, yi, budget):
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
     _prepare_row(tr, rule, x, yi, leaves, w, margin)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, x.shape[0], budget)
-    _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
-                    st_node, st_f1, st_cnt, st_df, st_ds)
+    bw = _bw_buffers(tr, x.shape[0], budget)
+    bbest, wb = bw[0], bw[1]
+    _budget_weights(tr, group, x, yi, leaves, budget, bw)
     _apply_budget_weights(group, yi, wb, w)
     return leaves, w, margin, bbest
 
@@ -298,7 +305,7 @@ def flb_boost_kernel(tr, rule, X, y, rows, budget):
 
     Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
     """
-    feature, roots = tr.feature, tr.roots
+    roots = tr.roots
     group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
@@ -310,15 +317,15 @@ def flb_boost_kernel(tr, rule, X, y, rows, budget):
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
+    bw = _bw_buffers(tr, d_, budget)
+    bbest = bw[0]
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
         _prepare_row(tr, rule, x, yi, leaves, w, margin)
         ptr, trees = instance_sets(tr, x, d_)
-        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         best = -np.inf
         for c in range(K):
             if c == yi:
@@ -342,7 +349,7 @@ def elb_boost_kernel(tr, rule, X, y, rows, budget):
 
     Returns ``attackable, cover_f, cover_s, target, covered, margin``.
     """
-    feature, roots = tr.feature, tr.roots
+    roots = tr.roots
     group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
@@ -359,15 +366,15 @@ def elb_boost_kernel(tr, rule, X, y, rows, budget):
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
+    bw = _bw_buffers(tr, d_, budget)
+    bbest, wb = bw[0], bw[1]
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
         _prepare_row(tr, rule, x, yi, leaves, w, margin)
         ptr, trees = instance_sets(tr, x, d_)
-        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         _apply_budget_weights(group, yi, wb, w)
         for c in range(K):
             if c == yi:
@@ -394,8 +401,7 @@ def elb_boost_kernel(tr, rule, X, y, rows, budget):
 
 
 @numba.njit(cache=True)
-def _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
-                     rhi, values, stack, bound, tol_b):
+def _attack_possible(tr, rule, S, n_aff, values, yi):
     """Sound test of the branch and bound: can some completion of the partial
     assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
     ``q = ppos[f]``) give some class ``c`` a score within ``tol_b`` of ``y``'s?
@@ -404,7 +410,11 @@ def _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
     ``y``) or largest (tree adds to ``c``) leaf value among the leaves some
     allowed value reaches. ``fixed[c]`` holds ``s_c - s_y`` of the other trees.
     """
-    feature, threshold, left, right, value, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
+    group, tol_b = rule.group, rule.tol_b
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed, bound = S.fixed, S.bound
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    value, missing_left = tr.value, tr.missing_left
     K = fixed.shape[0]
     for c in range(K):
         bound[c] = fixed[c]
@@ -427,7 +437,7 @@ def _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold[node], missing_left[node]):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -467,15 +477,17 @@ def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
 
 
 @numba.njit(cache=True)
-def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed, tr, rule, leaves, yi,
-                ppos, cur, lo, hi, rlo, rhi, stack, bound, tmp_leaves, acc, skip):
+def _bb_pattern(tr, rule, S, vals, k, n_aff, yi, skip):
     """Branch and bound over the relevant values of one sign pattern.
 
     Returns ``(outcome, n_nodes, n_ambiguous_skipped)`` with ``outcome`` 0 (no
     attack), 1 (decisive witness in ``cur``) or 2 (the ``skip``-th ambiguous
     candidate, in ``cur``); ambiguous candidates before it are counted and passed.
     """
-    group, tol_b = rule.group, rule.tol_b
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    x, xp, aff, leaves, tmp_leaves, acc = S.x, S.xp, S.aff, S.leaves, S.tmp_leaves, S.acc
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -490,8 +502,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
     nodes = 1
     outcome = 0
     seen = 0
-    if _attack_possible(tr, group, x, yi, aff, n_aff, fixed, ppos, rlo,
-                        rhi, values, stack, bound, tol_b):
+    if _attack_possible(tr, rule, S, n_aff, values, yi):
         q = 0
         cur[0] = lo[0] - 1
         while q >= 0:
@@ -504,8 +515,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(tr, group, x, yi, aff, n_aff, fixed,
-                                    ppos, rlo, rhi, values, stack, bound, tol_b):
+            if not _attack_possible(tr, rule, S, n_aff, values, yi):
                 continue
             if q == k - 1:
                 for qq in range(k):
@@ -575,21 +585,22 @@ def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
     stack = np.empty(feature.shape[0] + 1, np.int64)
     fixed = np.empty(K, np.float64)
     bound = np.empty(K, np.float64)
+    no_f = np.empty(0, np.float64)
     leaves = np.empty(n_trees, np.int64)
     tmp_leaves = np.empty(n_trees, np.int64)
     acc = np.empty(K, np.float64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
     contrib = np.empty((n_trees, K), np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d, budget)
+    bw = _bw_buffers(tr, d, budget)
+    wb = bw[1]
     work = 0
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
         _prepare_row(tr, rule, x, yi, leaves, w, margin)
-        _budget_weights(tr, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         _apply_budget_weights(group, yi, wb, w)
         # contrib[t, c]: what tree t adds to s_c - s_y at its current leaf
         for t in range(n_trees):
@@ -630,6 +641,8 @@ def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
             pick[0] = start_item - 1
             row_skip = skip
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, bound, no_f,
+                   leaves, tmp_leaves, acc)
         depth = 0
         while depth >= 0:
             if added[depth]:
@@ -689,9 +702,7 @@ def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
                     else:
                         for c in range(K):
                             fixed[c] += contrib[t, c]
-                res, nodes, seen = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                               aff, n_aff, fixed, tr, rule, leaves, yi, ppos, cur, lo, hi, rlo,
-                                               rhi, stack, bound, tmp_leaves, acc, row_skip)
+                res, nodes, seen = _bb_pattern(tr, rule, S, vals, depth + 1, n_aff, yi, row_skip)
                 n_evals[ii] += nodes
                 work += nodes
                 row_skip -= seen

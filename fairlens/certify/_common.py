@@ -25,7 +25,7 @@ def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
     from ._flat import check_groups
 
     n, d = Xr.shape
-    K = rule.rank.shape[0]
+    K = rule.base.shape[0]
     if Xr.dtype != np.float64 or not Xr.flags.c_contiguous:
         raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
     check_groups(tr, rule, vals, d)

@@ -34,11 +34,18 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["Trees", "Values", "Rule", "check_groups", "empty_rule_parts"]
+__all__ = ["Trees", "Values", "Rule", "Search", "check_groups", "empty_rule_parts"]
 
 Trees = namedtuple("Trees", "feature threshold left right value roots missing_left")
 Values = namedtuple("Values", "ptr values")
 Rule = namedtuple("Rule", "rank tmax group base vmin vmax f32 tol tol_b")
+#: The exhaustive search's per-row state, built inside the brute-force kernels and handed to their
+#: helpers as one argument: the search items (``item_f``/``item_s``), the picked items, the value
+#: ranges (``cur``/``lo``/``hi``/``rlo``/``rhi``), the row ``x`` and its attacked copy ``xp``, and
+#: the scratch arrays of the bounds and the replay (``fixed``/``bound``/``best``, ``leaves``/
+#: ``tmp_leaves``/``acc``; empty where a predictor does not use them).
+Search = namedtuple("Search", "pick item_f item_s region ppos cur lo hi rlo rhi stack aff x xp fixed bound best leaves "
+                              "tmp_leaves acc")
 
 
 def empty_rule_parts(n_trees, n_classes):
@@ -103,7 +110,7 @@ def check_groups(tr, rule, vals, n_features):
         raise ValueError("internal: the kernels take a Trees and a Rule namedtuple.")
     m = tr.feature.shape[0] if isinstance(tr.feature, np.ndarray) else -1
     T = tr.roots.shape[0] if isinstance(tr.roots, np.ndarray) else -1
-    K = rule.rank.shape[0] if isinstance(rule.rank, np.ndarray) else -1
+    K = rule.base.shape[0] if isinstance(rule.base, np.ndarray) else -1
     for name, dt in (("feature", np.int64), ("threshold", np.float64), ("left", np.int64), ("right", np.int64),
                      ("missing_left", np.bool_)):
         _check("Trees", name, getattr(tr, name), dt, (m,))

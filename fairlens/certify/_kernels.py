@@ -1,14 +1,19 @@
 """numba kernels of :mod:`fairlens.certify` (and nothing else).
 
-All kernels work on a *flattened* forest (see :mod:`fairlens.certify._flatten`):
-
-``feature`` (int64, -1 on leaves), ``threshold`` (float64), ``left``/``right``
-(int64 global node indices), ``leaf_class`` (int64 class index of a leaf),
-``roots`` (int64, root node of every tree), ``rank`` (int64, tie-break priority
-of every class: among classes with the same number of votes the one with the
-smallest rank wins), and per-feature sorted *relevant values*
-``values_ptr``/``values`` (CSR; float64 numbers that are exactly representable
-in float32, see :func:`fairlens.certify._flatten.relevant_values`).
+All kernels work on a *flattened* forest (see :mod:`fairlens.certify._flatten`), received as the
+typed groups of :mod:`fairlens.certify._flat`: ``tr`` (:class:`~fairlens.certify._flat.Trees`:
+``feature`` (int64, -1 on leaves), ``threshold`` (float64), ``left``/``right`` (int64 global node
+indices), ``value`` (the leaf payload: int64 class index for the hard vote, float64 (n_nodes, K)
+probabilities for the soft vote), ``roots`` (int64, root node of every tree), ``missing_left``
+(bool, where NaN goes at every node)), ``rule`` (:class:`~fairlens.certify._flat.Rule`: ``rank``,
+the tie-break priority of every class -- among classes with the same number of votes the one with
+the smallest rank wins --, ``tmax`` and ``tol`` of the soft vote) and ``vals``
+(:class:`~fairlens.certify._flat.Values`: the per-feature sorted *relevant values*, CSR ``ptr``/
+``values``; float64 numbers that are exactly representable in float32, see
+:func:`fairlens.certify._flatten.relevant_values`). Every walk of a tree along the instance's own
+values uses the one split rule :func:`_goes_left` (``x <= threshold``, NaN by ``missing_left``).
+The brute-force helpers share the per-row search state as one
+:class:`~fairlens.certify._flat.Search` tuple.
 
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
@@ -28,6 +33,8 @@ outcome, attacker must *decrease*) has index ``2 f + 1``.
 """
 import numba
 import numpy as np
+
+from ._flat import Search
 
 __all__ = [
     "predict_trees",
@@ -451,9 +458,7 @@ def elb_kernel(tr, rule, X, y, rows, budget):
 
 
 @numba.njit(cache=True)
-def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                 tr, votes, counts, yi, rank,
-                 cur, lo, hi, newcounts, resume, max_eval):
+def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eval):
     """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
     Feature ``item_f[pick[q]]`` takes, in turn, every relevant value strictly
@@ -467,6 +472,9 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
     ``yi`` on the combination ``cur`` (a witness), 0 = no combination flips it,
     2 = paused (``cur`` is the next combination to vote on). ``xp`` is restored.
     """
+    pick, item_f, item_s, region, x, xp, aff = S.pick, S.item_f, S.item_s, S.region, S.x, S.xp, S.aff
+    cur, lo, hi, newcounts = S.cur, S.lo, S.hi, S.bound
+    values_ptr, values = vals.ptr, vals.values
     leaf_class, roots = tr.value, tr.roots
     for q in range(k):
         f = item_f[pick[q]]
@@ -515,8 +523,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
 
 
 @numba.njit(cache=True)
-def _attack_possible(tr, x, aff, n_aff, fixed_counts,
-                     ppos, rlo, rhi, values, yi, rank, stack, maxc):
+def _attack_possible(tr, S, n_aff, values, yi, rank):
     """Sound test used by the branch and bound of the brute force.
 
     Attacked feature ``f`` (``ppos[f] = q >= 0``) may take any relevant value
@@ -526,7 +533,10 @@ def _attack_possible(tr, x, aff, n_aff, fixed_counts,
     gather at least as many votes as ``yi`` surely keeps (ties by ``rank``).
     When every range is a single value this is the exact forest vote.
     """
-    feature, threshold, left, right, leaf_class, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed_counts, maxc = S.fixed, S.bound
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    leaf_class, missing_left = tr.value, tr.missing_left
     n_classes = fixed_counts.shape[0]
     maxc[:] = fixed_counts
     miny = fixed_counts[yi]
@@ -544,7 +554,7 @@ def _attack_possible(tr, x, aff, n_aff, fixed_counts,
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold[node], missing_left[node]):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -569,9 +579,7 @@ def _attack_possible(tr, x, aff, n_aff, fixed_counts,
 
 
 @numba.njit(cache=True)
-def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
-                tr, yi, rank, ppos, cur, lo, hi,
-                rlo, rhi, stack, maxc, resume, q_resume, max_nodes):
+def _bb_pattern(tr, S, vals, k, n_aff, yi, rank, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
     Assigns the attacked features one after the other; before going deeper
@@ -580,13 +588,17 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
     the search is a full assignment, where the test is the forest vote.
 
     Bounded and resumable: the search pauses once ``max_nodes`` nodes were
-    visited in this call; ``resume=True`` continues a paused search at level
+    visited in this call; ``q_resume >= 0`` continues a paused search at level
     ``q_resume`` with the value indices ``cur`` (levels above it fixed to
     ``cur``, levels below free), exactly where it stopped, so that a paused and
     resumed search visits the same nodes in the same order as an uninterrupted
     one. Returns ``(status, n_nodes, q)``: status 1 = attack found (``cur``
     holds the value indices), 0 = none exists, 2 = paused at level ``q``.
     """
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
+    resume = q_resume >= 0
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -609,8 +621,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible(tr, x, aff, n_aff, fixed_counts,
-                              ppos, rlo, rhi, values, yi, rank, stack, maxc)
+        go = _attack_possible(tr, S, n_aff, values, yi, rank)
         cur[0] = lo[0] - 1
     if go:
         while q >= 0:
@@ -626,8 +637,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(tr, x, aff, n_aff,
-                                    fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
+            if not _attack_possible(tr, S, n_aff, values, yi, rank):
                 continue
             if q == k - 1:
                 status = 1
@@ -707,6 +717,8 @@ def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     rhi = np.empty(budget, np.int64)
     stack = np.empty(feature.shape[0] + 1, np.int64)
     fixed = np.empty(n_classes, np.int64)
+    no_f = np.empty(0, np.float64)
+    no_i = np.empty(0, np.int64)
     work = 0
     for ii in range(n):
         i = rows[ii]
@@ -741,6 +753,8 @@ def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, newcounts, no_f,
+                   no_i, no_i, no_f)
         depth = 0
         phase = 0
         q_res = 0
@@ -829,13 +843,10 @@ def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
                     fixed[:] = counts
                     for a in range(n_aff):
                         fixed[votes[aff[a]]] -= 1
-                    st, nodes, q_at = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
-                                                  aff, n_aff, fixed, tr, yi, rank, ppos, cur, lo, hi, rlo, rhi,
-                                                  stack, newcounts, phase == 2, q_res, max_work - work)
+                    st, nodes, q_at = _bb_pattern(tr, S, vals, depth + 1, n_aff, yi, rank, q_res if phase == 2 else -1,
+                                                  max_work - work)
                 else:
-                    st, nodes = _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                             aff, n_aff, tr,
-                                             votes, counts, yi, rank, cur, lo, hi, newcounts, phase == 2,
+                    st, nodes = _try_pattern(tr, S, vals, depth + 1, n_aff, votes, counts, yi, rank, phase == 2,
                                              max_work - work)
                     q_at = 0
                 phase = 0
@@ -1173,15 +1184,17 @@ def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
 
 
 @numba.njit(cache=True)
-def _attack_possible_soft(tr, x, aff, n_aff, fixed,
-                          ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
 
     Every affected tree adds, for each class ``c``, the best ``p_l[c] - p_l[y]`` over
     the leaves ``l`` some allowed value reaches; ``fixed[c]`` holds the sum over the
     other trees. Some completion can beat ``y`` only if a bound reaches ``-tol``.
     """
-    feature, threshold, left, right, leaf_proba, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.value, tr.roots
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed, bound, best = S.fixed, S.bound, S.best
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    leaf_proba, missing_left = tr.value, tr.missing_left
     K = leaf_proba.shape[1]
     bound[:] = fixed
     for a in range(n_aff):
@@ -1201,7 +1214,7 @@ def _attack_possible_soft(tr, x, aff, n_aff, fixed,
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold[node], missing_left[node]):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -1222,15 +1235,18 @@ def _attack_possible_soft(tr, x, aff, n_aff, fixed,
 
 
 @numba.njit(cache=True)
-def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed,
-                     tr, leaves, yi, ppos, cur, lo, hi,
-                     rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, resume, q_resume, max_nodes):
+def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
     As :func:`_bb_pattern` (bounded and resumable the same way); a full
     assignment that the bound does not exclude is checked with the exact replay
     of ``forest.predict``. Returns ``(status, n_nodes, q)``.
     """
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    x, xp, aff, leaves, tmp_leaves, acc = S.x, S.xp, S.aff, S.leaves, S.tmp_leaves, S.acc
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
+    resume = q_resume >= 0
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -1253,8 +1269,7 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible_soft(tr, x, aff, n_aff, fixed,
-                                   ppos, rlo, rhi, values, yi, stack, bound, best, tol)
+        go = _attack_possible_soft(tr, S, n_aff, values, yi, tol)
         cur[0] = lo[0] - 1
     if go:
         while q >= 0:
@@ -1270,8 +1285,7 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible_soft(tr, x, aff, n_aff,
-                                         fixed, ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+            if not _attack_possible_soft(tr, S, n_aff, values, yi, tol):
                 continue
             if q == k - 1:
                 for qq in range(k):
@@ -1293,12 +1307,13 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
 
 
 @numba.njit(cache=True)
-def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                      tr, leaves, yi, cur, lo, hi,
-                      tmp_leaves, acc, resume, max_eval):
+def _try_pattern_soft(tr, S, vals, k, n_aff, yi, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
     replayed exactly), bounded and resumable as :func:`_try_pattern`.
     Returns ``(status, n_evaluated)``; on status 1 ``cur`` holds the witness."""
+    pick, item_f, item_s, region, x, xp, aff = S.pick, S.item_f, S.item_s, S.region, S.x, S.xp, S.aff
+    cur, lo, hi, leaves, tmp_leaves, acc = S.cur, S.lo, S.hi, S.leaves, S.tmp_leaves, S.acc
+    values_ptr, values = vals.ptr, vals.values
     for q in range(k):
         f = item_f[pick[q]]
         if item_s[pick[q]] == 0:
@@ -1415,6 +1430,8 @@ def brute_soft_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, bound, best,
+                   leaves, tmp_leaves, acc)
         depth = 0
         phase = 0
         q_res = 0
@@ -1502,14 +1519,10 @@ def brute_soft_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work
                         if cnt[t] == 0:
                             for c in range(K):
                                 fixed[c] += dmat[t, c]
-                    st, nodes, q_at = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                       x, xp, aff, n_aff, fixed, tr, leaves, yi, ppos, cur, lo, hi,
-                                                       rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, phase == 2,
-                                                       q_res, max_work - work)
+                    st, nodes, q_at = _bb_pattern_soft(tr, S, vals, depth + 1, n_aff, yi, tol,
+                                                       q_res if phase == 2 else -1, max_work - work)
                 else:
-                    st, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                  x, xp, aff, n_aff, tr, leaves, yi, cur, lo, hi, tmp_leaves, acc,
-                                                  phase == 2, max_work - work)
+                    st, nodes = _try_pattern_soft(tr, S, vals, depth + 1, n_aff, yi, phase == 2, max_work - work)
                     q_at = 0
                 phase = 0
                 n_evals[ii] += nodes
