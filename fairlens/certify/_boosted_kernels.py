@@ -194,7 +194,7 @@ def _budget_weights(tr, group, x, yi, leaves, budget, bw):
                         if gain > wb[t]:
                             wb[t] = gain
                 continue
-            go_left = _goes_left(x[f], threshold[node], missing_left[node])
+            go_left = _goes_left(x[f], threshold, missing_left, node)
             same = left[node] if go_left else right[node]
             other = right[node] if go_left else left[node]
             dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
@@ -437,7 +437,7 @@ def _attack_possible(tr, rule, S, n_aff, values, yi):
                 continue
             q = ppos[f]
             if q < 0:
-                if _goes_left(x[f], threshold[node], missing_left[node]):
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]

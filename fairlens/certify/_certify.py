@@ -448,6 +448,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 timings["delta"] = time.perf_counter() - t0
     finally:
         bar.close()
+        _LOCAL.pop("slot", None)  # do not keep this call's forest and rows alive
 
     a = accuracies(status, method, complete_flb, complete_elb)
     counts, lower, upper = a["counts"], a["lower"], a["upper"]
@@ -475,21 +476,24 @@ _LOCAL = {}  # one slot: the last payload whose read-only arrays were copied in 
 
 
 def _local(payload):
-    """``(ff, Xr, yi)`` of ``payload`` with writeable arrays.
+    """``(ff, Xr, yi, groups)`` of ``payload`` with writeable arrays; ``groups`` the kernels' typed
+    ``(Trees, Rule, Values)`` of ``ff``, built once per payload and process (not once per block).
 
     joblib's loky backend memory-maps arrays above 1 MB *read-only*; numba types read-only
     arrays differently, so every worker process would compile (slowly) a second version of
     every kernel. One copy per task (milliseconds) avoids that.
     """
     p = payload
-    arrays = [getattr(p.ff, k) for k in _FLAT_ARRAYS] + [p.Xr, p.yi]
-    if all(a.flags.writeable for a in arrays):
-        return p.ff, p.Xr, p.yi
     hit = _LOCAL.get("slot")
     if hit is not None and hit[0] is p:
         return hit[1]
-    ff = replace(p.ff, **{k: np.array(getattr(p.ff, k)) for k in _FLAT_ARRAYS})
-    out = (ff, np.array(p.Xr), np.array(p.yi))
+    arrays = [getattr(p.ff, k) for k in _FLAT_ARRAYS] + [p.Xr, p.yi]
+    if all(a.flags.writeable for a in arrays):
+        ff, Xr, yi = p.ff, p.Xr, p.yi
+    else:
+        ff = replace(p.ff, **{k: np.array(getattr(p.ff, k)) for k in _FLAT_ARRAYS})
+        Xr, yi = np.array(p.Xr), np.array(p.yi)
+    out = (ff, Xr, yi, (ff.trees(), ff.rule(p.tol), ff.value_sets()))
     _LOCAL["slot"] = (p, out)
     return out
 
@@ -503,7 +507,7 @@ def _bounds_block(payload, rows, report=None):
     calls stop once it has passed; rows not reached keep ``*_done = False``.
     """
     p = payload
-    ff, Xr, yi = _local(p)
+    ff, Xr, yi, (tr, rule, vals) = _local(p)
     soft = ff.vote == "soft"
     m = rows.shape[0]
     b = p.budget
@@ -515,7 +519,6 @@ def _bounds_block(payload, rows, report=None):
            "elb_delta": np.zeros(m, fdt), "t_flb": 0.0, "t_elb": 0.0}
     step = p.chunk_size if p.deadline is None else min(p.chunk_size, _DEADLINE_CHUNK)
 
-    tr, rule = ff.trees(), ff.rule(p.tol)
 
     def run(kernel, loc):
         ch = rows[loc]
@@ -578,7 +581,7 @@ def _brute_block(payload, rows, report=None):
     resumes exactly, so the deadline and Ctrl-C are seen between short calls.
     """
     p = payload
-    ff, Xr, yi = _local(p)
+    ff, Xr, yi, (tr, rule, vals) = _local(p)
     soft = ff.vote == "soft"
     m = rows.shape[0]
     b = p.budget
@@ -587,7 +590,6 @@ def _brute_block(payload, rows, report=None):
     wit_v = np.full((m, b), np.nan, np.float64)
     n_eval = 0
     state = np.zeros(3 + 2 * b, np.int64)
-    tr, rule, vals = ff.trees(), ff.rule(p.tol), ff.value_sets()
     work = int(min(_START_WORK, _MAX_WORK))
     pos = 0
     while pos < m:

@@ -14,6 +14,9 @@ def _call(kernel, *args):
         raise
 
 
+_CHECKED = [None]
+
+
 def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
     """Shapes and dtypes every certify kernel relies on, checked before each kernel call, in this
     one place for every model: the typed groups (``tr``: :class:`~fairlens.certify._flat.Trees`,
@@ -28,7 +31,10 @@ def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
     K = rule.base.shape[0]
     if Xr.dtype != np.float64 or not Xr.flags.c_contiguous:
         raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
-    check_groups(tr, rule, vals, d)
+    last = _CHECKED[0]
+    if last is None or last[0] is not tr or last[1] is not rule or last[2] is not vals or last[3] != d:
+        check_groups(tr, rule, vals, d)
+        _CHECKED[0] = (tr, rule, vals, d)  # the (immutable) groups last checked: checked once, not per call
     if yi.dtype != np.int64 or yi.shape != (n,):
         raise ValueError("internal: y must be an int64 array with one class index per row.")
     if n and (yi.min() < 0 or yi.max() >= K):

@@ -51,12 +51,13 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _goes_left(v, thr, missing_left):
-    """The one split rule: ``v <= thr`` goes left; a missing value (NaN, ``v != v``) goes where
-    the node's ``missing_left`` says (the library's default direction)."""
-    if v <= thr:
-        return True
-    return v != v and missing_left
+def _goes_left(v, threshold, missing_left, node):
+    """The one split rule: ``v <= threshold[node]`` goes left; a missing value (NaN, ``v != v``) goes
+    where ``missing_left[node]`` says (the library's default direction). ``missing_left`` is read only
+    for NaN, so finite inputs walk the trees exactly as fast as before."""
+    if v != v:
+        return missing_left[node]
+    return v <= threshold[node]
 
 
 @numba.njit(cache=True)
@@ -66,10 +67,7 @@ def _leaf(tr, root, x):
     feature, threshold, left, right, missing_left = tr.feature, tr.threshold, tr.left, tr.right, tr.missing_left
     node = root
     while feature[node] >= 0:
-        if _goes_left(x[feature[node]], threshold[node], missing_left[node]):
-            node = left[node]
-        else:
-            node = right[node]
+        node = left[node] if _goes_left(x[feature[node]], threshold, missing_left, node) else right[node]
     return node
 
 
@@ -127,7 +125,7 @@ def instance_sets(tr, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if _goes_left(x[f], threshold[node], missing_left[node]):
+            if _goes_left(x[f], threshold, missing_left, node):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -145,7 +143,7 @@ def instance_sets(tr, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if _goes_left(x[f], threshold[node], missing_left[node]):
+            if _goes_left(x[f], threshold, missing_left, node):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -554,7 +552,7 @@ def _attack_possible(tr, S, n_aff, values, yi, rank):
                 continue
             q = ppos[f]
             if q < 0:
-                if _goes_left(x[f], threshold[node], missing_left[node]):
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -1214,7 +1212,7 @@ def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
                 continue
             q = ppos[f]
             if q < 0:
-                if _goes_left(x[f], threshold[node], missing_left[node]):
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
