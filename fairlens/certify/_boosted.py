@@ -1131,7 +1131,6 @@ def flatten_boosted(model):
 # ---------------------------------------------------------------------------------------------
 def _block(payload, chunk):
     """Certify the rows ``range(*chunk)``: the pure function one parallel task runs."""
-    bm = payload.bm
     s, e = chunk
     n = e - s
     out = {
@@ -1146,7 +1145,7 @@ def _block(payload, chunk):
     deadline = payload.deadline
     method, budget = payload.method, payload.budget
     Xr = payload.Xr
-    tr, rule = bm.trees(), bm.rule(payload.tol, payload.tol_b)
+    tr, rule, _ = payload.groups
 
     def expired():
         return deadline is not None and time.time() > deadline
@@ -1201,7 +1200,7 @@ def _brute_rows(payload, todo, status, s, out):
     Xr, X64, yi = payload.Xr, payload.X64, payload.yi
     budget = payload.budget
     deadline = payload.deadline
-    tr, rule, vals = bm.trees(), bm.rule(payload.tol, payload.tol_b), bm.value_sets()
+    tr, rule, vals = payload.groups
     queue = [int(r) for r in todo]
     start_item, skip = 0, 0
     pos = 0
@@ -1291,8 +1290,9 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
         if _bk._decide(rep[i], int(yi[i]), tol) == 1:
             raise RuntimeError(f"internal: the replay of the {bm.source} disagrees with its predict on row {int(i)}.")
     t_vote = time.perf_counter() - t_start
+    groups = (bm.trees(), bm.rule(tol, tol_b), bm.value_sets())  # the kernels' typed groups, built once
     payload = Payload(bm=bm, Xr=Xr, X64=X64, yi=yi, pred=pred, budget=budget, method=method, tol=tol, tol_b=tol_b,
-                      deadline=deadline)
+                      deadline=deadline, groups=groups)
     chunks = fixed_chunks(n, ROW_BLOCK)
     bar = None
     cb = None
