@@ -85,7 +85,7 @@ d = np.load({path!r}, allow_pickle=True)
 ff = d["ff"].item()
 t0 = time.perf_counter()
 b = int(d["budget"])
-out = K.brute_kernel(*ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values, d["Xr"], d["y"],
+out = K.brute_kernel(ff.trees("hard"), ff.rule(), ff.value_sets(), d["Xr"], d["y"],
                      d["rows"], b, bool(d["prune"]), np.zeros(3 + 2 * b, np.int64), 2**62)
 print(json.dumps({{"seconds": time.perf_counter() - t0, "attackable": out[1].tolist()}}))
 """
@@ -269,14 +269,13 @@ def main(argv=None):
         n_rows = max_rows if b <= 2 else max_rows // 3  # b = 3 on a deep RF: ~0.2 s per row in plain Python
         rows_ = np.arange(min(n_rows, len(yte)), dtype=np.int64)
         state = np.zeros(3 + 2 * b, np.int64)  # fresh start; one call does every row (no pause)
-        out_nb, t_nb = timed(K.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values,
+        out_nb, t_nb = timed(K.brute_kernel, ff.trees("hard"), ff.rule(), ff.value_sets(),
                              Xr, yi, rows_, b, True, state, 2**62)
         # repeat the numba run to get a stable time on short runs
         reps = max(1, int(0.5 / max(t_nb, 1e-6)))
         t0 = time.perf_counter()
         for _ in range(reps):
-            K.brute_kernel(*ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values, Xr, yi, rows_, b, True,
-                           state, 2**62)
+            K.brute_kernel(ff.trees("hard"), ff.rule(), ff.value_sets(), Xr, yi, rows_, b, True, state, 2**62)
         t_nb = (time.perf_counter() - t0) / reps
         plain = plain_python_brute(ff, Xr, yi, rows_, b)
         assert plain["attackable"] == out_nb[1].tolist()

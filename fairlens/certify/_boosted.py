@@ -284,6 +284,83 @@ class BoostedModel:
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
 
+    def trees(self):
+        """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group
+        (``value`` the raw leaf values, ``missing_left`` the library's default directions).
+
+        Returns
+        -------
+        Trees
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+        >>> bm.trees().roots.tolist()
+        [0, 7, 14]
+        """
+        from ._flat import Trees
+
+        return Trees(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
+                     np.ascontiguousarray(self.default_left, dtype=bool))
+
+    def rule(self, tol=None, tol_b=None):
+        """The decision rule (argmax of the summed raw scores) as the kernels' typed
+        :class:`~fairlens.certify._flat.Rule` group.
+
+        Parameters
+        ----------
+        tol : float, optional
+            Half-width of the ambiguous zone of the replay (default :attr:`tol`).
+        tol_b : float, optional
+            Tolerance of the bounds (default ``tol + acc_err``).
+
+        Returns
+        -------
+        Rule
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+        >>> bm.rule().group.tolist(), bm.rule().f32
+        ([1, 1, 1], False)
+        """
+        from ._flat import Rule
+
+        tol = float(self.tol if tol is None else tol)
+        tol_b = float(tol + self.acc_err if tol_b is None else tol_b)
+        return Rule(rank=np.arange(self.n_classes, dtype=np.int64), tmax=np.zeros((0, 0, 0), np.float64),
+                    group=self.group, base=self.base, vmin=self.vmin, vmax=self.vmax, f32=bool(self.f32),
+                    tol=tol, tol_b=tol_b)
+
+    def value_sets(self):
+        """The relevant attack values as the kernels' typed :class:`~fairlens.certify._flat.Values` group.
+
+        Returns
+        -------
+        Values
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+        >>> bm.value_sets().ptr.shape
+        (31,)
+        """
+        from ._flat import Values
+
+        return Values(self.values_ptr, self.values)
+
     def check_arrays(self):
         """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
         call of ``certify``, before any kernel; a hand-made or altered model fails here, not inside
@@ -433,8 +510,7 @@ class BoostedModel:
         True
         """
         _, Xr = self.check_X(X)
-        return _bk.raw_scores(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
-                              self.group, self.base, self.f32, Xr)
+        return _bk.raw_scores(self.trees(), self.rule(), Xr)
 
     def _lib_input(self, X64):
         if self.feature_names_in is not None and self.library in ("xgboost", "lightgbm", "sklearn_gb",
@@ -759,7 +835,7 @@ def _xgb_base(bm, booster, info, K):
         indptr = None
     n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
     Xr = bm.round_X(X)
-    leaves = _bk.leaf_values(bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, Xr).astype(np.float32)
+    leaves = _bk.leaf_values(bm.trees(), Xr).astype(np.float32)
     base = np.zeros(K)
     for gcol in range(full.shape[1]):
         g = 1 if K == 2 else gcol
@@ -1055,7 +1131,6 @@ def flatten_boosted(model):
 # ---------------------------------------------------------------------------------------------
 def _block(payload, chunk):
     """Certify the rows ``range(*chunk)``: the pure function one parallel task runs."""
-    bm = payload.bm
     s, e = chunk
     n = e - s
     out = {
@@ -1070,7 +1145,7 @@ def _block(payload, chunk):
     deadline = payload.deadline
     method, budget = payload.method, payload.budget
     Xr = payload.Xr
-    arrs = bm.arrays()
+    tr, rule, _ = payload.groups
 
     def expired():
         return deadline is not None and time.time() > deadline
@@ -1080,8 +1155,8 @@ def _block(payload, chunk):
         return out
     if method in ("flb", "cascade") and todo.size:
         t0 = time.perf_counter()
-        _check_kernel_inputs(bm, Xr, yi, todo, budget)
-        att, fsum, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
+        _check_kernel_inputs(tr, rule, None, Xr, yi, todo, budget)
+        att, fsum, marg = _call(_bk.flb_boost_kernel, tr, rule, Xr, yi, todo, budget)
         out["flb_sum"][todo - s] = fsum
         out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_flb"
@@ -1094,8 +1169,8 @@ def _block(payload, chunk):
             status[todo - s] = "unknown"
             return out
         t0 = time.perf_counter()
-        _check_kernel_inputs(bm, Xr, yi, todo, budget)
-        att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, *arrs, Xr, yi, todo, budget, payload.tol_b)
+        _check_kernel_inputs(tr, rule, None, Xr, yi, todo, budget)
+        att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, tr, rule, Xr, yi, todo, budget)
         if method == "elb":
             out["delta"][todo - s] = marg
         status[todo[~att] - s] = "certified_elb"
@@ -1113,8 +1188,8 @@ def _block(payload, chunk):
     if method == "brute":
         ok = rows[pred[s:e] == yi[s:e]]
         if ok.size:
-            _check_kernel_inputs(bm, Xr, yi, ok, budget)
-            _, _, marg = _call(_bk.flb_boost_kernel, *arrs, Xr, yi, ok, budget, payload.tol_b)
+            _check_kernel_inputs(tr, rule, None, Xr, yi, ok, budget)
+            _, _, marg = _call(_bk.flb_boost_kernel, tr, rule, Xr, yi, ok, budget)
             out["delta"][ok - s] = marg
     return out
 
@@ -1125,6 +1200,7 @@ def _brute_rows(payload, todo, status, s, out):
     Xr, X64, yi = payload.Xr, payload.X64, payload.yi
     budget = payload.budget
     deadline = payload.deadline
+    tr, rule, vals = payload.groups
     queue = [int(r) for r in todo]
     start_item, skip = 0, 0
     pos = 0
@@ -1134,9 +1210,9 @@ def _brute_rows(payload, todo, status, s, out):
                 status[r - s] = "unknown"
             return
         rows = np.asarray(queue[pos:], dtype=np.int64)
-        _check_kernel_inputs(bm, Xr, yi, rows, budget)
-        res = _call(_bk.brute_boost_kernel, *bm.arrays()[:8], bm.vmin, bm.vmax, bm.f32, bm.values_ptr, bm.values,
-                    Xr, yi, rows, budget, payload.tol, payload.tol_b, start_item, skip, _MAX_WORK)
+        _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget)
+        state = np.array([start_item, skip], dtype=np.int64)
+        res = _call(_bk.brute_boost_kernel, tr, rule, vals, Xr, yi, rows, budget, state, _MAX_WORK)
         outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
         n_done, resume, amb_item, amb_skip = int(n_done), int(resume), int(amb_item), int(amb_skip)
         out["n_eval"] += int(ne.sum())
@@ -1203,8 +1279,7 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     deadline = deadline_of(time_limit)
     pred = bm.library_predict_index(X64)
     # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-    rep = _call(_bk.raw_scores, bm.feature, bm.threshold, bm.left, bm.right, bm.value, bm.roots, bm.group, bm.base,
-                bm.f32, Xr)
+    rep = _call(_bk.raw_scores, bm.trees(), bm.rule(), Xr)
     lib = bm.library_scores(X64)
     if lib.shape != rep.shape:
         raise RuntimeError(f"internal: library scores have shape {lib.shape}, replay {rep.shape}.")
@@ -1215,8 +1290,9 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
         if _bk._decide(rep[i], int(yi[i]), tol) == 1:
             raise RuntimeError(f"internal: the replay of the {bm.source} disagrees with its predict on row {int(i)}.")
     t_vote = time.perf_counter() - t_start
+    groups = (bm.trees(), bm.rule(tol, tol_b), bm.value_sets())  # the kernels' typed groups, built once
     payload = Payload(bm=bm, Xr=Xr, X64=X64, yi=yi, pred=pred, budget=budget, method=method, tol=tol, tol_b=tol_b,
-                      deadline=deadline)
+                      deadline=deadline, groups=groups)
     chunks = fixed_chunks(n, ROW_BLOCK)
     bar = None
     cb = None
@@ -1287,8 +1363,8 @@ def boosted_instance_covers(model, x, y, budget=1):
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])
-    leaves, w, margin, best = _bk.row_quantities(*bm.arrays(), xr, yi, budget)
-    ptr, trees = instance_sets(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, xr, d)
+    leaves, w, margin, best = _bk.row_quantities(bm.trees(), bm.rule(), xr, yi, budget)
+    ptr, trees = instance_sets(bm.trees(), xr, d)
     mem = np.zeros((bm.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
         f, sg = divmod(k, 2)

@@ -1,17 +1,19 @@
 """numba kernels for certifying boosted tree ensembles (additive raw scores).
 
 A boosted model (see :mod:`fairlens.certify._boosted`) is flattened into the node
-arrays of the forest kernels -- ``feature`` (int64, -1 on leaves), ``threshold``
-(float64), ``left``/``right`` (int64), ``roots`` -- plus
+arrays of the forest kernels, received as the typed groups of :mod:`fairlens.certify._flat`:
+``tr`` (:class:`~fairlens.certify._flat.Trees`; ``value`` float64: the leaf value of every leaf
+node, 0 on internal nodes; ``missing_left``: the library's default direction) and ``rule``
+(:class:`~fairlens.certify._flat.Rule`) with
 
-* ``value`` (float64): the leaf value of every leaf node (0 on internal nodes);
 * ``group`` (int64, per tree): the class whose raw score the tree adds to
   (binary models: class 1, whose score is the margin; class 0 keeps score 0);
 * ``base`` (float64, per class): base score / init raw prediction;
 * ``vmin``/``vmax`` (float64, per tree): the smallest and largest leaf value;
 * ``f32`` (bool): the library accumulates the scores in float32 (XGBoost): the
   replay rounds to float32 after every addition, in tree order (bit-for-bit what
-  XGBoost's CPU predictor does).
+  XGBoost's CPU predictor does);
+* ``tol``/``tol_b`` (float): the ambiguity half-width of the replay and the tolerance of the bounds.
 
 Every split is ``x[f] <= threshold`` on the library-rounded input (``_boosted``
 converts XGBoost's ``x < split`` in float32 to that form), so the tree walk
@@ -39,10 +41,12 @@ Every kernel is plain Python as well (``NUMBA_DISABLE_JIT=1``).
 import numba
 import numpy as np
 
+from ._flat import Search
 from ._kernels import (
     _brute_items,
     _cover_search_soft,
     _feature_max_f,
+    _goes_left,
     _leaf,
     _top_sum_f,
     _value_regions,
@@ -72,8 +76,10 @@ def _add_scores(value, group, leaves, base, f32, out):
 
 
 @numba.njit(cache=True)
-def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, X):
+def raw_scores(tr, rule, X):
     """Replayed raw scores (n, K) of the rows of ``X`` (the library's arithmetic)."""
+    value, roots = tr.value, tr.roots
+    group, base, f32 = rule.group, rule.base, rule.f32
     n = X.shape[0]
     n_trees = roots.shape[0]
     K = base.shape[0]
@@ -82,21 +88,22 @@ def raw_scores(feature, threshold, left, right, value, roots, group, base, f32, 
     acc = np.empty(K, np.float64)
     for i in range(n):
         for t in range(n_trees):
-            leaves[t] = _leaf(feature, threshold, left, right, roots[t], X[i])
+            leaves[t] = _leaf(tr, roots[t], X[i])
         _add_scores(value, group, leaves, base, f32, acc)
         out[i, :] = acc
     return out
 
 
 @numba.njit(cache=True)
-def leaf_values(feature, threshold, left, right, value, roots, X):
+def leaf_values(tr, X):
     """Leaf value reached in every tree by every row: (n, n_trees) float64."""
+    value, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     out = np.empty((n, n_trees), np.float64)
     for i in range(n):
         for t in range(n_trees):
-            out[i, t] = value[_leaf(feature, threshold, left, right, roots[t], X[i])]
+            out[i, t] = value[_leaf(tr, roots[t], X[i])]
     return out
 
 
@@ -116,14 +123,16 @@ def _decide(s, yi, tol):
 
 
 @numba.njit(cache=True)
-def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin):
+def _prepare_row(tr, rule, x, yi, leaves, w, margin):
     """Leaves, swings ``w[t, c]`` and real-number margins ``margin[c] = s_y - s_c``."""
+    value, roots = tr.value, tr.roots
+    group, base, vmin, vmax = rule.group, rule.base, rule.vmin, rule.vmax
     n_trees = roots.shape[0]
     K = base.shape[0]
     for c in range(K):
         margin[c] = base[yi] - base[c]
     for t in range(n_trees):
-        lf = _leaf(feature, threshold, left, right, roots[t], x)
+        lf = _leaf(tr, roots[t], x)
         leaves[t] = lf
         g = group[t]
         v = value[lf]
@@ -140,8 +149,7 @@ def _prepare_row(feature, threshold, left, right, value, roots, group, base, vmi
 
 
 @numba.njit(cache=True)
-def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, best, wb, st_node,
-                    st_f1, st_cnt, st_df, st_ds):
+def _budget_weights(tr, group, x, yi, leaves, budget, bw):
     """Budget-aware swings (sharper than the global swing ``w``; still sound).
 
     A leaf ``L`` of tree ``t`` can only be reached by an attack on the features
@@ -155,8 +163,12 @@ def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi,
     that moves ``t`` to ``L`` attacks that feature in that direction, hence
     ``sum over the attacked sets of best[:, k]`` bounds the margin's fall.
 
-    Fills ``best`` (n_trees, 2 d) and ``wb[t] = max_k best[t, k]``.
+    ``bw`` holds the buffers of :func:`_bw_buffers`; fills ``best = bw[0]`` (n_trees, 2 d) and
+    ``wb = bw[1]`` with ``wb[t] = max_k best[t, k]``.
     """
+    best, wb, st_node, st_f1, st_cnt, st_df, st_ds = bw
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    value, missing_left = tr.value, tr.missing_left
     n_trees = roots.shape[0]
     for t in range(n_trees):
         for k in range(best.shape[1]):
@@ -182,7 +194,7 @@ def _budget_weights(feature, threshold, left, right, value, roots, group, x, yi,
                         if gain > wb[t]:
                             wb[t] = gain
                 continue
-            go_left = x[f] <= threshold[node]
+            go_left = _goes_left(x[f], threshold, missing_left, node)
             same = left[node] if go_left else right[node]
             other = right[node] if go_left else left[node]
             dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
@@ -252,7 +264,8 @@ def _set_weights(ptr, trees, best, group, yi, c, n_sets):
 
 
 @numba.njit(cache=True)
-def _bw_buffers(feature, roots, n_features, budget):
+def _bw_buffers(tr, n_features, budget):
+    feature, roots = tr.feature, tr.roots
     n_trees = roots.shape[0]
     best = np.zeros((n_trees, 2 * n_features), np.float64)
     wb = np.zeros(n_trees, np.float64)
@@ -262,25 +275,26 @@ def _bw_buffers(feature, roots, n_features, budget):
 
 
 @numba.njit(cache=True)
-def row_quantities(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, budget):
+def row_quantities(tr, rule, x, yi, budget):
     """``(leaves, w, margin, best)`` of one instance at ``budget`` (budget-aware swings ``w`` and
     per-set credits ``best``, see :func:`_budget_weights`), for ``instance_covers`` and the widget."""
+    roots = tr.roots
+    group, base = rule.group, rule.base
     n_trees = roots.shape[0]
     K = base.shape[0]
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w, margin)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, x.shape[0], budget)
-    _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
-                    st_node, st_f1, st_cnt, st_df, st_ds)
+    _prepare_row(tr, rule, x, yi, leaves, w, margin)
+    bw = _bw_buffers(tr, x.shape[0], budget)
+    bbest, wb = bw[0], bw[1]
+    _budget_weights(tr, group, x, yi, leaves, budget, bw)
     _apply_budget_weights(group, yi, wb, w)
     return leaves, w, margin, bbest
 
 
 @numba.njit(cache=True)
-def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
-                     tol_b):
+def flb_boost_kernel(tr, rule, X, y, rows, budget):
     """Generalised FLB (section 4.3) for additive scores.
 
     For every target class ``c`` the ``budget`` largest per-feature swings
@@ -291,6 +305,8 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
     Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
     """
+    roots = tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -301,16 +317,15 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
+    bw = _bw_buffers(tr, d_, budget)
+    bbest = bw[0]
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        ptr, trees = instance_sets(tr, x, d_)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         best = -np.inf
         for c in range(K):
             if c == yi:
@@ -326,8 +341,7 @@ def flb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
 
 @numba.njit(cache=True)
-def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, X, y, rows, budget,
-                     tol_b):
+def elb_boost_kernel(tr, rule, X, y, rows, budget):
     """Generalised ELB (section 4.4/4.6): some cover of at most ``budget`` sets
     (never ``S_f^+`` with ``S_f^-``) whose union's total swing reaches
     ``margin[c] - tol_b`` for some class ``c`` that FLB does not already rule out;
@@ -335,6 +349,8 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
     Returns ``attackable, cover_f, cover_s, target, covered, margin``.
     """
+    roots = tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -350,16 +366,15 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
     leaves = np.empty(n_trees, np.int64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d_, budget)
+    bw = _bw_buffers(tr, d_, budget)
+    bbest, wb = bw[0], bw[1]
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        ptr, trees = instance_sets(tr, x, d_)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         _apply_budget_weights(group, yi, wb, w)
         for c in range(K):
             if c == yi:
@@ -386,8 +401,7 @@ def elb_boost_kernel(feature, threshold, left, right, value, roots, group, base,
 
 
 @numba.njit(cache=True)
-def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
-                     rhi, values, stack, bound, tol_b):
+def _attack_possible(tr, rule, S, n_aff, values, yi):
     """Sound test of the branch and bound: can some completion of the partial
     assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
     ``q = ppos[f]``) give some class ``c`` a score within ``tol_b`` of ``y``'s?
@@ -396,6 +410,11 @@ def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi
     ``y``) or largest (tree adds to ``c``) leaf value among the leaves some
     allowed value reaches. ``fixed[c]`` holds ``s_c - s_y`` of the other trees.
     """
+    group, tol_b = rule.group, rule.tol_b
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed, bound = S.fixed, S.bound
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    value, missing_left = tr.value, tr.missing_left
     K = fixed.shape[0]
     for c in range(K):
         bound[c] = fixed[c]
@@ -418,7 +437,7 @@ def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -444,28 +463,31 @@ def _attack_possible(feature, threshold, left, right, value, roots, group, x, yi
 
 
 @numba.njit(cache=True)
-def _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff, xp, yi, tmp_leaves,
-            acc, tol):
+def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Decision (see :func:`_decide`) of the exact replay on ``xp``; only the trees
     ``aff`` are re-walked."""
+    value, roots = tr.value, tr.roots
+    group, base, f32, tol = rule.group, rule.base, rule.f32, rule.tol
     tmp_leaves[:] = leaves
     for a in range(n_aff):
         t = aff[a]
-        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+        tmp_leaves[t] = _leaf(tr, roots[t], xp)
     _add_scores(value, group, tmp_leaves, base, f32, acc)
     return _decide(acc, yi, tol)
 
 
 @numba.njit(cache=True)
-def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed, feature, threshold,
-                left, right, value, roots, group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack, bound,
-                tmp_leaves, acc, tol, tol_b, skip):
+def _bb_pattern(tr, rule, S, vals, k, n_aff, yi, skip):
     """Branch and bound over the relevant values of one sign pattern.
 
     Returns ``(outcome, n_nodes, n_ambiguous_skipped)`` with ``outcome`` 0 (no
     attack), 1 (decisive witness in ``cur``) or 2 (the ``skip``-th ambiguous
     candidate, in ``cur``); ambiguous candidates before it are counted and passed.
     """
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    x, xp, aff, leaves, tmp_leaves, acc = S.x, S.xp, S.aff, S.leaves, S.tmp_leaves, S.acc
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -480,8 +502,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
     nodes = 1
     outcome = 0
     seen = 0
-    if _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed, ppos, rlo,
-                        rhi, values, stack, bound, tol_b):
+    if _attack_possible(tr, rule, S, n_aff, values, yi):
         q = 0
         cur[0] = lo[0] - 1
         while q >= 0:
@@ -494,14 +515,12 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(feature, threshold, left, right, value, roots, group, x, yi, aff, n_aff, fixed,
-                                    ppos, rlo, rhi, values, stack, bound, tol_b):
+            if not _attack_possible(tr, rule, S, n_aff, values, yi):
                 continue
             if q == k - 1:
                 for qq in range(k):
                     xp[item_f[pick[qq]]] = values[cur[qq]]
-                dec = _replay(feature, threshold, left, right, value, roots, group, base, f32, leaves, aff, n_aff,
-                              xp, yi, tmp_leaves, acc, tol)
+                dec = _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc)
                 for qq in range(k):
                     f = item_f[pick[qq]]
                     xp[f] = x[f]
@@ -522,8 +541,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff,
 
 
 @numba.njit(cache=True)
-def brute_boost_kernel(feature, threshold, left, right, value, roots, group, base, vmin, vmax, f32, values_ptr,
-                       values, X, y, rows, budget, tol, tol_b, start_item, skip, max_work):
+def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
     """Exact attack search (section 4.1) against the summed raw scores.
 
     Every set of at most ``budget`` attacked features and every sign pattern
@@ -533,8 +551,8 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     of a pattern are searched by branch and bound (:func:`_bb_pattern`), every
     full assignment replayed with the library's arithmetic.
 
-    Bounded work: the first row starts at top-level item ``start_item`` and
-    passes its first ``skip`` ambiguous candidates there. The kernel returns
+    Bounded work: the first row starts at top-level item ``start_item = state[0]`` and
+    passes its first ``skip = state[1]`` ambiguous candidates there (``state``: int64 (2,)). The kernel returns
     when a row yields an ambiguous candidate (the caller asks the library) or
     after about ``max_work`` steps (at a top-level item boundary).
 
@@ -545,6 +563,10 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     (always the last done row) ``amb_item``/``amb_skip`` say where to resume if
     the library rejects it (``start_item=amb_item, skip=amb_skip + 1``).
     """
+    feature, value, roots = tr.feature, tr.value, tr.roots
+    group, base, tol_b = rule.group, rule.base, rule.tol_b
+    values_ptr, values = vals.ptr, vals.values
+    start_item, skip = state[0], state[1]
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -563,22 +585,22 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
     stack = np.empty(feature.shape[0] + 1, np.int64)
     fixed = np.empty(K, np.float64)
     bound = np.empty(K, np.float64)
+    no_f = np.empty(0, np.float64)
     leaves = np.empty(n_trees, np.int64)
     tmp_leaves = np.empty(n_trees, np.int64)
     acc = np.empty(K, np.float64)
     w = np.empty((n_trees, K), np.float64)
     margin = np.empty(K, np.float64)
     contrib = np.empty((n_trees, K), np.float64)
-    bbest, wb, st_node, st_f1, st_cnt, st_df, st_ds = _bw_buffers(feature, roots, d, budget)
+    bw = _bw_buffers(tr, d, budget)
+    wb = bw[1]
     work = 0
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        _prepare_row(feature, threshold, left, right, value, roots, group, base, vmin, vmax, x, yi, leaves, w,
-                     margin)
-        _budget_weights(feature, threshold, left, right, value, roots, group, x, yi, leaves, budget, bbest, wb,
-                        st_node, st_f1, st_cnt, st_df, st_ds)
+        _prepare_row(tr, rule, x, yi, leaves, w, margin)
+        _budget_weights(tr, group, x, yi, leaves, budget, bw)
         _apply_budget_weights(group, yi, wb, w)
         # contrib[t, c]: what tree t adds to s_c - s_y at its current leaf
         for t in range(n_trees):
@@ -592,7 +614,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
                         contrib[t, c] = -v
             else:
                 contrib[t, g] = v
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
@@ -619,6 +641,8 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
             pick[0] = start_item - 1
             row_skip = skip
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, bound, no_f,
+                   leaves, tmp_leaves, acc)
         depth = 0
         while depth >= 0:
             if added[depth]:
@@ -678,10 +702,7 @@ def brute_boost_kernel(feature, threshold, left, right, value, roots, group, bas
                     else:
                         for c in range(K):
                             fixed[c] += contrib[t, c]
-                res, nodes, seen = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                               aff, n_aff, fixed, feature, threshold, left, right, value, roots,
-                                               group, base, f32, leaves, yi, ppos, cur, lo, hi, rlo, rhi, stack,
-                                               bound, tmp_leaves, acc, tol, tol_b, row_skip)
+                res, nodes, seen = _bb_pattern(tr, rule, S, vals, depth + 1, n_aff, yi, row_skip)
                 n_evals[ii] += nodes
                 work += nodes
                 row_skip -= seen

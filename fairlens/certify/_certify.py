@@ -347,6 +347,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
     payload = Payload(ff=ff, Xr=Xr, yi=yi, budget=budget, prune=prune, tol=tol, chunk_size=chunk_size,
                       deadline=deadline, run_flb=method in ("flb", "cascade"),
                       run_elb=method in ("elb", "cascade"))
+    tr, rule = ff.trees(), ff.rule(tol)
     try:
         # stage 0: clean prediction of the certified predictor (always complete: it is cheap)
         t0 = time.perf_counter()
@@ -355,10 +356,9 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
         for s in range(0, n, chunk_size):
             sl = slice(s, min(s + chunk_size, n))
             if soft:
-                pred[sl] = np.argmax(_call(_kernels.soft_proba, *ff.soft_arrays(), Xr[sl]), axis=1)
+                pred[sl] = np.argmax(_call(_kernels.soft_proba, tr, Xr[sl]), axis=1)
             else:
-                pred[sl] = _call(_kernels.vote, _call(_kernels.predict_trees, *ff.arrays(), Xr[sl]),
-                                 ff.n_classes, ff.rank)
+                pred[sl] = _call(_kernels.vote, _call(_kernels.predict_trees, tr, Xr[sl]), ff.n_classes, ff.rank)
             bar.add("vote", sl.stop - sl.start)
         correct = pred == yi
         status[~correct] = "misclassified"
@@ -441,16 +441,14 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
                 for s in range(0, rows_c.size, chunk_size):
                     ch = rows_c[s:s + chunk_size]
-                    _check_kernel_inputs(ff, Xr, yi, ch, budget)
-                    if soft:
-                        out = _call(kern, *ff.soft_arrays(), ff.tmax, Xr, yi, ch, budget, tol)
-                    else:
-                        out = _call(kern, *ff.arrays(), ff.n_classes, ff.rank, Xr, yi, ch, budget)
+                    _check_kernel_inputs(tr, rule, None, Xr, yi, ch, budget)
+                    out = _call(kern, tr, rule, Xr, yi, ch, budget)
                     delta[ch] = out[3]
                     bar.add("delta", ch.size)
                 timings["delta"] = time.perf_counter() - t0
     finally:
         bar.close()
+        _LOCAL.pop("slot", None)  # do not keep this call's forest and rows alive
 
     a = accuracies(status, method, complete_flb, complete_elb)
     counts, lower, upper = a["counts"], a["lower"], a["upper"]
@@ -473,26 +471,29 @@ def _deadline_passed(deadline):
 
 
 _FLAT_ARRAYS = ("feature", "threshold", "left", "right", "leaf_class", "roots", "rank", "values_ptr", "values",
-                "leaf_proba", "tmax")
+                "leaf_proba", "tmax", "missing_left")
 _LOCAL = {}  # one slot: the last payload whose read-only arrays were copied in this worker process
 
 
 def _local(payload):
-    """``(ff, Xr, yi)`` of ``payload`` with writeable arrays.
+    """``(ff, Xr, yi, groups)`` of ``payload`` with writeable arrays; ``groups`` the kernels' typed
+    ``(Trees, Rule, Values)`` of ``ff``, built once per payload and process (not once per block).
 
     joblib's loky backend memory-maps arrays above 1 MB *read-only*; numba types read-only
     arrays differently, so every worker process would compile (slowly) a second version of
     every kernel. One copy per task (milliseconds) avoids that.
     """
     p = payload
-    arrays = [getattr(p.ff, k) for k in _FLAT_ARRAYS] + [p.Xr, p.yi]
-    if all(a.flags.writeable for a in arrays):
-        return p.ff, p.Xr, p.yi
     hit = _LOCAL.get("slot")
     if hit is not None and hit[0] is p:
         return hit[1]
-    ff = replace(p.ff, **{k: np.array(getattr(p.ff, k)) for k in _FLAT_ARRAYS})
-    out = (ff, np.array(p.Xr), np.array(p.yi))
+    arrays = [getattr(p.ff, k) for k in _FLAT_ARRAYS] + [p.Xr, p.yi]
+    if all(a.flags.writeable for a in arrays):
+        ff, Xr, yi = p.ff, p.Xr, p.yi
+    else:
+        ff = replace(p.ff, **{k: np.array(getattr(p.ff, k)) for k in _FLAT_ARRAYS})
+        Xr, yi = np.array(p.Xr), np.array(p.yi)
+    out = (ff, Xr, yi, (ff.trees(), ff.rule(p.tol), ff.value_sets()))
     _LOCAL["slot"] = (p, out)
     return out
 
@@ -506,7 +507,7 @@ def _bounds_block(payload, rows, report=None):
     calls stop once it has passed; rows not reached keep ``*_done = False``.
     """
     p = payload
-    ff, Xr, yi = _local(p)
+    ff, Xr, yi, (tr, rule, vals) = _local(p)
     soft = ff.vote == "soft"
     m = rows.shape[0]
     b = p.budget
@@ -518,12 +519,11 @@ def _bounds_block(payload, rows, report=None):
            "elb_delta": np.zeros(m, fdt), "t_flb": 0.0, "t_elb": 0.0}
     step = p.chunk_size if p.deadline is None else min(p.chunk_size, _DEADLINE_CHUNK)
 
+
     def run(kernel, loc):
         ch = rows[loc]
-        _check_kernel_inputs(ff, Xr, yi, ch, b)
-        if soft:
-            return _call(kernel, *ff.soft_arrays(), ff.tmax, Xr, yi, ch, b, p.tol)
-        return _call(kernel, *ff.arrays(), ff.n_classes, ff.rank, Xr, yi, ch, b)
+        _check_kernel_inputs(tr, rule, None, Xr, yi, ch, b)
+        return _call(kernel, tr, rule, Xr, yi, ch, b)
 
     cand = np.arange(m)
     if p.run_flb:
@@ -581,7 +581,7 @@ def _brute_block(payload, rows, report=None):
     resumes exactly, so the deadline and Ctrl-C are seen between short calls.
     """
     p = payload
-    ff, Xr, yi = _local(p)
+    ff, Xr, yi, (tr, rule, vals) = _local(p)
     soft = ff.vote == "soft"
     m = rows.shape[0]
     b = p.budget
@@ -596,16 +596,12 @@ def _brute_block(payload, rows, report=None):
         if _deadline_passed(p.deadline):
             break
         sub = np.ascontiguousarray(rows[pos:pos + p.chunk_size])
-        _check_kernel_inputs(ff, Xr, yi, sub, b)
+        _check_kernel_inputs(tr, rule, vals, Xr, yi, sub, b)
         if state.shape != (3 + 2 * b,) or state.dtype != np.int64:
             raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
         t0 = time.perf_counter()
-        if soft:
-            out = _call(_kernels.brute_soft_kernel, *ff.soft_arrays(), ff.tmax, ff.values_ptr, ff.values,
-                        Xr, yi, sub, b, p.prune, p.tol, state, work)
-        else:
-            out = _call(_kernels.brute_kernel, *ff.arrays(), ff.n_classes, ff.rank, ff.values_ptr, ff.values,
-                        Xr, yi, sub, b, p.prune, state, work)
+        kern = _kernels.brute_soft_kernel if soft else _kernels.brute_kernel
+        out = _call(kern, tr, rule, vals, Xr, yi, sub, b, p.prune, state, work)
         dt = time.perf_counter() - t0
         _, att, wf, wv, ne, n_done = out
         n_done = int(n_done)
@@ -808,8 +804,8 @@ def _forest_covers(ff, x, y, budget):
     _, Xr, yi = _one_instance(ff, x, y)
     xr = Xr[0]
     d = ff.n_features
-    votes, counts, ok, dlt = _kernels._prepare(*ff.arrays(), ff.n_classes, ff.rank, xr, yi)
-    ptr, trees = _kernels.instance_sets(ff.feature, ff.threshold, ff.left, ff.right, ff.roots, xr, d)
+    votes, counts, ok, dlt = _kernels._prepare(ff.trees("hard"), ff.n_classes, ff.rank, xr, yi)
+    ptr, trees = _kernels.instance_sets(ff.trees("hard"), xr, d)
     mem = np.zeros((ff.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
         f, s = divmod(k, 2)
@@ -822,7 +818,7 @@ def _forest_covers(ff, x, y, budget):
         dmat = np.empty((ff.n_trees, K))
         w = np.empty((ff.n_trees, K))
         margin = np.empty(K)
-        ok = _kernels._prepare_soft(*ff.soft_arrays(), ff.tmax, xr, yi, leaves, acc, dmat, w, margin)
+        ok = _kernels._prepare_soft(ff.trees("soft"), ff.tmax, xr, yi, leaves, acc, dmat, w, margin)
     for c in range(ff.n_classes):
         if c == yi:
             continue

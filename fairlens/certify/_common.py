@@ -14,18 +14,30 @@ def _call(kernel, *args):
         raise
 
 
-def _check_kernel_inputs(ff, Xr, yi, rows, budget):
-    """Shapes and dtypes every certify kernel relies on, checked before each call, in this one place
-    for every flat model (``ff``: a FlatForest or a BoostedModel; both have ``n_features`` and
-    ``n_classes``)."""
+_CHECKED = [None]
+
+
+def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
+    """Shapes and dtypes every certify kernel relies on, checked before each kernel call, in this
+    one place for every model: the typed groups (``tr``: :class:`~fairlens.certify._flat.Trees`,
+    ``rule``: :class:`~fairlens.certify._flat.Rule`, ``vals``: :class:`~fairlens.certify._flat.Values`
+    or None) and the rows (``Xr`` C-contiguous float64 with one column per feature, ``yi`` int64
+    class indices, ``rows`` int64 row indices, ``1 <= budget <= n_features``)."""
     import numpy as np
 
+    from ._flat import check_groups
+
     n, d = Xr.shape
-    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous or d != ff.n_features:
+    K = rule.base.shape[0]
+    if Xr.dtype != np.float64 or not Xr.flags.c_contiguous:
         raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
+    last = _CHECKED[0]
+    if last is None or last[0] is not tr or last[1] is not rule or last[2] is not vals or last[3] != d:
+        check_groups(tr, rule, vals, d)
+        _CHECKED[0] = (tr, rule, vals, d)  # the (immutable) groups last checked: checked once, not per call
     if yi.dtype != np.int64 or yi.shape != (n,):
         raise ValueError("internal: y must be an int64 array with one class index per row.")
-    if n and (yi.min() < 0 or yi.max() >= ff.n_classes):
+    if n and (yi.min() < 0 or yi.max() >= K):
         raise ValueError("internal: class index out of range.")
     if rows.dtype != np.int64 or rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= n)):
         raise ValueError("internal: row indices out of range.")

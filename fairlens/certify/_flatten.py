@@ -165,6 +165,10 @@ class FlatForest:
     soft_allowed : bool, default=True
         Whether the soft vote is the model's own prediction rule (False for a
         :class:`FeaturePartitionedForest`).
+    missing_left : ndarray of bool, shape (n_nodes,), optional
+        Where a missing value (NaN) goes at every node: scikit-learn's
+        ``tree_.missing_go_to_left`` (False if not given). Recorded for the
+        kernels' one tree walk; inputs are required finite today.
 
     Raises
     ------
@@ -202,6 +206,7 @@ class FlatForest:
     tmax: np.ndarray | None = field(default=None, repr=False)
     feature_names_in: np.ndarray | None = field(default=None, repr=False)
     soft_allowed: bool = True
+    missing_left: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.vote not in VOTES:
@@ -221,6 +226,92 @@ class FlatForest:
                              f"got {self.leaf_proba.shape}.")
         if self.tmax is None:
             self.tmax = _tree_max_gain(self.leaf_proba, self.feature, self.roots, n_nodes)
+        if self.missing_left is None:
+            self.missing_left = np.zeros(n_nodes, dtype=bool)
+        self.missing_left = np.ascontiguousarray(self.missing_left, dtype=bool)
+        if self.missing_left.shape != (n_nodes,):
+            raise ValueError(f"FlatForest.missing_left must have shape ({n_nodes},); got {self.missing_left.shape}.")
+
+    def trees(self, vote=None):
+        """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group.
+
+        Parameters
+        ----------
+        vote : {"soft", "hard"}, optional
+            Leaf payload: class probabilities (soft) or the class index (hard); default
+            this forest's ``vote``.
+
+        Returns
+        -------
+        Trees
+            ``(feature, threshold, left, right, value, roots, missing_left)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
+        >>> ff.trees().value.shape, ff.trees("hard").value.tolist()
+        ((3, 2), [0, 0, 1])
+        """
+        from ._flat import Trees
+
+        vote = self.vote if vote is None else vote
+        value = self.leaf_proba if vote == "soft" else self.leaf_class
+        return Trees(self.feature, self.threshold, self.left, self.right, value, self.roots, self.missing_left)
+
+    def rule(self, tol=0.0):
+        """The decision rule as the kernels' typed :class:`~fairlens.certify._flat.Rule` group.
+
+        Parameters
+        ----------
+        tol : float, default=0.0
+            Tolerance of the soft-vote bounds (``SOFT_TOL * n_trees`` in ``certify``).
+
+        Returns
+        -------
+        Rule
+            ``rank`` and ``tmax`` of this forest; the boosted fields are zeros.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
+        >>> ff.rule().rank.tolist(), ff.rule().tmax.shape
+        ([1, 2], (1, 2, 2))
+        """
+        from ._flat import Rule, empty_rule_parts
+
+        parts = empty_rule_parts(self.n_trees, self.n_classes)
+        parts.update(rank=self.rank, tmax=self.tmax)
+        return Rule(**parts, f32=False, tol=float(tol), tol_b=float(tol))
+
+    def value_sets(self):
+        """The relevant attack values as the kernels' typed :class:`~fairlens.certify._flat.Values` group.
+
+        Returns
+        -------
+        Values
+            ``(values_ptr, values)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
+        >>> ff.value_sets().ptr.tolist()
+        [0, 0, 2]
+        """
+        from ._flat import Values
+
+        return Values(self.values_ptr, self.values)
 
     @property
     def n_trees(self):
@@ -375,7 +466,7 @@ class FlatForest:
         [0, 0, 1, 1]
         """
         _, Xr = self.check_X(X)
-        return _kernels.predict_trees(*self.arrays(), Xr)
+        return _kernels.predict_trees(self.trees("hard"), Xr)
 
     def vote_index(self, X, vote=None):
         """Index (into ``classes_``) of the prediction under ``vote`` (default ``self.vote``).
@@ -434,7 +525,7 @@ class FlatForest:
         True
         """
         _, Xr = self.check_X(X)
-        return _kernels.soft_proba(*self.soft_arrays(), Xr)
+        return _kernels.soft_proba(self.trees("soft"), Xr)
 
     def predict(self, X, vote=None):
         """The certified label: soft vote (``forest.predict``) or the hard majority vote.
@@ -550,6 +641,16 @@ def _tree_arrays(est, feature_map=None):
     proba = value.copy()  # what tree_.predict returns (fractions in scikit-learn >= 1.4)
     proba[internal] = 0.0
     return feat, thr, left, right, leaf, proba
+
+
+def _tree_missing_left(est):
+    """scikit-learn's per-node direction of a missing value (``tree_.missing_go_to_left``, in the
+    node order of :func:`_tree_arrays`); False where the installed version does not record it."""
+    tree = est.tree_
+    ml = getattr(tree, "missing_go_to_left", None)
+    if ml is None:
+        return np.zeros(tree.node_count, dtype=bool)
+    return np.asarray(ml, dtype=bool).copy()
 
 
 def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
@@ -677,6 +778,7 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     right = np.concatenate([np.where(p[3] >= 0, p[3] + o, -1) for p, o in zip(parts, offsets)])
     leaf = np.concatenate([p[4] for p in parts])
     proba = np.concatenate([p[5] for p in parts])
+    missing_left = np.concatenate([_tree_missing_left(t) for t in trees])
     roots = offsets[:-1].astype(np.int64)
     if tie_class is None:
         tie = default_tie
@@ -718,4 +820,5 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
         leaf_proba=np.ascontiguousarray(proba, dtype=np.float64),
         feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object),
         soft_allowed=soft_allowed,
+        missing_left=missing_left,
     )

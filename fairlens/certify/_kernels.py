@@ -1,14 +1,19 @@
 """numba kernels of :mod:`fairlens.certify` (and nothing else).
 
-All kernels work on a *flattened* forest (see :mod:`fairlens.certify._flatten`):
-
-``feature`` (int64, -1 on leaves), ``threshold`` (float64), ``left``/``right``
-(int64 global node indices), ``leaf_class`` (int64 class index of a leaf),
-``roots`` (int64, root node of every tree), ``rank`` (int64, tie-break priority
-of every class: among classes with the same number of votes the one with the
-smallest rank wins), and per-feature sorted *relevant values*
-``values_ptr``/``values`` (CSR; float64 numbers that are exactly representable
-in float32, see :func:`fairlens.certify._flatten.relevant_values`).
+All kernels work on a *flattened* forest (see :mod:`fairlens.certify._flatten`), received as the
+typed groups of :mod:`fairlens.certify._flat`: ``tr`` (:class:`~fairlens.certify._flat.Trees`:
+``feature`` (int64, -1 on leaves), ``threshold`` (float64), ``left``/``right`` (int64 global node
+indices), ``value`` (the leaf payload: int64 class index for the hard vote, float64 (n_nodes, K)
+probabilities for the soft vote), ``roots`` (int64, root node of every tree), ``missing_left``
+(bool, where NaN goes at every node)), ``rule`` (:class:`~fairlens.certify._flat.Rule`: ``rank``,
+the tie-break priority of every class -- among classes with the same number of votes the one with
+the smallest rank wins --, ``tmax`` and ``tol`` of the soft vote) and ``vals``
+(:class:`~fairlens.certify._flat.Values`: the per-feature sorted *relevant values*, CSR ``ptr``/
+``values``; float64 numbers that are exactly representable in float32, see
+:func:`fairlens.certify._flatten.relevant_values`). Every walk of a tree along the instance's own
+values uses the one split rule :func:`_goes_left` (``x <= threshold``, NaN by ``missing_left``).
+The brute-force helpers share the per-row search state as one
+:class:`~fairlens.certify._flat.Search` tuple.
 
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
@@ -29,6 +34,8 @@ outcome, attacker must *decrease*) has index ``2 f + 1``.
 import numba
 import numpy as np
 
+from ._flat import Search
+
 __all__ = [
     "predict_trees",
     "vote",
@@ -44,26 +51,37 @@ __all__ = [
 
 
 @numba.njit(cache=True)
-def _leaf(feature, threshold, left, right, root, x):
+def _goes_left(v, threshold, missing_left, node):
+    """The one split rule: ``v <= threshold[node]`` goes left; a missing value (NaN, ``v != v``) goes
+    where ``missing_left[node]`` says (the library's default direction). ``missing_left`` is read only
+    for NaN, so finite inputs walk the trees exactly as fast as before."""
+    if v != v:
+        return missing_left[node]
+    return v <= threshold[node]
+
+
+@numba.njit(cache=True)
+def _leaf(tr, root, x):
+    """Leaf reached from ``root`` by ``x`` (the one tree walk of every kernel; NaN follows
+    ``tr.missing_left``)."""
+    feature, threshold, left, right, missing_left = tr.feature, tr.threshold, tr.left, tr.right, tr.missing_left
     node = root
     while feature[node] >= 0:
-        if x[feature[node]] <= threshold[node]:
-            node = left[node]
-        else:
-            node = right[node]
+        node = left[node] if _goes_left(x[feature[node]], threshold, missing_left, node) else right[node]
     return node
 
 
 @numba.njit(cache=True)
-def predict_trees(feature, threshold, left, right, leaf_class, roots, X):
+def predict_trees(tr, X):
     """Class index predicted by every tree for every row: (n, n_trees) int64."""
+    leaf_class, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     out = np.empty((n, n_trees), np.int64)
     for i in range(n):
         x = X[i]
         for t in range(n_trees):
-            out[i, t] = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+            out[i, t] = leaf_class[_leaf(tr, roots[t], x)]
     return out
 
 
@@ -91,12 +109,14 @@ def vote(tree_votes, n_classes, rank):
 
 
 @numba.njit(cache=True)
-def instance_sets(feature, threshold, left, right, roots, x, n_features):
+def instance_sets(tr, x, n_features):
     """S_f^+ / S_f^- of one instance over *all* trees, as CSR (ptr, trees).
 
     Set ``k`` (``2 f`` for ``S_f^+``, ``2 f + 1`` for ``S_f^-``) holds the
     trees ``trees[ptr[k]:ptr[k + 1]]`` (increasing, without repetition).
     """
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    missing_left = tr.missing_left
     n_trees = roots.shape[0]
     n_sets = 2 * n_features
     counts = np.zeros(n_sets + 1, np.int64)
@@ -105,7 +125,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if x[f] <= threshold[node]:
+            if _goes_left(x[f], threshold, missing_left, node):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -123,7 +143,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
         node = roots[t]
         while feature[node] >= 0:
             f = feature[node]
-            if x[f] <= threshold[node]:
+            if _goes_left(x[f], threshold, missing_left, node):
                 k = 2 * f
                 nxt = left[node]
             else:
@@ -138,7 +158,7 @@ def instance_sets(feature, threshold, left, right, roots, x, n_features):
 
 
 @numba.njit(cache=True)
-def _prepare(feature, threshold, left, right, leaf_class, roots, n_classes, rank, x, yi):
+def _prepare(tr, n_classes, rank, x, yi):
     """Tree votes, class counts, whether correct, and delta per target class.
 
     ``delta[c]`` (section 4.2 / 4.6) is the number of trees among those *not*
@@ -147,11 +167,12 @@ def _prepare(feature, threshold, left, right, leaf_class, roots, n_classes, rank
     against ``c`` (else 0). In the binary case with an odd number of trees this
     is the paper's ``ceil(|T| / 2) - |C_bar|``. ``delta[yi] = -1``.
     """
+    leaf_class, roots = tr.value, tr.roots
     n_trees = roots.shape[0]
     votes = np.empty(n_trees, np.int64)
     counts = np.zeros(n_classes, np.int64)
     for t in range(n_trees):
-        c = leaf_class[_leaf(feature, threshold, left, right, roots[t], x)]
+        c = leaf_class[_leaf(tr, roots[t], x)]
         votes[t] = c
         counts[c] += 1
     correct = _winner(counts, rank) == yi
@@ -197,7 +218,7 @@ def _top_sum(m, budget):
 
 
 @numba.njit(cache=True)
-def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+def flb_kernel(tr, rule, X, y, rows, budget):
     """Fast lower bound (section 4.3) for the instances ``rows``.
 
     For every target class ``c != y`` (one class in the binary case, section
@@ -209,6 +230,8 @@ def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     Returns ``correct, attackable, flb_sum, delta, target`` for the class ``c``
     with the largest ``sum - delta`` (the one closest to being attackable).
     """
+    rank = rule.rank
+    n_classes = rank.shape[0]
     n = rows.shape[0]
     d = X.shape[1]
     correct = np.zeros(n, np.bool_)
@@ -219,12 +242,12 @@ def flb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     for ii in range(n):
         i = rows[ii]
         x = X[i]
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         best = -(1 << 62)
         for c in range(n_classes):
             if c == y[i]:
@@ -382,7 +405,7 @@ def _brute_items(m, values_ptr, region, d):
     return order, item_f, item_s, item_j, ni, nc
 
 @numba.njit(cache=True)
-def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank, X, y, rows, budget):
+def elb_kernel(tr, rule, X, y, rows, budget):
     """Exhaustive lower bound (section 4.4; per target class, section 4.6).
 
     Returns ``correct, attackable, cover_f, cover_s, target, covered, delta``:
@@ -390,6 +413,9 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     signs, 0 = ``S_f^+``, 1 = ``S_f^-``), the class ``c`` it serves, the
     number of trees it covers and ``delta_c``.
     """
+    roots = tr.roots
+    rank = rule.rank
+    n_classes = rank.shape[0]
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -405,12 +431,12 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
     for ii in range(n):
         i = rows[ii]
         x = X[i]
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         for c in range(n_classes):
             if c == y[i]:
                 continue
@@ -430,9 +456,7 @@ def elb_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, ra
 
 
 @numba.njit(cache=True)
-def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                 feature, threshold, left, right, leaf_class, roots, votes, counts, yi, rank,
-                 cur, lo, hi, newcounts, resume, max_eval):
+def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eval):
     """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
     Feature ``item_f[pick[q]]`` takes, in turn, every relevant value strictly
@@ -446,6 +470,10 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
     ``yi`` on the combination ``cur`` (a witness), 0 = no combination flips it,
     2 = paused (``cur`` is the next combination to vote on). ``xp`` is restored.
     """
+    pick, item_f, item_s, region, x, xp, aff = S.pick, S.item_f, S.item_s, S.region, S.x, S.xp, S.aff
+    cur, lo, hi, newcounts = S.cur, S.lo, S.hi, S.bound
+    values_ptr, values = vals.ptr, vals.values
+    leaf_class, roots = tr.value, tr.roots
     for q in range(k):
         f = item_f[pick[q]]
         if item_s[pick[q]] == 0:
@@ -467,7 +495,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
         newcounts[:] = counts
         for a in range(n_aff):
             t = aff[a]
-            c2 = leaf_class[_leaf(feature, threshold, left, right, roots[t], xp)]
+            c2 = leaf_class[_leaf(tr, roots[t], xp)]
             if c2 != votes[t]:
                 newcounts[votes[t]] -= 1
                 newcounts[c2] += 1
@@ -493,8 +521,7 @@ def _try_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff
 
 
 @numba.njit(cache=True)
-def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
-                     ppos, rlo, rhi, values, yi, rank, stack, maxc):
+def _attack_possible(tr, S, n_aff, values, yi, rank):
     """Sound test used by the branch and bound of the brute force.
 
     Attacked feature ``f`` (``ppos[f] = q >= 0``) may take any relevant value
@@ -504,6 +531,10 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
     gather at least as many votes as ``yi`` surely keeps (ties by ``rank``).
     When every range is a single value this is the exact forest vote.
     """
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed_counts, maxc = S.fixed, S.bound
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    leaf_class, missing_left = tr.value, tr.missing_left
     n_classes = fixed_counts.shape[0]
     maxc[:] = fixed_counts
     miny = fixed_counts[yi]
@@ -521,7 +552,7 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -546,9 +577,7 @@ def _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff,
 
 
 @numba.njit(cache=True)
-def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_aff, fixed_counts,
-                feature, threshold, left, right, leaf_class, roots, yi, rank, ppos, cur, lo, hi,
-                rlo, rhi, stack, maxc, resume, q_resume, max_nodes):
+def _bb_pattern(tr, S, vals, k, n_aff, yi, rank, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
     Assigns the attacked features one after the other; before going deeper
@@ -557,13 +586,17 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
     the search is a full assignment, where the test is the forest vote.
 
     Bounded and resumable: the search pauses once ``max_nodes`` nodes were
-    visited in this call; ``resume=True`` continues a paused search at level
+    visited in this call; ``q_resume >= 0`` continues a paused search at level
     ``q_resume`` with the value indices ``cur`` (levels above it fixed to
     ``cur``, levels below free), exactly where it stopped, so that a paused and
     resumed search visits the same nodes in the same order as an uninterrupted
     one. Returns ``(status, n_nodes, q)``: status 1 = attack found (``cur``
     holds the value indices), 0 = none exists, 2 = paused at level ``q``.
     """
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
+    resume = q_resume >= 0
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -586,8 +619,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff, fixed_counts,
-                              ppos, rlo, rhi, values, yi, rank, stack, maxc)
+        go = _attack_possible(tr, S, n_aff, values, yi, rank)
         cur[0] = lo[0] - 1
     if go:
         while q >= 0:
@@ -603,8 +635,7 @@ def _bb_pattern(pick, k, item_f, item_s, values_ptr, values, region, x, aff, n_a
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible(feature, threshold, left, right, leaf_class, roots, x, aff, n_aff,
-                                    fixed_counts, ppos, rlo, rhi, values, yi, rank, stack, maxc):
+            if not _attack_possible(tr, S, n_aff, values, yi, rank):
                 continue
             if q == k - 1:
                 status = 1
@@ -627,8 +658,7 @@ def _save_state(state, phase, depth, aux, pick, cur, budget):
 
 
 @numba.njit(cache=True)
-def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, rank,
-                 values_ptr, values, X, y, rows, budget, prune, state, max_work):
+def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) for the instances ``rows``.
 
     Enumerates every set of at most ``budget`` attacked features and, for each,
@@ -663,6 +693,10 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     the unfinished rows again). The pauses change nothing in the answer, the
     witnesses or the evaluation counts.
     """
+    feature, roots = tr.feature, tr.roots
+    rank = rule.rank
+    n_classes = rank.shape[0]
+    values_ptr, values = vals.ptr, vals.values
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -681,18 +715,20 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
     rhi = np.empty(budget, np.int64)
     stack = np.empty(feature.shape[0] + 1, np.int64)
     fixed = np.empty(n_classes, np.int64)
+    no_f = np.empty(0, np.float64)
+    no_i = np.empty(0, np.int64)
     work = 0
     for ii in range(n):
         i = rows[ii]
         x = X[i]
         resume = ii == 0 and state[0] != 0
-        votes, counts, ok, delta = _prepare(feature, threshold, left, right, leaf_class, roots,
+        votes, counts, ok, delta = _prepare(tr,
                                             n_classes, rank, x, y[i])
         if not ok:
             continue
         correct[ii] = True
         yi = y[i]
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         # sort key: largest set size over target classes
         m = np.zeros(d, np.int64)
@@ -715,6 +751,8 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, newcounts, no_f,
+                   no_i, no_i, no_f)
         depth = 0
         phase = 0
         q_res = 0
@@ -803,14 +841,10 @@ def brute_kernel(feature, threshold, left, right, leaf_class, roots, n_classes, 
                     fixed[:] = counts
                     for a in range(n_aff):
                         fixed[votes[aff[a]]] -= 1
-                    st, nodes, q_at = _bb_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x,
-                                                  aff, n_aff, fixed, feature, threshold, left, right, leaf_class,
-                                                  roots, yi, rank, ppos, cur, lo, hi, rlo, rhi, stack, newcounts,
-                                                  phase == 2, q_res, max_work - work)
+                    st, nodes, q_at = _bb_pattern(tr, S, vals, depth + 1, n_aff, yi, rank, q_res if phase == 2 else -1,
+                                                  max_work - work)
                 else:
-                    st, nodes = _try_pattern(pick, depth + 1, item_f, item_s, values_ptr, values, region, x, xp,
-                                             aff, n_aff, feature, threshold, left, right, leaf_class, roots,
-                                             votes, counts, yi, rank, cur, lo, hi, newcounts, phase == 2,
+                    st, nodes = _try_pattern(tr, S, vals, depth + 1, n_aff, votes, counts, yi, rank, phase == 2,
                                              max_work - work)
                     q_at = 0
                 phase = 0
@@ -868,8 +902,9 @@ def _soft_argmax(leaf_proba, leaves, n_classes, out):
 
 
 @numba.njit(cache=True)
-def soft_proba(feature, threshold, left, right, leaf_proba, roots, X):
+def soft_proba(tr, X):
     """``forest.predict_proba`` replayed in scikit-learn's summation order: (n, K) float64."""
+    leaf_proba, roots = tr.value, tr.roots
     n = X.shape[0]
     n_trees = roots.shape[0]
     K = leaf_proba.shape[1]
@@ -879,14 +914,14 @@ def soft_proba(feature, threshold, left, right, leaf_proba, roots, X):
     for i in range(n):
         x = X[i]
         for t in range(n_trees):
-            leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+            leaves[t] = _leaf(tr, roots[t], x)
         _soft_argmax(leaf_proba, leaves, K, acc)
         out[i, :] = acc
     return out
 
 
 @numba.njit(cache=True)
-def _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc, d, w, margin):
+def _prepare_soft(tr, tmax, x, yi, leaves, acc, d, w, margin):
     """Leaves, exact soft prediction, and the per-tree quantities of the soft bounds.
 
     Fills ``leaves`` (n_trees,), ``d[t, c] = p_t[c] - p_t[y]`` at the current leaf,
@@ -894,10 +929,11 @@ def _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, y
     towards ``c``) and ``margin[c] = sum_t p_t[y] - p_t[c]`` (real-number margin, the
     soft analogue of delta). Returns whether the exact prediction is ``yi``.
     """
+    leaf_proba, roots = tr.value, tr.roots
     n_trees = roots.shape[0]
     K = leaf_proba.shape[1]
     for t in range(n_trees):
-        leaves[t] = _leaf(feature, threshold, left, right, roots[t], x)
+        leaves[t] = _leaf(tr, roots[t], x)
     pred = _soft_argmax(leaf_proba, leaves, K, acc)
     for c in range(K):
         margin[c] = 0.0
@@ -944,7 +980,7 @@ def _top_sum_f(m, budget):
 
 
 @numba.njit(cache=True)
-def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+def flb_soft_kernel(tr, rule, X, y, rows, budget):
     """FLB (section 4.3) generalised to the soft vote.
 
     Tree ``t`` in ``S_f^+`` / ``S_f^-`` weighs ``w[t, c]``, its largest possible swing
@@ -956,6 +992,8 @@ def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
     Returns ``correct, attackable, flb_sum, margin, target`` (float sums and margins of
     the class closest to being reachable).
     """
+    leaf_proba, roots = tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -974,11 +1012,11 @@ def flb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        ptr, trees = instance_sets(tr, x, d_)
         best = -np.inf
         for c in range(K):
             if c == yi:
@@ -1075,7 +1113,7 @@ def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_tree
 
 
 @numba.njit(cache=True)
-def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X, y, rows, budget, tol):
+def elb_soft_kernel(tr, rule, X, y, rows, budget):
     """ELB (section 4.4; per target class, section 4.6) generalised to the soft vote.
 
     An instance stays possibly attackable when some cover of at most ``budget`` sets
@@ -1084,6 +1122,8 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
 
     Returns ``correct, attackable, cover_f, cover_s, target, covered, margin``.
     """
+    leaf_proba, roots = tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
     n = rows.shape[0]
     d_ = X.shape[1]
     n_trees = roots.shape[0]
@@ -1106,11 +1146,11 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
         i = rows[ii]
         x = X[i]
         yi = y[i]
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d_)
+        ptr, trees = instance_sets(tr, x, d_)
         for c in range(K):
             if c == yi:
                 continue
@@ -1131,24 +1171,28 @@ def elb_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, X,
 
 
 @numba.njit(cache=True)
-def _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
+def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Exact replay of ``forest.predict`` on ``xp`` (only the trees ``aff`` re-walked)."""
+    leaf_proba, roots = tr.value, tr.roots
     tmp_leaves[:] = leaves
     for a in range(n_aff):
         t = aff[a]
-        tmp_leaves[t] = _leaf(feature, threshold, left, right, roots[t], xp)
+        tmp_leaves[t] = _leaf(tr, roots[t], xp)
     return _soft_argmax(leaf_proba, tmp_leaves, leaf_proba.shape[1], acc) != yi
 
 
 @numba.njit(cache=True)
-def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
-                          ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
 
     Every affected tree adds, for each class ``c``, the best ``p_l[c] - p_l[y]`` over
     the leaves ``l`` some allowed value reaches; ``fixed[c]`` holds the sum over the
     other trees. Some completion can beat ``y`` only if a bound reaches ``-tol``.
     """
+    x, aff, ppos, rlo, rhi, stack = S.x, S.aff, S.ppos, S.rlo, S.rhi, S.stack
+    fixed, bound, best = S.fixed, S.bound, S.best
+    feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
+    leaf_proba, missing_left = tr.value, tr.missing_left
     K = leaf_proba.shape[1]
     bound[:] = fixed
     for a in range(n_aff):
@@ -1168,7 +1212,7 @@ def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x,
                 continue
             q = ppos[f]
             if q < 0:
-                if x[f] <= threshold[node]:
+                if _goes_left(x[f], threshold, missing_left, node):
                     stack[sp] = left[node]
                 else:
                     stack[sp] = right[node]
@@ -1189,15 +1233,18 @@ def _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x,
 
 
 @numba.njit(cache=True)
-def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff, fixed,
-                     feature, threshold, left, right, leaf_proba, roots, leaves, yi, ppos, cur, lo, hi,
-                     rlo, rhi, stack, bound, best, tmp_leaves, acc, tol, resume, q_resume, max_nodes):
+def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
     As :func:`_bb_pattern` (bounded and resumable the same way); a full
     assignment that the bound does not exclude is checked with the exact replay
     of ``forest.predict``. Returns ``(status, n_nodes, q)``.
     """
+    pick, item_f, item_s, region, ppos = S.pick, S.item_f, S.item_s, S.region, S.ppos
+    x, xp, aff, leaves, tmp_leaves, acc = S.x, S.xp, S.aff, S.leaves, S.tmp_leaves, S.acc
+    cur, lo, hi, rlo, rhi = S.cur, S.lo, S.hi, S.rlo, S.rhi
+    values_ptr, values = vals.ptr, vals.values
+    resume = q_resume >= 0
     for q in range(k):
         f = item_f[pick[q]]
         ppos[f] = q
@@ -1220,8 +1267,7 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rhi[qq] = cur[qq]
     else:
         nodes = 1
-        go = _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff, fixed,
-                                   ppos, rlo, rhi, values, yi, stack, bound, best, tol)
+        go = _attack_possible_soft(tr, S, n_aff, values, yi, tol)
         cur[0] = lo[0] - 1
     if go:
         while q >= 0:
@@ -1237,13 +1283,12 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
             rlo[q] = cur[q]
             rhi[q] = cur[q]
             nodes += 1
-            if not _attack_possible_soft(feature, threshold, left, right, leaf_proba, roots, x, aff, n_aff,
-                                         fixed, ppos, rlo, rhi, values, yi, stack, bound, best, tol):
+            if not _attack_possible_soft(tr, S, n_aff, values, yi, tol):
                 continue
             if q == k - 1:
                 for qq in range(k):
                     xp[item_f[pick[qq]]] = values[cur[qq]]
-                flips = _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff,
+                flips = _soft_flips(tr, leaves, aff, n_aff,
                                     xp, yi, tmp_leaves, acc)
                 for qq in range(k):
                     f = item_f[pick[qq]]
@@ -1260,12 +1305,13 @@ def _bb_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp,
 
 
 @numba.njit(cache=True)
-def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp, aff, n_aff,
-                      feature, threshold, left, right, leaf_proba, roots, leaves, yi, cur, lo, hi,
-                      tmp_leaves, acc, resume, max_eval):
+def _try_pattern_soft(tr, S, vals, k, n_aff, yi, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
     replayed exactly), bounded and resumable as :func:`_try_pattern`.
     Returns ``(status, n_evaluated)``; on status 1 ``cur`` holds the witness."""
+    pick, item_f, item_s, region, x, xp, aff = S.pick, S.item_f, S.item_s, S.region, S.x, S.xp, S.aff
+    cur, lo, hi, leaves, tmp_leaves, acc = S.cur, S.lo, S.hi, S.leaves, S.tmp_leaves, S.acc
+    values_ptr, values = vals.ptr, vals.values
     for q in range(k):
         f = item_f[pick[q]]
         if item_s[pick[q]] == 0:
@@ -1284,7 +1330,7 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
             status = 2
             break
         n_eval += 1
-        if _soft_flips(feature, threshold, left, right, leaf_proba, roots, leaves, aff, n_aff, xp, yi,
+        if _soft_flips(tr, leaves, aff, n_aff, xp, yi,
                        tmp_leaves, acc):
             status = 1
             break
@@ -1307,8 +1353,7 @@ def _try_pattern_soft(pick, k, item_f, item_s, values_ptr, values, region, x, xp
 
 
 @numba.njit(cache=True)
-def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, values_ptr, values, X, y, rows,
-                      budget, prune, tol, state, max_work):
+def brute_soft_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
 
     Same enumeration as :func:`brute_kernel` (every set of at most ``budget``
@@ -1322,6 +1367,9 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
     Returns ``correct, attackable, wit_f, wit_v, n_evals, n_done`` (see
     :func:`brute_kernel` for the bounded, exactly resumable ``state`` protocol).
     """
+    feature, leaf_proba, roots = tr.feature, tr.value, tr.roots
+    tmax, tol = rule.tmax, rule.tol
+    values_ptr, values = vals.ptr, vals.values
     n = rows.shape[0]
     d = X.shape[1]
     n_trees = roots.shape[0]
@@ -1354,11 +1402,11 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         x = X[i]
         yi = y[i]
         resume = ii == 0 and state[0] != 0
-        if not _prepare_soft(feature, threshold, left, right, leaf_proba, roots, tmax, x, yi, leaves, acc,
+        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
                              dmat, w, margin):
             continue
         correct[ii] = True
-        ptr, trees = instance_sets(feature, threshold, left, right, roots, x, d)
+        ptr, trees = instance_sets(tr, x, d)
         _value_regions(values, values_ptr, x, d, region)
         m = np.zeros(d, np.float64)
         for c in range(K):
@@ -1380,6 +1428,8 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
         xp = x.copy()
         pick = np.full(budget, -1, np.int64)
         added = np.zeros(budget, np.bool_)
+        S = Search(pick, item_f, item_s, region, ppos, cur, lo, hi, rlo, rhi, stack, aff, x, xp, fixed, bound, best,
+                   leaves, tmp_leaves, acc)
         depth = 0
         phase = 0
         q_res = 0
@@ -1467,16 +1517,10 @@ def brute_soft_kernel(feature, threshold, left, right, leaf_proba, roots, tmax, 
                         if cnt[t] == 0:
                             for c in range(K):
                                 fixed[c] += dmat[t, c]
-                    st, nodes, q_at = _bb_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                       x, xp, aff, n_aff, fixed, feature, threshold, left, right,
-                                                       leaf_proba, roots, leaves, yi, ppos, cur, lo, hi, rlo, rhi,
-                                                       stack, bound, best, tmp_leaves, acc, tol, phase == 2, q_res,
-                                                       max_work - work)
+                    st, nodes, q_at = _bb_pattern_soft(tr, S, vals, depth + 1, n_aff, yi, tol,
+                                                       q_res if phase == 2 else -1, max_work - work)
                 else:
-                    st, nodes = _try_pattern_soft(pick, depth + 1, item_f, item_s, values_ptr, values, region,
-                                                  x, xp, aff, n_aff, feature, threshold, left, right,
-                                                  leaf_proba, roots, leaves, yi, cur, lo, hi, tmp_leaves, acc,
-                                                  phase == 2, max_work - work)
+                    st, nodes = _try_pattern_soft(tr, S, vals, depth + 1, n_aff, yi, phase == 2, max_work - work)
                     q_at = 0
                 phase = 0
                 n_evals[ii] += nodes

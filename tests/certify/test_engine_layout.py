@@ -3,6 +3,7 @@ type, and no import cycle between the certify modules (lazy imports inside funct
 import ast
 import pathlib
 
+import numpy as np
 import pytest
 
 from fairlens.certify import BoostedModel, FlatForest
@@ -86,3 +87,103 @@ def test_shapes_are_checked_before_the_boosted_kernels():
     broken.left = bm.left.astype(np.int32)
     with pytest.raises(ValueError, match="left"):
         certify(broken, X[:5], y[:5])
+
+
+def test_flat_groups_are_the_bottom_layer():
+    assert _imports(PKG / "_flat.py") == set()  # imports nothing from fairlens.certify
+
+
+ENTRY_KERNELS = {
+    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "flb_kernel", "elb_kernel", "brute_kernel",
+                 "flb_soft_kernel", "elb_soft_kernel", "brute_soft_kernel"),
+    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "flb_boost_kernel", "elb_boost_kernel",
+                         "brute_boost_kernel"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(ENTRY_KERNELS))
+def test_kernels_take_typed_groups(module):
+    """The kernels the drivers call take a Trees tuple first (and a Rule where they decide), at most 10
+    parameters; none takes the node arrays one by one."""
+    funcs = {n.name: [a.arg for a in n.args.args] for n in ast.parse((PKG / f"{module}.py").read_text()).body
+             if isinstance(n, ast.FunctionDef)}
+    for name in ENTRY_KERNELS[module]:
+        args = funcs[name]
+        assert args[0] == "tr", (name, args)
+        assert len(args) <= 10, (name, args)
+    for name, args in funcs.items():  # _goes_left is the one split rule: (value, threshold, missing_left, node)
+        node_arrays = {"feature", "threshold", "left", "right", "roots"}
+        if name == "_goes_left":
+            node_arrays.discard("threshold")
+        assert not node_arrays & set(args), (name, args)
+
+
+def _stump(missing_left, value):
+    from fairlens.certify._flat import Trees
+
+    return Trees(feature=np.array([0, -1, -1]), threshold=np.array([0.5, 0.0, 0.0]), left=np.array([1, -1, -1]),
+                 right=np.array([2, -1, -1]), value=value, roots=np.array([0]),
+                 missing_left=np.array([missing_left, False, False]))
+
+
+@pytest.mark.parametrize("missing_left", [True, False])
+def test_the_one_tree_walk_routes_nan_by_missing_left(missing_left):
+    """NaN follows each node's ``missing_left`` in the one tree walk (``_leaf``) of every kernel; finite
+    values compare ``x <= threshold`` as before."""
+    from fairlens.certify import _boosted_kernels as bk
+    from fairlens.certify import _kernels as k
+    from fairlens.certify._flat import Rule, empty_rule_parts
+
+    X = np.array([[np.nan], [0.5], [0.6]])
+    nan_leaf = 1 if missing_left else 2
+    hard = _stump(missing_left, np.array([0, 0, 1]))
+    assert k.predict_trees(hard, X)[:, 0].tolist() == [0 if missing_left else 1, 0, 1]
+    soft = _stump(missing_left, np.array([[0.0, 0.0], [0.9, 0.1], [0.2, 0.8]]))
+    assert k.soft_proba(soft, X)[0].tolist() == soft.value[nan_leaf].tolist()
+    boost = _stump(missing_left, np.array([0.0, -1.5, 2.5]))
+    assert bk.leaf_values(boost, X)[:, 0].tolist() == [boost.value[nan_leaf], -1.5, 2.5]
+    parts = empty_rule_parts(1, 2)
+    parts.update(group=np.array([1]))
+    rule = Rule(**parts, f32=False, tol=0.0, tol_b=0.0)
+    assert bk.raw_scores(boost, rule, X)[:, 1].tolist() == [boost.value[nan_leaf], -1.5, 2.5]
+    ptr, trees = k.instance_sets(hard, X[0], 1)  # the instance's path: S_0^+ (left) or S_0^- (right)
+    assert (ptr[1] - ptr[0], ptr[2] - ptr[1]) == ((1, 0) if missing_left else (0, 1))
+
+
+def test_readers_record_missing_directions_in_node_order():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from fairlens.certify import flatten_boosted, flatten_forest
+
+    from .test_boosted import _data, _fit
+
+    X, y = _data(0)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    ff = flatten_forest(rf)
+    want = np.concatenate([np.asarray(getattr(t.tree_, "missing_go_to_left", np.zeros(t.tree_.node_count)),
+                                      dtype=bool) for t in rf.estimators_])
+    assert ff.missing_left.dtype == np.bool_ and np.array_equal(ff.missing_left, want)
+    assert ff.trees().missing_left is ff.missing_left
+    model = _fit("gb", 2)[0]
+    bm = flatten_boosted(model)
+    assert np.array_equal(bm.trees().missing_left, bm.default_left)
+
+
+def test_shapes_are_checked_before_the_forest_kernels():
+    import dataclasses
+
+    from sklearn.ensemble import RandomForestClassifier
+
+    from fairlens.certify import certify, flatten_forest
+
+    from .test_boosted import _data
+
+    X, y = _data(0)
+    ff = flatten_forest(RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+    for name, bad in (("left", ff.left.astype(np.int32)), ("missing_left", ff.missing_left[:-1]),
+                      ("rank", ff.rank[:-1])):
+        broken = dataclasses.replace(ff)
+        setattr(broken, name, bad)
+        for vote in ("soft", "hard"):
+            with pytest.raises(ValueError, match=name):
+                certify(broken, X[:5], y[:5], vote=vote)
