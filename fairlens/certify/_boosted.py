@@ -79,6 +79,9 @@ ROW_BLOCK = 32
 #: time limits and progress between them).
 _MAX_WORK = 100_000
 
+#: Work of a row's first brute-force slice under a time limit (slices then double up to _MAX_WORK).
+_START_WORK = 2_000
+
 
 # ---------------------------------------------------------------------------------------------
 # detection (never imports xgboost or lightgbm)
@@ -1182,9 +1185,12 @@ def _block(payload, chunk):
         todo = todo[att]
         out["timings"]["elb"] += time.perf_counter() - t0
     if method in ("brute", "cascade") and todo.size:
-        t0 = time.perf_counter()
-        _brute_rows(payload, todo, status, s, out)
-        out["timings"]["brute"] += time.perf_counter() - t0
+        if payload.defer_brute:  # under a time limit the rows share the time across blocks (_brute_anytime)
+            out["pending"] = todo
+        else:
+            t0 = time.perf_counter()
+            _brute_rows(payload, todo, status, s, out)
+            out["timings"]["brute"] += time.perf_counter() - t0
     if method == "brute":
         ok = rows[pred[s:e] == yi[s:e]]
         if ok.size:
@@ -1256,6 +1262,72 @@ def _brute_rows(payload, todo, status, s, out):
             start_item, skip = 0, 0
 
 
+def _brute_anytime(payload, rows, n_jobs, report):
+    """Brute force of ``rows`` under the payload's deadline, the rows sharing the time.
+
+    Returns ``(status, witnesses, n_evaluations)``: a status per row (``"robust_brute"``,
+    ``"attackable"``, or ``"unknown"`` when the deadline came first) and the witnesses by row.
+    Each row's exactly resumable search (:func:`_boosted_kernels.brute_boost_kernel`) runs in
+    slices of growing work, least-worked row first (:mod:`._schedule`), on ``n_jobs`` threads
+    of this process; a candidate is confirmed by the library's own ``predict`` (under a lock)
+    before the row counts as attackable, exactly as without a deadline. ``report(k)`` is called
+    on the calling thread as soon as row ``k`` is settled.
+    """
+    import threading
+
+    from ._schedule import settle_rows
+
+    bm = payload.bm
+    Xr, X64, yi = payload.Xr, payload.X64, payload.yi
+    budget = payload.budget
+    tr, rule, vals = payload.groups
+    m = rows.shape[0]
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget)
+    evals = np.zeros(m, np.int64)
+    lock = threading.Lock()
+
+    def step(k, state, work):
+        r = int(rows[k])
+        start_item, skip = state if state is not None else (0, 0)
+        res = _call(_bk.brute_boost_kernel, tr, rule, vals, Xr, yi, rows[k:k + 1], budget,
+                    np.array([start_item, skip], dtype=np.int64), int(work))
+        outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
+        evals[k] += int(ne.sum())
+        if int(n_done) == 0:
+            return False, None, (int(resume), 0) if int(resume) >= 0 else (start_item, skip)
+        if outcome[0] == 0:
+            return True, ("robust_brute", None), None
+        xw = X64[r].copy()
+        feats = [int(f) for f in wf[0] if f >= 0]
+        xw[feats] = [float(v) for f, v in zip(wf[0], wv[0]) if f >= 0]
+        with lock:
+            flipped = bm.library_predict_index(xw[None, :])[0] != yi[r]
+        if flipped:
+            return True, ("attackable", (xw, feats, [float(xw[f]) for f in feats])), None
+        if outcome[0] == 1:
+            raise RuntimeError(
+                f"internal: the replay of the {bm.source} found an attack on row {r} that the library's own "
+                "predict does not confirm; please report this model.")
+        return False, None, (int(amb_item), int(amb_skip) + 1)  # ambiguous and rejected: resume after it
+
+    status = np.full(m, "unknown", dtype=object)
+    witnesses = {}
+
+    def done(k, outcome):
+        status[k] = outcome[0]
+        if outcome[1] is not None:
+            witnesses[int(rows[k])] = outcome[1]
+        report(k)
+
+    from .._parallel import effective_n_jobs
+
+    workers = max(1, min(effective_n_jobs(n_jobs), m))
+    settle_rows(step, m, deadline=payload.deadline, n_workers=workers, first_work=_START_WORK,
+                max_work=_MAX_WORK, on_done=done)
+    return status, witnesses, int(evals.sum())
+
+
 def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     """:func:`fairlens.certify.certify` for a boosted model read into ``bm`` (a
     :class:`BoostedModel`; every argument already validated by ``certify``).
@@ -1292,7 +1364,7 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     t_vote = time.perf_counter() - t_start
     groups = (bm.trees(), bm.rule(tol, tol_b), bm.value_sets())  # the kernels' typed groups, built once
     payload = Payload(bm=bm, Xr=Xr, X64=X64, yi=yi, pred=pred, budget=budget, method=method, tol=tol, tol_b=tol_b,
-                      deadline=deadline, groups=groups)
+                      deadline=deadline, groups=groups, defer_brute=deadline is not None)
     chunks = fixed_chunks(n, ROW_BLOCK)
     bar = None
     cb = None
@@ -1307,12 +1379,36 @@ def _certify_boosted(bm, X, y, budget, method, *, progress, n_jobs, time_limit):
     elif callable(progress):
         def cb(done, total):
             progress("blocks", done, total)
+    pending = None
     try:
-        results = run_chunks(_block, payload, chunks, n_jobs=plan_n_jobs(n_jobs, len(chunks), deadline), progress=cb)
+        if deadline is None:
+            results = run_chunks(_block, payload, chunks, n_jobs=plan_n_jobs(n_jobs, len(chunks), deadline),
+                                 progress=cb)
+        else:
+            # anytime: the bounds (cheap) in this process, then brute force with the rows sharing the
+            # time on threads (no worker start-up before the deadline); rows reported as they settle
+            results = run_chunks(_block, payload, chunks, n_jobs=1, progress=cb)
+            pending = np.concatenate([r.get("pending", np.empty(0, np.int64)) for r in results])
+            if pending.size:
+                t0 = time.perf_counter()
+                settled = [0]
+
+                def report(k):
+                    settled[0] += 1
+                    if callable(progress) and progress is not True:
+                        progress("brute", settled[0], int(pending.size))
+
+                p_status, p_wit, p_eval = _brute_anytime(payload, pending, n_jobs, report)
+                results.append({"status": np.empty(0, dtype=object), "delta": np.empty(0), "flb_sum": np.empty(0),
+                                "covers": {}, "witnesses": p_wit, "n_eval": p_eval,
+                                "timings": {"brute": time.perf_counter() - t0}})
     finally:
         if bar is not None:
             bar.close()
-    status = np.concatenate([r["status"] for r in results]).astype(str)
+    status = np.concatenate([r["status"] for r in results])
+    if pending is not None and pending.size:
+        status[pending] = p_status
+    status = status.astype(str)
     delta = np.concatenate([r["delta"] for r in results])
     flb_sum = np.concatenate([r["flb_sum"] for r in results])
     covers, witnesses, changes = {}, {}, {}

@@ -540,7 +540,7 @@ def _bb_pattern(tr, rule, S, vals, k, n_aff, yi, skip):
     return outcome, nodes, seen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # released: anytime slices run on threads
 def brute_boost_kernel(tr, rule, vals, X, y, rows, budget, state, max_work):
     """Exact attack search (section 4.1) against the summed raw scores.
 

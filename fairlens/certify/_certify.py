@@ -251,24 +251,28 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         is the same as ``n_jobs`` = number of blocks).
     time_limit : float or None, default=None
         Anytime certification: seconds (``>= 0``) after which the searches
-        stop. Rows not settled by then get status ``"unknown"``; the clean vote
-        of every row is always computed. With ``n_jobs > 1`` the limit applies
-        to the whole call: every task gets the call's wall-clock deadline
-        (``time.time()`` at the start plus ``time_limit``) and stops at it, so
-        the workers' clocks must agree. Brute force is checked between bounded
-        kernel calls (about 0.1 s each) and the ELB of one row is not
-        interrupted (usually milliseconds). Which rows remain unknown depends on
-        timing, hence on ``n_jobs``, the backend and the machine's load: results
-        under a time limit are not identical across ``n_jobs``, but every
-        settled row is correct (the same verdict as without a limit). ``None``
-        or ``inf``: no limit, nothing changes. Worker start-up counts against
-        the limit: under a time limit the FLB/ELB pass always runs in this
-        process, and brute force goes to workers only when at least
-        ``MIN_PARALLEL_SECONDS`` (10 s) are left, so a short limit with
-        ``n_jobs > 1`` settles as many rows as with ``n_jobs=1``.
+        stop. Rows not settled by then get status ``"unknown"`` and
+        ``accuracy_interval`` bounds the exact accuracy; the clean vote of
+        every row is always computed. Under a time limit the FLB/ELB pass
+        runs in this process (blocks of 8 rows, the deadline checked between
+        them), then the rows left **share the time**: each row's exhaustive
+        search is exactly resumable, so it runs in short slices (the first of
+        2,000 units of work, then doubling, at most about 0.1-0.2 s), always
+        continuing the row that has had the least work so far. Cheap rows
+        settle in their first slices and a few hard rows cannot starve the
+        rest: the rows left unknown are the ones that needed the most work.
+        The slices run on ``n_jobs`` threads of this process (the kernels
+        release the GIL), so no worker process has to start before the
+        deadline and ``n_jobs=2`` settles at least the rows ``n_jobs=1`` does
+        in the same time on an idle machine; a ``joblib.parallel_config``
+        backend is not used for this pass. ``progress`` hears of each row as
+        it settles. No slice starts after the deadline, so a call overruns it
+        by at most one slice. Every settled row gets the verdict, witness and
+        evaluation count it gets without a limit (tested); which rows settle
+        depends on timing. ``None`` or ``inf``: no limit, nothing changes.
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
-        use the same two keywords: their rows are certified in fixed blocks of
-        32 through joblib, each task carrying its row indices and a reference
+        use the same two keywords: without a time limit their rows are
+        certified in fixed blocks of 32 through joblib (with one, as above), each task carrying its row indices and a reference
         to the payload (flat model arrays, the library model -- about 0.2 MB
         pickled for 200 depth-6 XGBoost trees on census -- and the rows).
 
@@ -419,7 +423,11 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
             n_blocks = -(-todo.size // _BRUTE_BLOCK)
             blocks = [todo[j::n_blocks] for j in range(n_blocks)]
             bar.start("brute", todo.size)
-            outs = _run_blocks(_brute_block, payload, blocks, n_jobs, bar, ("brute",))
+            if deadline is None:
+                outs = _run_blocks(_brute_block, payload, blocks, n_jobs, bar, ("brute",))
+            else:  # anytime: every row gets short slices, least worked first, on threads
+                blocks = [todo]
+                outs = [_brute_anytime(payload, todo, n_jobs, bar)]
             for blk, (st, wf, wv, ne) in zip(blocks, outs):
                 n_eval += int(ne)
                 status[blk[st == 1]] = "robust_brute"
@@ -614,6 +622,50 @@ def _brute_block(payload, rows, report=None):
             report("brute", n_done)
         work = _next_work(work, dt)
     return st, wit_f, wit_v, n_eval
+
+
+def _brute_anytime(payload, rows, n_jobs, bar):
+    """Brute force of ``rows`` under a deadline, rows sharing the time (:mod:`._schedule`).
+
+    Same return as :func:`_brute_block`. Each row's exactly resumable search runs in slices of
+    growing work, least-worked row first, on ``n_jobs`` threads of this process (the kernel
+    releases the GIL; no worker process has to start before the deadline); a row is reported
+    to ``bar`` as soon as it is settled. Settled rows get the answer, witness and evaluation
+    count they get without a deadline.
+    """
+    from ._schedule import settle_rows
+
+    p = payload
+    ff, Xr, yi, (tr, rule, vals) = _local(p)
+    kern = _kernels.brute_soft_kernel if ff.vote == "soft" else _kernels.brute_kernel
+    b = p.budget
+    m = rows.shape[0]
+    st = np.zeros(m, np.int8)
+    wit_f = np.full((m, b), -1, np.int64)
+    wit_v = np.full((m, b), np.nan, np.float64)
+    evals = np.zeros(m, np.int64)
+    _check_kernel_inputs(tr, rule, vals, Xr, yi, np.ascontiguousarray(rows, dtype=np.int64), b)
+
+    def step(k, state, work):
+        if state is None:
+            state = np.zeros(3 + 2 * b, np.int64)
+        sub = rows[k:k + 1]
+        _, att, wf, wv, ne, n_done = _call(kern, tr, rule, vals, Xr, yi, sub, b, p.prune, state, int(work))
+        evals[k] += int(ne.sum())  # each row's count is touched by one thread at a time
+        if int(n_done) == 0:
+            return False, None, state
+        return True, (bool(att[0]), wf[0].copy(), wv[0].copy()), state
+
+    def done(k, outcome):
+        att, wf, wv = outcome
+        st[k] = 2 if att else 1
+        wit_f[k], wit_v[k] = wf, wv
+        bar.add("brute", 1)
+
+    workers = max(1, min(effective_n_jobs(n_jobs), m))
+    settle_rows(step, m, deadline=p.deadline, n_workers=workers, first_work=_START_WORK, max_work=_MAX_WORK,
+                on_done=done)
+    return st, wit_f, wit_v, int(evals.sum())
 
 
 def _run_blocks(func, payload, blocks, n_jobs, bar, stages):

@@ -657,7 +657,7 @@ def _save_state(state, phase, depth, aux, pick, cur, budget):
         state[3 + budget + q] = cur[q]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # released: anytime slices run on threads
 def brute_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) for the instances ``rows``.
 
@@ -1352,7 +1352,7 @@ def _try_pattern_soft(tr, S, vals, k, n_aff, yi, resume, max_eval):
     return status, n_eval
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # released: anytime slices run on threads
 def brute_soft_kernel(tr, rule, vals, X, y, rows, budget, prune, state, max_work):
     """Exact attack search (section 4.1) against the soft vote (``forest.predict``).
 

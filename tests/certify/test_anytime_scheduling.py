@@ -1,0 +1,135 @@
+"""Anytime certification shares the time between rows (issue #24, item 5).
+
+Under ``time_limit`` the exhaustive search of every row runs in short, exactly resumable slices,
+least-worked row first (``fairlens.certify._schedule.settle_rows``), on threads of this process:
+a few hard rows cannot starve the rest, rows are reported as they settle, a settled row gets the
+answer, witness and evaluation count it gets without a limit, and ``n_jobs=2`` settles at least
+as many rows as ``n_jobs=1``.
+"""
+import time
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+
+from fairlens.certify import certify
+from fairlens.certify._schedule import settle_rows
+
+# --- the scheduler alone (deterministic: a fake resumable search) ----------------------------
+
+
+def _fake(need, calls=None):
+    def step(k, state, work):
+        if calls is not None:
+            calls.append((k, work))
+        done = (state or 0) + work
+        if done >= need[k]:
+            return True, 10 * k, None
+        return False, None, done
+    return step
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 3])
+def test_every_row_finishes_with_its_own_outcome(n_workers):
+    need = [5, 1, 1, 200, 2, 3, 1, 1, 1, 50]
+    order = []
+    out, attained = settle_rows(_fake(need), len(need), first_work=1, n_workers=n_workers,
+                                on_done=lambda k, o: order.append(k))
+    assert out == [10 * k for k in range(len(need))]
+    assert sorted(order) == list(range(len(need)))
+    assert all(a >= n for a, n in zip(attained, need))
+    assert all(a < 2 * n for a, n in zip(attained, need))  # doubling slices: less than twice the need
+
+
+def test_least_attained_service_first():
+    need = [1000, 1, 2, 4, 8, 1000]
+    calls, order = [], []
+    settle_rows(_fake(need, calls), len(need), first_work=1, on_done=lambda k, o: order.append(k))
+    assert order == [1, 2, 3, 4, 0, 5]  # cheap rows settle first, whatever their position
+    # no row gets a slice while another row has had less work
+    got = [0] * len(need)
+    for k, work in calls:
+        live = [j for j in range(len(need)) if got[j] < need[j]]
+        assert got[k] == min(got[j] for j in live)
+        got[k] += work
+
+
+def test_stop_and_past_deadline_start_nothing():
+    calls = []
+    out, attained = settle_rows(_fake([3, 3], calls), 2, deadline=time.time() - 1)
+    assert calls == [] and out == [None, None] and attained == [0, 0]
+    out, _ = settle_rows(_fake([3, 3], calls), 2, stop=lambda: True, n_workers=2)
+    assert calls == [] and out == [None, None]
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_an_error_in_a_slice_propagates(n_workers):
+    def step(k, state, work):
+        if k == 1:
+            raise ZeroDivisionError("boom")
+        return True, k, None
+
+    with pytest.raises(ZeroDivisionError, match="boom"):
+        settle_rows(step, 3, n_workers=n_workers)
+
+
+# --- certify under a time limit --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def forest():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=60, random_state=0).fit(X[:400], y[:400])
+    # row 400: robust at b = 3; its literal search (prune=False) is > 30 million forest evaluations
+    # (tens of seconds); rows attackable at b = 1 are found in the first few thousand
+    b1 = certify(model, X[400:569], y[400:569], budget=1, method="brute")
+    cheap = 400 + np.flatnonzero(b1.status == "attackable")
+    return model, X, y, cheap
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_hard_rows_first_do_not_starve_the_rest(forest, n_jobs):
+    model, X, y, cheap = forest
+    rows = np.r_[400, 400, cheap]  # the two hard rows first: worked in order they would eat the limit
+    seen = []
+    res = certify(model, X[rows], y[rows], budget=3, method="brute", prune=False, time_limit=8, n_jobs=n_jobs,
+                  progress=lambda stage, done, total: seen.append((stage, done)) if stage == "brute" else None)
+    assert set(res.status[2:]) == {"attackable"}  # every cheap row settled
+    assert set(res.status[:2]) <= {"unknown", "robust_brute"}  # sound either way
+    brute = [d for s, d in seen]
+    assert brute[-1] == int(np.sum(res.status != "unknown"))
+    assert len(set(brute)) >= len(cheap)  # reported row by row as they settled, not once at the end
+    for i in np.flatnonzero(res.status == "attackable"):  # every witness flips the model's own predict
+        assert model.predict(res.witnesses[i][None, :])[0] != y[rows][i]
+
+
+def test_settled_rows_are_identical_to_an_unlimited_run(forest):
+    model, X, y, _ = forest
+    rows = np.arange(400, 460)
+    ref = certify(model, X[rows], y[rows], budget=2, method="cascade")
+    for n_jobs in (1, 2):
+        res = certify(model, X[rows], y[rows], budget=2, method="cascade", time_limit=600, n_jobs=n_jobs)
+        np.testing.assert_array_equal(res.status, ref.status)
+        assert res.n_evaluations == ref.n_evaluations
+        assert res.witnesses.keys() == ref.witnesses.keys()
+        for i in ref.witnesses:
+            np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])
+
+
+def test_boosted_rows_share_the_time_too():
+    xgb = pytest.importorskip("xgboost")
+    X, y = load_breast_cancer(return_X_y=True)
+    model = xgb.XGBClassifier(n_estimators=40, max_depth=3, random_state=0, n_jobs=1).fit(X[:400], y[:400])
+    rows = np.arange(400, 469)
+    ref = certify(model, X[rows], y[rows], budget=2)
+    seen = []
+    for n_jobs in (1, 2):
+        res = certify(model, X[rows], y[rows], budget=2, time_limit=600, n_jobs=n_jobs,
+                      progress=lambda stage, done, total: seen.append(stage))
+        np.testing.assert_array_equal(res.status, ref.status)
+        assert res.n_evaluations == ref.n_evaluations
+        assert res.witnesses.keys() == ref.witnesses.keys()
+        for i in ref.witnesses:
+            np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])
+    if np.any(np.isin(ref.status, ["robust_brute", "attackable"])):
+        assert "brute" in seen
