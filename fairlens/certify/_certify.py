@@ -273,8 +273,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
         use the same two keywords: without a time limit their rows are
         certified in fixed blocks of 32 through joblib (with one, as above),
-        each task carrying its row indices and a reference to the payload (flat model arrays, the library model -- about 0.2 MB
-        pickled for 200 depth-6 XGBoost trees on census -- and the rows).
+        each task carrying its row indices and a reference to the payload
+        (flat model arrays, the library model -- about 0.2 MB pickled for 200
+        depth-6 XGBoost trees on census -- and the rows).
 
     **kwargs
         Only ``forest=``, the old name of ``model`` (deprecated: a
