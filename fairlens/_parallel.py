@@ -265,6 +265,7 @@ class Payload:
     def __init__(self, **objects):
         self.__dict__.update(objects)
         self._nbytes = None
+        self._shipped = None
 
     def nbytes(self):
         """Pickled size in bytes (computed once; 0 when unpicklable).
@@ -281,8 +282,7 @@ class Payload:
         """
         if self._nbytes is None:
             try:
-                self._nbytes = len(pickle.dumps({k: v for k, v in self.__dict__.items() if k != "_nbytes"},
-                                                protocol=pickle.HIGHEST_PROTOCOL))
+                self._nbytes = len(pickle.dumps(self.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL))
             except Exception:  # unpicklable: only the sequential path can use it anyway
                 self._nbytes = 0
         return self._nbytes
@@ -291,12 +291,44 @@ class Payload:
         return object.__sizeof__(self) + self.nbytes()
 
     def __getstate__(self):
-        state = dict(self.__dict__)
+        # what the workers receive: every model adapter (a Scorer, at the top level or one
+        # attribute down, e.g. a search's or a ShuffledModel's scorer) without its dataset's
+        # rows (``Scorer._for_workers``); computed once per payload, read-only afterwards
+        names = [k for k in self.__dict__ if k not in ("_nbytes", "_shipped")]
+        if self._shipped is None or list(self._shipped) != names:
+            self._shipped = {k: _for_workers(v) for k, v in self.__dict__.items()
+                             if k not in ("_nbytes", "_shipped")}
+        state = dict(self._shipped)
         state["_nbytes"] = None
+        state["_shipped"] = None
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _for_workers(obj, depth=1):
+    """``obj`` as the workers need it: a :class:`fairlens.models.Scorer` without its dataset's
+    rows; a fairlens object holding one (``depth`` attributes down) as a shallow copy holding
+    the slim scorer; anything else as it is."""
+    from .models import Scorer
+
+    if isinstance(obj, Scorer):
+        return obj._for_workers()
+    if depth <= 0 or not type(obj).__module__.startswith("fairlens.") or not hasattr(obj, "__dict__"):
+        return obj
+    slim = {}
+    for k, v in vars(obj).items():
+        w = _for_workers(v, depth - 1)
+        if w is not v:
+            slim[k] = w
+    if not slim:
+        return obj
+    import copy
+
+    c = copy.copy(obj)
+    c.__dict__.update(slim)
+    return c
 
 
 def blas_limit(threads=1):
