@@ -402,6 +402,30 @@ def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
     return workers, f"parallel on {workers} workers (one share each)"
 
 
+def _dask_broadcast(payload):
+    """On joblib's dask backend: a configuration that sends ``payload`` to every worker before
+    the tasks start (``scatter=[payload]``, broadcast).  Left to itself joblib scatters a large
+    argument to ONE worker and relies on work stealing: the scheduler then queues every task on
+    that worker (data locality) and the second worker's share started 0.85 s late in a 2.5 s
+    MAFT call (``benchmarks/README.md``).  Elsewhere a null context."""
+    import contextlib
+
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend = get_active_backend()[0]
+    except Exception:  # pragma: no cover - joblib internals moved: keep joblib's default
+        return contextlib.nullcontext()
+    client = getattr(backend, "client", None)
+    if type(backend).__name__ != "DaskDistributedBackend" or client is None:
+        return contextlib.nullcontext()
+    import joblib
+
+    return joblib.parallel_config(backend="dask", client=client, scatter=[payload],
+                                  wait_for_workers_timeout=getattr(backend, "wait_for_workers_timeout", 10),
+                                  **dict(getattr(backend, "submit_kwargs", {}) or {}))
+
+
 def _run_group(func, payload, chunks):
     with blas_limit(1):
         return [func(payload, c) for c in chunks]
@@ -488,9 +512,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # waits and merges with one BLAS thread while the workers run
     limit = blas_limit(1)
     limit.__enter__()
-    gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
-        joblib.delayed(_run_group)(func, payload, g) for g in groups
-    )
+    with _dask_broadcast(payload):
+        gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
+            joblib.delayed(_run_group)(func, payload, g) for g in groups
+        )
     try:
         for res in gen:
             out.extend(res)
