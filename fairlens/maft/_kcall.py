@@ -177,6 +177,16 @@ def key_insert1(table, store, n_store, keys, index, is_new):
     return _kernels.key_insert1(table, store, n_store, keys, index, is_new)
 
 
+def pack_rows(X, lo, mult, out):
+    n, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "pack_rows",
+        {"X": (X, _F, (None, None)), "lo": (lo, _F, (d,)), "mult": (mult, _I, (d,)), "out": (out, _I, (n, 1))},
+        out=("out",),
+    )
+    return _kernels.pack_rows(X, lo, mult, out)
+
+
 def aequitas_update(param_p, dir_p, attrs, dirs, disc, change_p, change_d, step):
     d = param_p.shape[0] if param_p.ndim == 1 else -1
     W = attrs.shape[0] if attrs.ndim == 1 else -1

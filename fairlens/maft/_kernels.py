@@ -27,6 +27,7 @@ __all__ = [
     "table_insert",
     "key_insert",
     "key_insert1",
+    "pack_rows",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -479,3 +480,26 @@ def key_insert1(table, store, n_store, keys, index, is_new):  # pragma: no cover
                 break
             slot = (slot + 1) & mask
     return n_store
+
+
+@numba.njit(cache=True)
+def pack_rows(X, lo, mult, out):  # pragma: no cover
+    """Mixed-radix int64 key of each row of an integer grid, in one pass (no temporaries).
+
+    ``out[i] = sum_j int64(X[i, j] - lo[j]) * mult[j]`` -- the same integers as
+    ``((X - lo).astype(np.int64) @ mult)`` (the caller guarantees integer rows within the
+    bounds and a grid below 2^62 keys, so nothing truncates or overflows).
+
+    Parameters
+    ----------
+    X : float64 (n, d)
+    lo : float64 (d,)
+    mult : int64 (d,)
+    out : int64 (n, 1)
+        Output.
+    """
+    for i in range(X.shape[0]):
+        k = np.int64(0)
+        for j in range(X.shape[1]):
+            k += np.int64(X[i, j] - lo[j]) * mult[j]
+        out[i, 0] = k

@@ -204,7 +204,7 @@ class RowCodec:
     """
 
     def __init__(self, lo, hi, grid):
-        self.lo = np.asarray(lo, dtype=np.float64)
+        self.lo = np.ascontiguousarray(np.asarray(lo, dtype=np.float64).reshape(-1))
         self.d = self.lo.size
         span = np.asarray(hi, dtype=np.float64) - self.lo + 1.0
         self.packed = bool(grid) and float(np.prod(span)) < 2.0**62
@@ -220,7 +220,10 @@ class RowCodec:
         """``(n, k)`` int64 keys of the rows ``X``."""
         X = np.asarray(X, dtype=np.float64)
         if self.packed:
-            return ((X - self.lo).astype(np.int64) @ self.mult).reshape(-1, 1)
+            X = np.ascontiguousarray(X.reshape(-1, self.d))
+            out = np.empty((X.shape[0], 1), dtype=np.int64)
+            _kcall.pack_rows(X, self.lo, self.mult, out)  # = ((X - lo).astype(int64) @ mult)
+            return out
         return np.ascontiguousarray(X + 0.0).view(np.int64).reshape(-1, self.d)
 
     def rows(self, K):

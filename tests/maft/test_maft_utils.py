@@ -61,6 +61,10 @@ def test_keyset_equals_a_python_set_and_codec_round_trips():
         assert codec.packed == grid and codec.k == (1 if grid else 4)
         K = codec.keys(X)
         np.testing.assert_array_equal(codec.rows(K), X)
+        if grid:  # the numba packing against numpy's mixed-radix formula
+            mult = np.array([np.prod(hi[j + 1:] - lo[j + 1:] + 1) for j in range(4)], dtype=np.int64)
+            np.testing.assert_array_equal(K[:, 0], (X - lo).astype(np.int64) @ mult)
+            np.testing.assert_array_equal(codec.keys(X[::-3]), K[::-3])  # strided input
         ks = KeySet(codec.k, capacity=16)  # grows many times
         seen, first = {}, []
         for a in range(0, len(X), 777):
