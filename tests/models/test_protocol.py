@@ -143,7 +143,6 @@ def test_payload_ships_the_scorer_without_the_rows_and_scores_the_same(german, r
     import pickle
 
     from fairlens._parallel import Payload
-
     from fairlens.maft import MAFT
 
     rows = german.X[::37]
