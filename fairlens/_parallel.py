@@ -292,7 +292,7 @@ class Payload:
 
     def __getstate__(self):
         # what the workers receive: every model adapter (a Scorer, at the top level or one
-        # attribute down, e.g. a search's or a ShuffledModel's scorer) without its dataset's
+        # attribute down, e.g. a MAFT search's scorer) without its dataset's
         # rows (``Scorer._for_workers``); computed once per payload, read-only afterwards
         names = [k for k in self.__dict__ if k not in ("_nbytes", "_shipped")]
         if self._shipped is None or list(self._shipped) != names:
