@@ -14,6 +14,9 @@ and the peak traced memory of the lockstep run.
 share of the seeds, then of the walkers) and checks that the instances are identical to the
 sequential run.  ``--profile`` profiles the lockstep run with cProfile and prints where the time
 goes: the model calls, the row sets (hashing of explored and found rows) and the rest.
+``--set-share`` measures the row sets' share without a profiler: ``time.process_time`` around
+every row-set call (``KeySet`` construction and ``index``, ``RowCodec.keys``) in one more
+sequential run with BLAS at one thread, against that run's whole CPU time.
 ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
 with 20 seeds, 20 local tries per global instance and one global try per seed (SG explains
 each input with a LIME tree and Z3; its budget is kept small).
@@ -37,6 +40,39 @@ def _model(ds, random_state):
         return train_mlp(ds, random_state=random_state)
 
 
+def _set_share(search):
+    """One more sequential run with ``time.process_time`` around every row-set call."""
+    from threadpoolctl import threadpool_limits
+
+    from fairlens.maft import _utils
+
+    spent = [0.0]
+
+    def timed(fn):
+        def wrapper(*a, **k):
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[0] += time.process_time() - t
+        return wrapper
+
+    saved = {(cls, name): getattr(cls, name) for cls, name in
+             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.RowCodec, "keys"))}
+    try:
+        for (cls, name), fn in saved.items():
+            setattr(cls, name, timed(fn))
+        with threadpool_limits(1):
+            t = time.process_time()
+            search.run()
+            total = time.process_time() - t
+    finally:
+        for (cls, name), fn in saved.items():
+            setattr(cls, name, fn)
+    return (f"row sets (KeySet construction + index, RowCodec.keys): {spent[0]:.3f} s of {total:.3f} s CPU "
+            f"({100 * spent[0] / total:.1f}%), load average {os.getloadavg()[0]:.1f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", default="adult")
@@ -49,6 +85,8 @@ def main(argv=None):
     ap.add_argument("--grad-points", type=int, default=1000)
     ap.add_argument("--n-jobs", type=int, default=None, help="also run on this many workers")
     ap.add_argument("--profile", action="store_true", help="cProfile the lockstep run")
+    ap.add_argument("--set-share", action="store_true",
+                    help="CPU share of the row sets (process_time around every row-set call), no profiler")
     ap.add_argument("--sg-seeds", type=int, default=0, help="also run SG with this many seeds")
     args = ap.parse_args(argv)
 
@@ -98,6 +136,9 @@ def main(argv=None):
         for k, v in tot.items():
             print(f"  {k:<44} {v:7.2f} s  {100 * v / wall:5.1f}%")
         st.sort_stats("tottime").print_stats(8)
+
+    if args.set_share:
+        print(_set_share(search))
 
     def line(name, r):
         return (f"{name:<10} unique={r.n_instances:>8} (global {r.n_global}, local {r.n_local})  "

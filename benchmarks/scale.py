@@ -223,9 +223,15 @@ def main(args):
             # otherwise count in the CPU of the other runs
             with _backend(backend, args.dask_malloc_trim):
                 run(2)  # warm-up: worker start-up, imports and numba cache in the workers
+                idle = 0.0
+                if backend == "dask":  # the idle cluster's own CPU (heartbeats, monitors) per wall second
+                    wi, ci, _ = timed(lambda: time.sleep(2.0))
+                    idle = ci / wi
                 w2, c2, r2 = timed(lambda run=run: run(2))
             same = key(r2) == k1
             fb = note(r2)
+            if idle:
+                fb += f" [idle cluster: {idle:.3f} CPU s per wall s = {idle * w2:.2f} s of this run's CPU]"
             rows.append((name, backend, w1, w2, w1 / w2, c2 / c1, same, fb))
             print(f"  {backend}: n_jobs=2 {w2:.2f} s wall ({w1 / w2:.2f}x), {c2:.2f} s CPU "
                   f"({c2 / c1:.2f}x of n_jobs=1) | identical: {same} | {fb} | load {os.getloadavg()[0]:.2f}",

@@ -265,6 +265,7 @@ class Payload:
     def __init__(self, **objects):
         self.__dict__.update(objects)
         self._nbytes = None
+        self._shipped = None
 
     def nbytes(self):
         """Pickled size in bytes (computed once; 0 when unpicklable).
@@ -281,8 +282,7 @@ class Payload:
         """
         if self._nbytes is None:
             try:
-                self._nbytes = len(pickle.dumps({k: v for k, v in self.__dict__.items() if k != "_nbytes"},
-                                                protocol=pickle.HIGHEST_PROTOCOL))
+                self._nbytes = len(pickle.dumps(self.__getstate__(), protocol=pickle.HIGHEST_PROTOCOL))
             except Exception:  # unpicklable: only the sequential path can use it anyway
                 self._nbytes = 0
         return self._nbytes
@@ -291,12 +291,44 @@ class Payload:
         return object.__sizeof__(self) + self.nbytes()
 
     def __getstate__(self):
-        state = dict(self.__dict__)
+        # what the workers receive: every model adapter (a Scorer, at the top level or one
+        # attribute down, e.g. a MAFT search's scorer) without its dataset's
+        # rows (``Scorer._for_workers``); computed once per payload, read-only afterwards
+        names = [k for k in self.__dict__ if k not in ("_nbytes", "_shipped")]
+        if self._shipped is None or list(self._shipped) != names:
+            self._shipped = {k: _for_workers(v) for k, v in self.__dict__.items()
+                             if k not in ("_nbytes", "_shipped")}
+        state = dict(self._shipped)
         state["_nbytes"] = None
+        state["_shipped"] = None
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _for_workers(obj, depth=1):
+    """``obj`` as the workers need it: a :class:`fairlens.models.Scorer` without its dataset's
+    rows; a fairlens object holding one (``depth`` attributes down) as a shallow copy holding
+    the slim scorer; anything else as it is."""
+    from .models import Scorer
+
+    if isinstance(obj, Scorer):
+        return obj._for_workers()
+    if depth <= 0 or not type(obj).__module__.startswith("fairlens.") or not hasattr(obj, "__dict__"):
+        return obj
+    slim = {}
+    for k, v in vars(obj).items():
+        w = _for_workers(v, depth - 1)
+        if w is not v:
+            slim[k] = w
+    if not slim:
+        return obj
+    import copy
+
+    c = copy.copy(obj)
+    c.__dict__.update(slim)
+    return c
 
 
 def blas_limit(threads=1):
@@ -368,6 +400,30 @@ def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
         return 1, (f"sequential fall-back: about {float(work):,.0f} model rows = {float(work) / workers:,.0f} per "
                    f"worker for {workers} workers, below MIN_WORK_PER_WORKER={min_work:,.0f} (too small to gain)")
     return workers, f"parallel on {workers} workers (one share each)"
+
+
+def _dask_broadcast(payload):
+    """On joblib's dask backend: a configuration that sends ``payload`` to every worker before
+    the tasks start (``scatter=[payload]``, broadcast).  Left to itself joblib scatters a large
+    argument to ONE worker and relies on work stealing: the scheduler then queues every task on
+    that worker (data locality) and the second worker's share started 0.85 s late in a 2.5 s
+    MAFT call (``benchmarks/README.md``).  Elsewhere a null context."""
+    import contextlib
+
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend = get_active_backend()[0]
+    except Exception:  # pragma: no cover - joblib internals moved: keep joblib's default
+        return contextlib.nullcontext()
+    client = getattr(backend, "client", None)
+    if type(backend).__name__ != "DaskDistributedBackend" or client is None:
+        return contextlib.nullcontext()
+    import joblib
+
+    return joblib.parallel_config(backend="dask", client=client, scatter=[payload],
+                                  wait_for_workers_timeout=getattr(backend, "wait_for_workers_timeout", 10),
+                                  **dict(getattr(backend, "submit_kwargs", {}) or {}))
 
 
 def _run_group(func, payload, chunks):
@@ -456,9 +512,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # waits and merges with one BLAS thread while the workers run
     limit = blas_limit(1)
     limit.__enter__()
-    gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
-        joblib.delayed(_run_group)(func, payload, g) for g in groups
-    )
+    with _dask_broadcast(payload):
+        gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
+            joblib.delayed(_run_group)(func, payload, g) for g in groups
+        )
     try:
         for res in gen:
             out.extend(res)

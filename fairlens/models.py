@@ -657,6 +657,19 @@ class Scorer:
         """Old name of :attr:`favourable`."""
         return self.favourable
 
+    def _for_workers(self):
+        """A shallow copy to ship to parallel workers: ``data`` keeps its columns, types and
+        category tables but none of its rows (what :meth:`__call__` needs to decode rows for
+        a readable-frame model), so a payload no longer carries the whole table (about 10 MB
+        on census).  Used only by :class:`fairlens._parallel.Payload` when it is pickled; the
+        scores are the same (the rows of ``data`` are read only when the scorer is built)."""
+        import copy
+
+        c = copy.copy(self)
+        if self.data is not None and getattr(self.data, "n_samples", 0):
+            c.data = self.data.subset(np.empty(0, dtype=np.int64))
+        return c
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_fn", None)

@@ -158,6 +158,35 @@ def key_insert(table, store, n_store, keys, index, is_new):
     return _kernels.key_insert(table, store, n_store, keys, index, is_new)
 
 
+def key_insert1(table, store, n_store, keys, index, is_new):
+    m = keys.shape[0] if keys.ndim == 2 else -1
+    _check_kernel_args(
+        "key_insert1",
+        {"table": (table, _I, (None, 2)), "store": (store, _I, (None, 1)), "keys": (keys, _I, (None, 1)),
+         "index": (index, _I, (m,)), "is_new": (is_new, _B, (m,))},
+        out=("table", "store", "index", "is_new"),
+    )
+    S = table.shape[0]
+    n_store = int(n_store)
+    if S < 2 or S & (S - 1):
+        raise ValueError(f"key_insert1: table size must be a power of two, got {S}")
+    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
+        raise ValueError(f"key_insert1: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
+    if 2 * (n_store + m) > S:
+        raise ValueError(f"key_insert1: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    return _kernels.key_insert1(table, store, n_store, keys, index, is_new)
+
+
+def pack_rows(X, lo, mult, out):
+    n, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args(
+        "pack_rows",
+        {"X": (X, _F, (None, None)), "lo": (lo, _F, (d,)), "mult": (mult, _I, (d,)), "out": (out, _I, (n, 1))},
+        out=("out",),
+    )
+    return _kernels.pack_rows(X, lo, mult, out)
+
+
 def aequitas_update(param_p, dir_p, attrs, dirs, disc, change_p, change_d, step):
     d = param_p.shape[0] if param_p.ndim == 1 else -1
     W = attrs.shape[0] if attrs.ndim == 1 else -1

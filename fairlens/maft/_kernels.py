@@ -26,6 +26,8 @@ __all__ = [
     "local_perturb",
     "table_insert",
     "key_insert",
+    "key_insert1",
+    "pack_rows",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -424,3 +426,80 @@ def key_insert(table, store, n_store, keys, index, is_new):  # pragma: no cover
                 break
             slot = (slot + 1) & mask
     return n_store
+
+
+@numba.njit(cache=True)
+def key_insert1(table, store, n_store, keys, index, is_new):  # pragma: no cover
+    """Insert-or-find for single int64 keys, each key held in its own slot (one cache miss).
+
+    The slot table interleaves ``(key, position)``: a look-up reads the key beside its
+    position in one cache line, instead of a position in the table and then the key in
+    ``store`` (two misses, :func:`key_insert`).  Open addressing, linear probing.
+
+    Parameters
+    ----------
+    table : int64 (S, 2)
+        ``table[s] = (key, 1 + position in store)``, 0 for an empty slot (so a fresh table
+        is ``np.zeros``: the operating system's zeroed pages, no fill pass); ``S`` is a
+        power of two and the caller keeps the load factor below 1/2.
+    store : int64 (cap, 1)
+        Keys in insertion order (``store[:n_store]``); ``cap >= n_store + len(keys)``.
+    n_store : int
+    keys : int64 (m, 1)
+    index : int64 (m,)
+        Output: the position of each key in ``store`` (new or old).
+    is_new : bool (m,)
+        Output: True where the key was inserted by this call (its first occurrence).
+
+    Returns
+    -------
+    int
+        The new number of stored keys.
+    """
+    mask = table.shape[0] - 1
+    for i in range(keys.shape[0]):
+        key = keys[i, 0]
+        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        slot = np.int64(z & np.uint64(mask))
+        while True:
+            j = table[slot, 1] - 1
+            if j < 0:
+                store[n_store, 0] = key
+                table[slot, 0] = key
+                table[slot, 1] = n_store + 1
+                index[i] = n_store
+                is_new[i] = True
+                n_store += 1
+                break
+            if table[slot, 0] == key:
+                index[i] = j
+                is_new[i] = False
+                break
+            slot = (slot + 1) & mask
+    return n_store
+
+
+@numba.njit(cache=True)
+def pack_rows(X, lo, mult, out):  # pragma: no cover
+    """Mixed-radix int64 key of each row of an integer grid, in one pass (no temporaries).
+
+    ``out[i] = sum_j int64(X[i, j] - lo[j]) * mult[j]`` -- the same integers as
+    ``((X - lo).astype(np.int64) @ mult)`` (the caller guarantees integer rows within the
+    bounds and a grid below 2^62 keys, so nothing truncates or overflows).
+
+    Parameters
+    ----------
+    X : float64 (n, d)
+    lo : float64 (d,)
+    mult : int64 (d,)
+    out : int64 (n, 1)
+        Output.
+    """
+    for i in range(X.shape[0]):
+        k = np.int64(0)
+        for j in range(X.shape[1]):
+            k += np.int64(X[i, j] - lo[j]) * mult[j]
+        out[i, 0] = k

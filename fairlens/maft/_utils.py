@@ -133,8 +133,20 @@ class KeySet:
         self.k = int(k)
         cap = max(16, int(capacity))
         self._store = np.empty((cap, self.k), dtype=np.int64)
-        self._table = np.full(_pow2(2 * cap), -1, dtype=np.int64)
+        self._table = self._new_table(_pow2(2 * cap))
         self.n = 0
+
+    def _new_table(self, size):
+        # one int64 key: the key sits beside 1 + its position in the slot (one cache miss per
+        # look-up; 0 = empty, so the table is fresh zeroed pages, no fill pass); wider keys:
+        # the slot holds the position (-1 = empty), the key stays in the store
+        if self.k == 1:
+            return np.zeros((size, 2), dtype=np.int64)
+        return np.full(size, -1, dtype=np.int64)
+
+    def _insert(self, n_store, keys, pos, new):
+        kernel = _kcall.key_insert1 if self.k == 1 else _kcall.key_insert
+        return int(kernel(self._table, self._store, n_store, keys, pos, new))
 
     def __len__(self):
         return self.n
@@ -151,12 +163,11 @@ class KeySet:
         store = np.empty((cap, self.k), dtype=np.int64)
         store[: self.n] = self._store[: self.n]
         self._store = store
-        self._table = np.full(_pow2(2 * cap), -1, dtype=np.int64)
+        self._table = self._new_table(_pow2(2 * cap))
         n, self.n = self.n, 0
         if n:
             old = np.ascontiguousarray(store[:n])
-            self.n = int(_kcall.key_insert(self._table, self._store, 0, old, np.empty(n, np.int64),
-                                           np.empty(n, np.bool_)))
+            self.n = self._insert(0, old, np.empty(n, np.int64), np.empty(n, np.bool_))
 
     def index(self, keys):
         """Insert ``keys`` (``(m, k)`` int64); returns ``(position, is_new)``."""
@@ -168,7 +179,7 @@ class KeySet:
             self._grow(self.n + m)
         pos = np.empty(m, dtype=np.int64)
         new = np.empty(m, dtype=np.bool_)
-        self.n = int(_kcall.key_insert(self._table, self._store, self.n, keys, pos, new))
+        self.n = self._insert(self.n, keys, pos, new)
         return pos, new
 
     def add(self, keys):
@@ -193,7 +204,7 @@ class RowCodec:
     """
 
     def __init__(self, lo, hi, grid):
-        self.lo = np.asarray(lo, dtype=np.float64)
+        self.lo = np.ascontiguousarray(np.asarray(lo, dtype=np.float64).reshape(-1))
         self.d = self.lo.size
         span = np.asarray(hi, dtype=np.float64) - self.lo + 1.0
         self.packed = bool(grid) and float(np.prod(span)) < 2.0**62
@@ -209,7 +220,10 @@ class RowCodec:
         """``(n, k)`` int64 keys of the rows ``X``."""
         X = np.asarray(X, dtype=np.float64)
         if self.packed:
-            return ((X - self.lo).astype(np.int64) @ self.mult).reshape(-1, 1)
+            X = np.ascontiguousarray(X.reshape(-1, self.d))
+            out = np.empty((X.shape[0], 1), dtype=np.int64)
+            _kcall.pack_rows(X, self.lo, self.mult, out)  # = ((X - lo).astype(int64) @ mult)
+            return out
         return np.ascontiguousarray(X + 0.0).view(np.int64).reshape(-1, self.d)
 
     def rows(self, K):

@@ -61,6 +61,10 @@ def test_keyset_equals_a_python_set_and_codec_round_trips():
         assert codec.packed == grid and codec.k == (1 if grid else 4)
         K = codec.keys(X)
         np.testing.assert_array_equal(codec.rows(K), X)
+        if grid:  # the numba packing against numpy's mixed-radix formula
+            mult = np.array([np.prod(hi[j + 1:] - lo[j + 1:] + 1) for j in range(4)], dtype=np.int64)
+            np.testing.assert_array_equal(K[:, 0], (X - lo).astype(np.int64) @ mult)
+            np.testing.assert_array_equal(codec.keys(X[::-3]), K[::-3])  # strided input
         ks = KeySet(codec.k, capacity=16)  # grows many times
         seen, first = {}, []
         for a in range(0, len(X), 777):
@@ -78,6 +82,27 @@ def test_keyset_equals_a_python_set_and_codec_round_trips():
     # -0.0 and 0.0 are one row off the grid too
     codec = RowCodec(lo, hi, False)
     assert KeySet(4).add(codec.keys(np.array([[0.0, 0, 1, 0], [-0.0, 0, 1, 0]]))).tolist() == [True, False]
+
+
+def test_keyset_single_key_slots_hold_any_int64():
+    """The one-slot table of single int64 keys (key beside 1 + position, 0 = empty) against a
+    Python dict: zero, -1, the int64 extremes and many colliding keys (same low bits)."""
+    from fairlens.maft._utils import KeySet
+
+    i64 = np.iinfo(np.int64)
+    rng = np.random.default_rng(5)
+    special = np.array([0, -1, 0, i64.min, i64.max, -1, 1, i64.min], dtype=np.int64)
+    colliding = (rng.integers(0, 50, 3000) << 40).astype(np.int64)  # equal low 40 bits
+    K = np.concatenate([special, colliding, rng.integers(i64.min, i64.max, 3000, dtype=np.int64), special])
+    ks = KeySet(1, capacity=16)
+    seen = {}
+    for a in range(0, len(K), 333):
+        pos, new = ks.index(K[a:a + 333, None])
+        for i, k in enumerate(K[a:a + 333].tolist()):
+            assert new[i] == (k not in seen)
+            seen.setdefault(k, len(seen))
+            assert pos[i] == seen[k]
+    assert ks.keys[:, 0].tolist() == list(seen)
 
 
 def test_mlp_replay_is_bitwise_and_refuses_what_it_cannot_replay(toy, toy_mlp):

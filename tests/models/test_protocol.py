@@ -135,6 +135,33 @@ def test_scorer_pickles(german, readable_pipe):
     np.testing.assert_array_equal(s2(german.X[:7]), s(german.X[:7]))
 
 
+def test_payload_ships_the_scorer_without_the_rows_and_scores_the_same(german, readable_pipe):
+    """A parallel payload carries every scorer (top level, or one attribute down as in a MAFT
+    search or a ShuffledModel) without its dataset's rows, and the shipped scorer gives the
+    same scores bit for bit -- also a readable-frame pipeline, which decodes every row through
+    the dataset's category tables and column dtypes; readable DataFrame input still works."""
+    import pickle
+
+    from fairlens._parallel import Payload
+    from fairlens.maft import MAFT
+
+    rows = german.X[::37]
+    for model in (readable_pipe, LogisticRegression(max_iter=2000).fit(german.X, german.y)):
+        s = as_scorer(model, german)
+        h = MAFT(s, german, protected=["sex"], n_seeds=5, n_local=5, random_state=0)
+        h.tag = "kept"
+        p = Payload(scorer=s, holder=h._shippable(), rows=rows)  # as the MAFT engine ships it
+        q = pickle.loads(pickle.dumps(p))
+        for shipped in (q.scorer, q.holder.scorer):
+            assert shipped.data.n_samples == 0 and shipped.data.feature_names == german.feature_names
+            assert shipped.input_kind == s.input_kind
+            np.testing.assert_array_equal(shipped(rows), s(rows))
+            np.testing.assert_array_equal(shipped(german.frame[german.feature_names].iloc[:9]), s(german.X[:9]))
+        assert q.holder.tag == "kept" and h.scorer.data is german and s.data is german  # the caller's objects untouched
+        np.testing.assert_array_equal(q.rows, rows)
+        assert p.nbytes() < len(pickle.dumps(german)) / 4
+
+
 def test_bad_arguments_are_named(german, readable_pipe):
     with pytest.raises(ValueError, match="input must be one of"):
         as_scorer(readable_pipe, german, input="frame")

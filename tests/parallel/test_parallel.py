@@ -39,6 +39,32 @@ def test_same_answer_on_dask_localcluster(dask_client):
     np.testing.assert_array_equal(got, _reference(3, n, size))
 
 
+def _where(payload, chunk):
+    from distributed import get_worker
+
+    return get_worker().address, float(payload.big.sum())
+
+
+def test_dask_payload_is_broadcast_to_every_worker_before_the_tasks(dask_client):
+    """On dask the payload goes to EVERY worker up front (joblib alone scatters it to one worker,
+    so the scheduler queues the tasks there and the other worker's share starts late)."""
+    import joblib
+    from joblib.parallel import get_active_backend
+
+    from fairlens._parallel import _dask_broadcast
+
+    p = Payload(big=np.ones(50_000))
+    workers = set(dask_client.scheduler_info()["workers"])
+    with joblib.parallel_config(backend="dask"):
+        with _dask_broadcast(p):
+            backend = get_active_backend()[0]
+            future = backend.data_futures[id(p)]
+            assert set(dask_client.who_has([future])[future.key]) == workers
+        out = run_chunks(_where, p, [(0,), (1,)], n_jobs=2)
+    assert [v for _, v in out] == [50_000.0, 50_000.0]
+    assert _dask_broadcast(p).__class__.__name__ == "nullcontext"  # outside dask: joblib's default
+
+
 def test_payload_reports_its_pickled_size_so_dask_scatters_it():
     import sys
 
