@@ -137,15 +137,14 @@ def test_summary_stop_keeps_budgets_done(setup):
     rf, X, y, names = setup
     w = _w(rf, X, y, budget=1, max_budget=3)
     first = threading.Event()
+    clicked = threading.Event()
     w.progress.observe(lambda ch: first.set() if ch["new"] >= 1 else None, names="value")
     orig = w._result_for
 
     def slow(b):
-        if b >= 2:
+        if b >= 2:  # budget 2 is still running when Stop is clicked, however loaded the machine
             first.wait(60)
-            import time
-
-            time.sleep(0.5)
+            clicked.wait(600)
         return orig(b)
 
     w._result_for = slow
@@ -154,6 +153,7 @@ def test_summary_stop_keeps_budgets_done(setup):
     assert first.wait(600)
     w.controls["stop"].click()
     assert "stopping" in w.status_html.value
+    clicked.set()
     w.wait(600)
     assert "stopped" in w.status_html.value
     assert w.summary_frame is not None and 1 <= len(w.summary_frame) < 3
