@@ -317,7 +317,7 @@ class BoostedModel:
         Parameters
         ----------
         tol : float, optional
-            Half-width of the ambiguous zone of the replay (default :attr:`tol`).
+            Half-width of the ambiguous zone of the replay (default: the model's ``tol`` attribute).
         tol_b : float, optional
             Tolerance of the bounds (default ``tol + acc_err``).
 
