@@ -89,6 +89,7 @@ def relevant_values(feature, threshold, n_features):
     chunks = []
     for f in range(n_features):
         thr = np.asarray(threshold[feature == f], dtype=np.float64)
+        thr = thr[np.isfinite(thr)]  # a NaN-only split (scikit-learn: +inf) separates no finite values
         if thr.size == 0:
             ptr[f + 1] = ptr[f]
             continue
@@ -231,6 +232,56 @@ class FlatForest:
         self.missing_left = np.ascontiguousarray(self.missing_left, dtype=bool)
         if self.missing_left.shape != (n_nodes,):
             raise ValueError(f"FlatForest.missing_left must have shape ({n_nodes},); got {self.missing_left.shape}.")
+
+    def nan_coded(self, offer=None):
+        """This forest with NaN as one more attack value (see :mod:`fairlens.certify._nancode`).
+
+        Parameters
+        ----------
+        offer : ndarray of bool, shape (n_features,), optional
+            Features into which the attacker may write NaN (default: every feature a node tests).
+
+        Returns
+        -------
+        FlatForest
+            The coded forest: NaN is written ``-inf`` in its inputs, every node where NaN goes
+            right has a new parent at threshold ``-inf``, and ``-inf`` is the first relevant
+            value of every feature a node tests. Its verdicts on coded inputs are the
+            library's verdicts with NaN.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> fc = flatten_forest(tree).nan_coded()
+        >>> Xq = np.array([[0.0, np.nan], [np.nan, 1.0], [np.nan, np.nan]])
+        >>> from fairlens.certify import _kernels
+        >>> p = _kernels.soft_proba(fc.trees(), np.where(np.isnan(Xq), -np.inf, Xq))
+        >>> bool((p == tree.predict_proba(Xq)).all())
+        True
+        """
+        import dataclasses
+
+        from ._nancode import code_nodes, code_values
+
+        c = code_nodes(self.feature, self.threshold, self.left, self.right, self.roots, self.missing_left)
+        old, m = c["old"], c["n_nodes"]
+        leaf_class = np.full(m, -1, dtype=self.leaf_class.dtype)
+        leaf_class[old] = self.leaf_class
+        leaf_proba = np.zeros((m, self.n_classes), dtype=np.float64)
+        leaf_proba[old] = self.leaf_proba
+        tested = np.zeros(self.n_features, bool)
+        tested[self.feature[self.feature >= 0]] = True
+        if offer is not None:
+            tested &= np.asarray(offer, bool)
+        ptr, values = code_values(self.values_ptr, self.values, tested)
+        return dataclasses.replace(self, feature=c["feature"], threshold=c["threshold"], left=c["left"],
+                                   right=c["right"], roots=c["roots"], leaf_class=leaf_class,
+                                   leaf_proba=leaf_proba, tmax=self.tmax, missing_left=c["missing_left"],
+                                   values_ptr=ptr, values=values)
 
     def trees(self, vote=None):
         """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group.
