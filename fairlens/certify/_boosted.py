@@ -807,7 +807,7 @@ class NanCodedBoosted(BoostedModel):
         self.values_ptr, self.values = code_values(ptr, vals, self.offer)
 
     def round_X(self, X64):
-        Xr = super().round_X(X64)
+        Xr = np.array(super().round_X(X64), dtype=np.float64, order="C", copy=True)  # never the caller's array
         Xr[np.isnan(Xr)] = -np.inf
         return Xr
 

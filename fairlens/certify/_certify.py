@@ -887,6 +887,10 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
 def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
+    The sets are the paper's finite ones: they match ``certify(..., missing=False)`` (an
+    attacker writing finite values only); with missing values in the threat model (``certify``'s
+    default ``missing="auto"``) NaN can reach further trees, which these sets do not show.
+
     Parameters
     ----------
     model : fitted tree ensemble

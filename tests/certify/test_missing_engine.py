@@ -169,3 +169,27 @@ def test_missing_false_is_the_finite_certificate_on_finite_rows():
     on = certify(model, Q, yq, budget=1)
     assert on.accuracy_exact <= a.accuracy_exact
     assert not np.any(np.isin(on.status, ROBUST) & ~np.isin(a.status, ROBUST))
+
+
+def _boosted_models(Xn, y):
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    return {"hgb": HistGradientBoostingClassifier(max_iter=6, max_depth=2, random_state=0).fit(Xn, y),
+            "xgb": xgb.XGBClassifier(n_estimators=6, max_depth=2, random_state=0, n_jobs=1).fit(Xn, y),
+            "lgb": lgb.LGBMClassifier(n_estimators=6, num_leaves=4, random_state=0, n_jobs=1, verbose=-1).fit(Xn, y)}
+
+
+def test_nan_coded_boosted_replay_equals_the_library_and_x_is_not_changed():
+    """The coded model (NaN = -inf) replays each library's raw scores on rows with NaN, and neither
+    it nor certify writes into the caller's X."""
+    from fairlens.certify import flatten_boosted
+
+    X, Xn, y = _data(11)
+    for name, model in _boosted_models(Xn[:200], y[:200]).items():
+        Q = Xn[200:260].copy()
+        keep = Q.copy()
+        bm = flatten_boosted(model).nan_coded()
+        np.testing.assert_allclose(bm.replay_scores(Q), bm.library_scores(Q), rtol=1e-5, atol=1e-5, err_msg=name)
+        res = certify(model, Q, y[200:260], budget=1)
+        np.testing.assert_array_equal(Q, keep)
+        _check(model, res, Q, y[200:260], 1)
