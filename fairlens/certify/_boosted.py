@@ -555,7 +555,12 @@ class BoostedModel:
         base = self
         if isinstance(self, NanCodedBoosted):
             raise ValueError("internal: the model is NaN-coded already.")
-        c = code_nodes(base.feature, base.threshold, base.left, base.right, base.roots, missing_left)
+        ml = np.asarray(missing_left, bool)
+        if offer is not None and missing_value != missing_value:
+            # NaN never reaches the features not offered: their nodes stay as they are
+            off = ~np.append(np.asarray(offer, bool), False)
+            ml = ml | off[np.where(base.feature >= 0, base.feature, -1)]
+        c = code_nodes(base.feature, base.threshold, base.left, base.right, base.roots, ml)
         value = np.zeros(c["n_nodes"], np.float64)
         value[c["old"]] = base.value
         kw = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init}

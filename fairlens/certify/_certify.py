@@ -129,6 +129,10 @@ def _run_forest(ff, X, y, budget, p):
     Xc = encode_rows(Xr)
 
     def run(rows, offer, time_limit):
+        if offer is not None and not offer.any():  # finite rows, finite attacker: the forest itself
+            return _certify_forest(ff, budget, X64[rows], np.ascontiguousarray(Xr[rows]), yi[rows],
+                                   np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
+                                   p["n_jobs"], time_limit)
         return _certify_forest(ff.nan_coded(offer), budget, X64[rows], np.ascontiguousarray(Xc[rows]), yi[rows],
                                np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
                                p["n_jobs"], time_limit)
@@ -217,7 +221,12 @@ def _run_boosted(bm, X, y, budget, p):
         bm.encode_y(y, n_rows=X64.shape[0])  # the clear error
 
     def run(rows, offer, time_limit):
-        bmc = bm if isinstance(bm, NanCodedBoosted) else bm.nan_coded(offer)
+        if isinstance(bm, NanCodedBoosted) or bm.missing_value == bm.missing_value:
+            bmc = bm if isinstance(bm, NanCodedBoosted) else bm.nan_coded()
+        elif offer is not None and not offer.any():  # finite rows, finite attacker: the model itself
+            bmc = bm
+        else:
+            bmc = bm.nan_coded(offer)
         Xg = X64[rows]
         if bm.feature_names_in is not None:
             Xg = pd.DataFrame(Xg, columns=list(bm.feature_names_in))
@@ -884,12 +893,14 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     return pd.concat(frames, ignore_index=True)
 
 
-def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
+def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, missing=False, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
-    The sets are the paper's finite ones: they match ``certify(..., missing=False)`` (an
-    attacker writing finite values only); with missing values in the threat model (``certify``'s
-    default ``missing="auto"``) NaN can reach further trees, which these sets do not show.
+    By default (``missing=False``) the sets are the paper's finite ones and match
+    ``certify(..., missing=False)``: an attacker writing finite values only. With
+    ``missing="auto"``/``True`` (``certify``'s default threat model) they are the sets of the
+    NaN-coded model that ``certify`` uses: NaN is the smallest value of every feature, so
+    ``S_f^-`` also holds every tree that blanking ``f`` moves.
 
     Parameters
     ----------
@@ -905,6 +916,9 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
         As in :func:`certify` (hard vote only).
     vote : {"soft", "hard"}, optional
         As in :func:`certify` (forests only).
+    missing : {False, "auto", True}, default=False
+        The threat model, as in :func:`certify` (default: finite values, the paper's sets). An
+        ``x`` containing NaN is accepted wherever the model's ``predict`` accepts NaN.
     **kwargs
         Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
         any other keyword is a ``TypeError``.
@@ -933,11 +947,28 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     """
     t0 = time.perf_counter()
     model = take_model("instance_covers", model, kwargs)
-    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class), caller="instance_covers")
+    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class, missing=missing),
+                                caller="instance_covers")
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
+    on, nan_rows = resolve_missing(p["missing"], model, flat)
+    if on or nan_rows:
+        from ._boosted import NanCodedBoosted
+
+        if not (isinstance(flat, NanCodedBoosted) or getattr(flat, "nan_code", False)):
+            offer = None
+            if not on:  # only the instance's own blank features (writing NaN there changes nothing)
+                xa = x.to_numpy() if hasattr(x, "to_numpy") else x
+                try:
+                    offer = np.isnan(np.asarray(xa, dtype=np.float64)).reshape(-1)
+                except (TypeError, ValueError):
+                    offer = None  # one_instance names the bad x
+                if offer is not None and offer.shape != (flat.n_features,):
+                    offer = None
+            if on or (offer is not None and offer.any()):
+                flat = flat.nan_coded(offer)
     cov = _engine(flat).covers(flat, x, y, budget)
-    cov.params = {"budget": cov.budget, "vote": cov.vote}
+    cov.params = {"budget": cov.budget, "vote": cov.vote, "missing": p["missing"], "nan_attack": bool(on)}
     cov.elapsed = time.perf_counter() - t0
     return cov
 

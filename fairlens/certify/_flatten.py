@@ -169,7 +169,10 @@ class FlatForest:
     missing_left : ndarray of bool, shape (n_nodes,), optional
         Where a missing value (NaN) goes at every node: scikit-learn's
         ``tree_.missing_go_to_left`` (False if not given). Recorded for the
-        kernels' one tree walk; inputs are required finite today.
+        kernels' one tree walk.
+    nan_code : bool, default=False
+        True for the NaN-coded forest of :meth:`nan_coded` (its :meth:`check_X` accepts NaN and
+        writes it as ``-inf``).
 
     Raises
     ------
@@ -208,6 +211,7 @@ class FlatForest:
     feature_names_in: np.ndarray | None = field(default=None, repr=False)
     soft_allowed: bool = True
     missing_left: np.ndarray | None = field(default=None, repr=False)
+    nan_code: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         if self.vote not in VOTES:
@@ -267,7 +271,13 @@ class FlatForest:
 
         from ._nancode import code_nodes, code_values
 
-        c = code_nodes(self.feature, self.threshold, self.left, self.right, self.roots, self.missing_left)
+        if self.nan_code:
+            raise ValueError("internal: the forest is NaN-coded already.")
+        ml = self.missing_left
+        if offer is not None:  # NaN never reaches the other features: their nodes stay as they are
+            off = ~np.append(np.asarray(offer, bool), False)
+            ml = ml | off[np.where(self.feature >= 0, self.feature, -1)]
+        c = code_nodes(self.feature, self.threshold, self.left, self.right, self.roots, ml)
         old, m = c["old"], c["n_nodes"]
         leaf_class = np.full(m, -1, dtype=self.leaf_class.dtype)
         leaf_class[old] = self.leaf_class
@@ -281,7 +291,7 @@ class FlatForest:
         return dataclasses.replace(self, feature=c["feature"], threshold=c["threshold"], left=c["left"],
                                    right=c["right"], roots=c["roots"], leaf_class=leaf_class,
                                    leaf_proba=leaf_proba, tmax=self.tmax, missing_left=c["missing_left"],
-                                   values_ptr=ptr, values=values)
+                                   values_ptr=ptr, values=values, nan_code=True)
 
     def trees(self, vote=None):
         """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group.
@@ -490,7 +500,12 @@ class FlatForest:
         >>> X64.tolist(), Xr.tolist() == [[float(np.float32(0.1)), float(np.float32(0.2))]]
         ([[0.1, 0.2]], True)
         """
-        return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        if not self.nan_code:
+            return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        from ._nancode import encode_rows
+
+        X64, Xr = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in, allow_nan=True)
+        return X64, encode_rows(Xr)  # the NaN-coded forest reads NaN as -inf
 
     def predict_trees(self, X):
         """Class index voted by every tree, shape (n_samples, n_trees).

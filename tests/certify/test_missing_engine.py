@@ -193,3 +193,26 @@ def test_nan_coded_boosted_replay_equals_the_library_and_x_is_not_changed():
         res = certify(model, Q, y[200:260], budget=1)
         np.testing.assert_array_equal(Q, keep)
         _check(model, res, Q, y[200:260], 1)
+
+
+@pytest.mark.parametrize("kind", ["forest", "hgb"])
+def test_instance_covers_with_missing_match_certify(kind):
+    """instance_covers(missing="auto") gives the covers certify uses by default (FLB sums equal to the
+    FLB kernel's), its default (missing=False) the finite ones; x with NaN is accepted."""
+    from fairlens.certify import instance_covers
+
+    X, Xn, y = _data(12)
+    if kind == "forest":
+        model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(Xn[:200], y[:200])
+    else:
+        model = HistGradientBoostingClassifier(max_iter=6, max_depth=2, random_state=0).fit(Xn[:200], y[:200])
+    Q, yq = Xn[200:215], y[200:215]
+    for missing in (False, "auto"):
+        res = certify(model, Q, yq, budget=1, method="flb", missing=missing)
+        for i in range(len(yq)):
+            ic = instance_covers(model, Q[i], yq[i], budget=1, missing=missing)
+            assert ic.params["nan_attack"] is (missing == "auto")
+            if res.status[i] == "misclassified":
+                continue
+            c = 1 - int(np.searchsorted(model.classes_, yq[i]))
+            assert ic.flb[c][0] - ic.delta[c] == pytest.approx(res.flb_sum[i] - res.delta[i], abs=1e-9)
