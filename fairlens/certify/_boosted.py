@@ -121,17 +121,26 @@ def is_boosted(model):
 # ---------------------------------------------------------------------------------------------
 # flat representation
 # ---------------------------------------------------------------------------------------------
+#: LightGBM reads every ``x >= 1e300`` (even inf) as 1e300 and dumps a split that parts NaN from
+#: every finite value at threshold 1e300: thresholds from here up separate no input LightGBM reads.
+LGB_BIG = 1e300
+
+
 def relevant_values64(feature, threshold, n_features):
     """Relevant attack values for ``x <= threshold`` on float64 inputs (LightGBM, HGB).
 
     For feature ``f`` the sorted distinct thresholds ``t_1 < ... < t_k`` and the
     next float64 above ``t_k``: ``t_j`` is the largest number of the interval
     ``(t_{j-1}, t_j]``, so each interval has exactly one representative.
+    Non-finite thresholds and thresholds ``>= 1e300`` (splits of NaN from every finite
+    value: scikit-learn's ``inf``, LightGBM's ``1e300``, which every finite input reaches the
+    left side of) are left out, so every value is finite and read by the library as itself.
     """
     ptr = np.zeros(n_features + 1, dtype=np.int64)
     chunks = []
     for f in range(n_features):
         thr = np.asarray(threshold[feature == f], dtype=np.float64)
+        thr = thr[np.isfinite(thr) & (thr < LGB_BIG)]  # NaN-only splits separate no finite values
         if thr.size == 0:
             ptr[f + 1] = ptr[f]
             continue
@@ -237,6 +246,7 @@ class BoostedModel:
     values_ptr: np.ndarray = field(default=None, repr=False)
     values: np.ndarray = field(default=None, repr=False)
     vote: str = "additive"
+    missing_value: float = float("nan")
 
     def __post_init__(self):
         n_trees = self.roots.shape[0]
@@ -435,22 +445,29 @@ class BoostedModel:
         >>> bool(Xr[0, 0] == np.float32(0.1)), bool(Xr[0, 0] == 0.1)
         (True, False)
         """
+        mv = self.missing_value
+        if mv == mv:  # XGBoost's missing=v: every v (compared in float32) is read as missing
+            X64 = np.where(np.asarray(X64, np.float64).astype(np.float32) == np.float32(mv), np.nan, X64)
         if self.f32_input:
             return np.ascontiguousarray(X64.astype(np.float32).astype(np.float64))
         if self.library.startswith("lightgbm"):
-            return np.ascontiguousarray(np.where(np.abs(X64) <= LGB_ZERO, 0.0, X64), dtype=np.float64)
+            # LightGBM reads |x| <= 1e-35f as 0 and clamps |x| >= 1e300 to +-1e300 (NaN kept)
+            Xl = np.clip(np.where(np.abs(X64) <= LGB_ZERO, 0.0, X64), -LGB_BIG, LGB_BIG)
+            return np.ascontiguousarray(Xl, dtype=np.float64)
         return np.ascontiguousarray(X64, dtype=np.float64)
 
-    def check_X(self, X, name="X"):
+    def check_X(self, X, name="X", allow_nan=None):
         """``(X64, Xr)``: validated float64 input (DataFrames aligned by column name) and its
         library-rounded copy.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Instances; no NaN or inf.
+            Instances; no inf; NaN only with ``allow_nan`` (missing values).
         name : str, default="X"
             Name used in error messages.
+        allow_nan : bool, optional
+            Keep NaN (default: only for the NaN-coded model, :class:`NanCodedBoosted`).
 
         Returns
         -------
@@ -484,8 +501,78 @@ class BoostedModel:
             # (``feature_names_in_`` too) and its own predict reads columns by position; align the
             # caller's frame by name under that same renaming, so "mean radius" finds "mean_radius".
             X = X.rename(columns=lambda c: str(c).replace(" ", "_"))
-        X64, _ = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        X64, _ = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in,
+                         allow_nan=self._allow_nan if allow_nan is None else bool(allow_nan))
         return X64, self.round_X(X64)
+
+    #: Whether :meth:`check_X` keeps NaN (the NaN-coded model, :class:`NanCodedBoosted`).
+    _allow_nan = False
+
+    def nan_coded(self, offer=None, missing_left=None, missing_value=float("nan")):
+        """This model with NaN as one more attack value (see :mod:`fairlens.certify._nancode`).
+
+        Parameters
+        ----------
+        offer : ndarray of bool, shape (n_features,), optional
+            Features into which the attacker may write NaN (default: every feature a node tests).
+        missing_left : ndarray of bool, shape (n_nodes,), optional
+            Where NaN goes at every node (default: the library's own routing,
+            :func:`fairlens.certify._missing.missing_routing`, or ``default_left`` without a
+            library model).
+        missing_value : float, default=nan
+            A finite value the library also reads as missing (default: this model's
+            ``missing_value``, XGBoost's ``missing`` parameter); it is written as the NaN code and
+            never offered as a finite value.
+
+        Returns
+        -------
+        NanCodedBoosted
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.ensemble import HistGradientBoostingClassifier
+        >>> from fairlens.certify import flatten_boosted
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+        >>> X[rng.random(X.shape) < 0.2] = np.nan
+        >>> hgb = HistGradientBoostingClassifier(max_iter=5, max_depth=2, random_state=0).fit(X, y)
+        >>> bm = flatten_boosted(hgb).nan_coded()
+        >>> bool(np.allclose(bm.replay_scores(X)[:, 1], hgb.decision_function(X)))
+        True
+        """
+        import dataclasses
+
+        from ._nancode import code_nodes
+
+        missing_value = self.missing_value if missing_value != missing_value else missing_value
+        if missing_left is None:
+            missing_left = self.default_left
+            if self.model is not None:
+                from ._missing import missing_routing
+
+                r = missing_routing(self.model)
+                if not np.array_equal(r.feature, self.feature):
+                    raise RuntimeError("internal: the missing-value routing is not aligned with the flat model.")
+                missing_left, missing_value = r.missing_left, r.missing_value
+        base = self
+        if isinstance(self, NanCodedBoosted):
+            raise ValueError("internal: the model is NaN-coded already.")
+        ml = np.asarray(missing_left, bool)
+        if offer is not None and missing_value != missing_value:
+            # NaN never reaches the features not offered: their nodes stay as they are
+            off = ~np.append(np.asarray(offer, bool), False)
+            ml = ml | off[np.where(base.feature >= 0, base.feature, -1)]
+        c = code_nodes(base.feature, base.threshold, base.left, base.right, base.roots, ml)
+        value = np.zeros(c["n_nodes"], np.float64)
+        value[c["old"]] = base.value
+        kw = {f.name: getattr(base, f.name) for f in dataclasses.fields(base) if f.init}
+        kw.update(feature=c["feature"], threshold=c["threshold"], left=c["left"], right=c["right"], value=value,
+                  default_left=c["missing_left"], roots=c["roots"], missing_value=float(missing_value))
+        tested = np.zeros(self.n_features, bool)
+        tested[self.feature[self.feature >= 0]] = True
+        offer = tested if offer is None else (tested & np.asarray(offer, bool))
+        return NanCodedBoosted(**kw, offer=offer)
 
     def replay_scores(self, X):
         """Raw scores (n, n_classes) replayed from the flat arrays (binary: ``[0, margin]``).
@@ -686,6 +773,62 @@ class BoostedModel:
         return self.classes_[self.library_predict_index(X64)]
 
     _objective: str = ""
+
+
+@dataclass
+class NanCodedBoosted(BoostedModel):
+    """A :class:`BoostedModel` whose inputs write NaN (and XGBoost's ``missing`` value) as the NaN
+    code ``-inf`` (see :mod:`fairlens.certify._nancode`; built by :meth:`BoostedModel.nan_coded`).
+
+    Its node arrays are the coded ones; ``-inf`` is the first relevant value of the features in
+    ``offer``; :meth:`round_X` codes the inputs; the library calls decode them (``-inf`` -> NaN),
+    so every witness is replayed and checked with the library's own ``predict`` on NaN.
+    """
+
+    offer: np.ndarray = field(default=None, repr=False)
+    _allow_nan = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        from ._nancode import code_values
+
+        ptr, vals = self.values_ptr, self.values
+        mv = self.missing_value
+        if mv == mv:  # a finite value read as missing is never a finite candidate
+            keep, out_ptr = [], np.zeros_like(ptr)
+            for f in range(ptr.shape[0] - 1):
+                v = vals[ptr[f]:ptr[f + 1]].copy()
+                hit = (v.astype(np.float32) == np.float32(mv)) if self.f32_input else (v == mv)
+                step = (lambda a, d: float(np.nextafter(np.float32(a), np.float32(d)))) if self.f32_input else \
+                    (lambda a, d: float(np.nextafter(a, d)))
+                for k in np.flatnonzero(hit):
+                    lo = v[k - 1] if k > 0 else -np.inf
+                    below = step(v[k], -np.inf)
+                    if k == v.size - 1:  # the top value stands for (t_max, inf): go up
+                        v[k] = step(v[k], np.inf)
+                    else:  # v[k] is the threshold: another value of (lo, v[k]], else the interval is {v}
+                        v[k] = below if below > lo else np.nan
+                v = v[~np.isnan(v)]
+                keep.append(v)
+                out_ptr[f + 1] = out_ptr[f] + v.size
+            ptr, vals = out_ptr, (np.concatenate(keep) if keep else vals[:0])
+        self.values_ptr, self.values = code_values(ptr, vals, self.offer)
+
+    def round_X(self, X64):
+        Xr = np.array(super().round_X(X64), dtype=np.float64, order="C", copy=True)  # never the caller's array
+        Xr[np.isnan(Xr)] = -np.inf
+        return Xr
+
+    def _decoded(self, X64):
+        X64 = np.array(X64, dtype=np.float64, copy=True)
+        X64[X64 == -np.inf] = np.nan
+        return X64
+
+    def library_predict_index(self, X64):
+        return super().library_predict_index(self._decoded(X64))
+
+    def library_scores(self, X64):
+        return super().library_scores(self._decoded(X64))
 
 
 def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, source, library, model,
@@ -1117,7 +1260,11 @@ def flatten_boosted(model):
                 model.get_booster()
             except Exception as exc:  # xgboost raises NotFittedError (a ValueError) or AttributeError
                 raise ValueError(f"the XGBClassifier is not fitted; call fit first ({exc}).") from None
-        return _flatten_xgboost(model, fam)
+        bm = _flatten_xgboost(model, fam)
+        mv = getattr(model, "missing", np.nan) if fam == "xgboost" else np.nan
+        # XGBClassifier(missing=v): predict reads every v as missing (round_X reads it as NaN)
+        bm.missing_value = float("nan") if mv is None else float(mv)
+        return bm
     if fam in ("lightgbm", "lightgbm_booster"):
         if fam == "lightgbm" and not getattr(model, "fitted_", False):
             raise ValueError("the LGBMClassifier is not fitted; call fit first.")

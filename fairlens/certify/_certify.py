@@ -47,10 +47,12 @@ from ._common import (
     check_budget,
     deadline_of,
     plan_n_jobs,
+    resolve_missing,
     take_model,
     validate_certify_params,
 )
 from ._flatten import FlatForest
+from ._inputs import check_X
 from ._inputs import one_instance as _one_instance
 from ._readers import read_model
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
@@ -112,22 +114,126 @@ def _run_forest(ff, X, y, budget, p):
     """:func:`certify` for a :class:`FlatForest` (arguments validated, ``budget`` checked)."""
     if ff.vote == "hard" and ff.n_classes > 62:
         raise ValueError(f"vote='hard' supports at most 62 classes; the forest has {ff.n_classes}.")
-    X64, Xr = ff.check_X(X)
+    on = p.get("missing_on", False)
+    X64, Xr = check_X(X, ff.n_features, feature_names=ff.feature_names_in, allow_nan=p.get("nan_rows", False))
     n = X64.shape[0]
     if n == 0:
         raise ValueError("X has no rows; pass at least one instance to certify.")
     yi = ff.encode_y(y, n_rows=n)
-    return _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], p["progress"], p["chunk_size"],
-                           p["n_jobs"], p["time_limit"])
+    nan = np.isnan(X64)
+    if not on and not nan.any():  # the finite threat model on finite rows: the forest itself
+        return _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], p["progress"], p["chunk_size"],
+                               p["n_jobs"], p["time_limit"])
+    from ._nancode import encode_rows
+
+    Xc = encode_rows(Xr)
+
+    def run(rows, offer, time_limit):
+        if offer is not None and not offer.any():  # finite rows, finite attacker: the forest itself
+            return _certify_forest(ff, budget, X64[rows], np.ascontiguousarray(Xr[rows]), yi[rows],
+                                   np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
+                                   p["n_jobs"], time_limit)
+        return _certify_forest(ff.nan_coded(offer), budget, X64[rows], np.ascontiguousarray(Xc[rows]), yi[rows],
+                               np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
+                               p["n_jobs"], time_limit)
+
+    return _nan_certify(run, nan, on, np.asarray(y), p["time_limit"])
+
+
+def _nan_groups(nan, on):
+    """Rows certified together and the features the attacker may write NaN into: every feature
+    (``on``), or with the finite threat model the row's own NaN features (writing NaN there
+    changes nothing), one group per NaN pattern."""
+    n, d = nan.shape
+    if on:
+        return [(np.arange(n, dtype=np.int64), None)]
+    pats, inv = np.unique(nan, axis=0, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    return [(np.flatnonzero(inv == k).astype(np.int64), pats[k]) for k in range(pats.shape[0])]
+
+
+def _nan_certify(run, nan, on, y, time_limit):
+    """Certify with NaN: ``run(rows, offer, time_limit)`` on every group of :func:`_nan_groups`,
+    merged into one result with the witnesses decoded (the NaN code back to NaN)."""
+    from ._nancode import decode_values
+
+    t0 = time.perf_counter()
+    groups = _nan_groups(nan, on)
+    parts = []
+    for rows, offer in groups:
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
+        parts.append((rows, run(rows, offer, left)))
+    res = parts[0][1] if len(parts) == 1 else _merge(parts, nan.shape[0], y, time.perf_counter() - t0)
+    for i, (feats, vals) in list(res.witness_changes.items()):
+        res.witness_changes[i] = (feats, [float(v) for v in decode_values(vals)])
+        res.witnesses[i] = decode_values(res.witnesses[i])
+    return res
+
+
+def _merge(parts, n, y, elapsed):
+    """One CertificationResult from the results of disjoint row groups (row indices remapped)."""
+    first = parts[0][1]
+    status = np.full(n, "unknown", dtype=object)
+    delta = np.empty(n, dtype=first.delta.dtype)
+    flb_sum = np.empty(n, dtype=first.flb_sum.dtype)
+    witnesses, covers, changes, timings = {}, {}, {}, {}
+    n_eval, complete_flb, complete_elb = 0, True, True
+    for rows, r in parts:
+        status[rows] = r.status
+        delta[rows] = r.delta
+        flb_sum[rows] = r.flb_sum
+        for src, dst in ((r.witnesses, witnesses), (r.covers, covers), (r.witness_changes, changes)):
+            for i, v in src.items():
+                dst[int(rows[i])] = v
+        for k, v in r.timings.items():
+            timings[k] = timings.get(k, 0.0) + v
+        n_eval += r.n_evaluations
+        complete_flb &= r.accuracy_flb is not None or r.method not in ("flb", "cascade")
+        complete_elb &= r.accuracy_elb is not None or r.method not in ("elb", "cascade")
+    status = status.astype(str)
+    a = accuracies(status, first.method, complete_flb, complete_elb)
+    clean = float(np.mean(status != "misclassified"))
+    return replace(first, status=status, delta=delta, flb_sum=flb_sum, witnesses=witnesses, covers=covers,
+                   witness_changes=changes, timings=timings, n_evaluations=n_eval, elapsed=elapsed,
+                   stage_counts=a["counts"], accuracy=float(a["accuracy"]), accuracy_clean=clean,
+                   accuracy_flb=a["accuracy_flb"], accuracy_elb=a["accuracy_elb"],
+                   accuracy_exact=a["accuracy_exact"], accuracy_interval=(float(a["lower"]), float(a["upper"])),
+                   y=y)
 
 
 def _run_boosted(bm, X, y, budget, p):
     """:func:`certify` for a :class:`BoostedModel` (arguments validated, ``budget`` checked;
     its brute force always prunes and works in fixed blocks, so ``prune``/``chunk_size`` change nothing)."""
-    from ._boosted import _certify_boosted
+    from ._boosted import NanCodedBoosted, _certify_boosted
 
-    return _certify_boosted(bm, X, y, budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
-                            time_limit=p["time_limit"])
+    on = p.get("missing_on", False)
+    if bm.missing_value == bm.missing_value:  # XGBoost missing=v: v is a finite input predict reads as NaN
+        on = True
+    X64, _ = bm.check_X(X, allow_nan=p.get("nan_rows", False) or on)
+    if X64.shape[0] == 0:
+        raise ValueError("X has no rows; pass at least one instance to certify.")
+    nan = np.isnan(X64)
+    if not on and not nan.any():  # the finite threat model on finite rows: the model itself
+        return _certify_boosted(bm, X, y, budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
+                                time_limit=p["time_limit"])
+    yv = np.asarray(y)
+    if yv.shape[:1] != (X64.shape[0],):
+        bm.encode_y(y, n_rows=X64.shape[0])  # the clear error
+
+    def run(rows, offer, time_limit):
+        if isinstance(bm, NanCodedBoosted) or bm.missing_value == bm.missing_value:
+            bmc = bm if isinstance(bm, NanCodedBoosted) else bm.nan_coded()
+        elif offer is not None and not offer.any():  # finite rows, finite attacker: the model itself
+            bmc = bm
+        else:
+            bmc = bm.nan_coded(offer)
+        Xg = X64[rows]
+        if bm.feature_names_in is not None:
+            Xg = pd.DataFrame(Xg, columns=list(bm.feature_names_in))
+        return _certify_boosted(bmc, Xg, yv[rows], budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
+                                time_limit=time_limit)
+
+    return _nan_certify(run, nan, on, yv, p["time_limit"])
 
 
 def _boosted_covers(bm, x, y, budget):
@@ -151,7 +257,7 @@ def _engine(flat):
 
 
 def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
-            progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
+            progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto", **kwargs):
     """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
 
     Implements section 4 of the paper on certifying tree ensembles against
@@ -176,7 +282,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     X : (n, d) array or DataFrame
         Test instances. A DataFrame is aligned to the model's
         ``feature_names_in_`` by column name (a missing or unexpected column
-        is a ``ValueError`` naming it). No NaN/inf. An array given to a model
+        is a ``ValueError`` naming it). No inf; NaN (a missing value) is
+        accepted wherever the model's ``predict`` accepts it and routed as the
+        library routes it (see ``missing``). An array given to a model
         fitted on a DataFrame is taken by position in the fitted column order,
         with a ``UserWarning`` (as scikit-learn): pass a DataFrame to have the
         columns aligned by name. pandas category columns are refused
@@ -184,8 +292,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     y : array-like of shape (n,)
         The true labels, each one of ``model.classes_``.
     budget : int
-        ``b``, the number of features the attacker may change (any values),
-        ``1 <= b <= n_features``.
+        ``b``, the number of features the attacker may change,
+        ``1 <= b <= n_features``. What the attacker may write into each of
+        them is set by ``missing`` (the threat model).
     method : {"cascade", "flb", "elb", "brute"}
         ``"flb"`` (section 4.3) and ``"elb"`` (4.4) give lower bounds of the
         accuracy under attack; ``"brute"`` (4.1) and ``"cascade"`` (4.5,
@@ -276,7 +385,33 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         each task carrying its row indices and a reference to the payload
         (flat model arrays, the library model -- about 0.2 MB pickled for 200
         depth-6 XGBoost trees on census -- and the rows).
-
+    missing : {"auto", True, False}, default="auto"
+        The threat model: whether the attacker may also *blank* an attacked
+        feature, i.e. write a missing value (NaN), which the model routes by
+        each node's default direction (``missing_go_to_left`` of scikit-learn
+        trees, forests and HistGradientBoosting, XGBoost's ``default_left`` and
+        its ``missing`` value, LightGBM's missing types, where NaN is read as 0
+        at a ``"None"`` node) and which can reach leaves no finite value
+        reaches. ``"auto"``: yes iff the model's own ``predict`` accepts NaN
+        (scikit-learn trees and forests -- also when fitted without NaN: they
+        send it to the larger child --, HistGradientBoosting, XGBoost,
+        LightGBM; not GradientBoosting, FeaturePartitionedForest or a
+        FlatForest given directly). ``True``: the same, but a ``ValueError``
+        when ``predict`` refuses NaN. ``False``: finite replacement values only
+        -- the threat model of a pipeline that rejects blank input before the
+        model. Rows of ``X`` that contain NaN are certified under both (with
+        ``False`` the attacker may write finite values into them, also into
+        their blank features). An XGBoost model fitted with ``missing=v`` reads
+        every ``v`` as missing, so ``v``, a finite value, is NaN to it: its
+        attacker may always write NaN. Certified exactly: brute force tries NaN
+        as one more value of every attacked feature and FLB/ELB count the
+        trees NaN reaches (the model is certified in a coded form where NaN is
+        ``-inf`` and every node sending NaN right gets a parent that parts
+        ``-inf`` from the finite values; see ``fairlens.certify._nancode``);
+        every witness is an input the library's ``predict`` accepts and
+        misclassifies (it may hold NaN). Recorded in ``params["missing"]``
+        (the argument), ``params["nan_attack"]`` (what was certified) and the
+        ``threat_model`` column of ``summary()``.
     **kwargs
         Only ``forest=``, the old name of ``model`` (deprecated: a
         ``FutureWarning``); any other keyword is a ``TypeError``.
@@ -298,7 +433,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         way for every model type before the model is read; ``prune`` and
         ``chunk_size`` are validated for boosted models too (their brute force
         always prunes and works in fixed blocks of 32 rows, so there they change
-        nothing).
+        nothing). ``missing=True`` for a model whose ``predict`` refuses NaN is a
+        ``ValueError`` naming ``missing``; NaN in ``X`` for such a model (or with
+        a FlatForest) is a ``ValueError`` naming ``X``.
 
     Examples
     --------
@@ -316,12 +453,19 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     model = take_model("certify", model, kwargs)
     p = validate_certify_params(dict(budget=budget, method=method, vote=vote, prune=prune, tie_class=tie_class,
                                      progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
-                                     time_limit=time_limit))
+                                     time_limit=time_limit, missing=missing))
     p["progress"] = _check_progress(p["progress"])
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
+    p["missing_on"], p["nan_rows"] = resolve_missing(p["missing"], model, flat)
+    return _certify_read(flat, X, y, budget, p)
+
+
+def _certify_read(flat, X, y, budget, p):
+    """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved)."""
     res = _engine(flat).certify(flat, X, y, budget, p)
-    res.params = {k: v for k, v in p.items() if k != "progress"}
+    res.params = {k: v for k, v in p.items() if k not in ("progress", "missing_on", "nan_rows")}
+    res.params["nan_attack"] = bool(p["missing_on"])
     res.params["budget"] = budget
     res.time_limit = p["time_limit"]
     res.stopped = bool(res.stage_counts.get("unknown", 0))
@@ -729,7 +873,8 @@ class _Progress:
 
 
 def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
-                          tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None, **kwargs):
+                          tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None,
+                          missing="auto", **kwargs):
     """Table of accuracies (clean, FLB, ELB, exact), stage counts and times per budget.
 
     Runs :func:`certify` once per budget (the cascade gives all three
@@ -779,7 +924,8 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     """
     model = take_model("accuracy_under_attack", model, kwargs)
     p = validate_certify_params(dict(method=method, vote=vote, prune=prune, tie_class=tie_class, progress=progress,
-                                     chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit),
+                                     chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit,
+                                     missing=missing),
                                 caller="accuracy_under_attack")
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
@@ -789,17 +935,25 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     t0 = time.perf_counter()
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
+    on, nan_rows = resolve_missing(p["missing"], model, flat)
     limit = p["time_limit"]
     frames = []
     for b in budgets:
         left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
-        frames.append(certify(flat, X, y, budget=b, method=p["method"], prune=p["prune"], progress=p["progress"],
-                              chunk_size=p["chunk_size"], n_jobs=p["n_jobs"], time_limit=left).summary())
+        pb = dict(p, budget=b, progress=_check_progress(p["progress"]), time_limit=left, missing_on=on,
+                  nan_rows=nan_rows)
+        frames.append(_certify_read(flat, X, y, b, pb).summary())
     return pd.concat(frames, ignore_index=True)
 
 
-def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, **kwargs):
+def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, missing=False, **kwargs):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
+
+    By default (``missing=False``) the sets are the paper's finite ones and match
+    ``certify(..., missing=False)``: an attacker writing finite values only. With
+    ``missing="auto"``/``True`` (``certify``'s default threat model) they are the sets of the
+    NaN-coded model that ``certify`` uses: NaN is the smallest value of every feature, so
+    ``S_f^-`` also holds every tree that blanking ``f`` moves.
 
     Parameters
     ----------
@@ -815,6 +969,9 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
         As in :func:`certify` (hard vote only).
     vote : {"soft", "hard"}, optional
         As in :func:`certify` (forests only).
+    missing : {False, "auto", True}, default=False
+        The threat model, as in :func:`certify` (default: finite values, the paper's sets). An
+        ``x`` containing NaN is accepted wherever the model's ``predict`` accepts NaN.
     **kwargs
         Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
         any other keyword is a ``TypeError``.
@@ -843,11 +1000,28 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     """
     t0 = time.perf_counter()
     model = take_model("instance_covers", model, kwargs)
-    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class), caller="instance_covers")
+    p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class, missing=missing),
+                                caller="instance_covers")
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
+    on, nan_rows = resolve_missing(p["missing"], model, flat)
+    if on or nan_rows:
+        from ._boosted import NanCodedBoosted
+
+        if not (isinstance(flat, NanCodedBoosted) or getattr(flat, "nan_code", False)):
+            offer = None
+            if not on:  # only the instance's own blank features (writing NaN there changes nothing)
+                xa = x.to_numpy() if hasattr(x, "to_numpy") else x
+                try:
+                    offer = np.isnan(np.asarray(xa, dtype=np.float64)).reshape(-1)
+                except (TypeError, ValueError):
+                    offer = None  # one_instance names the bad x
+                if offer is not None and offer.shape != (flat.n_features,):
+                    offer = None
+            if on or (offer is not None and offer.any()):
+                flat = flat.nan_coded(offer)
     cov = _engine(flat).covers(flat, x, y, budget)
-    cov.params = {"budget": cov.budget, "vote": cov.vote}
+    cov.params = {"budget": cov.budget, "vote": cov.vote, "missing": p["missing"], "nan_attack": bool(on)}
     cov.elapsed = time.perf_counter() - t0
     return cov
 

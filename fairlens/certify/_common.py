@@ -175,6 +175,7 @@ CERTIFY_CONSTRAINTS = {
     "chunk_size": [_AtLeast(1)],
     "n_jobs": [_NonZeroInt(), None],
     "time_limit": [_Seconds(), None],
+    "missing": [Options("auto"), "boolean"],
 }
 
 
@@ -191,6 +192,8 @@ def validate_certify_params(params, caller="certify"):
             out[k] = int(out[k])
     if "prune" in out:
         out["prune"] = bool(out["prune"])
+    if isinstance(out.get("missing"), bool) or type(out.get("missing")).__name__ == "bool_":
+        out["missing"] = bool(out["missing"])
     if out.get("time_limit") is not None:
         out["time_limit"] = float(out["time_limit"])
     if out.get("progress") is not None and not callable(out["progress"]):
@@ -220,3 +223,29 @@ def take_model(caller, model, kwargs):
     if model is None:
         raise TypeError(f"{caller}() missing the model: pass a fitted tree ensemble as the first argument.")
     return model
+
+
+def resolve_missing(missing, model, flat):
+    """The threat model of ``missing``: ``(nan_attack, nan_rows)``.
+
+    ``nan_attack``: whether the attacker may write NaN -- ``"auto"``: iff the model's own
+    ``predict`` accepts NaN (:func:`fairlens.certify._missing.accepts_missing`; a FlatForest given
+    directly keeps no model to ask: no); ``True``: the same, a ValueError naming ``missing`` when
+    predict refuses NaN; ``False``: finite replacements only. ``nan_rows``: whether rows of ``X``
+    may contain NaN (iff predict accepts it, whatever ``missing`` says).
+    """
+    from ._flatten import FlatForest
+    from ._missing import accepts_missing
+
+    if isinstance(model, FlatForest):
+        ok = False
+    else:
+        try:
+            ok = bool(accepts_missing(model))
+        except (TypeError, ValueError):  # nothing to ask (a BoostedModel without its library model)
+            ok = False
+    if missing is True and not ok:
+        raise ValueError(f"missing=True, but the predict of {type(model).__name__} refuses NaN (or certify cannot "
+                         "ask it: a FlatForest keeps no model); pass missing=False (finite replacements only) "
+                         "or missing='auto'.")
+    return (ok and missing is not False), ok

@@ -89,6 +89,7 @@ def relevant_values(feature, threshold, n_features):
     chunks = []
     for f in range(n_features):
         thr = np.asarray(threshold[feature == f], dtype=np.float64)
+        thr = thr[np.isfinite(thr)]  # a NaN-only split (scikit-learn: +inf) separates no finite values
         if thr.size == 0:
             ptr[f + 1] = ptr[f]
             continue
@@ -168,7 +169,10 @@ class FlatForest:
     missing_left : ndarray of bool, shape (n_nodes,), optional
         Where a missing value (NaN) goes at every node: scikit-learn's
         ``tree_.missing_go_to_left`` (False if not given). Recorded for the
-        kernels' one tree walk; inputs are required finite today.
+        kernels' one tree walk.
+    nan_code : bool, default=False
+        True for the NaN-coded forest of :meth:`nan_coded` (its :meth:`check_X` accepts NaN and
+        writes it as ``-inf``).
 
     Raises
     ------
@@ -207,6 +211,7 @@ class FlatForest:
     feature_names_in: np.ndarray | None = field(default=None, repr=False)
     soft_allowed: bool = True
     missing_left: np.ndarray | None = field(default=None, repr=False)
+    nan_code: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         if self.vote not in VOTES:
@@ -231,6 +236,62 @@ class FlatForest:
         self.missing_left = np.ascontiguousarray(self.missing_left, dtype=bool)
         if self.missing_left.shape != (n_nodes,):
             raise ValueError(f"FlatForest.missing_left must have shape ({n_nodes},); got {self.missing_left.shape}.")
+
+    def nan_coded(self, offer=None):
+        """This forest with NaN as one more attack value (see :mod:`fairlens.certify._nancode`).
+
+        Parameters
+        ----------
+        offer : ndarray of bool, shape (n_features,), optional
+            Features into which the attacker may write NaN (default: every feature a node tests).
+
+        Returns
+        -------
+        FlatForest
+            The coded forest: NaN is written ``-inf`` in its inputs, every node where NaN goes
+            right has a new parent at threshold ``-inf``, and ``-inf`` is the first relevant
+            value of every feature a node tests. Its verdicts on coded inputs are the
+            library's verdicts with NaN.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from fairlens.certify import flatten_forest
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1])
+        >>> fc = flatten_forest(tree).nan_coded()
+        >>> Xq = np.array([[0.0, np.nan], [np.nan, 1.0], [np.nan, np.nan]])
+        >>> from fairlens.certify import _kernels
+        >>> p = _kernels.soft_proba(fc.trees(), np.where(np.isnan(Xq), -np.inf, Xq))
+        >>> bool((p == tree.predict_proba(Xq)).all())
+        True
+        """
+        import dataclasses
+
+        from ._nancode import code_nodes, code_values
+
+        if self.nan_code:
+            raise ValueError("internal: the forest is NaN-coded already.")
+        ml = self.missing_left
+        if offer is not None:  # NaN never reaches the other features: their nodes stay as they are
+            off = ~np.append(np.asarray(offer, bool), False)
+            ml = ml | off[np.where(self.feature >= 0, self.feature, -1)]
+        c = code_nodes(self.feature, self.threshold, self.left, self.right, self.roots, ml)
+        old, m = c["old"], c["n_nodes"]
+        leaf_class = np.full(m, -1, dtype=self.leaf_class.dtype)
+        leaf_class[old] = self.leaf_class
+        leaf_proba = np.zeros((m, self.n_classes), dtype=np.float64)
+        leaf_proba[old] = self.leaf_proba
+        tested = np.zeros(self.n_features, bool)
+        tested[self.feature[self.feature >= 0]] = True
+        if offer is not None:
+            tested &= np.asarray(offer, bool)
+        ptr, values = code_values(self.values_ptr, self.values, tested)
+        return dataclasses.replace(self, feature=c["feature"], threshold=c["threshold"], left=c["left"],
+                                   right=c["right"], roots=c["roots"], leaf_class=leaf_class,
+                                   leaf_proba=leaf_proba, tmax=self.tmax, missing_left=c["missing_left"],
+                                   values_ptr=ptr, values=values, nan_code=True)
 
     def trees(self, vote=None):
         """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group.
@@ -439,7 +500,12 @@ class FlatForest:
         >>> X64.tolist(), Xr.tolist() == [[float(np.float32(0.1)), float(np.float32(0.2))]]
         ([[0.1, 0.2]], True)
         """
-        return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        if not self.nan_code:
+            return check_X(X, self.n_features, name=name, feature_names=self.feature_names_in)
+        from ._nancode import encode_rows
+
+        X64, Xr = check_X(X, self.n_features, name=name, feature_names=self.feature_names_in, allow_nan=True)
+        return X64, encode_rows(Xr)  # the NaN-coded forest reads NaN as -inf
 
     def predict_trees(self, X):
         """Class index voted by every tree, shape (n_samples, n_trees).

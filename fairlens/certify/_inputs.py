@@ -54,12 +54,14 @@ def align_frame(X, feature_names, name="X"):
     return X[names]
 
 
-def check_X(X, n_features, name="X", feature_names=None):
+def check_X(X, n_features, name="X", feature_names=None, allow_nan=False):
     """Validate ``X`` and round it to float32 like scikit-learn's trees.
 
     A DataFrame is aligned to ``feature_names`` by column name first (see
     :func:`align_frame`). Returns ``(X64, Xr)``: the validated float64 array
-    and its float32-rounded float64 copy used by the kernels.
+    and its float32-rounded float64 copy used by the kernels. With
+    ``allow_nan=True`` NaN (a missing value) is kept in both (inf is still
+    refused).
     """
     X = align_frame(X, feature_names, name=name)
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
@@ -96,11 +98,16 @@ def check_X(X, n_features, name="X", feature_names=None):
             f"{name} has {X64.shape[1]} features (columns) but the forest was fitted on {n_features} features; "
             "pass the same columns used to fit it."
         )
-    if not np.all(np.isfinite(X64)):
-        raise ValueError(f"{name} contains NaN or infinite values; impute or drop them before certifying.")
+    if allow_nan:
+        if np.any(np.isinf(X64)):
+            raise ValueError(f"{name} contains NaN or infinite values: inf is refused (NaN, a missing value, is "
+                             "accepted where the model's predict accepts it); replace it before certifying.")
+    elif not np.all(np.isfinite(X64)):
+        raise ValueError(f"{name} contains NaN or infinite values and this model's predict refuses them; impute "
+                         "or drop them before certifying.")
     with np.errstate(over="ignore"):
         X32 = X64.astype(np.float32)
-    if not np.all(np.isfinite(X32)):
+    if not np.all(np.isfinite(X32) | np.isnan(X64)):
         raise ValueError(f"{name} has values outside the float32 range that scikit-learn trees work in.")
     return X64, np.ascontiguousarray(X32.astype(np.float64))
 

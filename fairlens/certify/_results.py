@@ -164,7 +164,9 @@ class CertificationResult(Result):
         pandas.DataFrame
             One row: vote, accuracies (with ``accuracy_lower``/``accuracy_upper``, the
             ``accuracy_interval``), stage counts (``n_unknown``: rows the time limit left
-            unsettled) and timings.
+            unsettled), timings and ``threat_model``: what the attacker may write into the
+            attacked features, ``"finite values and NaN"`` (``missing`` on) or
+            ``"finite values"`` (None for a result not made by ``certify``).
 
         Examples
         --------
@@ -188,6 +190,9 @@ class CertificationResult(Result):
         row.update({f"time_{k}": v for k, v in self.timings.items()})
         row["elapsed"] = self.elapsed
         row["model"] = self.model
+        nan_attack = (self.params or {}).get("nan_attack")
+        row["threat_model"] = None if nan_attack is None else \
+            ("finite values and NaN" if nan_attack else "finite values")
         return pd.DataFrame([row])
 
     def to_frame(self):

@@ -48,6 +48,8 @@ class CoverVisualizer(FairlensWidget):
     and the brute-force verdict with the witness x' feature by feature.
     The budget slider recomputes the cascade (cached per budget); the summary
     button plots accuracy under attack against b for FLB, ELB and exact.
+    The widget shows the paper's finite covers ``S_f^+``/``S_f^-``, so it certifies the finite
+    threat model (``certify(..., missing=False)``: the attacker writes finite values only).
 
     Parameters
     ----------
@@ -241,7 +243,7 @@ class CoverVisualizer(FairlensWidget):
 
     def _result_for(self, b):
         if b not in self._cache:
-            self._cache[b] = certify(self.forest, self.X, self.y, budget=b, method="cascade")
+            self._cache[b] = certify(self.forest, self.X, self.y, budget=b, method="cascade", missing=False)
         return self._cache[b]
 
     def _step(self, direction):
@@ -446,7 +448,7 @@ class CoverVisualizer(FairlensWidget):
                 if b not in self._cache:
                     try:  # small chunks: Stop takes effect within a few rows, not a whole budget
                         self._cache[b] = certify(self.forest, self.X, self.y, budget=b, method="cascade",
-                                                 progress=check, chunk_size=_SUMMARY_CHUNK)
+                                                 progress=check, chunk_size=_SUMMARY_CHUNK, missing=False)
                     except _Stopped:
                         break
                 frames.append(self._cache[b].summary())
@@ -491,12 +493,12 @@ class CoverVisualizer(FairlensWidget):
         lines = ["# Recomputes what CoverVisualizer shows for these settings, without the widget.",
                  "# model, X, y are the objects you passed to the widget.",
                  "from fairlens.certify import certify, instance_covers", "",
-                 f"res = certify(model, X, y, budget={self.budget}, method='cascade'{vote})",
+                 f"res = certify(model, X, y, budget={self.budget}, method='cascade'{vote}, missing=False)",
                  "print(res.summary())",
                  f"print('instance {self.index}:', res.status[{self.index}])"]
         if self.summary_frame is not None:
             lines += ["import pandas as pd",
                       "summary = pd.concat([certify(model, X, y, budget=b, method='cascade'"
-                      f"{vote}).summary() for b in range(1, {self.controls['budget'].max} + 1)])",
+                      f"{vote}, missing=False).summary() for b in range(1, {self.controls['budget'].max} + 1)])",
                       "print(summary)"]
         return "\n".join(lines) + "\n"

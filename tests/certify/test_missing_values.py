@@ -9,9 +9,8 @@ These tests check, against each installed library's own ``predict``:
 * :func:`fairlens.certify._missing.accepts_missing` -- equal to calling ``predict`` on NaN;
 * the literal oracle ``reference_attack(..., missing=True)`` (NaN as one more candidate value);
 * the reproducers of the issue: rows certified robust at budget 1 that one NaN flips, and rows with
-  NaN refused by ``certify``. The tests that need NaN in the certification kernels are marked
-  ``xfail(strict=True)``: they pass today and fail (strict) once the engine does it -- then remove
-  the marks.
+  NaN, which ``certify`` now certifies (``missing="auto"``: NaN is one more attack value when
+  ``predict`` accepts it; ``missing=False``: the finite threat model), equal to the oracle.
 """
 import warnings
 
@@ -32,7 +31,6 @@ from fairlens.certify._reference import reference_attack, reference_brute, refer
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
 
-NEEDS_ENGINE = pytest.mark.xfail(strict=True, reason="needs NaN in the certification kernels (#24 item 4)")
 
 
 def _data(seed, n=300, d=4, p_nan=0.2, nan_features=None, zeros=False):
@@ -422,29 +420,26 @@ def r_default_left_reaches(model, blank):
                                                        r, finite))
 
 
-@NEEDS_ENGINE
 def test_reproducer_xgboost_certify_sees_the_nan_attack():
     model, Xt, yt, i = _xgb_reproducer()
     res = certify(model, Xt[i:i + 1], yt[i:i + 1], budget=1, method="brute")
     assert res.status[0] == "attackable"
 
 
-@NEEDS_ENGINE
 def test_reproducer_xgboost_missing_false_keeps_the_finite_threat_model():
     model, Xt, yt, i = _xgb_reproducer()
     res = certify(model, Xt[i:i + 1], yt[i:i + 1], budget=1, method="brute", missing=False)
     assert res.status[0] == "robust_brute"
 
 
-def test_rows_with_nan_are_refused_today_although_predict_accepts_them():
-    """The library predicts rows with NaN; certify refuses them (ValueError: X contains NaN)."""
+def test_rows_with_nan_are_accepted_by_predict():
+    """The library predicts rows with NaN (certify certifies them: test_rows_with_nan_are_certified)."""
     X, y, _, _, Xn, yn = _issue_data(1)
     model = _issue_model("xgboost", 1, X, y)
     assert np.isnan(Xn).any() and model.predict(Xn).shape == (len(Xn),)
     assert accepts_missing(model)
 
 
-@NEEDS_ENGINE
 @pytest.mark.parametrize("missing", [True, False])
 def test_rows_with_nan_are_certified(missing):
     X, y, _, _, Xn, yn = _issue_data(1)
@@ -477,7 +472,6 @@ def test_six_seeds_robust_rows_that_one_nan_flips(lib):
     assert total == FLIPS_MEASURED[lib]
 
 
-@NEEDS_ENGINE
 @pytest.mark.parametrize("lib", ["xgboost", "lightgbm"])
 def test_six_seeds_certify_equals_the_oracle_with_missing(lib):
     for seed in range(6):
@@ -509,12 +503,16 @@ def test_lightgbm_reads_huge_values_as_1e300():
     assert (raw == raw[0]).all()
 
 
-@pytest.mark.xfail(strict=True, reason="LightGBM reads x >= 1e300 as 1e300; the replay tries nextafter(1e300) "
-                                       "(#24 item 4, found with the NaN reproducers)")
-def test_lightgbm_nan_split_threshold_does_not_break_certify():
+@pytest.mark.parametrize("missing", [False, True])
+def test_lightgbm_nan_split_threshold_does_not_break_certify(missing):
+    """Fixed: LightGBM's input is clamped to +-1e300 as LightGBM reads it and thresholds >= 1e300 give
+    no attack value (was: RuntimeError "replay found an attack predict does not confirm"). Both threat
+    models equal the oracle (missing=False: the finite one this test was written for)."""
     model, Xt, yt = _lgb_big_threshold_model()
-    res = certify(model, Xt, yt, budget=1)
-    assert np.array_equal(_verdicts(res), _oracle_verdicts(model, Xt, yt, 1, missing=False))
+    res = certify(model, Xt, yt, budget=1, missing=missing)
+    assert np.array_equal(_verdicts(res), _oracle_verdicts(model, Xt, yt, 1, missing=missing))
+    for i, w in res.witnesses.items():
+        assert model.predict(np.asarray(w)[None, :])[0] != yt[i]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,21 +540,22 @@ def test_sklearn_nan_split_is_at_inf():
         rf.predict(np.where(np.arange(4) == 1, np.inf, Xt[:1]))
 
 
-@pytest.mark.xfail(strict=True, reason="relevant_values takes +inf from scikit-learn's NaN-only splits "
-                                       "(threshold inf); a witness holds inf, which predict refuses (#24 item 4)")
-def test_sklearn_witnesses_are_inputs_predict_accepts():
+@pytest.mark.parametrize("missing", [False, True])
+def test_sklearn_witnesses_are_inputs_predict_accepts(missing):
+    """Fixed: relevant_values drops scikit-learn's inf thresholds (NaN-only splits). With missing=False
+    (the finite threat model) every witness is finite; with missing on a witness may hold NaN, never
+    inf; predict confirms every one of them, and the verdicts equal the oracle's."""
     rf, Xt, yt = _rf_inf_split()
-    res = certify(rf, Xt, yt, budget=1, method="brute")
+    res = certify(rf, Xt, yt, budget=1, method="brute", missing=missing)
     assert res.witnesses
     for i, w in res.witnesses.items():
         x = np.asarray(w, dtype=np.float64)
-        assert np.isfinite(x).all()
+        assert not np.isinf(x).any()
+        assert missing or np.isfinite(x).all()
         assert rf.predict(x[None, :])[0] != yt[i]
+    assert np.array_equal(_verdicts(res), _oracle_verdicts(rf, Xt, yt, 1, missing=missing))
 
 
-@pytest.mark.xfail(strict=True, reason="the XGBoost reader ignores the missing parameter: with missing=0 every zero "
-                                       "takes the default direction in predict but is compared in the replay "
-                                       "(#24 item 4)")
 def test_xgboost_missing_zero_replay_matches_predict():
     X, y = _data(6, zeros=True, nan_features=[])
     model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)

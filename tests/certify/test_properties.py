@@ -121,6 +121,12 @@ def test_certify_X_variants(fitted, op, row, col, seed):
         X = "age,income"
     else:  # dup
         X = Xt.set_axis(COLS[:-1] + [COLS[0]], axis=1)
+    if op == "nan":  # a row with NaN is certified as predict routes it (#24 item 4; was refused)
+        res = certify(rf, X, y, budget=1)
+        keep = np.arange(len(y)) != row  # the other rows: the same verdicts (each row is certified alone)
+        np.testing.assert_array_equal(res.status[keep], expected.status[keep])
+        assert (res.status[row] == "misclassified") == (rf.predict(X.iloc[[row]])[0] != y[row])
+        return
     if ok:
         res = certify(rf, X, y, budget=1)
         want = expected.status[[row]] if op == "single" else expected.status
@@ -180,7 +186,12 @@ def test_instance_covers_inputs(fitted, op, row, budget):
         with pytest.raises(ValueError, match="budget"):
             instance_covers(rf, x, yt[row], budget=budget)
         return
-    if op in ("2d", "nan", "short", "str"):
+    if op == "nan":  # an x with NaN is accepted where predict accepts NaN (#24 item 4; was refused)
+        ic = instance_covers(rf, x, yt[row], budget=budget)
+        assert ic.membership.shape == (rf.n_estimators, 5)
+        assert ic.correct == (rf.predict(pd.DataFrame([x], columns=COLS))[0] == yt[row])
+        return
+    if op in ("2d", "short", "str"):
         with pytest.raises((ValueError, TypeError)) as info:
             instance_covers(rf, x, yt[row], budget=budget)
         _names_arg(info.value, "x")
