@@ -932,7 +932,10 @@ def check_robustness(ctx, seconds):
                 "attack.", ctx.thresholds))
         value = res.accuracy if (unknown == 0) else lo  # cut short: what is certified (the lower end)
         cut = unknown > 0
-        sentence = (f"An attacker who may change any {b} feature(s) of a row brings the accuracy down to "
+        blank = bool(getattr(res, "params", {}).get("nan_attack", False))
+        sentence = (f"An attacker who may change any {b} feature(s) of a row"
+                    + (" (to any value, or blank them: the model accepts missing values)" if blank else "")
+                    + " brings the accuracy down to "
                     + (f"{_pct(lo)}" if lo == hi else f"between {_pct(lo)} and {_pct(hi)}")
                     + (f" ({unknown} rows unsettled when the time ran out)" if cut else " (certified exactly)") + ".")
         out.findings.append(_finding("robustness", "accuracy_under_attack", f"b={b}", value, lo, hi, sentence,
@@ -952,14 +955,17 @@ def check_robustness(ctx, seconds):
     if out.status == "cut short":
         out.notes.append("The certification was cut short by the time budget; the intervals bracket the exact "
                          "accuracy under attack.")
+    first = next(iter(results.values())) if results else None
     out.params = {"n_certify": int(len(idx)), "budgets": budgets, "method": "cascade",
-                  "vote": getattr(next(iter(results.values())), "vote", None) if results else None}
+                  "vote": getattr(first, "vote", None),
+                  "missing_values_attack": bool(getattr(first, "params", {}).get("nan_attack", False))}
     out.random_state = ctx.random_state
     out.verdict = out.findings[-1]["sentence"] if len(out.findings) > 1 else "No budget was certified."
     out.paragraphs.append(
         "For tree ensembles, fairlens certifies the model's own prediction against an attacker who may change "
-        "up to b features of a row to any values (FLB -> ELB -> brute force cascade, exact unless the time "
-        "runs out; then an interval).")
+        "up to b features of a row to any values -- including a missing value (NaN) when the model's own "
+        "predict accepts one, since trees route it by each node's default direction -- (FLB -> ELB -> brute "
+        "force cascade, exact unless the time runs out; then an interval).")
     return out
 
 
