@@ -208,6 +208,10 @@ class BoostedModel:
     _objective : str, default=""
         The booster's objective where it decides how ``predict`` reads scores
         (e.g. ``"multi:softmax"``).
+    missing_value : float, default=nan
+        The input value the library reads as missing: NaN, or XGBoost's
+        ``missing`` parameter when it is set to a finite value (every such value
+        then takes the node's default direction, as NaN does).
 
     Examples
     --------
@@ -467,7 +471,7 @@ class BoostedModel:
         name : str, default="X"
             Name used in error messages.
         allow_nan : bool, optional
-            Keep NaN (default: only for the NaN-coded model, :class:`NanCodedBoosted`).
+            Keep NaN (default: only for the NaN-coded model, ``NanCodedBoosted``).
 
         Returns
         -------
@@ -505,7 +509,7 @@ class BoostedModel:
                          allow_nan=self._allow_nan if allow_nan is None else bool(allow_nan))
         return X64, self.round_X(X64)
 
-    #: Whether :meth:`check_X` keeps NaN (the NaN-coded model, :class:`NanCodedBoosted`).
+    #: Whether :meth:`check_X` keeps NaN (the NaN-coded model, ``NanCodedBoosted``).
     _allow_nan = False
 
     def nan_coded(self, offer=None, missing_left=None, missing_value=float("nan")):
@@ -526,7 +530,9 @@ class BoostedModel:
 
         Returns
         -------
-        NanCodedBoosted
+        BoostedModel
+            A ``NanCodedBoosted``: this model with NaN coded as ``-inf`` and a node
+            parting ``-inf`` from the finite values above every node that sends NaN right.
 
         Examples
         --------

@@ -890,7 +890,7 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
         Their true labels, each one of ``model.classes_``.
     budgets : iterable of int
         The budgets ``b`` (each ``1 <= b <= n_features``), at least one.
-    method, vote, prune, tie_class, progress, chunk_size, n_jobs : as in :func:`certify`
+    method, vote, prune, tie_class, progress, chunk_size, n_jobs, missing : as in :func:`certify`
         ``n_jobs`` parallelises each budget's rows (same table at every ``n_jobs``).
     time_limit : float or None
         For the whole table: the budgets run in the order given and each gets

@@ -131,23 +131,25 @@ def test_widget_summary_and_empty_filter(setup):
         CoverVisualizer(rf, X[:, :3], y)
 
 
-def test_summary_stop_keeps_budgets_done(setup):
+def test_summary_stop_keeps_budgets_done(setup, monkeypatch):
     import threading
 
     rf, X, y, names = setup
     w = _w(rf, X, y, budget=1, max_budget=3)
+    from fairlens.certify import _widget
+
     first = threading.Event()
     clicked = threading.Event()
     w.progress.observe(lambda ch: first.set() if ch["new"] >= 1 else None, names="value")
-    orig = w._result_for
+    orig = _widget.certify
 
-    def slow(b):
-        if b >= 2:  # budget 2 is still running when Stop is clicked, however loaded the machine
+    def slow(*args, budget=1, **kwargs):
+        if budget >= 2:  # budget 2 is still running when Stop is clicked, however loaded the machine
             first.wait(60)
             clicked.wait(600)
-        return orig(b)
+        return orig(*args, budget=budget, **kwargs)
 
-    w._result_for = slow
+    monkeypatch.setattr(_widget, "certify", slow)
     w.controls["summary"].click()
     assert not w.controls["stop"].disabled
     assert first.wait(600)
