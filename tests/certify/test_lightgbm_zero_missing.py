@@ -14,7 +14,8 @@ positives -> the comparison). Checked here against the installed LightGBM:
   tries 0 and the band's edges for every LightGBM feature (and NaN with ``missing=True``); every
   witness flips LightGBM's own ``predict``;
 * the data of the issue (values rounded to thirds, zeros and negatives; 10 models, b = 1-3) raises
-  in no call with ``zero_as_missing=True`` either (``test_lightgbm_zero.py``: the default setting).
+  in no call, with ``zero_as_missing=True`` and with the default (as ``test_lightgbm_zero.py``,
+  which checks the default against its own enumeration under the finite threat model).
 """
 import numpy as np
 import pytest
@@ -114,6 +115,10 @@ def test_raw_semantics_and_the_flat_model_replay_predict(seed):
     assert bm.feature.size == nd["feature"].size + 2 * internal.sum()
     assert bm.threshold[roots].tolist() == [LGB_ZERO_LO] * roots.size
     assert bm.threshold[roots + 1].tolist() == [0.0] * roots.size
+    for f in np.unique(bm.feature[bm.feature >= 0]):  # 0 (the zero band) is an attack value of each feature
+        assert 0.0 in bm.values[bm.values_ptr[f]:bm.values_ptr[f + 1]]
+        coded = bm.nan_coded()
+        assert 0.0 in coded.values[coded.values_ptr[f]:coded.values_ptr[f + 1]]
     fin = ~np.isnan(P).any(axis=1)
     assert np.array_equal(bm.replay_scores(P[fin])[:, 1], lib[fin])
     assert np.array_equal(bm.nan_coded().replay_scores(P)[:, 1], lib)
@@ -248,11 +253,13 @@ def _issue_model(seed, zero_as_missing):
     return m, X[240:270], y[240:270]
 
 
+@pytest.mark.parametrize("zero_as_missing", [True, False])
 @pytest.mark.parametrize("seed", range(10))
-def test_issue_data_zero_as_missing_never_raises(seed):
-    """10 models, b = 1-3: no call raises (the reader refused every one of them before), no row is
-    left unknown, every witness flips predict, and b = 1-2 equal the oracle."""
-    m, X, y = _issue_model(seed, True)
+def test_issue_data_never_raises(seed, zero_as_missing):
+    """10 models, b = 1-3, both settings: no call raises (with zero_as_missing=True the reader refused
+    every model before), no row is left unknown, every witness flips predict, and b = 1-2 equal the
+    oracle (NaN allowed)."""
+    m, X, y = _issue_model(seed, zero_as_missing)
     for b in (1, 2, 3):
         res = certify(m, X, y, budget=b)
         assert res.stage_counts["unknown"] == 0
