@@ -239,6 +239,21 @@ def test_attacks_only_a_zero_opens(missing, monkeypatch):
             assert len(vals) == 1 and (vals[0] == 0.0 or vals[0] != vals[0])
 
 
+@pytest.mark.parametrize("missing", [False, "auto"])
+def test_instance_covers_match_certify(missing):
+    """The covers of the expanded (DAG) trees are the ones certify's FLB uses."""
+    from fairlens.certify import instance_covers
+
+    m, Q, yq = _model(1)
+    res = certify(m, Q, yq, budget=1, method="flb", missing=missing)
+    for i in range(len(yq)):
+        ic = instance_covers(m, Q[i], yq[i], budget=1, missing=missing)
+        if res.status[i] == "misclassified":
+            continue
+        c = 1 - int(np.searchsorted(m.classes_, yq[i]))
+        assert ic.flb[c][0] - ic.delta[c] == pytest.approx(res.flb_sum[i] - res.delta[i], abs=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------
 # the issue's data (values rounded to thirds, zeros next to negatives), zero_as_missing=True
 # ---------------------------------------------------------------------------------------------
