@@ -203,13 +203,20 @@ def test_three_classes_equal_the_oracle(budget):
             _check(m, Q, yq, res, budget, missing == "auto", exact=method in ("cascade", "brute"), oracle=oracle)
 
 
-def test_booster_equals_the_classifier():
-    """A lightgbm.Booster is certified the same (its predict: probabilities, read by certify)."""
-    m, Q, yq = _model(2)
-    res_m = certify(m, Q, yq, budget=1)
-    res_b = certify(m.booster_, Q, yq, budget=1)
-    assert np.array_equal(res_m.status, res_b.status)
-    _check(m, Q, yq, res_m, 1, True, exact=True)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_booster_equals_the_classifier(n_classes):
+    """A lightgbm.Booster is certified the same (its predict: probabilities, read by certify; its
+    labels are the class indices, here equal to the classifier's labels)."""
+    m, Q, yq = _model(2, n_classes=n_classes)
+    assert np.array_equal(m.classes_, np.arange(n_classes))
+    for missing in ("auto", False):
+        res_m = certify(m, Q, yq, budget=1, missing=missing)
+        res_b = certify(m.booster_, Q, yq, budget=1, missing=missing)
+        assert np.array_equal(res_m.status, res_b.status)
+        assert res_b.params["nan_attack"] is (missing == "auto")
+        _check(m, Q, yq, res_m, 1, missing == "auto", exact=True)
+        for i, w in res_b.witnesses.items():
+            assert m.predict(np.asarray(w)[None, :])[0] != yq[i]
 
 
 @pytest.mark.parametrize("missing", ["auto", False])
