@@ -1094,18 +1094,35 @@ def _lgb_zero_tops(ptr, values):
                 values[k] = 0.0
 
 
+#: The largest double LightGBM reads as a negative number (``x <= LGB_ZERO_LO`` iff ``x < -LGB_ZERO``).
+LGB_ZERO_LO = float(np.nextafter(-LGB_ZERO, -np.inf))
+
+
 def _lgb_tree(root, names):
+    """One LightGBM tree as plain ``x <= threshold`` nodes (pre-order; a DAG where a node is expanded).
+
+    A ``missing_type="Zero"`` node (``zero_as_missing=True``) sends every input LightGBM reads as 0
+    (``|x| <= LGB_ZERO``, and NaN, which it reads as 0 at such a node) to its default child and
+    compares the others with its threshold. It becomes three plain nodes: ``P1: x <= LGB_ZERO_LO``
+    (the negatives) -> ``N`` else ``P2``; ``P2: x <= 0`` (the zero band) -> the default child else
+    ``N``; ``N: x <= threshold`` -> left/right. ``default_left`` is False at ``P1`` and True at ``P2``
+    (NaN reaches the default child through them, as predict sends it) and True at ``N`` (reached by
+    no NaN). :func:`fairlens.certify._missing.missing_routing` lays out the same nodes.
+    """
     feat, thr, L, R, val, D = [], [], [], [], [], []
 
-    def add(node):
-        i = len(feat)
+    def new():
         feat.append(-1)
         thr.append(0.0)
         L.append(-1)
         R.append(-1)
         val.append(0.0)
         D.append(False)
+        return len(feat) - 1
+
+    def add(node):
         if "leaf_value" in node or "split_feature" not in node:
+            i = new()
             if "leaf_coeff" in node or "leaf_features" in node:
                 raise ValueError("LightGBM linear trees (linear_tree=True) are not supported.")
             val[i] = float(node.get("leaf_value", 0.0))
@@ -1114,15 +1131,21 @@ def _lgb_tree(root, names):
         if node.get("decision_type", "<=") != "<=":
             raise ValueError(f"feature {names[f]!r} (index {f}) has categorical splits in this LightGBM model; "
                              "categorical splits are not supported -- one-hot encode it instead.")
-        if node.get("missing_type", "None") == "Zero":
-            raise ValueError(f"feature {names[f]!r} (index {f}) treats zero as missing in this LightGBM model "
-                             "(zero_as_missing=True); that is not supported.")
+        zero = node.get("missing_type", "None") == "Zero"
+        dl = bool(node.get("default_left", True))
+        if zero:
+            p1, p2 = new(), new()
+        i = new()
         feat[i] = f
         thr[i] = _lgb_threshold(float(node["threshold"]))
-        D[i] = bool(node.get("default_left", True))
+        D[i] = True if zero else dl
         a = add(node["left_child"])
         b = add(node["right_child"])
         L[i], R[i] = a, b
+        if zero:
+            feat[p1], thr[p1], L[p1], R[p1], D[p1] = f, LGB_ZERO_LO, i, p2, False
+            feat[p2], thr[p2], L[p2], R[p2], D[p2] = f, 0.0, (a if dl else b), i, True
+            return p1
         return i
 
     add(root)

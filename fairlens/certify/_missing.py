@@ -32,13 +32,14 @@ XGBoost                   ``default_left`` of the JSON dump, for NaN *and* for e
                           Booster gets it from the DMatrix the caller builds: NaN assumed).
 LightGBM                  per node ``missing_type``: ``"NaN"`` -> NaN takes ``default_left``;
                           ``"Zero"`` (``zero_as_missing=True``) -> NaN *and* zero (every
-                          ``|x| <= 1e-35f``) take ``default_left``; ``"None"`` (no NaN in training,
-                          or ``use_missing=False``) -> NaN is read as 0 and compared: it goes left
-                          iff ``0 <= threshold``.
+                          ``|x| <= 1e-35f``) take ``default_left`` (the reader writes such a node
+                          as three plain threshold nodes, see :func:`_routing_lightgbm`); ``"None"``
+                          (no NaN in training, or ``use_missing=False``) -> NaN is read as 0 and
+                          compared: it goes left iff ``0 <= threshold``.
 ========================  =========================================================================
 
-This module imports neither the kernels nor the readers; it only reads the
-fitted models.
+This module imports no kernel and no reader (only the boosted readers' family
+detection, ``_boosted._family``); it reads the fitted models.
 """
 from __future__ import annotations
 
@@ -79,8 +80,9 @@ class MissingRouting:
     zero_as_missing : ndarray of bool, shape (n_nodes,)
         Nodes at which a *zero* input also takes the missing direction instead
         of being compared: LightGBM nodes with ``missing_type="Zero"`` (zero
-        meaning every ``|x| <= 1.0000000180025095e-35``), and every node of an
-        XGBoost model fitted with ``missing=0``. All False elsewhere.
+        meaning every ``|x| <= 1.0000000180025095e-35``; the three nodes the
+        reader writes for each), and every node of an XGBoost model fitted with
+        ``missing=0``. All False elsewhere.
     missing_type : ndarray of int8, shape (n_nodes,), or None
         LightGBM only: the node's ``missing_type`` code, an index into
         :data:`LGB_MISSING_TYPES` (0 None, 1 Zero, 2 NaN; -1 on leaves).
@@ -154,34 +156,24 @@ def _leaf_false(feature, flags):
 
 
 def _family(model):
-    """The reader family of ``model`` (None when unsupported); never imports xgboost/lightgbm."""
+    """The reader family of ``model`` (None when unsupported); never imports xgboost/lightgbm.
+
+    The boosted libraries are told apart by :func:`fairlens.certify._boosted._family` (its refused
+    ``*_other`` relatives, e.g. regressors, are None here); scikit-learn trees, forests and
+    :class:`~fairlens.certify.FeaturePartitionedForest` by their classes.
+    """
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
+    from ._boosted import _family as _boosted_family
     from ._fpf import FeaturePartitionedForest
 
     if isinstance(model, FeaturePartitionedForest):
         return "fpf"
     if isinstance(model, (RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier)):
         return "sklearn_tree"
-    mod = type(model).__module__.split(".")[0]
-    names = {c.__name__ for c in type(model).__mro__}
-    if mod == "xgboost":
-        if "Booster" in names:
-            return "xgboost_booster"
-        if "XGBClassifier" in names or "XGBRFClassifier" in names:
-            return "xgboost"
-    if mod == "lightgbm":
-        if "Booster" in names:
-            return "lightgbm_booster"
-        if "LGBMClassifier" in names:
-            return "lightgbm"
-    if mod == "sklearn":
-        if "HistGradientBoostingClassifier" in names:
-            return "sklearn_hgb"
-        if "GradientBoostingClassifier" in names:
-            return "sklearn_gb"
-    return None
+    fam = _boosted_family(model)
+    return None if fam is None or fam.endswith("_other") else fam
 
 
 def _unwrap(model):
@@ -405,12 +397,31 @@ def lgb_nodes(model):
 
 
 def _routing_lightgbm(model):
+    """The routing in the reader's node order, where every ``"Zero"`` node is three plain nodes.
+
+    LightGBM's ``NumericalDecision``: NaN at a node whose type is not ``"NaN"`` is read as 0; then a
+    ``"Zero"`` node sends 0 (every ``|x| <= 1e-35f``) and a ``"NaN"`` node sends NaN to its default
+    child, and any other value goes left iff ``x <= threshold``. The reader writes a ``"Zero"`` node
+    as ``P1: x < -1e-35f`` -> ``N`` else ``P2``; ``P2: x <= 0`` -> the default child else ``N``;
+    ``N``: the comparison. NaN goes right at ``P1`` and left at ``P2`` (to the default child) and
+    never reaches ``N`` (recorded as left); zero takes those same branches, so the three nodes keep
+    ``zero_as_missing`` (and ``missing_type`` 1): :meth:`MissingRouting.is_missing` and the
+    thresholds agree on them.
+    """
     nd = lgb_nodes(model)
     feat, mt, dl = nd["feature"], nd["missing_type"], nd["default_left"]
-    # None: NaN is read as 0.0 and compared with the threshold; Zero and NaN: the default direction
-    left = np.where(mt == 0, 0.0 <= nd["threshold"], dl)
-    return MissingRouting(library="lightgbm", feature=feat, missing_left=_leaf_false(feat, left),
-                          accepts_missing=True, zero_as_missing=(mt == 1), missing_type=mt)
+    # None: NaN is read as 0.0 and compared with the threshold; NaN: the default direction
+    left = _leaf_false(feat, np.where(mt == 0, 0.0 <= nd["threshold"], dl))
+    zero = mt == 1
+    reps = np.where(zero, 3, 1)
+    first = np.cumsum(reps) - reps  # expanded index of P1 (or of the node itself)
+    left_x = np.repeat(left, reps)
+    left_x[first[zero]] = False      # P1: NaN (read as 0) goes on to P2
+    left_x[first[zero] + 1] = True   # P2: to the default child
+    left_x[first[zero] + 2] = True   # N: reached by no NaN
+    return MissingRouting(library="lightgbm", feature=np.repeat(feat, reps), missing_left=left_x,
+                          accepts_missing=True, zero_as_missing=np.repeat(zero, reps),
+                          missing_type=np.repeat(mt, reps))
 
 
 def missing_routing(model):
@@ -429,8 +440,8 @@ def missing_routing(model):
     MissingRouting
         ``missing_left`` and the library's extra semantics, aligned with the
         ``feature`` array of :func:`~fairlens.certify.flatten_forest` /
-        :func:`~fairlens.certify.flatten_boosted` (LightGBM ``zero_as_missing``
-        models, which the reader refuses today, in the order it would use).
+        :func:`~fairlens.certify.flatten_boosted` (a LightGBM ``"Zero"`` node,
+        ``zero_as_missing=True``, is three nodes there, as the reader writes it).
 
     Raises
     ------

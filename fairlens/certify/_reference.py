@@ -374,7 +374,10 @@ def reference_candidates(model, missing=False):
 
     A superset of one representative per interval between consecutive
     thresholds under every library's comparison (float32 or float64, ``<`` or
-    ``<=``), so enumerating it is exact. Only values the library accepts are
+    ``<=``), so enumerating it is exact. For LightGBM the zero band (0 and
+    ``+-1e-35f`` with the doubles just outside) is always in the grid: its
+    ``predict`` reads every ``|x| <= 1e-35f`` as 0, and a node of a model fitted
+    with ``zero_as_missing=True`` sends 0 to its default child. Only values the library accepts are
     kept: finite, and within the float32 range for the libraries that read
     float32 (scikit-learn trees and forests, GradientBoosting, XGBoost); a split
     at an infinite threshold (scikit-learn's split of NaN from every finite
