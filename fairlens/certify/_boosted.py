@@ -557,7 +557,11 @@ class BoostedModel:
             if self.model is not None:
                 from ._missing import missing_routing
 
-                r = missing_routing(self.model)
+                # the library's routing of this model, read once (it dumps the model): the flat
+                # arrays are a snapshot of the model, and so is the routing aligned to them
+                r = self.__dict__.get("_routing")
+                if r is None:
+                    r = self.__dict__["_routing"] = missing_routing(self.model)
                 if not np.array_equal(r.feature, self.feature):
                     raise RuntimeError("internal: the missing-value routing is not aligned with the flat model.")
                 missing_left, missing_value = r.missing_left, r.missing_value
