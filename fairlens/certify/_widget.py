@@ -19,7 +19,6 @@ import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._certify import STATUSES, certify, instance_covers
-from ._flatten import flatten_forest
 
 __all__ = ["CoverVisualizer"]
 
@@ -114,15 +113,11 @@ class CoverVisualizer(FairlensWidget):
         threads = resolve_background(background, use_threads, "CoverVisualizer")
         self._model = forest
         self._vote = vote
-        from ._boosted import flatten_boosted, is_boosted
+        from ._readers import read_model
 
-        if is_boosted(forest):  # XGBoost / LightGBM / scikit-learn gradient boosting: summed raw scores
-            if vote is not None:
-                raise ValueError("vote does not apply to a boosted model (its predict sums raw scores); leave it "
-                                 "unset.")
-            self.forest = flatten_boosted(forest)
-        else:
-            self.forest = flatten_forest(forest, vote=vote)  # certify what the model's predict does
+        # the reader registered for the model's type (forests: what the model's predict does;
+        # boosted models: summed raw scores, where vote does not apply and is refused by name)
+        self.forest = read_model(forest, vote=vote)
         self.X, _ = self.forest.check_X(X)  # a DataFrame is aligned by column name
         self.y = np.asarray(y)
         self.forest.encode_y(self.y)
