@@ -492,7 +492,7 @@ def _certify_rows(P, rows_of, budget, method, prune, progress, chunk_size, n_job
         # stage 2: brute force over fixed, strided blocks of the rows left
         if method in ("brute", "cascade"):
             t0 = time.perf_counter()
-            n_blocks = -(-todo.size // _BRUTE_BLOCK)
+            n_blocks = -(-todo.size // (pred_.brute_block or _BRUTE_BLOCK))
             blocks = [todo[j::n_blocks] for j in range(n_blocks)]
             bar.start("brute", todo.size)
             if deadline is None:
@@ -640,7 +640,7 @@ def _brute_block(payload, rows, report=None):
     wit_v = np.full((m, b), np.nan, np.float64)
     n_eval = 0
     state = P.new_state()
-    work = int(min(_START_WORK, _MAX_WORK))
+    work = int(min(_START_WORK if P.start_work is None else P.start_work, _MAX_WORK))
     pos = 0
     while pos < m:
         if _deadline_passed(p.deadline):

@@ -51,7 +51,17 @@ _LIBRARY_LOCK = threading.Lock()
 
 class _Predictor:
     """Shared parts of the protocol: the typed kernel groups, the checks (once per payload: the
-    groups are immutable and :func:`_check_kernel_inputs` remembers the last ones it checked)."""
+    groups are immutable and :func:`_check_kernel_inputs` remembers the last ones it checked).
+
+    Two class attributes tune how the driver cuts the exhaustive search (never its answer, its
+    witnesses or its evaluation counts, which do not depend on them): ``brute_block``, the rows
+    of one brute-force block (a task of ``n_jobs``; ``None``: the driver's default), and
+    ``start_work``, the work of a block's first bounded call (``None``: the driver's default;
+    later calls are adapted to about 0.1 s each).
+    """
+
+    brute_block = None
+    start_work = None
 
     def __init__(self, flat, X64, Xr, yi, budget, prune):
         self.flat, self.X64, self.Xr, self.yi = flat, X64, Xr, yi
@@ -235,6 +245,10 @@ class BoostedPredictor(_Predictor):
 
     vote = "additive"
     score_dtype = np.float64
+    # a brute-force call ends with one call of the library's predict (the confirmation), which
+    # costs far more than a small search: blocks of 32 rows, long calls, few confirmations
+    brute_block = 32
+    start_work = 100_000
 
     def __init__(self, bm, X64, Xr, yi, budget, prune):
         super().__init__(bm, X64, Xr, yi, budget, prune)
