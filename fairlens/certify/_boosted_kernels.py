@@ -54,7 +54,7 @@ from ._kernels import (
     instance_sets,
 )
 
-__all__ = ["raw_scores", "flb_boost_kernel", "elb_boost_kernel", "brute_boost_kernel", "row_quantities"]
+__all__ = ["raw_scores", "elb_boost_kernel", "brute_boost_kernel", "row_quantities"]
 
 
 @numba.njit(cache=True)
@@ -291,53 +291,6 @@ def row_quantities(tr, rule, x, yi, budget):
     _budget_weights(tr, group, x, yi, leaves, budget, bw)
     _apply_budget_weights(group, yi, wb, w)
     return leaves, w, margin, bbest
-
-
-@numba.njit(cache=True)
-def flb_boost_kernel(tr, rule, X, y, rows, budget):
-    """Generalised FLB (section 4.3) for additive scores.
-
-    For every target class ``c`` the ``budget`` largest per-feature swings
-    ``max(W(S_f^+), W(S_f^-))`` (``W`` = sum of the tree swings ``w[t, c]``) are
-    added; the row is certified when that sum stays below ``margin[c] - tol_b``
-    for every ``c``. Rows must be predicted ``y`` (the caller checks with the
-    library).
-
-    Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
-    """
-    roots = tr.roots
-    group, base, tol_b = rule.group, rule.base, rule.tol_b
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = base.shape[0]
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.full(n, np.nan, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    leaves = np.empty(n_trees, np.int64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    bw = _bw_buffers(tr, d_, budget)
-    bbest = bw[0]
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        _prepare_row(tr, rule, x, yi, leaves, w, margin)
-        ptr, trees = instance_sets(tr, x, d_)
-        _budget_weights(tr, group, x, yi, leaves, budget, bw)
-        best = -np.inf
-        for c in range(K):
-            if c == yi:
-                continue
-            s = _top_sum_f(_feature_max_f(_set_weights(ptr, trees, bbest, group, yi, c, 2 * d_), d_), budget)
-            if s - margin[c] > best:
-                best = s - margin[c]
-                flb_sum[ii] = s
-                margin_out[ii] = margin[c]
-            if s >= margin[c] - tol_b:
-                attackable[ii] = True
-    return attackable, flb_sum, margin_out
 
 
 @numba.njit(cache=True)

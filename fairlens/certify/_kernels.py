@@ -18,7 +18,8 @@ The brute-force helpers share the per-row search state as one
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
 
-Hard-vote kernels (``flb_kernel``, ``elb_kernel``, ``brute_kernel``) implement the
+Hard-vote kernels (``elb_kernel``, ``brute_kernel``; FLB is written once for every decision rule in
+:mod:`fairlens.certify._search`) implement the
 paper's definitions on the majority of hard votes; the ``*_soft_*`` kernels certify
 the soft vote of scikit-learn forests (see the section "Soft vote" below).
 Callers check shapes and dtypes before every call (see ``_certify``).
@@ -40,11 +41,9 @@ __all__ = [
     "predict_trees",
     "vote",
     "instance_sets",
-    "flb_kernel",
     "elb_kernel",
     "brute_kernel",
     "soft_proba",
-    "flb_soft_kernel",
     "elb_soft_kernel",
     "brute_soft_kernel",
 ]
@@ -205,63 +204,6 @@ def _feature_max(sizes, n_features):
         b = sizes[2 * f + 1]
         m[f] = a if a >= b else b
     return m
-
-
-@numba.njit(cache=True)
-def _top_sum(m, budget):
-    s = np.sort(m)
-    total = 0
-    n = s.shape[0]
-    for q in range(min(budget, n)):
-        total += s[n - 1 - q]
-    return total
-
-
-@numba.njit(cache=True)
-def flb_kernel(tr, rule, X, y, rows, budget):
-    """Fast lower bound (section 4.3) for the instances ``rows``.
-
-    For every target class ``c != y`` (one class in the binary case, section
-    4.6 otherwise) the FLB sum is the sum of the ``budget`` largest
-    ``max(|S_f^+|, |S_f^-|)`` (sets restricted to the trees not voting ``c``).
-    The instance is *possibly attackable* when, for some ``c``, the sum reaches
-    ``delta_c``; otherwise FLB certifies it.
-
-    Returns ``correct, attackable, flb_sum, delta, target`` for the class ``c``
-    with the largest ``sum - delta`` (the one closest to being attackable).
-    """
-    rank = rule.rank
-    n_classes = rank.shape[0]
-    n = rows.shape[0]
-    d = X.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.zeros(n, np.int64)
-    delta_out = np.full(n, -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        votes, counts, ok, delta = _prepare(tr,
-                                            n_classes, rank, x, y[i])
-        if not ok:
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d)
-        best = -(1 << 62)
-        for c in range(n_classes):
-            if c == y[i]:
-                continue
-            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
-            s = _top_sum(_feature_max(sizes, d), budget)
-            if s - delta[c] > best:
-                best = s - delta[c]
-                flb_sum[ii] = s
-                delta_out[ii] = delta[c]
-                target[ii] = c
-            if s >= delta[c]:
-                attackable[ii] = True
-    return correct, attackable, flb_sum, delta_out, target
 
 
 @numba.njit(cache=True)
@@ -977,59 +919,6 @@ def _top_sum_f(m, budget):
     for q in range(min(budget, n)):
         total += s[n - 1 - q]
     return total
-
-
-@numba.njit(cache=True)
-def flb_soft_kernel(tr, rule, X, y, rows, budget):
-    """FLB (section 4.3) generalised to the soft vote.
-
-    Tree ``t`` in ``S_f^+`` / ``S_f^-`` weighs ``w[t, c]``, its largest possible swing
-    of ``p[c] - p[y]`` towards ``c`` (a tree no attacked feature reaches keeps its
-    leaf). The FLB sum is the sum of the ``budget`` largest
-    ``max(W(S_f^+), W(S_f^-))``; the instance is certified for ``c`` when that sum is
-    below the margin ``sum_t p_t[y] - p_t[c]`` by more than ``tol``.
-
-    Returns ``correct, attackable, flb_sum, margin, target`` (float sums and margins of
-    the class closest to being reachable).
-    """
-    leaf_proba, roots = tr.value, tr.roots
-    tmax, tol = rule.tmax, rule.tol
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = leaf_proba.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.full(n, np.nan, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    target = np.full(n, -1, np.int64)
-    leaves = np.empty(n_trees, np.int64)
-    acc = np.empty(K, np.float64)
-    dmat = np.empty((n_trees, K), np.float64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
-                             dmat, w, margin):
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d_)
-        best = -np.inf
-        for c in range(K):
-            if c == yi:
-                continue
-            s = _top_sum_f(_feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d_), d_), budget)
-            if s - margin[c] > best:
-                best = s - margin[c]
-                flb_sum[ii] = s
-                margin_out[ii] = margin[c]
-                target[ii] = c
-            if s >= margin[c] - tol:
-                attackable[ii] = True
-    return correct, attackable, flb_sum, margin_out, target
 
 
 @numba.njit(cache=True)

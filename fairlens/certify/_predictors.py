@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import _boosted_kernels as _bk
-from . import _kernels
+from . import _kernels, _search
 from ._boosted import BoostedModel, NanCodedBoosted, boosted_instance_covers
 from ._common import _call, _check_kernel_inputs
 from ._flatten import FlatForest
@@ -165,8 +165,7 @@ class ForestPredictor(_Predictor):
 
     def flb(self, rows):
         tr, rule, _ = self._run(None, rows)
-        kern = _kernels.flb_soft_kernel if self.soft else _kernels.flb_kernel
-        _, att, fsum, dlt, _ = _call(kern, tr, rule, self.Xr, self.yi, rows, self.budget)
+        _, att, fsum, dlt, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
         return att, fsum, dlt
 
     def elb(self, rows):
@@ -314,7 +313,8 @@ class BoostedPredictor(_Predictor):
 
     def flb(self, rows):
         tr, rule, _ = self._run(None, rows)
-        return _call(_bk.flb_boost_kernel, tr, rule, self.Xr, self.yi, rows, self.budget)
+        _, att, fsum, marg, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
+        return att, fsum, marg
 
     def elb(self, rows):
         tr, rule, _ = self._run(None, rows)

@@ -300,7 +300,7 @@ class CoverVisualizer(FairlensWidget):
                  + (f"{len(ic.votes)} boosted trees (summed raw scores)." if self.forest.vote == "additive" else
                     f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack.")]
         if ic.correct:
-            # the class closest to being reachable (largest FLB sum - delta), as in flb_kernel
+            # the class closest to being reachable (largest FLB sum - delta), as in _search.flb_search
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             cls = _plain(self.forest.classes_[target])

@@ -95,10 +95,10 @@ def test_flat_groups_are_the_bottom_layer():
 
 
 ENTRY_KERNELS = {
-    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "flb_kernel", "elb_kernel", "brute_kernel",
-                 "flb_soft_kernel", "elb_soft_kernel", "brute_soft_kernel"),
-    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "flb_boost_kernel", "elb_boost_kernel",
-                         "brute_boost_kernel"),
+    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "elb_kernel", "brute_kernel",
+                 "elb_soft_kernel", "brute_soft_kernel"),
+    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "elb_boost_kernel", "brute_boost_kernel"),
+    "_search": ("flb_search",),
 }
 
 
@@ -234,3 +234,21 @@ def test_chunk_size_and_prune_change_nothing_for_boosted_models():
     for bad in ({"prune": "banana"}, {"chunk_size": 0}):
         with pytest.raises((TypeError, ValueError), match=next(iter(bad))):
             certify(model, X, y, budget=1, **bad)
+
+
+def test_flb_is_written_once_for_every_decision_rule():
+    """FLB (section 4.3) is one skeleton; the family steps are chosen from the type of the leaf
+    payload (at compile time under numba, at call time in plain Python), not copied per family."""
+    import fairlens.certify._boosted_kernels as BK
+    import fairlens.certify._kernels as K
+    from fairlens.certify._flat import Trees
+    from fairlens.certify._search import family, flb_search
+
+    for mod, name in ((K, "flb_kernel"), (K, "flb_soft_kernel"), (BK, "flb_boost_kernel")):
+        assert not hasattr(mod, name), name
+    z = np.zeros(1, np.int64)
+    for value, want in ((np.zeros(1, np.int64), "hard"), (np.zeros((1, 3)), "soft"), (np.zeros(1), "additive")):
+        assert family(Trees(z, np.zeros(1), z, z, value, z, np.zeros(1, bool))) == want
+    src = (PKG / "_predictors.py").read_text()
+    assert src.count("_search.flb_search") == 2  # both predictors call the one skeleton
+    assert callable(flb_search)
