@@ -18,7 +18,7 @@ The brute-force helpers share the per-row search state as one
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
 
-Hard-vote kernels (``elb_kernel``, ``brute_kernel``; FLB is written once for every decision rule in
+Hard-vote kernels (``brute_kernel``; FLB and ELB are written once for every decision rule in
 :mod:`fairlens.certify._search`) implement the
 paper's definitions on the majority of hard votes; the ``*_soft_*`` kernels certify
 the soft vote of scikit-learn forests (see the section "Soft vote" below).
@@ -41,10 +41,8 @@ __all__ = [
     "predict_trees",
     "vote",
     "instance_sets",
-    "elb_kernel",
     "brute_kernel",
     "soft_proba",
-    "elb_soft_kernel",
     "brute_soft_kernel",
 ]
 
@@ -345,57 +343,6 @@ def _brute_items(m, values_ptr, region, d):
             order[nc] = f  # compacted order of usable features
             nc += 1
     return order, item_f, item_s, item_j, ni, nc
-
-@numba.njit(cache=True)
-def elb_kernel(tr, rule, X, y, rows, budget):
-    """Exhaustive lower bound (section 4.4; per target class, section 4.6).
-
-    Returns ``correct, attackable, cover_f, cover_s, target, covered, delta``:
-    for a possibly attackable instance the first cover found (features and
-    signs, 0 = ``S_f^+``, 1 = ``S_f^-``), the class ``c`` it serves, the
-    number of trees it covers and ``delta_c``.
-    """
-    roots = tr.roots
-    rank = rule.rank
-    n_classes = rank.shape[0]
-    n = rows.shape[0]
-    d = X.shape[1]
-    n_trees = roots.shape[0]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    cover_f = np.full((n, budget), -1, np.int64)
-    cover_s = np.full((n, budget), -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    covered_out = np.zeros(n, np.int64)
-    delta_out = np.full(n, -1, np.int64)
-    pf = np.empty(budget, np.int64)
-    ps = np.empty(budget, np.int64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        votes, counts, ok, delta = _prepare(tr,
-                                            n_classes, rank, x, y[i])
-        if not ok:
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d)
-        for c in range(n_classes):
-            if c == y[i]:
-                continue
-            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
-            found, cov = _cover_search(ptr, trees, votes, c, sizes, d, budget, delta[c], n_trees, pf, ps)
-            if delta_out[ii] < 0:
-                delta_out[ii] = delta[c]
-            if found:
-                attackable[ii] = True
-                cover_f[ii, :] = pf
-                cover_s[ii, :] = ps
-                target[ii] = c
-                covered_out[ii] = cov
-                delta_out[ii] = delta[c]
-                break
-    return correct, attackable, cover_f, cover_s, target, covered_out, delta_out
-
 
 @numba.njit(cache=True)
 def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eval):
@@ -912,16 +859,6 @@ def _feature_max_f(sizes, n_features):
 
 
 @numba.njit(cache=True)
-def _top_sum_f(m, budget):
-    s = np.sort(m)
-    total = 0.0
-    n = s.shape[0]
-    for q in range(min(budget, n)):
-        total += s[n - 1 - q]
-    return total
-
-
-@numba.njit(cache=True)
 def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_trees, pick_f, pick_s):
     """ELB's exhaustive cover search (section 4.4) with tree weights ``w[:, c]``.
 
@@ -999,64 +936,6 @@ def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_tree
             pick[depth] = pick[depth - 1]
             added[depth] = False
     return False, 0.0
-
-
-@numba.njit(cache=True)
-def elb_soft_kernel(tr, rule, X, y, rows, budget):
-    """ELB (section 4.4; per target class, section 4.6) generalised to the soft vote.
-
-    An instance stays possibly attackable when some cover of at most ``budget`` sets
-    (never ``S_f^+`` with ``S_f^-``) has a union whose total swing ``sum w[t, c]``
-    reaches the margin of ``c`` minus ``tol``.
-
-    Returns ``correct, attackable, cover_f, cover_s, target, covered, margin``.
-    """
-    leaf_proba, roots = tr.value, tr.roots
-    tmax, tol = rule.tmax, rule.tol
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = leaf_proba.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    cover_f = np.full((n, budget), -1, np.int64)
-    cover_s = np.full((n, budget), -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    covered_out = np.zeros(n, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    pf = np.empty(budget, np.int64)
-    ps = np.empty(budget, np.int64)
-    leaves = np.empty(n_trees, np.int64)
-    acc = np.empty(K, np.float64)
-    dmat = np.empty((n_trees, K), np.float64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
-                             dmat, w, margin):
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d_)
-        for c in range(K):
-            if c == yi:
-                continue
-            sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
-            found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol, n_trees,
-                                            pf, ps)
-            if np.isnan(margin_out[ii]):
-                margin_out[ii] = margin[c]
-            if found:
-                attackable[ii] = True
-                cover_f[ii, :] = pf
-                cover_s[ii, :] = ps
-                target[ii] = c
-                covered_out[ii] = cov
-                margin_out[ii] = margin[c]
-                break
-    return correct, attackable, cover_f, cover_s, target, covered_out, margin_out
 
 
 @numba.njit(cache=True)

@@ -170,8 +170,7 @@ class ForestPredictor(_Predictor):
 
     def elb(self, rows):
         tr, rule, _ = self._run(None, rows)
-        kern = _kernels.elb_soft_kernel if self.soft else _kernels.elb_kernel
-        _, att, cf, cs, _, _, dlt = _call(kern, tr, rule, self.Xr, self.yi, rows, self.budget)
+        _, att, cf, cs, _, _, dlt = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
         return att, cf, cs, dlt
 
     def new_state(self):
@@ -318,7 +317,7 @@ class BoostedPredictor(_Predictor):
 
     def elb(self, rows):
         tr, rule, _ = self._run(None, rows)
-        att, cf, cs, _, _, marg = _call(_bk.elb_boost_kernel, tr, rule, self.Xr, self.yi, rows, self.budget)
+        _, att, cf, cs, _, _, marg = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
         return att, cf, cs, marg
 
     def new_state(self):

@@ -17,8 +17,8 @@ that picks the family's implementation **at compile time from the type** of ``tr
 skeleton therefore compiles once per decision rule, with no run-time branch on the model family
 and no copy of the skeleton.
 
-Written once here: the fast lower bound FLB (paper, section 4.3; per-class check of 4.6). The
-exhaustive lower bound ELB (4.4) and the exhaustive search (4.1) still have one kernel per family
+Written once here: the fast lower bound FLB (paper, section 4.3; per-class check of 4.6) and the
+exhaustive lower bound ELB (4.4). The exhaustive search (4.1) still has one kernel per family
 (``_kernels``, ``_boosted_kernels``), behind the one predictor protocol.
 """
 import inspect
@@ -32,7 +32,7 @@ from . import _boosted_kernels as _bk
 from . import _kernels as _k
 from ._kernels import instance_sets
 
-__all__ = ["flb_search", "family"]
+__all__ = ["flb_search", "elb_search", "family"]
 
 
 def family(tr):
@@ -274,3 +274,181 @@ def flb_search(tr, rule, X, y, rows, budget):
             if s >= margin[c] - tol:
                 attackable[ii] = True
     return correct, attackable, flb_sum, delta_out, target
+
+
+# --- ELB: the family steps ------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def _elb_row_hard(tr, rule, x, yi, budget, sc):
+    votes, counts, ok, delta = _k._prepare(tr, sc[0].shape[0], sc[0], x, yi)
+    return ok, (votes, delta, delta), 0
+
+
+@numba.njit(cache=True)
+def _elb_row_soft(tr, rule, x, yi, budget, sc):
+    leaves, acc, dmat, w, margin = sc
+    ok = _k._prepare_soft(tr, rule.tmax, x, yi, leaves, acc, dmat, w, margin)
+    return ok, (w, margin, w), rule.tol
+
+
+@numba.njit(cache=True)
+def _elb_row_additive(tr, rule, x, yi, budget, sc):
+    leaves, w, margin, bw = sc
+    _bk._prepare_row(tr, rule, x, yi, leaves, w, margin)
+    _bk._budget_weights(tr, rule.group, x, yi, leaves, budget, bw)
+    _bk._apply_budget_weights(rule.group, yi, bw[1], w)
+    return True, (w, margin, bw[0]), rule.tol_b
+
+
+@_dispatched({"hard": _elb_row_hard, "soft": _elb_row_soft, "additive": _elb_row_additive})
+def _elb_row(tr, rule, x, yi, budget, sc):
+    """``(correct, row, tol)`` of ELB: ``row = (weights, margins, credits)`` -- hard: tree votes,
+    ``delta`` per class; soft: the largest swings ``w[t, c]``, margins; additive: the budget-aware
+    swings, margins and the per-set credits of FLB -- and the tolerance of the comparison."""
+
+
+@numba.njit(cache=True)
+def _elb_skip_none(tr, rule, ptr, trees, row, yi, c, budget, tol):
+    return False
+
+
+@numba.njit(cache=True)
+def _elb_skip_additive(tr, rule, ptr, trees, row, yi, c, budget, tol):
+    # what FLB rules out stays ruled out (its per-set credits can be sharper than the union's)
+    n_sets = ptr.shape[0] - 1
+    s_flb = _top_sum(_feature_max(_bk._set_weights(ptr, trees, row[2], rule.group, yi, c, n_sets), n_sets // 2),
+                     budget, 0.0)
+    return s_flb < row[1][c] - tol
+
+
+@_dispatched({"hard": _elb_skip_none, "soft": _elb_skip_none, "additive": _elb_skip_additive})
+def _elb_skip(tr, rule, ptr, trees, row, yi, c, budget, tol):
+    """Whether class ``c`` is ruled out before the cover search (additive scores: by FLB's sharper
+    per-set credits, so that ELB certifies everything FLB certifies)."""
+
+
+@numba.njit(cache=True)
+def _cover_hard(tr, rule, ptr, trees, row, c, sizes, budget, tol, pf, ps):
+    n_features = (ptr.shape[0] - 1) // 2
+    return _k._cover_search(ptr, trees, row[0], c, sizes, n_features, budget, row[1][c], tr.roots.shape[0], pf, ps)
+
+
+@numba.njit(cache=True)
+def _cover_weighted(tr, rule, ptr, trees, row, c, sizes, budget, tol, pf, ps):
+    n_features = (ptr.shape[0] - 1) // 2
+    return _k._cover_search_soft(ptr, trees, row[0], c, sizes, n_features, budget, row[1][c] - tol,
+                                 tr.roots.shape[0], pf, ps)
+
+
+@_dispatched({"hard": _cover_hard, "soft": _cover_weighted, "additive": _cover_weighted})
+def _cover(tr, rule, ptr, trees, row, c, sizes, budget, tol, pf, ps):
+    """``(found, covered)``: the first cover of at most ``budget`` sets (never ``S_f^+`` with
+    ``S_f^-``; features and signs into ``pf``/``ps``) whose union reaches the margin of ``c``
+    (hard: ``delta_c`` trees not voting ``c``; weighted: ``margin_c - tol`` of summed swings)."""
+
+
+@numba.njit(cache=True)
+def _elb_sizes_hard(tr, rule, ptr, trees, row, yi, c):
+    return _k._sizes_in_universe(ptr, trees, row[0], c, ptr.shape[0] - 1)
+
+
+@numba.njit(cache=True)
+def _elb_sizes_weighted(tr, rule, ptr, trees, row, yi, c):
+    return _k._weighted_sizes(ptr, trees, row[0], c, ptr.shape[0] - 1)
+
+
+@_dispatched({"hard": _elb_sizes_hard, "soft": _elb_sizes_weighted, "additive": _elb_sizes_weighted})
+def _elb_sizes(tr, rule, ptr, trees, row, yi, c):
+    """The sizes the cover search orders its sets by (hard: trees not voting ``c``; weighted: the
+    summed swings ``w[t, c]``)."""
+
+
+@numba.njit(cache=True)
+def _elb_out_hard(tr, n):
+    return np.zeros(n, np.int64), np.full(n, -1, np.int64)
+
+
+@numba.njit(cache=True)
+def _elb_out_float(tr, n):
+    return np.zeros(n, np.float64), np.full(n, np.nan, np.float64)
+
+
+@_dispatched({"hard": _elb_out_hard, "soft": _elb_out_float, "additive": _elb_out_float})
+def _elb_out(tr, n):
+    """``(covered, delta)`` outputs in the family's number type."""
+
+
+# --- ELB: the one skeleton ------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def elb_search(tr, rule, X, y, rows, budget):
+    """Exhaustive lower bound ELB (paper, section 4.4; per target class, section 4.6) for the rows
+    ``rows``, for every decision rule.
+
+    A row stays *possibly attackable* when, for some class ``c``, some cover of at most ``budget``
+    sets (never ``S_f^+`` with ``S_f^-``) reaches the margin of ``c`` (hard vote: ``delta_c`` trees
+    not voting ``c``; soft vote and additive scores: the summed swings reach the margin less the
+    tolerance); otherwise ELB certifies it.
+
+    Parameters
+    ----------
+    tr : Trees
+    rule : Rule
+    X : ndarray of float64, shape (n, d)
+    y : ndarray of int64, shape (n,)
+    rows : ndarray of int64
+    budget : int
+
+    Returns
+    -------
+    correct, attackable : ndarray of bool
+    cover_f, cover_s : ndarray of int64, shape (len(rows), budget)
+        The first cover found (features; signs 0 = ``S_f^+``, 1 = ``S_f^-``), -1 padded.
+    target : ndarray of int64
+        The class it serves.
+    covered, delta : ndarray
+        What it covers and the margin of that class (else of the first class tried); int64 for
+        the hard vote, float64 otherwise.
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    K = rule.base.shape[0]
+    sc = _flb_scratch(tr, rule, d, budget)
+    covered_out, delta_out = _elb_out(tr, n)
+    correct = np.zeros(n, np.bool_)
+    attackable = np.zeros(n, np.bool_)
+    cover_f = np.full((n, budget), -1, np.int64)
+    cover_s = np.full((n, budget), -1, np.int64)
+    target = np.full(n, -1, np.int64)
+    pf = np.empty(budget, np.int64)
+    ps = np.empty(budget, np.int64)
+    for ii in range(n):
+        i = rows[ii]
+        x = X[i]
+        yi = y[i]
+        ok, row, tol = _elb_row(tr, rule, x, yi, budget, sc)
+        if not ok:
+            continue
+        correct[ii] = True
+        ptr, trees = instance_sets(tr, x, d)
+        margin = row[1]
+        first = True
+        for c in range(K):
+            if c == yi:
+                continue
+            if first:
+                delta_out[ii] = margin[c]
+                first = False
+            if _elb_skip(tr, rule, ptr, trees, row, yi, c, budget, tol):
+                continue
+            sizes = _elb_sizes(tr, rule, ptr, trees, row, yi, c)
+            found, cov = _cover(tr, rule, ptr, trees, row, c, sizes, budget, tol, pf, ps)
+            if found:
+                attackable[ii] = True
+                cover_f[ii, :] = pf
+                cover_s[ii, :] = ps
+                target[ii] = c
+                covered_out[ii] = cov
+                delta_out[ii] = margin[c]
+                break
+    return correct, attackable, cover_f, cover_s, target, covered_out, delta_out

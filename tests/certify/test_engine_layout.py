@@ -95,10 +95,9 @@ def test_flat_groups_are_the_bottom_layer():
 
 
 ENTRY_KERNELS = {
-    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "elb_kernel", "brute_kernel",
-                 "elb_soft_kernel", "brute_soft_kernel"),
-    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "elb_boost_kernel", "brute_boost_kernel"),
-    "_search": ("flb_search",),
+    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "brute_kernel", "brute_soft_kernel"),
+    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "brute_boost_kernel"),
+    "_search": ("flb_search", "elb_search"),
 }
 
 
@@ -236,19 +235,23 @@ def test_chunk_size_and_prune_change_nothing_for_boosted_models():
             certify(model, X, y, budget=1, **bad)
 
 
-def test_flb_is_written_once_for_every_decision_rule():
-    """FLB (section 4.3) is one skeleton; the family steps are chosen from the type of the leaf
-    payload (at compile time under numba, at call time in plain Python), not copied per family."""
+def test_bounds_are_written_once_for_every_decision_rule():
+    """FLB (section 4.3) and ELB (4.4) are one skeleton each; the family steps are chosen from the
+    type of the leaf payload (at compile time under numba, at call time in plain Python), not
+    copied per family."""
     import fairlens.certify._boosted_kernels as BK
     import fairlens.certify._kernels as K
     from fairlens.certify._flat import Trees
-    from fairlens.certify._search import family, flb_search
+    from fairlens.certify._search import elb_search, family, flb_search
 
-    for mod, name in ((K, "flb_kernel"), (K, "flb_soft_kernel"), (BK, "flb_boost_kernel")):
+    for mod, name in ((K, "flb_kernel"), (K, "flb_soft_kernel"), (BK, "flb_boost_kernel"), (K, "elb_kernel"),
+                      (K, "elb_soft_kernel"), (BK, "elb_boost_kernel")):
         assert not hasattr(mod, name), name
+    assert callable(elb_search)
     z = np.zeros(1, np.int64)
     for value, want in ((np.zeros(1, np.int64), "hard"), (np.zeros((1, 3)), "soft"), (np.zeros(1), "additive")):
         assert family(Trees(z, np.zeros(1), z, z, value, z, np.zeros(1, bool))) == want
     src = (PKG / "_predictors.py").read_text()
-    assert src.count("_search.flb_search") == 2  # both predictors call the one skeleton
+    assert src.count("_search.flb_search") == 2  # both predictors call the one skeleton of each bound
+    assert src.count("_search.elb_search") == 2
     assert callable(flb_search)
