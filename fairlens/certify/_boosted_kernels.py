@@ -292,7 +292,7 @@ def row_quantities(tr, rule, x, yi, budget):
     return leaves, w, margin, bbest
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible(tr, rule, S, n_aff, values, yi):
     """Sound test of the branch and bound: can some completion of the partial
     assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
@@ -354,7 +354,7 @@ def _attack_possible(tr, rule, S, n_aff, values, yi):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Decision (see :func:`_decide`) of the exact replay on ``xp``; only the trees
     ``aff`` are re-walked."""
@@ -368,7 +368,7 @@ def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     return _decide(acc, yi, tol)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern(tr, rule, S, vals, k, n_aff, yi, skip):
     """Branch and bound over the relevant values of one sign pattern.
 

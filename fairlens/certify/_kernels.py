@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _goes_left(v, threshold, missing_left, node):
     """The one split rule: ``v <= threshold[node]`` goes left; a missing value (NaN, ``v != v``) goes
     where ``missing_left[node]`` says (the library's default direction). ``missing_left`` is read only
@@ -57,7 +57,7 @@ def _goes_left(v, threshold, missing_left, node):
     return v <= threshold[node]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _leaf(tr, root, x):
     """Leaf reached from ``root`` by ``x`` (the one tree walk of every kernel; NaN follows
     ``tr.missing_left``)."""
@@ -344,7 +344,7 @@ def _brute_items(m, values_ptr, region, d):
             nc += 1
     return order, item_f, item_s, item_j, ni, nc
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eval):
     """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
@@ -409,7 +409,7 @@ def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eva
     return status, n_eval
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible(tr, S, n_aff, values, yi, rank):
     """Sound test used by the branch and bound of the brute force.
 
@@ -465,7 +465,7 @@ def _attack_possible(tr, S, n_aff, values, yi, rank):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern(tr, S, vals, k, n_aff, yi, rank, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
@@ -938,7 +938,7 @@ def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_tree
     return False, 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Exact replay of ``forest.predict`` on ``xp`` (only the trees ``aff`` re-walked)."""
     leaf_proba, roots = tr.value, tr.roots
@@ -949,7 +949,7 @@ def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     return _soft_argmax(leaf_proba, tmp_leaves, leaf_proba.shape[1], acc) != yi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
 
@@ -1000,7 +1000,7 @@ def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
@@ -1072,7 +1072,7 @@ def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     return status, nodes, q
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _try_pattern_soft(tr, S, vals, k, n_aff, yi, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
     replayed exactly), bounded and resumable as :func:`_try_pattern`.
