@@ -27,7 +27,8 @@ exceeds ``tol`` and decisive against ``y`` when some margin is below ``-tol``;
 in between it is *ambiguous* (the library's own link/tie rule may go either
 way) and the caller resolves it by calling the library's ``predict``.
 
-Bounds (generalised FLB/ELB of section 4.3/4.4): tree ``t`` can lower the margin
+Bounds (generalised FLB/ELB of section 4.3/4.4; their skeletons are written once for every decision
+rule in :mod:`fairlens.certify._search`, which calls the steps here): tree ``t`` can lower the margin
 towards ``c`` by at most its swing -- ``value(leaf) - value(L)`` when ``t`` adds
 to ``y``, ``value(L) - value(leaf)`` when it adds to ``c``, else 0, over the leaves
 ``L`` reachable with ``b`` features (:func:`_budget_weights`; ``vmin``/``vmax`` give
@@ -44,17 +45,15 @@ import numpy as np
 from ._flat import Search
 from ._kernels import (
     _brute_items,
-    _cover_search_soft,
     _feature_max_f,
     _goes_left,
     _leaf,
-    _top_sum_f,
     _value_regions,
     _weighted_sizes,
     instance_sets,
 )
 
-__all__ = ["raw_scores", "flb_boost_kernel", "elb_boost_kernel", "brute_boost_kernel", "row_quantities"]
+__all__ = ["raw_scores", "brute_boost_kernel", "row_quantities"]
 
 
 @numba.njit(cache=True)
@@ -293,114 +292,7 @@ def row_quantities(tr, rule, x, yi, budget):
     return leaves, w, margin, bbest
 
 
-@numba.njit(cache=True)
-def flb_boost_kernel(tr, rule, X, y, rows, budget):
-    """Generalised FLB (section 4.3) for additive scores.
-
-    For every target class ``c`` the ``budget`` largest per-feature swings
-    ``max(W(S_f^+), W(S_f^-))`` (``W`` = sum of the tree swings ``w[t, c]``) are
-    added; the row is certified when that sum stays below ``margin[c] - tol_b``
-    for every ``c``. Rows must be predicted ``y`` (the caller checks with the
-    library).
-
-    Returns ``attackable, flb_sum, margin`` (of the class closest to reachable).
-    """
-    roots = tr.roots
-    group, base, tol_b = rule.group, rule.base, rule.tol_b
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = base.shape[0]
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.full(n, np.nan, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    leaves = np.empty(n_trees, np.int64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    bw = _bw_buffers(tr, d_, budget)
-    bbest = bw[0]
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        _prepare_row(tr, rule, x, yi, leaves, w, margin)
-        ptr, trees = instance_sets(tr, x, d_)
-        _budget_weights(tr, group, x, yi, leaves, budget, bw)
-        best = -np.inf
-        for c in range(K):
-            if c == yi:
-                continue
-            s = _top_sum_f(_feature_max_f(_set_weights(ptr, trees, bbest, group, yi, c, 2 * d_), d_), budget)
-            if s - margin[c] > best:
-                best = s - margin[c]
-                flb_sum[ii] = s
-                margin_out[ii] = margin[c]
-            if s >= margin[c] - tol_b:
-                attackable[ii] = True
-    return attackable, flb_sum, margin_out
-
-
-@numba.njit(cache=True)
-def elb_boost_kernel(tr, rule, X, y, rows, budget):
-    """Generalised ELB (section 4.4/4.6): some cover of at most ``budget`` sets
-    (never ``S_f^+`` with ``S_f^-``) whose union's total swing reaches
-    ``margin[c] - tol_b`` for some class ``c`` that FLB does not already rule out;
-    else the row is certified (so ELB certifies everything FLB certifies).
-
-    Returns ``attackable, cover_f, cover_s, target, covered, margin``.
-    """
-    roots = tr.roots
-    group, base, tol_b = rule.group, rule.base, rule.tol_b
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = base.shape[0]
-    attackable = np.zeros(n, np.bool_)
-    cover_f = np.full((n, budget), -1, np.int64)
-    cover_s = np.full((n, budget), -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    covered_out = np.zeros(n, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    pf = np.empty(budget, np.int64)
-    ps = np.empty(budget, np.int64)
-    leaves = np.empty(n_trees, np.int64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    bw = _bw_buffers(tr, d_, budget)
-    bbest, wb = bw[0], bw[1]
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        _prepare_row(tr, rule, x, yi, leaves, w, margin)
-        ptr, trees = instance_sets(tr, x, d_)
-        _budget_weights(tr, group, x, yi, leaves, budget, bw)
-        _apply_budget_weights(group, yi, wb, w)
-        for c in range(K):
-            if c == yi:
-                continue
-            if np.isnan(margin_out[ii]):
-                margin_out[ii] = margin[c]
-            # what FLB rules out stays ruled out (its per-set credits can be sharper than the union's)
-            s_flb = _top_sum_f(_feature_max_f(_set_weights(ptr, trees, bbest, group, yi, c, 2 * d_), d_), budget)
-            if s_flb < margin[c] - tol_b:
-                continue
-            sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
-            found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol_b, n_trees, pf, ps)
-            if np.isnan(margin_out[ii]):
-                margin_out[ii] = margin[c]
-            if found:
-                attackable[ii] = True
-                cover_f[ii, :] = pf
-                cover_s[ii, :] = ps
-                target[ii] = c
-                covered_out[ii] = cov
-                margin_out[ii] = margin[c]
-                break
-    return attackable, cover_f, cover_s, target, covered_out, margin_out
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible(tr, rule, S, n_aff, values, yi):
     """Sound test of the branch and bound: can some completion of the partial
     assignment (attacked feature ``f`` confined to ``values[rlo[q]..rhi[q]]``,
@@ -462,7 +354,7 @@ def _attack_possible(tr, rule, S, n_aff, values, yi):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Decision (see :func:`_decide`) of the exact replay on ``xp``; only the trees
     ``aff`` are re-walked."""
@@ -476,7 +368,7 @@ def _replay(tr, rule, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     return _decide(acc, yi, tol)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern(tr, rule, S, vals, k, n_aff, yi, skip):
     """Branch and bound over the relevant values of one sign pattern.
 

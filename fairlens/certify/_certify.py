@@ -29,7 +29,6 @@ the answer is identical at every ``n_jobs``.
 from __future__ import annotations
 
 import time
-from collections import namedtuple
 from dataclasses import replace
 from functools import partial
 
@@ -38,12 +37,10 @@ import pandas as pd
 
 from .._parallel import Payload, effective_n_jobs, run_chunks
 from .._validation import check_int, check_memory
-from . import _kernels
+from . import _kernels  # noqa: F401  (the kernels module, reached as _certify._kernels)
 from ._common import (
     METHODS,
     VOTES,
-    _call,
-    _check_kernel_inputs,
     check_budget,
     deadline_of,
     plan_n_jobs,
@@ -51,9 +48,7 @@ from ._common import (
     take_model,
     validate_certify_params,
 )
-from ._flatten import FlatForest
-from ._inputs import check_X
-from ._inputs import one_instance as _one_instance
+from ._predictors import SOFT_TOL, predictor_for
 from ._readers import read_model
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 
@@ -69,11 +64,6 @@ __all__ = [
     "SOFT_TOL",
 ]
 
-#: Relative tolerance of the soft-vote bounds: a row is certified by FLB/ELB only when
-#: the margin exceeds the largest possible gain by more than ``SOFT_TOL * n_trees``
-#: (floating-point sums of probabilities err by ~1e-16 * n_trees); attacks are always
-#: confirmed by replaying scikit-learn's ``predict`` exactly.
-SOFT_TOL = 1e-9
 
 #: Work (patterns + forest evaluations) after which a brute-force kernel call returns at
 #: the next resumable point, so that long searches are a Python loop of bounded calls.
@@ -110,32 +100,21 @@ def _check_progress(progress):
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
 
-def _run_forest(ff, X, y, budget, p):
-    """:func:`certify` for a :class:`FlatForest` (arguments validated, ``budget`` checked)."""
-    if ff.vote == "hard" and ff.n_classes > 62:
-        raise ValueError(f"vote='hard' supports at most 62 classes; the forest has {ff.n_classes}.")
-    on = p.get("missing_on", False)
-    X64, Xr = check_X(X, ff.n_features, feature_names=ff.feature_names_in, allow_nan=p.get("nan_rows", False))
-    n = X64.shape[0]
-    if n == 0:
-        raise ValueError("X has no rows; pass at least one instance to certify.")
-    yi = ff.encode_y(y, n_rows=n)
-    nan = np.isnan(X64)
-    if not on and not nan.any():  # the finite threat model on finite rows: the forest itself
-        return _certify_forest(ff, budget, X64, Xr, yi, y, p["method"], p["prune"], p["progress"], p["chunk_size"],
-                               p["n_jobs"], p["time_limit"])
-    from ._nancode import encode_rows
+def _run(flat, X, y, budget, p):
+    """:func:`certify` on a read model, for every model (arguments validated, ``budget`` checked).
 
-    Xc = encode_rows(Xr)
+    The flat model's predictor class (:func:`fairlens.certify._predictors.predictor_for`) checks the
+    rows; the finite threat model on finite rows certifies the model itself, otherwise the rows are
+    certified in groups (:func:`_nan_groups`) on the NaN-coded model and merged.
+    """
+    P = predictor_for(flat)
+    X64, nan, on, ctx = P.inputs(flat, X, y, p)
+    args = (budget, p["method"], p["prune"], p["progress"], p["chunk_size"], p["n_jobs"])
+    if not on and not nan.any():  # the finite threat model on finite rows: the model itself
+        return _certify_rows(P, P.group(flat, ctx, None, None), *args, p["time_limit"])
 
     def run(rows, offer, time_limit):
-        if offer is not None and not offer.any():  # finite rows, finite attacker: the forest itself
-            return _certify_forest(ff, budget, X64[rows], np.ascontiguousarray(Xr[rows]), yi[rows],
-                                   np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
-                                   p["n_jobs"], time_limit)
-        return _certify_forest(ff.nan_coded(offer), budget, X64[rows], np.ascontiguousarray(Xc[rows]), yi[rows],
-                               np.asarray(y)[rows], p["method"], p["prune"], p["progress"], p["chunk_size"],
-                               p["n_jobs"], time_limit)
+        return _certify_rows(P, P.group(flat, ctx, rows, offer), *args, time_limit)
 
     return _nan_certify(run, nan, on, np.asarray(y), p["time_limit"])
 
@@ -201,61 +180,6 @@ def _merge(parts, n, y, elapsed):
                    y=y)
 
 
-def _run_boosted(bm, X, y, budget, p):
-    """:func:`certify` for a :class:`BoostedModel` (arguments validated, ``budget`` checked;
-    its brute force always prunes and works in fixed blocks, so ``prune``/``chunk_size`` change nothing)."""
-    from ._boosted import NanCodedBoosted, _certify_boosted
-
-    on = p.get("missing_on", False)
-    if bm.missing_value == bm.missing_value:  # XGBoost missing=v: v is a finite input predict reads as NaN
-        on = True
-    X64, _ = bm.check_X(X, allow_nan=p.get("nan_rows", False) or on)
-    if X64.shape[0] == 0:
-        raise ValueError("X has no rows; pass at least one instance to certify.")
-    nan = np.isnan(X64)
-    if not on and not nan.any():  # the finite threat model on finite rows: the model itself
-        return _certify_boosted(bm, X, y, budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
-                                time_limit=p["time_limit"])
-    yv = np.asarray(y)
-    if yv.shape[:1] != (X64.shape[0],):
-        bm.encode_y(y, n_rows=X64.shape[0])  # the clear error
-
-    def run(rows, offer, time_limit):
-        if isinstance(bm, NanCodedBoosted) or bm.missing_value == bm.missing_value:
-            bmc = bm if isinstance(bm, NanCodedBoosted) else bm.nan_coded()
-        elif offer is not None and not offer.any():  # finite rows, finite attacker: the model itself
-            bmc = bm
-        else:
-            bmc = bm.nan_coded(offer)
-        Xg = X64[rows]
-        if bm.feature_names_in is not None:
-            Xg = pd.DataFrame(Xg, columns=list(bm.feature_names_in))
-        return _certify_boosted(bmc, Xg, yv[rows], budget, p["method"], progress=p["progress"], n_jobs=p["n_jobs"],
-                                time_limit=time_limit)
-
-    return _nan_certify(run, nan, on, yv, p["time_limit"])
-
-
-def _boosted_covers(bm, x, y, budget):
-    from ._boosted import boosted_instance_covers
-
-    return boosted_instance_covers(bm, x, y, budget=budget)
-
-
-_Engine = namedtuple("_Engine", "certify covers")
-
-
-def _engine(flat):
-    """The engine of a flat representation, looked up by its type (no model-type branch)."""
-    from ._boosted import BoostedModel
-
-    engines = {FlatForest: _Engine(_run_forest, _forest_covers), BoostedModel: _Engine(_run_boosted, _boosted_covers)}
-    for cls in type(flat).__mro__:
-        if cls in engines:
-            return engines[cls]
-    raise TypeError(f"internal: no certification engine for {type(flat).__name__}.")  # pragma: no cover
-
-
 def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
             progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto", **kwargs):
     """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
@@ -315,7 +239,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         Brute force skips sign patterns that Proposition 2 (or its soft
         analogue) rules out and searches the relevant values by branch and
         bound; ``False`` is the literal enumeration of every value combination
-        (same answer, much slower; kept as a baseline).
+        (same answer, much slower; kept as a baseline). For a boosted model
+        ``prune=False`` is a no-op: its exhaustive search always prunes (the
+        answer is the same either way; there is no literal baseline of it).
     tie_class : label, optional
         Class winning ties of the hard vote (see :func:`flatten_forest`).
     progress : bool or callable, default=False
@@ -380,11 +306,10 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         evaluation count it gets without a limit (tested); which rows settle
         depends on timing. ``None`` or ``inf``: no limit, nothing changes.
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
-        use the same two keywords: without a time limit their rows are
-        certified in fixed blocks of 32 through joblib (with one, as above),
-        each task carrying its row indices and a reference to the payload
-        (flat model arrays, the library model -- about 0.2 MB pickled for 200
-        depth-6 XGBoost trees on census -- and the rows).
+        go through the same driver, blocks and scheduler; their payload also
+        carries the library model (about 0.2 MB pickled for 200 depth-6
+        XGBoost trees on census), whose ``predict`` confirms a candidate
+        witness inside the float32 ambiguity zone.
     missing : {"auto", True, False}, default="auto"
         The threat model: whether the attacker may also *blank* an attacked
         feature, i.e. write a missing value (NaN), which the model routes by
@@ -430,10 +355,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     TypeError, ValueError
         For an invalid argument, naming it. The parameters are declared once
         (``fairlens.certify._common.CERTIFY_CONSTRAINTS``) and checked the same
-        way for every model type before the model is read; ``prune`` and
-        ``chunk_size`` are validated for boosted models too (their brute force
-        always prunes and works in fixed blocks of 32 rows, so there they change
-        nothing). ``missing=True`` for a model whose ``predict`` refuses NaN is a
+        way for every model type before the model is read (``prune="banana"`` or
+        ``chunk_size=0`` are refused for a boosted model as for a forest).
+        ``missing=True`` for a model whose ``predict`` refuses NaN is a
         ``ValueError`` naming ``missing``; NaN in ``X`` for such a model (or with
         a FlatForest) is a ``ValueError`` naming ``X``.
 
@@ -463,7 +387,7 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
 
 def _certify_read(flat, X, y, budget, p):
     """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved)."""
-    res = _engine(flat).certify(flat, X, y, budget, p)
+    res = _run(flat, X, y, budget, p)
     res.params = {k: v for k, v in p.items() if k not in ("progress", "missing_on", "nan_rows")}
     res.params["nan_attack"] = bool(p["missing_on"])
     res.params["budget"] = budget
@@ -472,31 +396,37 @@ def _certify_read(flat, X, y, budget, p):
     return res
 
 
-def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_size, n_jobs, time_limit):
-    """The forest cascade of :func:`certify` (arguments validated)."""
+def _certify_rows(P, rows_of, budget, method, prune, progress, chunk_size, n_jobs, time_limit):
+    """The one certification driver (arguments validated): the cascade of section 4.5 -- clean
+    vote, FLB (4.3) -> ELB (4.4) on fixed blocks of the correctly classified rows, then brute force
+    (4.1) on fixed strided blocks of the rows left (or, under a time limit, every row's exactly
+    resumable search sliced by :func:`fairlens.certify._schedule.settle_rows`) -- on the predictor
+    ``P(*rows_of[:4], budget, prune)`` (:mod:`fairlens.certify._predictors`), for every model.
+
+    ``rows_of`` is ``(flat, X64, Xr, yi, y)`` from the predictor class's ``group``.
+    """
     t_call = time.perf_counter()
+    flat, X64, Xr, yi, y = rows_of
     deadline = deadline_of(time_limit)
     n = X64.shape[0]
-    soft = ff.vote == "soft"
-    tol = SOFT_TOL * ff.n_trees
-    check_memory(n * (8.0 * (4 * budget + 12)) + 8.0 * ff.n_trees * ff.n_classes * 4,
+    check_memory(n * 8.0 * (4 * budget + 16) + 8.0 * flat.n_trees * flat.n_classes * 4,
                  f"certifying {n} rows at budget {budget}", "certify fewer rows at a time.")
+    pred_ = P(flat, X64, Xr, yi, budget, prune)
+    t_vote0 = time.perf_counter() - t_call  # the predictor's own set-up (a boosted model's replay check)
     status = np.full(n, "unknown", dtype=object)
-    if soft:
-        delta = np.full(n, np.nan, dtype=np.float64)
-        flb_sum = np.full(n, np.nan, dtype=np.float64)
-    else:
+    if pred_.score_dtype == np.int64:
         delta = np.full(n, -1, dtype=np.int64)
         flb_sum = np.full(n, -1, dtype=np.int64)
+    else:
+        delta = np.full(n, np.nan, dtype=np.float64)
+        flb_sum = np.full(n, np.nan, dtype=np.float64)
     witnesses, covers, changes = {}, {}, {}
     timings = {}
     n_eval = 0
     rows_all = np.arange(n, dtype=np.int64)
     bar = _Progress(progress, budget)
-    payload = Payload(ff=ff, Xr=Xr, yi=yi, budget=budget, prune=prune, tol=tol, chunk_size=chunk_size,
-                      deadline=deadline, run_flb=method in ("flb", "cascade"),
-                      run_elb=method in ("elb", "cascade"))
-    tr, rule = ff.trees(), ff.rule(tol)
+    payload = Payload(P=pred_, budget=budget, chunk_size=chunk_size, deadline=deadline,
+                      run_flb=method in ("flb", "cascade"), run_elb=method in ("elb", "cascade"))
     try:
         # stage 0: clean prediction of the certified predictor (always complete: it is cheap)
         t0 = time.perf_counter()
@@ -504,14 +434,11 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
         bar.start("vote", n)
         for s in range(0, n, chunk_size):
             sl = slice(s, min(s + chunk_size, n))
-            if soft:
-                pred[sl] = np.argmax(_call(_kernels.soft_proba, tr, Xr[sl]), axis=1)
-            else:
-                pred[sl] = _call(_kernels.vote, _call(_kernels.predict_trees, tr, Xr[sl]), ff.n_classes, ff.rank)
+            pred[sl] = pred_.predict_index(sl)
             bar.add("vote", sl.stop - sl.start)
         correct = pred == yi
         status[~correct] = "misclassified"
-        timings["vote"] = time.perf_counter() - t0
+        timings["vote"] = t_vote0 + time.perf_counter() - t0
         todo = rows_all[correct]
         complete_flb = complete_elb = True
 
@@ -565,7 +492,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
         # stage 2: brute force over fixed, strided blocks of the rows left
         if method in ("brute", "cascade"):
             t0 = time.perf_counter()
-            n_blocks = -(-todo.size // _BRUTE_BLOCK)
+            n_blocks = -(-todo.size // (pred_.brute_block or _BRUTE_BLOCK))
             blocks = [todo[j::n_blocks] for j in range(n_blocks)]
             bar.start("brute", todo.size)
             if deadline is None:
@@ -579,11 +506,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 status[blk[st == 2]] = "attackable"
                 for k in np.flatnonzero(st == 2):
                     i = int(blk[k])
-                    feats = [int(f) for f in wf[k] if f >= 0]
-                    vals = [float(v) for f, v in zip(wf[k], wv[k]) if f >= 0]
-                    xw = X64[i].copy()
-                    xw[feats] = vals
-                    witnesses[i] = xw
+                    witnesses[i], feats, vals = pred_.witness(i, wf[k], wv[k])
                     changes[i] = (feats, vals)
             timings["brute"] = time.perf_counter() - t0
             if method == "brute":
@@ -591,17 +514,14 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
                 t0 = time.perf_counter()
                 rows_c = rows_all[correct]
                 bar.start("delta", rows_c.size)
-                kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
                 for s in range(0, rows_c.size, chunk_size):
                     ch = rows_c[s:s + chunk_size]
-                    _check_kernel_inputs(tr, rule, None, Xr, yi, ch, budget)
-                    out = _call(kern, tr, rule, Xr, yi, ch, budget)
-                    delta[ch] = out[3]
+                    delta[ch] = pred_.flb(ch)[2]
                     bar.add("delta", ch.size)
                 timings["delta"] = time.perf_counter() - t0
     finally:
         bar.close()
-        _LOCAL.pop("slot", None)  # do not keep this call's forest and rows alive
+        _LOCAL.pop("slot", None)  # do not keep this call's model and rows alive
 
     a = accuracies(status, method, complete_flb, complete_elb)
     counts, lower, upper = a["counts"], a["lower"], a["upper"]
@@ -612,7 +532,7 @@ def _certify_forest(ff, budget, X64, Xr, yi, y, method, prune, progress, chunk_s
         status=status.astype(str), witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum,
         stage_counts=counts, timings=timings, elapsed=time.perf_counter() - t_call, n_evaluations=n_eval,
         accuracy_flb=a_flb, accuracy_elb=a_elb, accuracy_exact=a_exact, y=np.asarray(y),
-        feature_names=ff.feature_names, witness_changes=changes, vote=ff.vote, model=ff.source,
+        feature_names=pred_.feature_names, witness_changes=changes, vote=pred_.vote, model=pred_.source,
         accuracy_interval=(float(lower), float(upper)), time_limit=time_limit,
     )
 
@@ -623,32 +543,18 @@ def _deadline_passed(deadline):
     return deadline is not None and time.time() >= deadline
 
 
-_FLAT_ARRAYS = ("feature", "threshold", "left", "right", "leaf_class", "roots", "rank", "values_ptr", "values",
-                "leaf_proba", "tmax", "missing_left")
-_LOCAL = {}  # one slot: the last payload whose read-only arrays were copied in this worker process
+_LOCAL = {}  # one slot: the last payload whose predictor was made local in this worker process
 
 
 def _local(payload):
-    """``(ff, Xr, yi, groups)`` of ``payload`` with writeable arrays; ``groups`` the kernels' typed
-    ``(Trees, Rule, Values)`` of ``ff``, built once per payload and process (not once per block).
-
-    joblib's loky backend memory-maps arrays above 1 MB *read-only*; numba types read-only
-    arrays differently, so every worker process would compile (slowly) a second version of
-    every kernel. One copy per task (milliseconds) avoids that.
-    """
-    p = payload
+    """The payload's predictor with writeable arrays (:meth:`ForestPredictor.local`), made once per
+    payload and process (not once per block)."""
     hit = _LOCAL.get("slot")
-    if hit is not None and hit[0] is p:
+    if hit is not None and hit[0] is payload:
         return hit[1]
-    arrays = [getattr(p.ff, k) for k in _FLAT_ARRAYS] + [p.Xr, p.yi]
-    if all(a.flags.writeable for a in arrays):
-        ff, Xr, yi = p.ff, p.Xr, p.yi
-    else:
-        ff = replace(p.ff, **{k: np.array(getattr(p.ff, k)) for k in _FLAT_ARRAYS})
-        Xr, yi = np.array(p.Xr), np.array(p.yi)
-    out = (ff, Xr, yi, (ff.trees(), ff.rule(p.tol), ff.value_sets()))
-    _LOCAL["slot"] = (p, out)
-    return out
+    P = payload.P.local()
+    _LOCAL["slot"] = (payload, P)
+    return P
 
 
 def _bounds_block(payload, rows, report=None):
@@ -660,11 +566,10 @@ def _bounds_block(payload, rows, report=None):
     calls stop once it has passed; rows not reached keep ``*_done = False``.
     """
     p = payload
-    ff, Xr, yi, (tr, rule, vals) = _local(p)
-    soft = ff.vote == "soft"
+    P = _local(p)
     m = rows.shape[0]
     b = p.budget
-    fdt = np.float64 if soft else np.int64
+    fdt = P.score_dtype
     out = {"flb_done": np.zeros(m, bool), "flb_att": np.zeros(m, bool),
            "flb_sum": np.zeros(m, fdt), "flb_delta": np.zeros(m, fdt),
            "elb_done": np.zeros(m, bool), "elb_att": np.zeros(m, bool),
@@ -672,21 +577,14 @@ def _bounds_block(payload, rows, report=None):
            "elb_delta": np.zeros(m, fdt), "t_flb": 0.0, "t_elb": 0.0}
     step = p.chunk_size if p.deadline is None else min(p.chunk_size, _DEADLINE_CHUNK)
 
-
-    def run(kernel, loc):
-        ch = rows[loc]
-        _check_kernel_inputs(tr, rule, None, Xr, yi, ch, b)
-        return _call(kernel, tr, rule, Xr, yi, ch, b)
-
     cand = np.arange(m)
     if p.run_flb:
         t0 = time.perf_counter()
-        kern = _kernels.flb_soft_kernel if soft else _kernels.flb_kernel
         for s in range(0, m, step):
             if _deadline_passed(p.deadline):
                 break
             loc = np.arange(s, min(s + step, m))
-            _, att, fsum, dlt, _ = run(kern, loc)
+            att, fsum, dlt = P.flb(rows[loc])
             out["flb_done"][loc] = True
             out["flb_att"][loc] = att
             out["flb_sum"][loc] = fsum
@@ -699,12 +597,11 @@ def _bounds_block(payload, rows, report=None):
             report("elb", int(np.sum(out["flb_done"] & ~out["flb_att"])))  # certified: past ELB too
     if p.run_elb:
         t0 = time.perf_counter()
-        kern = _kernels.elb_soft_kernel if soft else _kernels.elb_kernel
         for s in range(0, cand.size, step):
             if _deadline_passed(p.deadline):
                 break
             loc = cand[s:s + step]
-            _, att, cf, cs, _, _, dlt = run(kern, loc)
+            att, cf, cs, dlt = P.elb(rows[loc])
             out["elb_done"][loc] = True
             out["elb_att"][loc] = att
             out["cover_f"][loc] = cf
@@ -726,42 +623,36 @@ def _next_work(work, seconds):
 
 
 def _brute_block(payload, rows, report=None):
-    """Brute force (section 4.1) for the rows ``rows`` of one block, in bounded kernel calls.
+    """Brute force (section 4.1) for the rows ``rows`` of one block, in bounded calls of the
+    predictor's exactly resumable search.
 
     Returns ``(status, wit_f, wit_v, n_evaluations)`` with ``status`` 1 = robust,
-    2 = attackable, 0 = not settled before the deadline. The kernel pauses after
+    2 = attackable, 0 = not settled before the deadline. The search pauses after
     a bounded amount of work (also inside one pattern's value search) and
     resumes exactly, so the deadline and Ctrl-C are seen between short calls.
     """
     p = payload
-    ff, Xr, yi, (tr, rule, vals) = _local(p)
-    soft = ff.vote == "soft"
+    P = _local(p)
     m = rows.shape[0]
     b = p.budget
     st = np.zeros(m, np.int8)
     wit_f = np.full((m, b), -1, np.int64)
     wit_v = np.full((m, b), np.nan, np.float64)
     n_eval = 0
-    state = np.zeros(3 + 2 * b, np.int64)
-    work = int(min(_START_WORK, _MAX_WORK))
+    state = P.new_state()
+    work = int(min(_START_WORK if P.start_work is None else P.start_work, _MAX_WORK))
     pos = 0
     while pos < m:
         if _deadline_passed(p.deadline):
             break
         sub = np.ascontiguousarray(rows[pos:pos + p.chunk_size])
-        _check_kernel_inputs(tr, rule, vals, Xr, yi, sub, b)
-        if state.shape != (3 + 2 * b,) or state.dtype != np.int64:
-            raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
         t0 = time.perf_counter()
-        kern = _kernels.brute_soft_kernel if soft else _kernels.brute_kernel
-        out = _call(kern, tr, rule, vals, Xr, yi, sub, b, p.prune, state, work)
+        n_done, att, wf, wv, ne, state = P.brute(sub, state, work)
         dt = time.perf_counter() - t0
-        _, att, wf, wv, ne, n_done = out
-        n_done = int(n_done)
-        n_eval += int(ne.sum())
-        st[pos:pos + n_done] = np.where(att[:n_done], 2, 1)
-        wit_f[pos:pos + n_done] = wf[:n_done]
-        wit_v[pos:pos + n_done] = wv[:n_done]
+        n_eval += ne
+        st[pos:pos + n_done] = np.where(att, 2, 1)
+        wit_f[pos:pos + n_done] = wf
+        wit_v[pos:pos + n_done] = wv
         pos += n_done
         if report is not None:
             report("brute", n_done)
@@ -773,31 +664,29 @@ def _brute_anytime(payload, rows, n_jobs, bar):
     """Brute force of ``rows`` under a deadline, rows sharing the time (:mod:`._schedule`).
 
     Same return as :func:`_brute_block`. Each row's exactly resumable search runs in slices of
-    growing work, least-worked row first, on ``n_jobs`` threads of this process (the kernel
-    releases the GIL; no worker process has to start before the deadline); a row is reported
+    growing work, least-worked row first, on ``n_jobs`` threads of this process (the kernels
+    release the GIL; no worker process has to start before the deadline); a row is reported
     to ``bar`` as soon as it is settled. Settled rows get the answer, witness and evaluation
     count they get without a deadline.
     """
     from ._schedule import settle_rows
 
     p = payload
-    ff, Xr, yi, (tr, rule, vals) = _local(p)
-    kern = _kernels.brute_soft_kernel if ff.vote == "soft" else _kernels.brute_kernel
+    P = _local(p)
     b = p.budget
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
     m = rows.shape[0]
     st = np.zeros(m, np.int8)
     wit_f = np.full((m, b), -1, np.int64)
     wit_v = np.full((m, b), np.nan, np.float64)
     evals = np.zeros(m, np.int64)
-    _check_kernel_inputs(tr, rule, vals, Xr, yi, np.ascontiguousarray(rows, dtype=np.int64), b)
 
     def step(k, state, work):
         if state is None:
-            state = np.zeros(3 + 2 * b, np.int64)
-        sub = rows[k:k + 1]
-        _, att, wf, wv, ne, n_done = _call(kern, tr, rule, vals, Xr, yi, sub, b, p.prune, state, int(work))
-        evals[k] += int(ne.sum())  # each row's count is touched by one thread at a time
-        if int(n_done) == 0:
+            state = P.new_state()
+        n_done, att, wf, wv, ne, state = P.brute(rows[k:k + 1], state, int(work))
+        evals[k] += ne  # each row's count is touched by one thread at a time
+        if n_done == 0:
             return False, None, state
         return True, (bool(att[0]), wf[0].copy(), wv[0].copy()), state
 
@@ -1020,51 +909,7 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
                     offer = None
             if on or (offer is not None and offer.any()):
                 flat = flat.nan_coded(offer)
-    cov = _engine(flat).covers(flat, x, y, budget)
+    cov = predictor_for(flat).covers(flat, x, y, budget)
     cov.params = {"budget": cov.budget, "vote": cov.vote, "missing": p["missing"], "nan_attack": bool(on)}
     cov.elapsed = time.perf_counter() - t0
     return cov
-
-
-def _forest_covers(ff, x, y, budget):
-    """:func:`instance_covers` for a :class:`FlatForest` (arguments validated)."""
-    _, Xr, yi = _one_instance(ff, x, y)
-    xr = Xr[0]
-    d = ff.n_features
-    votes, counts, ok, dlt = _kernels._prepare(ff.trees("hard"), ff.n_classes, ff.rank, xr, yi)
-    ptr, trees = _kernels.instance_sets(ff.trees("hard"), xr, d)
-    mem = np.zeros((ff.n_trees, d), dtype=np.int8)
-    for k in range(2 * d):
-        f, s = divmod(k, 2)
-        mem[trees[ptr[k]:ptr[k + 1]], f] |= (1 << s)
-    plus, minus, flb, delta, weights = {}, {}, {}, {}, {}
-    if ff.vote == "soft":
-        K = ff.n_classes
-        leaves = np.empty(ff.n_trees, np.int64)
-        acc = np.empty(K)
-        dmat = np.empty((ff.n_trees, K))
-        w = np.empty((ff.n_trees, K))
-        margin = np.empty(K)
-        ok = _kernels._prepare_soft(ff.trees("soft"), ff.tmax, xr, yi, leaves, acc, dmat, w, margin)
-    for c in range(ff.n_classes):
-        if c == yi:
-            continue
-        if ff.vote == "soft":
-            wc = w[:, c]
-            delta[c] = float(margin[c])
-        else:
-            wc = (votes != c).astype(np.float64)
-            delta[c] = int(dlt[c])
-        p = ((mem & 1).astype(bool) * wc[:, None]).sum(axis=0)
-        m = ((mem & 2).astype(bool) * wc[:, None]).sum(axis=0)
-        if ff.vote == "hard":
-            p, m = p.astype(np.int64), m.astype(np.int64)
-        plus[c], minus[c], weights[c] = p, m, wc
-        mx = np.maximum(p, m)
-        top = np.argsort(-mx, kind="mergesort")[:budget]
-        total = mx[top].sum()
-        flb[c] = (int(total) if ff.vote == "hard" else float(total), [int(f) for f in top])
-    return InstanceCovers(membership=mem, votes=votes, y=yi, wrong=votes != yi, correct=bool(ok), delta=delta,
-                          plus_sizes=plus, minus_sizes=minus, budget=budget, flb=flb, vote=ff.vote,
-                          weights=weights)
-

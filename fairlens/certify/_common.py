@@ -14,7 +14,7 @@ def _call(kernel, *args):
         raise
 
 
-_CHECKED = [None]
+_CHECKED = [None] * 4
 
 
 def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
@@ -31,10 +31,15 @@ def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
     K = rule.base.shape[0]
     if Xr.dtype != np.float64 or not Xr.flags.c_contiguous:
         raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
-    last = _CHECKED[0]
-    if last is None or last[0] is not tr or last[1] is not rule or last[2] is not vals or last[3] != d:
+    for last in _CHECKED:
+        if last is not None and last[0] is tr and last[1] is rule and last[2] is vals and last[3] == d:
+            break
+    else:
         check_groups(tr, rule, vals, d)
-        _CHECKED[0] = (tr, rule, vals, d)  # the (immutable) groups last checked: checked once, not per call
+        # the (immutable) groups last checked, with and without the attack values (the bounds and
+        # the brute force of one payload alternate): checked once per payload, not per call
+        _CHECKED[1:] = _CHECKED[:-1]
+        _CHECKED[0] = (tr, rule, vals, d)
     if yi.dtype != np.int64 or yi.shape != (n,):
         raise ValueError("internal: y must be an int64 array with one class index per row.")
     if n and (yi.min() < 0 or yi.max() >= K):

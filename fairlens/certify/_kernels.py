@@ -18,7 +18,8 @@ The brute-force helpers share the per-row search state as one
 Inputs ``X`` must already be rounded to float32 and widened back to float64, so
 that ``x <= threshold`` is the very comparison scikit-learn's trees perform.
 
-Hard-vote kernels (``flb_kernel``, ``elb_kernel``, ``brute_kernel``) implement the
+Hard-vote kernels (``brute_kernel``; FLB and ELB are written once for every decision rule in
+:mod:`fairlens.certify._search`) implement the
 paper's definitions on the majority of hard votes; the ``*_soft_*`` kernels certify
 the soft vote of scikit-learn forests (see the section "Soft vote" below).
 Callers check shapes and dtypes before every call (see ``_certify``).
@@ -40,17 +41,13 @@ __all__ = [
     "predict_trees",
     "vote",
     "instance_sets",
-    "flb_kernel",
-    "elb_kernel",
     "brute_kernel",
     "soft_proba",
-    "flb_soft_kernel",
-    "elb_soft_kernel",
     "brute_soft_kernel",
 ]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _goes_left(v, threshold, missing_left, node):
     """The one split rule: ``v <= threshold[node]`` goes left; a missing value (NaN, ``v != v``) goes
     where ``missing_left[node]`` says (the library's default direction). ``missing_left`` is read only
@@ -60,7 +57,7 @@ def _goes_left(v, threshold, missing_left, node):
     return v <= threshold[node]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _leaf(tr, root, x):
     """Leaf reached from ``root`` by ``x`` (the one tree walk of every kernel; NaN follows
     ``tr.missing_left``)."""
@@ -208,63 +205,6 @@ def _feature_max(sizes, n_features):
 
 
 @numba.njit(cache=True)
-def _top_sum(m, budget):
-    s = np.sort(m)
-    total = 0
-    n = s.shape[0]
-    for q in range(min(budget, n)):
-        total += s[n - 1 - q]
-    return total
-
-
-@numba.njit(cache=True)
-def flb_kernel(tr, rule, X, y, rows, budget):
-    """Fast lower bound (section 4.3) for the instances ``rows``.
-
-    For every target class ``c != y`` (one class in the binary case, section
-    4.6 otherwise) the FLB sum is the sum of the ``budget`` largest
-    ``max(|S_f^+|, |S_f^-|)`` (sets restricted to the trees not voting ``c``).
-    The instance is *possibly attackable* when, for some ``c``, the sum reaches
-    ``delta_c``; otherwise FLB certifies it.
-
-    Returns ``correct, attackable, flb_sum, delta, target`` for the class ``c``
-    with the largest ``sum - delta`` (the one closest to being attackable).
-    """
-    rank = rule.rank
-    n_classes = rank.shape[0]
-    n = rows.shape[0]
-    d = X.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.zeros(n, np.int64)
-    delta_out = np.full(n, -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        votes, counts, ok, delta = _prepare(tr,
-                                            n_classes, rank, x, y[i])
-        if not ok:
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d)
-        best = -(1 << 62)
-        for c in range(n_classes):
-            if c == y[i]:
-                continue
-            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
-            s = _top_sum(_feature_max(sizes, d), budget)
-            if s - delta[c] > best:
-                best = s - delta[c]
-                flb_sum[ii] = s
-                delta_out[ii] = delta[c]
-                target[ii] = c
-            if s >= delta[c]:
-                attackable[ii] = True
-    return correct, attackable, flb_sum, delta_out, target
-
-
-@numba.njit(cache=True)
 def _cover_search(ptr, trees, votes, c, sizes, n_features, budget, delta, n_trees, pick_f, pick_s):
     """Exhaustive search (section 4.4) for at most ``budget`` sets, never both
     ``S_f^+`` and ``S_f^-``, covering at least ``delta`` trees not voting ``c``.
@@ -404,58 +344,7 @@ def _brute_items(m, values_ptr, region, d):
             nc += 1
     return order, item_f, item_s, item_j, ni, nc
 
-@numba.njit(cache=True)
-def elb_kernel(tr, rule, X, y, rows, budget):
-    """Exhaustive lower bound (section 4.4; per target class, section 4.6).
-
-    Returns ``correct, attackable, cover_f, cover_s, target, covered, delta``:
-    for a possibly attackable instance the first cover found (features and
-    signs, 0 = ``S_f^+``, 1 = ``S_f^-``), the class ``c`` it serves, the
-    number of trees it covers and ``delta_c``.
-    """
-    roots = tr.roots
-    rank = rule.rank
-    n_classes = rank.shape[0]
-    n = rows.shape[0]
-    d = X.shape[1]
-    n_trees = roots.shape[0]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    cover_f = np.full((n, budget), -1, np.int64)
-    cover_s = np.full((n, budget), -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    covered_out = np.zeros(n, np.int64)
-    delta_out = np.full(n, -1, np.int64)
-    pf = np.empty(budget, np.int64)
-    ps = np.empty(budget, np.int64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        votes, counts, ok, delta = _prepare(tr,
-                                            n_classes, rank, x, y[i])
-        if not ok:
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d)
-        for c in range(n_classes):
-            if c == y[i]:
-                continue
-            sizes = _sizes_in_universe(ptr, trees, votes, c, 2 * d)
-            found, cov = _cover_search(ptr, trees, votes, c, sizes, d, budget, delta[c], n_trees, pf, ps)
-            if delta_out[ii] < 0:
-                delta_out[ii] = delta[c]
-            if found:
-                attackable[ii] = True
-                cover_f[ii, :] = pf
-                cover_s[ii, :] = ps
-                target[ii] = c
-                covered_out[ii] = cov
-                delta_out[ii] = delta[c]
-                break
-    return correct, attackable, cover_f, cover_s, target, covered_out, delta_out
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eval):
     """Enumerate every relevant value combination of one sign pattern (literal brute force).
 
@@ -520,7 +409,7 @@ def _try_pattern(tr, S, vals, k, n_aff, votes, counts, yi, rank, resume, max_eva
     return status, n_eval
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible(tr, S, n_aff, values, yi, rank):
     """Sound test used by the branch and bound of the brute force.
 
@@ -576,7 +465,7 @@ def _attack_possible(tr, S, n_aff, values, yi, rank):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern(tr, S, vals, k, n_aff, yi, rank, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern.
 
@@ -970,69 +859,6 @@ def _feature_max_f(sizes, n_features):
 
 
 @numba.njit(cache=True)
-def _top_sum_f(m, budget):
-    s = np.sort(m)
-    total = 0.0
-    n = s.shape[0]
-    for q in range(min(budget, n)):
-        total += s[n - 1 - q]
-    return total
-
-
-@numba.njit(cache=True)
-def flb_soft_kernel(tr, rule, X, y, rows, budget):
-    """FLB (section 4.3) generalised to the soft vote.
-
-    Tree ``t`` in ``S_f^+`` / ``S_f^-`` weighs ``w[t, c]``, its largest possible swing
-    of ``p[c] - p[y]`` towards ``c`` (a tree no attacked feature reaches keeps its
-    leaf). The FLB sum is the sum of the ``budget`` largest
-    ``max(W(S_f^+), W(S_f^-))``; the instance is certified for ``c`` when that sum is
-    below the margin ``sum_t p_t[y] - p_t[c]`` by more than ``tol``.
-
-    Returns ``correct, attackable, flb_sum, margin, target`` (float sums and margins of
-    the class closest to being reachable).
-    """
-    leaf_proba, roots = tr.value, tr.roots
-    tmax, tol = rule.tmax, rule.tol
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = leaf_proba.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    flb_sum = np.full(n, np.nan, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    target = np.full(n, -1, np.int64)
-    leaves = np.empty(n_trees, np.int64)
-    acc = np.empty(K, np.float64)
-    dmat = np.empty((n_trees, K), np.float64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
-                             dmat, w, margin):
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d_)
-        best = -np.inf
-        for c in range(K):
-            if c == yi:
-                continue
-            s = _top_sum_f(_feature_max_f(_weighted_sizes(ptr, trees, w, c, 2 * d_), d_), budget)
-            if s - margin[c] > best:
-                best = s - margin[c]
-                flb_sum[ii] = s
-                margin_out[ii] = margin[c]
-                target[ii] = c
-            if s >= margin[c] - tol:
-                attackable[ii] = True
-    return correct, attackable, flb_sum, margin_out, target
-
-
-@numba.njit(cache=True)
 def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_trees, pick_f, pick_s):
     """ELB's exhaustive cover search (section 4.4) with tree weights ``w[:, c]``.
 
@@ -1112,65 +938,7 @@ def _cover_search_soft(ptr, trees, w, c, sizes, n_features, budget, need, n_tree
     return False, 0.0
 
 
-@numba.njit(cache=True)
-def elb_soft_kernel(tr, rule, X, y, rows, budget):
-    """ELB (section 4.4; per target class, section 4.6) generalised to the soft vote.
-
-    An instance stays possibly attackable when some cover of at most ``budget`` sets
-    (never ``S_f^+`` with ``S_f^-``) has a union whose total swing ``sum w[t, c]``
-    reaches the margin of ``c`` minus ``tol``.
-
-    Returns ``correct, attackable, cover_f, cover_s, target, covered, margin``.
-    """
-    leaf_proba, roots = tr.value, tr.roots
-    tmax, tol = rule.tmax, rule.tol
-    n = rows.shape[0]
-    d_ = X.shape[1]
-    n_trees = roots.shape[0]
-    K = leaf_proba.shape[1]
-    correct = np.zeros(n, np.bool_)
-    attackable = np.zeros(n, np.bool_)
-    cover_f = np.full((n, budget), -1, np.int64)
-    cover_s = np.full((n, budget), -1, np.int64)
-    target = np.full(n, -1, np.int64)
-    covered_out = np.zeros(n, np.float64)
-    margin_out = np.full(n, np.nan, np.float64)
-    pf = np.empty(budget, np.int64)
-    ps = np.empty(budget, np.int64)
-    leaves = np.empty(n_trees, np.int64)
-    acc = np.empty(K, np.float64)
-    dmat = np.empty((n_trees, K), np.float64)
-    w = np.empty((n_trees, K), np.float64)
-    margin = np.empty(K, np.float64)
-    for ii in range(n):
-        i = rows[ii]
-        x = X[i]
-        yi = y[i]
-        if not _prepare_soft(tr, tmax, x, yi, leaves, acc,
-                             dmat, w, margin):
-            continue
-        correct[ii] = True
-        ptr, trees = instance_sets(tr, x, d_)
-        for c in range(K):
-            if c == yi:
-                continue
-            sizes = _weighted_sizes(ptr, trees, w, c, 2 * d_)
-            found, cov = _cover_search_soft(ptr, trees, w, c, sizes, d_, budget, margin[c] - tol, n_trees,
-                                            pf, ps)
-            if np.isnan(margin_out[ii]):
-                margin_out[ii] = margin[c]
-            if found:
-                attackable[ii] = True
-                cover_f[ii, :] = pf
-                cover_s[ii, :] = ps
-                target[ii] = c
-                covered_out[ii] = cov
-                margin_out[ii] = margin[c]
-                break
-    return correct, attackable, cover_f, cover_s, target, covered_out, margin_out
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     """Exact replay of ``forest.predict`` on ``xp`` (only the trees ``aff`` re-walked)."""
     leaf_proba, roots = tr.value, tr.roots
@@ -1181,7 +949,7 @@ def _soft_flips(tr, leaves, aff, n_aff, xp, yi, tmp_leaves, acc):
     return _soft_argmax(leaf_proba, tmp_leaves, leaf_proba.shape[1], acc) != yi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     """Sound test of the soft branch and bound (the analogue of :func:`_attack_possible`).
 
@@ -1232,7 +1000,7 @@ def _attack_possible_soft(tr, S, n_aff, values, yi, tol):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     """Branch and bound over the relevant values of one sign pattern (soft vote).
 
@@ -1304,7 +1072,7 @@ def _bb_pattern_soft(tr, S, vals, k, n_aff, yi, tol, q_resume, max_nodes):
     return status, nodes, q
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _try_pattern_soft(tr, S, vals, k, n_aff, yi, resume, max_eval):
     """Literal enumeration of one sign pattern under the soft vote (every combination
     replayed exactly), bounded and resumable as :func:`_try_pattern`.

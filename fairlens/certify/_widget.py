@@ -19,7 +19,6 @@ import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._certify import STATUSES, certify, instance_covers
-from ._flatten import flatten_forest
 
 __all__ = ["CoverVisualizer"]
 
@@ -114,15 +113,11 @@ class CoverVisualizer(FairlensWidget):
         threads = resolve_background(background, use_threads, "CoverVisualizer")
         self._model = forest
         self._vote = vote
-        from ._boosted import flatten_boosted, is_boosted
+        from ._readers import read_model
 
-        if is_boosted(forest):  # XGBoost / LightGBM / scikit-learn gradient boosting: summed raw scores
-            if vote is not None:
-                raise ValueError("vote does not apply to a boosted model (its predict sums raw scores); leave it "
-                                 "unset.")
-            self.forest = flatten_boosted(forest)
-        else:
-            self.forest = flatten_forest(forest, vote=vote)  # certify what the model's predict does
+        # the reader registered for the model's type (forests: what the model's predict does;
+        # boosted models: summed raw scores, where vote does not apply and is refused by name)
+        self.forest = read_model(forest, vote=vote)
         self.X, _ = self.forest.check_X(X)  # a DataFrame is aligned by column name
         self.y = np.asarray(y)
         self.forest.encode_y(self.y)
@@ -305,7 +300,7 @@ class CoverVisualizer(FairlensWidget):
                  + (f"{len(ic.votes)} boosted trees (summed raw scores)." if self.forest.vote == "additive" else
                     f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack.")]
         if ic.correct:
-            # the class closest to being reachable (largest FLB sum - delta), as in flb_kernel
+            # the class closest to being reachable (largest FLB sum - delta), as in _search.flb_search
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             cls = _plain(self.forest.classes_[target])

@@ -152,13 +152,20 @@ def test_hgb_private_api_pin():
     np.testing.assert_allclose(bm.replay_scores(X), m.decision_function(X), rtol=0, atol=1e-12)
 
 
-def test_progress_callable_sees_every_block():
+def test_progress_callable_sees_every_stage():
+    # one driver for every model: a boosted model reports the stages a forest reports (clean
+    # vote, FLB, ELB, brute force), counting rows, no longer its own "blocks"
     model, X, y = _fit("gb", 2)
     X = np.vstack([X] * 2)
     y = np.concatenate([y] * 2)
     seen = []
-    certify(model, X, y, budget=1, progress=lambda stage, done, total: seen.append((stage, done, total)))
-    assert seen[-1] == ("blocks", 3, 3) and len(seen) == 3  # 80 rows in blocks of 32
+    res = certify(model, X, y, budget=1, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen[0][0] == "vote" and ("vote", 80, 80) in seen
+    n_ok = int(np.sum(res.status != "misclassified"))
+    assert ("flb", n_ok, n_ok) in seen
+    brute = [s for s in seen if s[0] == "brute"]
+    n_brute = int(np.sum(np.isin(res.status, ("robust_brute", "attackable"))))
+    assert brute == [] if n_brute == 0 else brute[-1] == ("brute", n_brute, n_brute)
 
 
 def test_lightgbm_frame_with_spaces_in_names_is_aligned_by_name():

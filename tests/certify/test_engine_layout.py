@@ -40,6 +40,7 @@ def test_no_import_cycle_between_certify_modules():
     cycles = sorted(m for m in graph if m in reach(m))
     assert cycles == [], f"import cycles through {cycles}"
     assert "_certify" not in graph["_boosted"] and "_flatten" not in graph["_fpf"]
+    assert "_certify" not in graph["_predictors"]  # the protocol sits below the one driver
 
 
 def test_readers_are_keyed_on_the_model_type():
@@ -94,10 +95,9 @@ def test_flat_groups_are_the_bottom_layer():
 
 
 ENTRY_KERNELS = {
-    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "flb_kernel", "elb_kernel", "brute_kernel",
-                 "flb_soft_kernel", "elb_soft_kernel", "brute_soft_kernel"),
-    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "flb_boost_kernel", "elb_boost_kernel",
-                         "brute_boost_kernel"),
+    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "brute_kernel", "brute_soft_kernel"),
+    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "brute_boost_kernel"),
+    "_search": ("flb_search", "elb_search"),
 }
 
 
@@ -187,3 +187,71 @@ def test_shapes_are_checked_before_the_forest_kernels():
         for vote in ("soft", "hard"):
             with pytest.raises(ValueError, match=name):
                 certify(broken, X[:5], y[:5], vote=vote)
+
+
+def test_one_driver_for_every_model():
+    """One certification driver over the predictor protocol: no per-family drivers, no
+    ``is_boosted`` branch, the predictor looked up on the flat type."""
+    import fairlens.certify._boosted as B
+    import fairlens.certify._certify as C
+    from fairlens.certify._predictors import BoostedPredictor, ForestPredictor, predictor_for
+
+    for gone in ("_certify_forest", "_run_forest", "_run_boosted", "_engine", "_boosted_covers"):
+        assert not hasattr(C, gone), gone
+    for gone in ("_certify_boosted", "_block", "_brute_rows", "_brute_anytime"):
+        assert not hasattr(B, gone), gone
+    for mod in ("_certify", "_predictors"):
+        assert "is_boosted" not in (PKG / f"{mod}.py").read_text()
+    assert "is_boosted" not in (PKG / "_widget.py").read_text()  # the widget asks the reader registry
+    for proto in ("predict_index", "flb", "elb", "new_state", "brute", "covers", "inputs", "group", "witness"):
+        assert callable(getattr(ForestPredictor, proto)) and callable(getattr(BoostedPredictor, proto))
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+
+    from .test_boosted import _data
+
+    X, y = _data(0)
+    assert predictor_for(read_model(RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y))) \
+        is ForestPredictor
+    assert predictor_for(read_model(GradientBoostingClassifier(n_estimators=2, random_state=0).fit(X, y))) \
+        is BoostedPredictor
+
+
+def test_chunk_size_and_prune_change_nothing_for_boosted_models():
+    """``chunk_size`` (rows per bounded call) and ``prune`` (a documented no-op: the boosted search
+    always prunes) are validated for every model and never change a boosted answer."""
+    from fairlens.certify import certify
+
+    from .test_boosted import _fit
+
+    model, X, y = _fit("gb", 2)
+    ref = certify(model, X, y, budget=2)
+    for kw in ({"chunk_size": 1}, {"chunk_size": 3}, {"prune": False}):
+        res = certify(model, X, y, budget=2, **kw)
+        np.testing.assert_array_equal(res.status, ref.status)
+        assert res.witnesses.keys() == ref.witnesses.keys() and res.n_evaluations == ref.n_evaluations
+        np.testing.assert_array_equal(res.delta, ref.delta)
+    for bad in ({"prune": "banana"}, {"chunk_size": 0}):
+        with pytest.raises((TypeError, ValueError), match=next(iter(bad))):
+            certify(model, X, y, budget=1, **bad)
+
+
+def test_bounds_are_written_once_for_every_decision_rule():
+    """FLB (section 4.3) and ELB (4.4) are one skeleton each; the family steps are chosen from the
+    type of the leaf payload (at compile time under numba, at call time in plain Python), not
+    copied per family."""
+    import fairlens.certify._boosted_kernels as BK
+    import fairlens.certify._kernels as K
+    from fairlens.certify._flat import Trees
+    from fairlens.certify._search import elb_search, family, flb_search
+
+    for mod, name in ((K, "flb_kernel"), (K, "flb_soft_kernel"), (BK, "flb_boost_kernel"), (K, "elb_kernel"),
+                      (K, "elb_soft_kernel"), (BK, "elb_boost_kernel")):
+        assert not hasattr(mod, name), name
+    assert callable(elb_search)
+    z = np.zeros(1, np.int64)
+    for value, want in ((np.zeros(1, np.int64), "hard"), (np.zeros((1, 3)), "soft"), (np.zeros(1), "additive")):
+        assert family(Trees(z, np.zeros(1), z, z, value, z, np.zeros(1, bool))) == want
+    src = (PKG / "_predictors.py").read_text()
+    assert src.count("_search.flb_search") == 2  # both predictors call the one skeleton of each bound
+    assert src.count("_search.elb_search") == 2
+    assert callable(flb_search)
