@@ -532,7 +532,9 @@ def _certify_rows(P, rows_of, budget, method, prune, progress, chunk_size, n_job
         status=status.astype(str), witnesses=witnesses, covers=covers, delta=delta, flb_sum=flb_sum,
         stage_counts=counts, timings=timings, elapsed=time.perf_counter() - t_call, n_evaluations=n_eval,
         accuracy_flb=a_flb, accuracy_elb=a_elb, accuracy_exact=a_exact, y=np.asarray(y),
-        feature_names=pred_.feature_names, witness_changes=changes, vote=pred_.vote, model=pred_.source,
+        feature_names=(list(pred_.feature_names) if pred_.feature_names is not None
+                       else [f"x{j}" for j in range(X64.shape[1])]),
+        witness_changes=changes, vote=pred_.vote, model=pred_.source,
         accuracy_interval=(float(lower), float(upper)), time_limit=time_limit,
     )
 

@@ -50,9 +50,14 @@ class CertificationResult(Result):
         Verdicts from :data:`STATUSES` (``"unknown"``: not settled before the time limit).
     witnesses : dict
         Row -> x' (float64 row on which the certified predictor,
-        e.g. ``forest.predict``, does not return the label).
+        e.g. ``forest.predict``, does not return the label). Its entries are in
+        the **model's** feature order (:attr:`feature_names`), which is also the
+        order a DataFrame ``X`` was aligned to by column name -- not necessarily
+        the order of ``X``'s columns. :meth:`witness_frame` gives them as a
+        DataFrame the model's ``predict`` takes directly.
     covers : dict
-        Row -> list of (feature, "+"/"-") of the ELB cover found.
+        Row -> list of (feature, "+"/"-") of the ELB cover found (feature
+        indices into :attr:`feature_names`).
     delta : ndarray of shape (n,)
         Hard vote: int, trees to change (section 4.2, ``-1`` where
         not computed); soft vote: float, the margin
@@ -77,9 +82,11 @@ class CertificationResult(Result):
     y : ndarray of shape (n,), optional
         The true labels.
     feature_names : list of str, optional
-        Names of the features (used by :meth:`to_frame`).
+        Names of the features in the model's order (used by :meth:`to_frame`
+        and :meth:`witness_frame`).
     witness_changes : dict
-        Row -> (attacked features, their new values).
+        Row -> (attacked features, their new values); feature indices into
+        :attr:`feature_names`.
     vote : {"soft", "hard", "additive"}, default="hard"
         The predictor that was certified: ``"soft"`` (scikit-learn's ``predict``:
         mean of the trees' leaf probabilities), ``"hard"`` (the paper's majority of
@@ -234,6 +241,39 @@ class CertificationResult(Result):
         df.index.name = "row"
         df.attrs["accuracy_interval"] = self.accuracy_interval
         return df
+
+    def witness_frame(self):
+        """The witnesses as a DataFrame the model's ``predict`` takes directly.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per attackable instance (index: the row of ``X``), one column per feature
+            in the model's order (:attr:`feature_names`, or ``x0, x1, ...`` when the model has
+            no feature names); a feature the attacker blanked holds NaN.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from fairlens.certify import certify
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+        >>> y = (X["a"] + X["b"] > 0).astype(int).to_numpy()
+        >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+        >>> res = certify(rf, X[["c", "b", "a"]].iloc[:40], y[:40], budget=1)  # columns aligned by name
+        >>> W = res.witness_frame()
+        >>> list(W.columns), bool(np.all(rf.predict(W) != y[W.index]))
+        (['a', 'b', 'c'], True)
+        """
+        rows = sorted(self.witnesses)
+        n_features = len(self.feature_names) if self.feature_names is not None else (
+            len(next(iter(self.witnesses.values()))) if self.witnesses else 0)
+        names = list(self.feature_names) if self.feature_names is not None else [f"x{j}" for j in range(n_features)]
+        data = np.vstack([np.asarray(self.witnesses[i], dtype=np.float64) for i in rows]) if rows else \
+            np.empty((0, len(names)), dtype=np.float64)
+        return pd.DataFrame(data, index=pd.Index(rows, name="row"), columns=names)
 
     def plot(self, ax=None):
         """Bar chart of the verdicts (see :mod:`fairlens.certify.plots`).
