@@ -46,9 +46,12 @@ an attack value inside it (see :func:`_lgb_threshold`).
 
 XGBoost's ``x < s`` is rewritten as ``x <= s^-`` with ``s^-`` the float32 just
 below ``s``, so every model becomes the same flat arrays the forest kernels walk
-(``x[f] <= threshold``). Inputs must be finite (missing values are refused; the
-default directions are recorded but never taken) and attack values are finite
-too. Categorical splits raise a ``ValueError`` naming the feature.
+(``x[f] <= threshold``). The arrays here take finite inputs; a missing value (NaN, and
+XGBoost's ``missing`` value) is followed by each node's default direction in the coded model
+:meth:`BoostedModel.nan_coded` builds (see :mod:`fairlens.certify._nancode`). LightGBM nodes of
+missing type ``"Zero"`` (``zero_as_missing=True``) are written as three plain threshold nodes
+that send the zero band and NaN to the default child (:func:`_lgb_tree`). Categorical splits
+raise a ``ValueError`` naming the feature.
 
 Replay and ties: the replay sums the leaves as the library does (float32 in tree
 order for XGBoost, bit-for-bit; float64 otherwise). Scores within ``tol`` of a tie
@@ -153,8 +156,8 @@ class BoostedModel:
     value : ndarray of float64, shape (n_nodes,)
         Leaf values (0 on internal nodes).
     default_left : ndarray of bool, shape (n_nodes,)
-        The library's direction for a missing value (recorded; inputs are
-        required finite).
+        The library's direction for a missing value (taken by the coded model of
+        :meth:`BoostedModel.nan_coded`).
     roots : ndarray of int64, shape (n_trees,)
         Root node of each tree, in the library's order.
     group : ndarray of int64, shape (n_trees,)

@@ -334,7 +334,10 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ``-inf`` and every node sending NaN right gets a parent that parts
         ``-inf`` from the finite values; see ``fairlens.certify._nancode``);
         every witness is an input the library's ``predict`` accepts and
-        misclassifies (it may hold NaN). Recorded in ``params["missing"]``
+        misclassifies (it may hold NaN). LightGBM models fitted with
+        ``zero_as_missing=True`` are followed as their ``predict`` routes them:
+        every ``|x| <= 1e-35`` and NaN take the node's default direction, and 0
+        is an attack value under both threat models. Recorded in ``params["missing"]``
         (the argument), ``params["nan_attack"]`` (what was certified) and the
         ``threat_model`` column of ``summary()``.
     **kwargs
