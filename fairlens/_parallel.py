@@ -35,11 +35,12 @@ its work (model rows, or any unit with :data:`MIN_WORK_PER_WORKER` calibrated to
 saves.  ``info=`` (a dict) receives ``n_jobs_used`` and a one-line ``note`` saying what ran
 where, for the result's ``params``.
 
-On dask, start the cluster without dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers
-(``dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})``
-around ``LocalCluster(...)``, or unset it before ``dask worker``): with it set, glibc maps and
-unmaps every array above 128 kB at every step, which doubled the workers' CPU of a MAFT run
-(``benchmarks/README.md``).
+On dask, start the cluster with :data:`DASK_RECOMMENDED_CONFIG`
+(``with dask.config.set(DASK_RECOMMENDED_CONFIG): cluster = LocalCluster(...)``, or the same keys
+in the workers' configuration): dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers makes
+glibc map and unmap every array above 128 kB at every step (it doubled the workers' CPU of a MAFT
+run), and its 20 ms event-loop health checks, 10 ms profiler and monitors cost an idle 2-worker
+cluster about 0.09 CPU seconds per second (0.01 with the settings; ``benchmarks/README.md``).
 
 With ``n_jobs`` resolving to one worker nothing is pickled: the chunks run in this process,
 in order, with the same random streams.
@@ -52,7 +53,8 @@ import pickle
 import numpy as np
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
-           "run_chunks", "plan_workers", "blas_limit", "MIN_WORK_PER_WORKER"]
+           "run_chunks", "plan_workers", "blas_limit", "record_plans", "MIN_WORK_PER_WORKER",
+           "DASK_RECOMMENDED_CONFIG"]
 
 #: How many tasks per worker the chunks are grouped into: one share per worker (per-task cost --
 #: pickling, the joblib round trip, the BLAS limit -- is paid once per worker; measured in
@@ -65,6 +67,24 @@ TASKS_PER_WORKER = 1
 #: trip, payload unpickling, BLAS limit; 50-300 ms warm) is below 5% of the time the model
 #: takes on 500,000 rows (about 4-10 s at 2-5 us per row).
 MIN_WORK_PER_WORKER = 500_000
+
+#: dask settings recommended for a cluster that runs fairlens (``dask.config.set(...)`` around
+#: ``LocalCluster(...)``, or the same keys in the workers' dask configuration).  An idle 2-worker
+#: ``LocalCluster`` with dask's defaults burns about 0.09 CPU seconds per second (the event-loop
+#: health check every 20 ms in the scheduler, the nannies and the workers; the workers' statistical
+#: profiler every 10 ms; the system and memory monitors); with these settings about 0.01
+#: (``benchmarks/README.md``).  None of them changes what a task computes: they turn off the
+#: profiler (the dashboard's profile page stays empty), check the event loop's health every second
+#: instead of every 20 ms, sample the system monitor every 5 s and the memory limits every second,
+#: and leave glibc's adaptive mmap threshold alone (dask's default ``MALLOC_TRIM_THRESHOLD_``
+#: made every array above 128 kB be mapped and unmapped again: about 2x the workers' CPU in MAFT).
+DASK_RECOMMENDED_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
 
 #: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
 #: a cluster's workers are all used with ``n_jobs=-1``.
@@ -402,6 +422,43 @@ def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
     return workers, f"parallel on {workers} workers (one share each)"
 
 
+_RECORDERS = []  # the lists of the active record_plans() blocks
+
+
+class record_plans:
+    """Context manager collecting what every :func:`run_chunks` call inside it did.
+
+    On entry it returns a list; each :func:`run_chunks` call made inside the block (by any
+    fairlens analysis) appends ``{"n_jobs_used": int, "note": str, "n_chunks": int}``: how many
+    workers ran its chunks (1 = this process) and why.  Used by ``benchmarks/scale.py`` to report
+    where each workload ran; it changes nothing in the calls.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload, fixed_chunks, record_plans, run_chunks
+    >>> def total(payload, chunk):
+    ...     return sum(payload.values[chunk[0]:chunk[1]])
+    >>> with record_plans() as plans:
+    ...     _ = run_chunks(total, Payload(values=list(range(10))), fixed_chunks(10, 4), n_jobs=1)
+    >>> plans
+    [{'n_jobs_used': 1, 'note': 'sequential (n_jobs=1)', 'n_chunks': 3}]
+    """
+
+    def __enter__(self):
+        self.plans = []
+        _RECORDERS.append(self.plans)
+        return self.plans
+
+    def __exit__(self, *exc):
+        _RECORDERS.remove(self.plans)
+        return False
+
+
+def _record(workers, note, n_chunks):
+    for plans in list(_RECORDERS):
+        plans.append({"n_jobs_used": int(workers), "note": note, "n_chunks": int(n_chunks)})
+
+
 def _dask_broadcast(payload):
     """On joblib's dask backend: a configuration that sends ``payload`` to every worker before
     the tasks start (``scatter=[payload]``, broadcast).  Left to itself joblib scatters a large
@@ -491,6 +548,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
+    if _RECORDERS:
+        _record(workers, note, total)
     out = []
     if workers <= 1:
         for i, c in enumerate(chunks):
