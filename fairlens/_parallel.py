@@ -489,7 +489,7 @@ def _run_group(func, payload, chunks):
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None, tasks_per_worker=None):
+               info=None, tasks_per_worker=None, probe_seconds=None):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -522,6 +522,15 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
         more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
         at the price of one more round trip per task.
+    probe_seconds : float or None
+        For callers that cannot estimate their work (``work=None``), the time-based fall-back:
+        when workers would be used, the chunks first run in this process, in order, until all
+        are done or ``probe_seconds`` have passed; only the chunks left then go to the workers
+        (one share each).  A call that finishes within the probe never starts a task
+        (``n_jobs_used`` 1, and the note says so); a larger one pays at most ``probe_seconds``
+        plus one chunk before the workers start.  A chunk started before the probe ends
+        finishes in this process, so keep chunks short.  Only where the chunks run depends on
+        it, never the answer.  None or 0: no probe.
 
     Returns
     -------
@@ -545,17 +554,47 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     chunks = list(chunks)
     total = len(chunks)
     workers, note = plan_workers(n_jobs, total, work, min_work)
+    out = []
+    start = 0
+    if workers > 1 and probe_seconds is not None and float(probe_seconds) > 0:
+        import time
+
+        t0 = time.perf_counter()
+        stopped = False
+        while start < total and time.perf_counter() - t0 < float(probe_seconds):
+            if stop is not None and stop():
+                stopped = True
+                break
+            out.append(func(payload, chunks[start]))
+            start += 1
+            if progress is not None:
+                progress(start, total)
+        left = total - start
+        if stopped or left <= 1:
+            workers = 1
+            note = (f"sequential fall-back: {start} of {total} chunks done in this process within "
+                    f"probe_seconds={float(probe_seconds):g} ({time.perf_counter() - t0:.2f} s; too small to gain"
+                    + (", the last chunk also here)" if left == 1 else ")"))
+        else:
+            workers = min(workers, left)
+            note = (f"parallel on {workers} workers (one share each) after {start} of {total} chunks in "
+                    f"this process (probe_seconds={float(probe_seconds):g})")
+        if stopped:
+            if info is not None:
+                info["n_jobs_used"], info["note"] = workers, note
+            if _RECORDERS:
+                _record(workers, note, total)
+            return out
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
     if _RECORDERS:
         _record(workers, note, total)
-    out = []
     if workers <= 1:
-        for i, c in enumerate(chunks):
+        for i in range(start, total):
             if stop is not None and stop():
                 break
-            out.append(func(payload, c))
+            out.append(func(payload, chunks[i]))
             if progress is not None:
                 progress(i + 1, total)
         return out
@@ -563,10 +602,11 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     import joblib
 
     per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
-    n_tasks = min(total, per * workers)
-    bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
-    groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    done = 0
+    rest = chunks[start:]
+    n_tasks = min(len(rest), per * workers)
+    bounds = np.linspace(0, len(rest), n_tasks + 1).round().astype(int)
+    groups = [rest[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    done = start
     # never start more workers than there are tasks (worker start-up is the cost); this process
     # waits and merges with one BLAS thread while the workers run
     limit = blas_limit(1)
