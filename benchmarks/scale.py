@@ -193,12 +193,12 @@ def workloads(quick, only):
         X, y = make_classification(n_samples=6000, n_features=20, n_informative=10, random_state=0)
         forest = RandomForestClassifier(n_estimators=100, max_depth=10, random_state=0).fit(X[:5000], y[:5000])
         n_rows = FOREST_ROWS_QUICK if quick else FOREST_ROWS
-        Xte, yte = X[5000:5000 + n_rows], y[5000:5000 + n_rows]
+        Xf, yf = X[5000:5000 + n_rows], y[5000:5000 + n_rows]
 
         def forest_run(n_jobs, k=n_rows):
             from fairlens.certify import certify
 
-            return certify(forest, Xte[-k:], yte[-k:], budget=2, n_jobs=n_jobs)
+            return certify(forest, Xf[-k:], yf[-k:], budget=2, n_jobs=n_jobs)
 
         out[f"certify forest (100 trees of depth 10, {n_rows} rows, b=2)"] = Workload(
             forest_run, _certify_key, lambda r: "",
@@ -217,12 +217,12 @@ def workloads(quick, only):
         model = xgb.XGBClassifier(n_estimators=200, max_depth=6, learning_rate=0.1, n_jobs=1,
                                   random_state=0).fit(Xc[:20000], yc[:20000])
         n_rows = BOOSTED_ROWS_QUICK if quick else BOOSTED_ROWS
-        Xte, yte = Xc[20000:20000 + n_rows], yc[20000:20000 + n_rows]
+        Xb, yb = Xc[20000:20000 + n_rows], yc[20000:20000 + n_rows]
 
         def boosted_run(n_jobs, k=n_rows):
             from fairlens.certify import certify
 
-            return certify(model, Xte[:k], yte[:k], budget=2, n_jobs=n_jobs)
+            return certify(model, Xb[:k], yb[:k], budget=2, n_jobs=n_jobs)
 
         out[f"certify boosted (XGBoost 200 trees of depth 6, census, {n_rows} rows, b=2)"] = Workload(
             boosted_run, _certify_key, lambda r: "", warm=lambda n_jobs: boosted_run(n_jobs, k=64))

@@ -32,8 +32,11 @@ its work (model rows, or any unit with :data:`MIN_WORK_PER_WORKER` calibrated to
 ``work=``; if the work per worker would be below ``min_work`` (default
 :data:`MIN_WORK_PER_WORKER` model rows), the chunks run in this process, in order, as with
 ``n_jobs=1`` -- starting the tasks and shipping the payload would cost more than the split
-saves.  ``info=`` (a dict) receives ``n_jobs_used`` and a one-line ``note`` saying what ran
-where, for the result's ``params``.
+saves.  A caller that cannot estimate its work (a certification row costs milliseconds or
+seconds) may pass ``probe_seconds=`` instead: the chunks run here, in order, until they are done
+or the probe runs out, and only the rest goes to the workers.  ``info=`` (a dict) receives
+``n_jobs_used`` and a one-line ``note`` saying what ran where, for the result's ``params``;
+:class:`record_plans` collects the same for every call inside a block (``benchmarks/scale.py``).
 
 On dask, start the cluster with :data:`DASK_RECOMMENDED_CONFIG`
 (``with dask.config.set(DASK_RECOMMENDED_CONFIG): cluster = LocalCluster(...)``, or the same keys
