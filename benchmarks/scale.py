@@ -91,29 +91,41 @@ if ARGS is not None and ARGS.blas_threads:
 import numpy as np  # noqa: E402  (after the BLAS environment is set)
 
 
-def cpu_seconds():
-    """CPU seconds (user + system) of this process and of every live child process (loky's
-    workers, the dask LocalCluster's workers)."""
+def cpu_split():
+    """``(this process, children)``: CPU seconds (user + system) of this process and of every live
+    child process (loky's workers, the dask LocalCluster's workers)."""
     import psutil
 
     me = psutil.Process()
     t = me.cpu_times()
-    total = t.user + t.system
+    children = 0.0
     for c in me.children(recursive=True):
         try:
             ct = c.cpu_times()
-            total += ct.user + ct.system
+            children += ct.user + ct.system
         except psutil.Error:
             pass
-    return total
+    return t.user + t.system, children
+
+
+def cpu_seconds():
+    """CPU seconds of this process and of every live child process."""
+    return sum(cpu_split())
+
+
+LAST_SPLIT = [0.0, 0.0]  # (this process, children) CPU of the last timed() call
 
 
 def timed(fn):
-    """``(wall seconds, CPU seconds of this process and its children, fn())``."""
-    c0 = cpu_seconds()
+    """``(wall seconds, CPU seconds of this process and its children, fn())``; the split between
+    this process and the children is left in :data:`LAST_SPLIT`."""
+    p0, c0 = cpu_split()
     t0 = time.perf_counter()
     out = fn()
-    return time.perf_counter() - t0, cpu_seconds() - c0, out
+    wall = time.perf_counter() - t0
+    p1, c1 = cpu_split()
+    LAST_SPLIT[:] = [p1 - p0, c1 - c0]
+    return wall, (p1 - p0) + (c1 - c0), out
 
 
 def nan_safe(obj):
@@ -327,6 +339,7 @@ def main(args):
                 w1, c1, k1 = seq[name]
                 with record_plans() as plans:
                     w2, c2, r2 = timed(lambda w=w: w.run(2))
+                here, workers_cpu = LAST_SPLIT
                 used = max([p["n_jobs_used"] for p in plans], default=1)
                 same = w.key(r2) == k1
                 note = w.note(r2) or "; ".join(sorted({p["note"] for p in plans}))
@@ -336,7 +349,8 @@ def main(args):
                 v = verdict(sp, cr, used, same, w1, w2)
                 rows.append((name, backend, w1, w2, sp, c1, c2, cr, used, same, v, note))
                 print(f"  {backend}: {name}: n_jobs=2 {w2:.2f} s wall ({sp:.2f}x), {c2:.2f} s CPU ({cr:.2f}x of "
-                      f"n_jobs=1) | n_jobs_used {used} | identical: {same} | {v} | {note} | load "
+                      f"n_jobs=1; this process {here:.2f} s, workers {workers_cpu:.2f} s) | n_jobs_used {used} "
+                      f"| identical: {same} | {v} | {note} | load "
                       f"{os.getloadavg()[0]:.2f}", flush=True)
     load1 = os.getloadavg()
     print()
