@@ -32,14 +32,18 @@ its work (model rows, or any unit with :data:`MIN_WORK_PER_WORKER` calibrated to
 ``work=``; if the work per worker would be below ``min_work`` (default
 :data:`MIN_WORK_PER_WORKER` model rows), the chunks run in this process, in order, as with
 ``n_jobs=1`` -- starting the tasks and shipping the payload would cost more than the split
-saves.  ``info=`` (a dict) receives ``n_jobs_used`` and a one-line ``note`` saying what ran
-where, for the result's ``params``.
+saves.  A caller that cannot estimate its work (a certification row costs milliseconds or
+seconds) may pass ``probe_seconds=`` instead: the chunks run here, in order, until they are done
+or the probe runs out, and only the rest goes to the workers.  ``info=`` (a dict) receives
+``n_jobs_used`` and a one-line ``note`` saying what ran where, for the result's ``params``;
+:class:`record_plans` collects the same for every call inside a block (``benchmarks/scale.py``).
 
-On dask, start the cluster without dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers
-(``dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})``
-around ``LocalCluster(...)``, or unset it before ``dask worker``): with it set, glibc maps and
-unmaps every array above 128 kB at every step, which doubled the workers' CPU of a MAFT run
-(``benchmarks/README.md``).
+On dask, start the cluster with :data:`DASK_RECOMMENDED_CONFIG`
+(``with dask.config.set(DASK_RECOMMENDED_CONFIG): cluster = LocalCluster(...)``, or the same keys
+in the workers' configuration): dask's default ``MALLOC_TRIM_THRESHOLD_`` in the workers makes
+glibc map and unmap every array above 128 kB at every step (it doubled the workers' CPU of a MAFT
+run), and its 20 ms event-loop health checks, 10 ms profiler and monitors cost an idle 2-worker
+cluster about 0.09 CPU seconds per second (0.01 with the settings; ``benchmarks/README.md``).
 
 With ``n_jobs`` resolving to one worker nothing is pickled: the chunks run in this process,
 in order, with the same random streams.
@@ -52,7 +56,8 @@ import pickle
 import numpy as np
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
-           "run_chunks", "plan_workers", "blas_limit", "MIN_WORK_PER_WORKER"]
+           "run_chunks", "plan_workers", "blas_limit", "record_plans", "MIN_WORK_PER_WORKER",
+           "DASK_RECOMMENDED_CONFIG"]
 
 #: How many tasks per worker the chunks are grouped into: one share per worker (per-task cost --
 #: pickling, the joblib round trip, the BLAS limit -- is paid once per worker; measured in
@@ -65,6 +70,24 @@ TASKS_PER_WORKER = 1
 #: trip, payload unpickling, BLAS limit; 50-300 ms warm) is below 5% of the time the model
 #: takes on 500,000 rows (about 4-10 s at 2-5 us per row).
 MIN_WORK_PER_WORKER = 500_000
+
+#: dask settings recommended for a cluster that runs fairlens (``dask.config.set(...)`` around
+#: ``LocalCluster(...)``, or the same keys in the workers' dask configuration).  An idle 2-worker
+#: ``LocalCluster`` with dask's defaults burns about 0.09 CPU seconds per second (the event-loop
+#: health check every 20 ms in the scheduler, the nannies and the workers; the workers' statistical
+#: profiler every 10 ms; the system and memory monitors); with these settings about 0.01
+#: (``benchmarks/README.md``).  None of them changes what a task computes: they turn off the
+#: profiler (the dashboard's profile page stays empty), check the event loop's health every second
+#: instead of every 20 ms, sample the system monitor every 5 s and the memory limits every second,
+#: and leave glibc's adaptive mmap threshold alone (dask's default ``MALLOC_TRIM_THRESHOLD_``
+#: made every array above 128 kB be mapped and unmapped again: about 2x the workers' CPU in MAFT).
+DASK_RECOMMENDED_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
 
 #: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
 #: a cluster's workers are all used with ``n_jobs=-1``.
@@ -263,9 +286,20 @@ class Payload:
     """
 
     def __init__(self, **objects):
+        import uuid
+
         self.__dict__.update(objects)
         self._nbytes = None
         self._shipped = None
+        self._token = uuid.uuid4().hex
+
+    def __dask_tokenize__(self):
+        # dask names a scattered object by its token; by default it hashes the content, so two
+        # calls with equal payloads (a warm-up and the timed run, or the same analysis run twice)
+        # shared ONE key on the cluster, and when the first call's futures were released the
+        # second call's tasks failed with "lost dependencies" (or waited for the data to be sent
+        # again).  One token per Payload object: no sharing, and no pickling just to hash it.
+        return ("fairlens.Payload", self.__dict__.get("_token") or id(self))
 
     def nbytes(self):
         """Pickled size in bytes (computed once; 0 when unpicklable).
@@ -402,6 +436,43 @@ def plan_workers(n_jobs, n_chunks, work=None, min_work=None):
     return workers, f"parallel on {workers} workers (one share each)"
 
 
+_RECORDERS = []  # the lists of the active record_plans() blocks
+
+
+class record_plans:
+    """Context manager collecting what every :func:`run_chunks` call inside it did.
+
+    On entry it returns a list; each :func:`run_chunks` call made inside the block (by any
+    fairlens analysis) appends ``{"n_jobs_used": int, "note": str, "n_chunks": int}``: how many
+    workers ran its chunks (1 = this process) and why.  Used by ``benchmarks/scale.py`` to report
+    where each workload ran; it changes nothing in the calls.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import Payload, fixed_chunks, record_plans, run_chunks
+    >>> def total(payload, chunk):
+    ...     return sum(payload.values[chunk[0]:chunk[1]])
+    >>> with record_plans() as plans:
+    ...     _ = run_chunks(total, Payload(values=list(range(10))), fixed_chunks(10, 4), n_jobs=1)
+    >>> plans
+    [{'n_jobs_used': 1, 'note': 'sequential (n_jobs=1)', 'n_chunks': 3}]
+    """
+
+    def __enter__(self):
+        self.plans = []
+        _RECORDERS.append(self.plans)
+        return self.plans
+
+    def __exit__(self, *exc):
+        _RECORDERS.remove(self.plans)
+        return False
+
+
+def _record(workers, note, n_chunks):
+    for plans in list(_RECORDERS):
+        plans.append({"n_jobs_used": int(workers), "note": note, "n_chunks": int(n_chunks)})
+
+
 def _dask_broadcast(payload):
     """On joblib's dask backend: a configuration that sends ``payload`` to every worker before
     the tasks start (``scatter=[payload]``, broadcast).  Left to itself joblib scatters a large
@@ -432,7 +503,7 @@ def _run_group(func, payload, chunks):
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None, tasks_per_worker=None):
+               info=None, tasks_per_worker=None, probe_seconds=None):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -465,6 +536,15 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
         more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
         at the price of one more round trip per task.
+    probe_seconds : float or None
+        For callers that cannot estimate their work (``work=None``), the time-based fall-back:
+        when workers would be used, the chunks first run in this process, in order, until all
+        are done or ``probe_seconds`` have passed; only the chunks left then go to the workers
+        (one share each).  A call that finishes within the probe never starts a task
+        (``n_jobs_used`` 1, and the note says so); a larger one pays at most ``probe_seconds``
+        plus one chunk before the workers start.  A chunk started before the probe ends
+        finishes in this process, so keep chunks short.  Only where the chunks run depends on
+        it, never the answer.  None or 0: no probe.
 
     Returns
     -------
@@ -488,15 +568,47 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     chunks = list(chunks)
     total = len(chunks)
     workers, note = plan_workers(n_jobs, total, work, min_work)
+    out = []
+    start = 0
+    if workers > 1 and probe_seconds is not None and float(probe_seconds) > 0:
+        import time
+
+        t0 = time.perf_counter()
+        stopped = False
+        while start < total and time.perf_counter() - t0 < float(probe_seconds):
+            if stop is not None and stop():
+                stopped = True
+                break
+            out.append(func(payload, chunks[start]))
+            start += 1
+            if progress is not None:
+                progress(start, total)
+        left = total - start
+        if stopped or left <= 1:
+            workers = 1
+            note = (f"sequential fall-back: {start} of {total} chunks done in this process within "
+                    f"probe_seconds={float(probe_seconds):g} ({time.perf_counter() - t0:.2f} s; too small to gain"
+                    + (", the last chunk also here)" if left == 1 else ")"))
+        else:
+            workers = min(workers, left)
+            note = (f"parallel on {workers} workers (one share each) after {start} of {total} chunks in "
+                    f"this process (probe_seconds={float(probe_seconds):g})")
+        if stopped:
+            if info is not None:
+                info["n_jobs_used"], info["note"] = workers, note
+            if _RECORDERS:
+                _record(workers, note, total)
+            return out
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
-    out = []
+    if _RECORDERS:
+        _record(workers, note, total)
     if workers <= 1:
-        for i, c in enumerate(chunks):
+        for i in range(start, total):
             if stop is not None and stop():
                 break
-            out.append(func(payload, c))
+            out.append(func(payload, chunks[i]))
             if progress is not None:
                 progress(i + 1, total)
         return out
@@ -504,10 +616,11 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     import joblib
 
     per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
-    n_tasks = min(total, per * workers)
-    bounds = np.linspace(0, total, n_tasks + 1).round().astype(int)
-    groups = [chunks[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    done = 0
+    rest = chunks[start:]
+    n_tasks = min(len(rest), per * workers)
+    bounds = np.linspace(0, len(rest), n_tasks + 1).round().astype(int)
+    groups = [rest[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    done = start
     # never start more workers than there are tasks (worker start-up is the cost); this process
     # waits and merges with one BLAS thread while the workers run
     limit = blas_limit(1)

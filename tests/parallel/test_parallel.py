@@ -202,3 +202,121 @@ def test_tasks_per_worker_keeps_the_answer(monkeypatch):
         got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, tasks_per_worker=2)
     assert sizes == [2, 2, 2, 2]
     np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 5))
+
+
+def _slow_draw(payload, chunk):
+    import time
+
+    time.sleep(payload.sleep)
+    return _draw(payload, chunk)
+
+
+def test_probe_seconds_small_call_stays_here(monkeypatch):
+    """probe_seconds: a call that finishes within the probe never builds a joblib.Parallel, says
+    so, and gives the same answer."""
+    import joblib
+
+    built = []
+    real = joblib.Parallel.__init__
+    monkeypatch.setattr(joblib.Parallel, "__init__", lambda self, *a, **k: built.append(1) or real(self, *a, **k))
+    n = 30
+    p = Payload(seed=5, offset=np.arange(n, dtype=float))
+    info = {}
+    got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=2, probe_seconds=30.0, info=info)
+    assert built == [] and info["n_jobs_used"] == 1 and "sequential fall-back" in info["note"]
+    np.testing.assert_array_equal(np.concatenate(got), _reference(5, n, 4))
+
+
+def test_probe_seconds_large_call_sends_the_rest_to_the_workers(monkeypatch):
+    """When the probe runs out, the chunks left go to the workers (one share each); the results
+    are the same, in chunk order, and progress counts the probe's chunks too."""
+    import joblib
+
+    import fairlens._parallel as par
+
+    shares = []
+    real = par._run_group
+    monkeypatch.setattr(par, "_run_group", lambda f, p, c: shares.append(list(c)) or real(f, p, c))
+    n = 40
+    p = Payload(seed=3, offset=np.arange(n, dtype=float), sleep=0.02)
+    chunks = fixed_chunks(n, 4)  # 10 chunks of 20 ms
+    info, seen = {}, []
+    with joblib.parallel_config(backend="threading"):
+        got = run_chunks(_slow_draw, p, chunks, n_jobs=2, probe_seconds=0.05, info=info,
+                         progress=lambda d, t: seen.append((d, t)))
+    np.testing.assert_array_equal(np.concatenate(got), _reference(3, n, 4))
+    assert info["n_jobs_used"] == 2 and "after" in info["note"] and "probe_seconds" in info["note"]
+    k = len(chunks) - sum(len(s) for s in shares)  # chunks run here during the probe
+    assert 1 <= k < len(chunks) - 1 and len(shares) == 2
+    assert sorted(c for s in shares for c in s) == chunks[k:]
+    assert seen[-1] == (len(chunks), len(chunks)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_probe_seconds_stop_during_the_probe_returns_a_prefix():
+    n = 40
+    p = Payload(seed=3, offset=np.arange(n, dtype=float))
+    calls = []
+
+    def stop():
+        calls.append(1)
+        return len(calls) > 3
+
+    got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=2, probe_seconds=30.0, stop=stop)
+    assert len(got) == 3
+    np.testing.assert_array_equal(np.concatenate(got), _reference(3, n, 4)[:12])
+
+
+def test_record_plans_collects_every_call():
+    from fairlens._parallel import record_plans
+
+    n = 20
+    p = Payload(seed=1, offset=np.arange(n, dtype=float))
+    with record_plans() as plans:
+        run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=1)
+        run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, work=10.0, min_work=100.0)
+    run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=1)  # outside: not recorded
+    assert [q["n_jobs_used"] for q in plans] == [1, 1] and [q["n_chunks"] for q in plans] == [4, 4]
+    assert "sequential fall-back" in plans[1]["note"]
+
+
+def test_dask_recommended_config_keys_exist_in_dask():
+    """Every key of DASK_RECOMMENDED_CONFIG is one of dask's own settings (a typo would be a
+    silent no-op)."""
+    pytest.importorskip("distributed")
+    import dask
+
+    from fairlens._parallel import DASK_RECOMMENDED_CONFIG
+
+    for key in DASK_RECOMMENDED_CONFIG:
+        parent, _, leaf = key.rpartition(".")
+        assert leaf in dask.config.get(parent), key
+
+
+def test_equal_payloads_get_distinct_dask_keys():
+    """dask names scattered data by its token; equal payloads of two calls (a warm-up and the
+    timed run) once shared one key, and releasing the first call's futures made the second's tasks
+    fail with "lost dependencies".  Each Payload object has its own, stable token."""
+    dask = pytest.importorskip("dask")
+    from dask.base import tokenize
+
+    a, b = Payload(x=np.arange(5)), Payload(x=np.arange(5))
+    assert tokenize(a) == tokenize(a)
+    assert tokenize(a) != tokenize(b)
+    assert dask is not None
+
+
+def test_equal_payloads_back_to_back_on_dask(dask_client):
+    """Two calls with equal payloads, the first one's payload dropped at once: both answers right
+    (the race itself depends on timing; the token test above is the deterministic check)."""
+    import gc
+
+    import joblib
+
+    n = 40
+    with joblib.parallel_config(backend="dask"):
+        for _ in range(3):
+            p = Payload(seed=8, offset=np.arange(n, dtype=float))
+            got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2)
+            del p
+            gc.collect()
+            np.testing.assert_array_equal(np.concatenate(got), _reference(8, n, 5))
