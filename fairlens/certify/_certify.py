@@ -35,7 +35,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from .._parallel import Payload, effective_n_jobs, run_chunks
+from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
 from . import _kernels  # noqa: F401  (the kernels module, reached as _certify._kernels)
 from ._common import (
@@ -390,8 +390,13 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
 
 def _certify_read(flat, X, y, budget, p):
     """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved)."""
-    res = _run(flat, X, y, budget, p)
+    with record_plans() as plans:
+        res = _run(flat, X, y, budget, p)
     res.params = {k: v for k, v in p.items() if k not in ("progress", "missing_on", "nan_rows")}
+    # where the work ran (as the other slices say it): the most workers any stage used, and why
+    widest = max(plans, key=lambda q: q["n_jobs_used"], default={"n_jobs_used": 1, "note": "sequential"})
+    res.params["n_jobs_used"] = int(widest["n_jobs_used"])
+    res.params["parallel"] = widest["note"]
     res.params["nan_attack"] = bool(p["missing_on"])
     res.params["budget"] = budget
     res.time_limit = p["time_limit"]
@@ -702,6 +707,7 @@ def _brute_anytime(payload, rows, n_jobs, bar):
         bar.add("brute", 1)
 
     workers = max(1, min(effective_n_jobs(n_jobs), m))
+    _record(workers, f"anytime brute force on {workers} thread(s) of this process", m)
     settle_rows(step, m, deadline=p.deadline, n_workers=workers, first_work=_START_WORK, max_work=_MAX_WORK,
                 on_done=done)
     return st, wit_f, wit_v, int(evals.sum())

@@ -50,3 +50,13 @@ def test_witness_frame_without_feature_names_and_without_witnesses():
     assert np.all(rf.predict(W.to_numpy()) != y[W.index.to_numpy()])
     none = certify(rf, df.to_numpy()[:40], y[:40], budget=1, method="flb")
     assert none.witness_frame().shape == (0, 3)
+
+
+def test_certify_says_where_it_ran():
+    df, y = _data()
+    rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(df, y)
+    one = certify(rf, df.iloc[:30], y[:30], budget=1, n_jobs=1)
+    assert one.params["n_jobs_used"] == 1 and "sequential" in one.params["parallel"]
+    lim = certify(rf, df.iloc[:30], y[:30], budget=2, n_jobs=2, time_limit=30.0, method="brute")
+    assert lim.params["n_jobs_used"] in (1, 2) and "thread" in lim.params["parallel"]
+    assert list(lim.status) == list(certify(rf, df.iloc[:30], y[:30], budget=2, method="brute").status)
