@@ -6,7 +6,7 @@ at ``n_jobs=2`` on three backends:
 * ``loky``: joblib's default, one machine;
 * ``dask``: a 2-worker dask ``LocalCluster`` (processes, one thread each) with dask's **own
   defaults** (through ``joblib.parallel_config(backend="dask")``), as a user gets it;
-* ``dask-tuned``: the same cluster started under ``fairlens._parallel.DASK_RECOMMENDED_CONFIG``
+* ``dask-tuned``: the same cluster started under ``fairlens.DASK_RECOMMENDED_CONFIG``
   (profiler off, event-loop health check every 1 s instead of 20 ms, system monitor every 5 s,
   memory monitor every 1 s, dask's ``MALLOC_TRIM_THRESHOLD_`` unset in the workers).
 
@@ -263,7 +263,7 @@ class _backend:
             import dask
             from distributed import Client, LocalCluster
 
-            from fairlens._parallel import DASK_RECOMMENDED_CONFIG
+            from fairlens import DASK_RECOMMENDED_CONFIG
 
             cfg = DASK_RECOMMENDED_CONFIG if self.backend == "dask-tuned" else {}
             with dask.config.set(cfg):

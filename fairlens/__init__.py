@@ -15,12 +15,16 @@ from ._version import __version__
 
 _SUBMODULES = ("datasets", "models", "metrics", "shuffle", "maft", "testsgd", "certify", "audit")
 
-__all__ = ["__version__", *_SUBMODULES]
+__all__ = ["__version__", "DASK_RECOMMENDED_CONFIG", *_SUBMODULES]
 
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "DASK_RECOMMENDED_CONFIG":  # dask settings for a cluster running fairlens (see _parallel)
+        from ._parallel import DASK_RECOMMENDED_CONFIG
+
+        return dict(DASK_RECOMMENDED_CONFIG)
     raise AttributeError(f"module 'fairlens' has no attribute {name!r}")
 
 

@@ -23,3 +23,14 @@ def test_subpackages_load_lazily():
 
     assert fairlens.datasets is importlib.import_module("fairlens.datasets")
     assert "load_adult" in fairlens.datasets.__all__
+
+
+def test_dask_recommended_config_is_public_and_cheap():
+    import subprocess
+    import sys
+
+    code = ("import sys, fairlens; c = fairlens.DASK_RECOMMENDED_CONFIG; "
+            "from fairlens._parallel import DASK_RECOMMENDED_CONFIG as p; "
+            "assert c == p and c is not p; assert 'dask' not in sys.modules and 'numba' not in sys.modules; "
+            "assert 'DASK_RECOMMENDED_CONFIG' in dir(fairlens)")
+    subprocess.run([sys.executable, "-c", code], check=True)
