@@ -69,6 +69,7 @@ import numpy as np
 
 from .._validation import check_memory
 from . import _boosted_kernels as _bk
+from ._families import boosted_family as _family
 
 __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
@@ -76,33 +77,6 @@ __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_co
 # ---------------------------------------------------------------------------------------------
 # detection (never imports xgboost or lightgbm)
 # ---------------------------------------------------------------------------------------------
-def _family(model):
-    mod = type(model).__module__.split(".")[0]
-    names = {c.__name__ for c in type(model).__mro__}
-    if mod == "xgboost":
-        if "Booster" in names:
-            return "xgboost_booster"
-        if "XGBClassifier" in names or "XGBRFClassifier" in names:
-            return "xgboost"
-        if "XGBModel" in names:
-            return "xgboost_other"
-    if mod == "lightgbm":
-        if "Booster" in names:
-            return "lightgbm_booster"
-        if "LGBMClassifier" in names:
-            return "lightgbm"
-        if "LGBMModel" in names:
-            return "lightgbm_other"
-    if mod == "sklearn":
-        if "GradientBoostingClassifier" in names:
-            return "sklearn_gb"
-        if "HistGradientBoostingClassifier" in names:
-            return "sklearn_hgb"
-        if "GradientBoostingRegressor" in names or "HistGradientBoostingRegressor" in names:
-            return "sklearn_other"
-    return None
-
-
 def is_boosted(model):
     """Whether ``model`` is a boosted ensemble handled by this module (or a refused relative)."""
     return isinstance(model, BoostedModel) or _family(model) is not None

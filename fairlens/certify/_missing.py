@@ -39,7 +39,7 @@ LightGBM                  per node ``missing_type``: ``"NaN"`` -> NaN takes ``de
 ========================  =========================================================================
 
 This module imports no kernel and no reader (only the boosted readers' family
-detection, ``_boosted._family``); it reads the fitted models.
+detection, ``_families.boosted_family``); it reads the fitted models.
 """
 from __future__ import annotations
 
@@ -158,14 +158,14 @@ def _leaf_false(feature, flags):
 def _family(model):
     """The reader family of ``model`` (None when unsupported); never imports xgboost/lightgbm.
 
-    The boosted libraries are told apart by :func:`fairlens.certify._boosted._family` (its refused
+    The boosted libraries are told apart by :func:`fairlens.certify._families.boosted_family` (its refused
     ``*_other`` relatives, e.g. regressors, are None here); scikit-learn trees, forests and
     :class:`~fairlens.certify.FeaturePartitionedForest` by their classes.
     """
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    from ._boosted import _family as _boosted_family
+    from ._families import boosted_family as _boosted_family
     from ._fpf import FeaturePartitionedForest
 
     if isinstance(model, FeaturePartitionedForest):
