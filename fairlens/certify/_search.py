@@ -17,15 +17,19 @@ that picks the family's implementation **at compile time from the type** of ``tr
 skeleton therefore compiles once per decision rule, with no run-time branch on the model family
 and no copy of the skeleton.
 
-Written once here: the fast lower bound FLB (paper, section 4.3; per-class check of 4.6) and the
-exhaustive lower bound ELB (4.4). The exhaustive search (4.1) still has one kernel per family
-(``_kernels``, ``_boosted_kernels``), behind the one predictor protocol.
+Written once here: the fast lower bound FLB (paper, section 4.3; per-class check of 4.6), the
+exhaustive lower bound ELB (4.4) and the exhaustive search (4.1, :func:`brute_search`: items ->
+sign patterns -> branch and bound over the relevant values, exactly resumable under a work budget;
+its hot family steps are inlined at numba IR level). ``_kernels`` and ``_boosted_kernels`` hold the
+families' own steps (tree walks, row quantities, bounds, replays).
 """
 import inspect
+import warnings
 
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.errors import NumbaIRAssumptionWarning
 from numba.extending import overload
 
 from . import _boosted_kernels as _bk
@@ -34,6 +38,13 @@ from ._flat import Search
 from ._kernels import instance_sets
 
 __all__ = ["flb_search", "elb_search", "brute_search", "family"]
+
+# numba's IR-level inlining of an overload (the hot steps of brute_search) leaves the renamed
+# variables of the inlined body out of the caller's scope and says so once per variable while it
+# compiles (an internal pedantic check; the code is right). Only those messages are silenced.
+warnings.filterwarnings(
+    "ignore", category=NumbaIRAssumptionWarning,
+    message=r"variable '_(gain|fixed|possible|bb_leaf|decide)_(hard|soft|additive|weighted)_v\d+_")
 
 
 def family(tr):
