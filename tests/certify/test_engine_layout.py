@@ -281,3 +281,44 @@ def test_the_exhaustive_search_is_written_once():
     for step in ("_gain", "_fixed", "_possible", "_bb_leaf", "_decide", "_bb_values", "_enumerate_values"):
         assert step in inlined, step
     assert callable(S.brute_search)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_rejected_ambiguous_candidates_resume_right_after_themselves(monkeypatch, n_classes):
+    """Additive scores: a candidate inside the ambiguity zone goes to the library's ``predict``; a
+    rejected one resumes the one search right after itself (its exact state). Widening the zone so
+    that the library decides most candidates changes no status and no witness (the first candidate
+    in search order that flips ``predict`` is the same), and the cuts change no evaluation count."""
+    import dataclasses
+
+    from fairlens.certify import _search, certify, flatten_boosted
+
+    from .test_boosted import _fit
+
+    model, X, y = _fit("gb", n_classes, n_trees=6)
+    bm = flatten_boosted(model)
+    ref = certify(bm, X, y, budget=2, method="brute")
+    wide = dataclasses.replace(bm, tol=0.5)
+    starts, ends = [], []
+    real = _search.brute_search
+
+    def spy(*args):
+        starts.append(int(args[8][0]))  # phase of the state the call resumes from
+        out = real(*args)
+        n_done = int(out[5])
+        ends.append(int(out[1][n_done - 1]) if n_done else -1)  # outcome of the last row it finished
+        return out
+
+    monkeypatch.setattr(_search, "brute_search", spy)
+    res = certify(wide, X, y, budget=2, method="brute")
+    # some calls ended on an ambiguous candidate that the library rejected: the next call resumed
+    # inside that candidate's value search
+    assert any(e == 2 and s == 2 for e, s in zip(ends, starts[1:]))
+    np.testing.assert_array_equal(res.status, ref.status)
+    assert res.witnesses.keys() == ref.witnesses.keys()
+    for i in ref.witnesses:
+        np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])
+    for kw in ({"chunk_size": 1}, {"time_limit": 1e6}):
+        again = certify(wide, X, y, budget=2, method="brute", **kw)
+        np.testing.assert_array_equal(again.status, res.status)
+        assert again.n_evaluations == res.n_evaluations
