@@ -102,8 +102,9 @@ class _Predictor:
 
 
 class ForestPredictor(_Predictor):
-    """A voting forest (:class:`~fairlens.certify.FlatForest`, soft or hard vote): every stage is
-    a numba kernel of :mod:`fairlens.certify._kernels`; witnesses are exact replays."""
+    """A voting forest (:class:`~fairlens.certify.FlatForest`, soft or hard vote): the clean vote is
+    a kernel of :mod:`fairlens.certify._kernels`, the bounds and the exhaustive search the ones of
+    :mod:`fairlens.certify._search`; witnesses are exact replays."""
 
     _FLAT_ARRAYS = ("feature", "threshold", "left", "right", "leaf_class", "roots", "rank", "values_ptr", "values",
                     "leaf_proba", "tmax", "missing_left")
@@ -233,8 +234,9 @@ class ForestPredictor(_Predictor):
 
 class BoostedPredictor(_Predictor):
     """A boosted model (:class:`~fairlens.certify.BoostedModel`: argmax of the summed raw scores):
-    the kernels of :mod:`fairlens.certify._boosted_kernels`; the clean vote is the library's own
-    ``predict``, and a brute-force candidate inside the float32 ambiguity zone is confirmed by it.
+    the searches of :mod:`fairlens.certify._search` (steps in :mod:`fairlens.certify._boosted_kernels`);
+    the clean vote is the library's own ``predict``, and a brute-force candidate inside the float32
+    ambiguity zone is confirmed by it.
 
     On creation the replay is checked against the library's raw scores on every row; its worst
     error widens the ambiguity zone (``tol``) and the bounds' tolerance (``tol_b``).
