@@ -39,8 +39,8 @@ __all__ = ["Trees", "Values", "Rule", "Search", "check_groups", "empty_rule_part
 Trees = namedtuple("Trees", "feature threshold left right value roots missing_left")
 Values = namedtuple("Values", "ptr values")
 Rule = namedtuple("Rule", "rank tmax group base vmin vmax f32 tol tol_b")
-#: The exhaustive search's per-row state, built inside the brute-force kernels and handed to their
-#: helpers as one argument: the search items (``item_f``/``item_s``), the picked items, the value
+#: The exhaustive search's per-row state, built inside :func:`fairlens.certify._search.brute_search`
+#: and handed to its helpers as one argument: the search items (``item_f``/``item_s``), the picked items, the value
 #: ranges (``cur``/``lo``/``hi``/``rlo``/``rhi``), the row ``x`` and its attacked copy ``xp``, and
 #: the scratch arrays of the bounds and the replay (``fixed``/``bound``/``best``, ``leaves``/
 #: ``tmp_leaves``/``acc``; empty where a predictor does not use them).

@@ -102,8 +102,9 @@ class _Predictor:
 
 
 class ForestPredictor(_Predictor):
-    """A voting forest (:class:`~fairlens.certify.FlatForest`, soft or hard vote): every stage is
-    a numba kernel of :mod:`fairlens.certify._kernels`; witnesses are exact replays."""
+    """A voting forest (:class:`~fairlens.certify.FlatForest`, soft or hard vote): the clean vote is
+    a kernel of :mod:`fairlens.certify._kernels`, the bounds and the exhaustive search the ones of
+    :mod:`fairlens.certify._search`; witnesses are exact replays."""
 
     _FLAT_ARRAYS = ("feature", "threshold", "left", "right", "leaf_class", "roots", "rank", "values_ptr", "values",
                     "leaf_proba", "tmax", "missing_left")
@@ -181,11 +182,10 @@ class ForestPredictor(_Predictor):
         tr, rule, vals = self._run(None, rows, vals=True)
         if state.shape != (3 + 2 * self.budget,) or state.dtype != np.int64:
             raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
-        kern = _kernels.brute_soft_kernel if self.soft else _kernels.brute_kernel
-        _, att, wf, wv, ne, n_done = _call(kern, tr, rule, vals, self.Xr, self.yi, rows, self.budget, self.prune,
-                                           state, int(work))
+        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, tr, rule, vals, self.Xr, self.yi, rows,
+                                               self.budget, self.prune, state, int(work))
         n_done = int(n_done)
-        return n_done, att[:n_done].astype(bool), wf[:n_done], wv[:n_done], int(ne.sum()), state
+        return n_done, outcome[:n_done] > 0, wf[:n_done], wv[:n_done], int(ne.sum()), state
 
     # --- one instance --------------------------------------------------------------------------
     @classmethod
@@ -234,8 +234,9 @@ class ForestPredictor(_Predictor):
 
 class BoostedPredictor(_Predictor):
     """A boosted model (:class:`~fairlens.certify.BoostedModel`: argmax of the summed raw scores):
-    the kernels of :mod:`fairlens.certify._boosted_kernels`; the clean vote is the library's own
-    ``predict``, and a brute-force candidate inside the float32 ambiguity zone is confirmed by it.
+    the searches of :mod:`fairlens.certify._search` (steps in :mod:`fairlens.certify._boosted_kernels`);
+    the clean vote is the library's own ``predict``, and a brute-force candidate inside the float32
+    ambiguity zone is confirmed by it.
 
     On creation the replay is checked against the library's raw scores on every row; its worst
     error widens the ambiguity zone (``tol``) and the bounds' tolerance (``tol_b``).
@@ -321,35 +322,37 @@ class BoostedPredictor(_Predictor):
         return att, cf, cs, marg
 
     def new_state(self):
-        return (0, 0)
+        return np.zeros(3 + 2 * self.budget, np.int64)
 
     def brute(self, rows, state, work):
-        """Exact search (section 4.1) of ``rows`` from ``state = (start_item, skip)``; candidates
-        of the finished rows are confirmed by the library's ``predict`` in one call (a rejected
-        ambiguous one leaves its row unfinished, to resume right after it)."""
+        """Exact search (section 4.1) of ``rows`` from ``state`` (modified in place; the format of
+        :func:`~fairlens.certify._search.brute_search`); candidates of the finished rows are confirmed
+        by the library's ``predict`` in one call (a rejected ambiguous one leaves its row unfinished,
+        its search resuming right after it)."""
         tr, rule, vals = self._run(None, rows, vals=True)
-        start_item, skip = state
-        res = _call(_bk.brute_boost_kernel, tr, rule, vals, self.Xr, self.yi, rows, self.budget,
-                    np.array([start_item, skip], dtype=np.int64), int(work))
-        outcome, wf, wv, ne, n_done, resume, amb_item, amb_skip = res
-        n_done, resume = int(n_done), int(resume)
+        if state.shape != (3 + 2 * self.budget,) or state.dtype != np.int64:
+            raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
+        # the boosted search always prunes (prune=False would give the same answer, slower)
+        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, tr, rule, vals, self.Xr, self.yi, rows,
+                                               self.budget, True, state, int(work))
+        n_done = int(n_done)
         att = outcome[:n_done] > 0
         cand = np.flatnonzero(att)
-        state = (resume, 0) if resume >= 0 else (0, 0)
         if cand.size:
             xs = np.vstack([self.witness(int(rows[k]), wf[k], wv[k])[0] for k in cand])
             with _LIBRARY_LOCK:
                 lib = self.flat.library_predict_index(xs)
             for j, k in enumerate(cand):
                 if lib[j] != self.yi[rows[k]]:
+                    if outcome[k] == 2:  # ambiguous and confirmed: the row is done, no state to resume
+                        state[0] = 0
                     continue
                 if outcome[k] == 1:
                     raise RuntimeError(
                         f"internal: the replay of the {self.flat.source} found an attack on row {int(rows[k])} that "
                         "the library's own predict does not confirm; please report this model.")
-                # ambiguous and rejected (always the last done row): resume the row after this candidate
+                # ambiguous and rejected (always the last done row): its search resumes right after it
                 n_done -= 1
-                state = (int(amb_item), int(amb_skip) + 1)
         return n_done, att[:n_done], wf[:n_done], wv[:n_done], int(ne.sum()), state
 
     # --- one instance --------------------------------------------------------------------------

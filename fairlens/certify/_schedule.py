@@ -1,6 +1,6 @@
 """Anytime scheduling of resumable per-row searches: rows share the time in short slices.
 
-The exhaustive search of a row (:func:`fairlens.certify._kernels.brute_kernel`) pauses after a
+The exhaustive search of a row (:func:`fairlens.certify._search.brute_search`) pauses after a
 bounded amount of work and resumes exactly from a small state array, so a row's search can be cut
 into slices without changing its answer, its witness or its evaluation count. Under a time limit
 the rows are worked *least attained service first*: every row gets a short first slice, and a row

@@ -95,9 +95,9 @@ def test_flat_groups_are_the_bottom_layer():
 
 
 ENTRY_KERNELS = {
-    "_kernels": ("predict_trees", "soft_proba", "instance_sets", "brute_kernel", "brute_soft_kernel"),
-    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities", "brute_boost_kernel"),
-    "_search": ("flb_search", "elb_search"),
+    "_kernels": ("predict_trees", "soft_proba", "instance_sets"),
+    "_boosted_kernels": ("raw_scores", "leaf_values", "row_quantities"),
+    "_search": ("flb_search", "elb_search", "brute_search"),
 }
 
 
@@ -255,3 +255,70 @@ def test_bounds_are_written_once_for_every_decision_rule():
     assert src.count("_search.flb_search") == 2  # both predictors call the one skeleton of each bound
     assert src.count("_search.elb_search") == 2
     assert callable(flb_search)
+
+
+def test_the_exhaustive_search_is_written_once():
+    """The exhaustive search (section 4.1) is one skeleton for every decision rule: no brute-force
+    kernel left in the family modules, both predictors call the one search, every kernel and search
+    step takes at most ~10 parameters, and its hot family steps are inlined at IR level."""
+    import fairlens.certify._search as S
+
+    for mod in ("_kernels", "_boosted_kernels"):
+        src = (PKG / f"{mod}.py").read_text()
+        funcs = [n.name for n in ast.parse(src).body if isinstance(n, ast.FunctionDef)]
+        assert not [f for f in funcs if "brute" in f and "kernel" in f], (mod, funcs)
+        assert not [f for f in funcs if f.startswith(("_bb_pattern", "_try_pattern"))], (mod, funcs)
+    src = (PKG / "_predictors.py").read_text()
+    assert src.count("_call(_search.brute_search") == 2
+    for mod in ("_kernels", "_boosted_kernels", "_search"):
+        for n in ast.parse((PKG / f"{mod}.py").read_text()).body:
+            if isinstance(n, ast.FunctionDef) and any("njit" in ast.unparse(d) or "_dispatched" in ast.unparse(d)
+                                                      for d in n.decorator_list):
+                assert len(n.args.args) <= 11, (mod, n.name, len(n.args.args))
+    tree = ast.parse((PKG / "_search.py").read_text())
+    inlined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+               and any("inline" in ast.unparse(d) for d in n.decorator_list)}
+    for step in ("_gain", "_fixed", "_possible", "_bb_leaf", "_decide", "_bb_values", "_enumerate_values"):
+        assert step in inlined, step
+    assert callable(S.brute_search)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_rejected_ambiguous_candidates_resume_right_after_themselves(monkeypatch, n_classes):
+    """Additive scores: a candidate inside the ambiguity zone goes to the library's ``predict``; a
+    rejected one resumes the one search right after itself (its exact state). Widening the zone so
+    that the library decides most candidates changes no status and no witness (the first candidate
+    in search order that flips ``predict`` is the same), and the cuts change no evaluation count."""
+    import dataclasses
+
+    from fairlens.certify import _search, certify, flatten_boosted
+
+    from .test_boosted import _fit
+
+    model, X, y = _fit("gb", n_classes, n_trees=6)
+    bm = flatten_boosted(model)
+    ref = certify(bm, X, y, budget=2, method="brute")
+    wide = dataclasses.replace(bm, tol=0.5)
+    starts, ends = [], []
+    real = _search.brute_search
+
+    def spy(*args):
+        starts.append(int(args[8][0]))  # phase of the state the call resumes from
+        out = real(*args)
+        n_done = int(out[5])
+        ends.append(int(out[1][n_done - 1]) if n_done else -1)  # outcome of the last row it finished
+        return out
+
+    monkeypatch.setattr(_search, "brute_search", spy)
+    res = certify(wide, X, y, budget=2, method="brute")
+    # some calls ended on an ambiguous candidate that the library rejected: the next call resumed
+    # inside that candidate's value search
+    assert any(e == 2 and s == 2 for e, s in zip(ends, starts[1:]))
+    np.testing.assert_array_equal(res.status, ref.status)
+    assert res.witnesses.keys() == ref.witnesses.keys()
+    for i in ref.witnesses:
+        np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])
+    for kw in ({"chunk_size": 1}, {"time_limit": 1e6}):
+        again = certify(wide, X, y, budget=2, method="brute", **kw)
+        np.testing.assert_array_equal(again.status, res.status)
+        assert again.n_evaluations == res.n_evaluations

@@ -16,7 +16,6 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
-import fairlens.certify._certify as C
 from fairlens.certify import certify
 
 from .test_boosted import _data
@@ -54,22 +53,24 @@ def _two_level_interrupt(*args):
         except KeyboardInterrupt as ki:
             raise SystemError("CPUDispatcher(<inner>) returned a result with an exception set") from ki
     except SystemError as inner:
-        raise SystemError("CPUDispatcher(brute_soft_kernel) returned a result with an exception set") from inner
+        raise SystemError("CPUDispatcher(brute_search) returned a result with an exception set") from inner
 
 
-@pytest.mark.parametrize("kernel", ["brute_soft_kernel", "brute_kernel"])
-def test_ctrl_c_inside_a_forest_kernel_is_keyboard_interrupt(bc, monkeypatch, kernel):
+@pytest.mark.parametrize("vote", ["soft", "hard"])
+def test_ctrl_c_inside_a_forest_kernel_is_keyboard_interrupt(bc, monkeypatch, vote):
+    from fairlens.certify import _search
+
     rf, X, y = bc
-    monkeypatch.setattr(C._kernels, kernel, _two_level_interrupt)
+    monkeypatch.setattr(_search, "brute_search", _two_level_interrupt)  # the one exhaustive search
     with pytest.raises(KeyboardInterrupt):
-        certify(rf, X, y, budget=2, method="brute", vote="soft" if kernel == "brute_soft_kernel" else "hard")
+        certify(rf, X, y, budget=2, method="brute", vote=vote)
 
 
 def test_ctrl_c_inside_a_boosted_kernel_is_keyboard_interrupt(boosted, monkeypatch):
-    import fairlens.certify._boosted_kernels as BK
+    from fairlens.certify import _search
 
     model, X, y = boosted
-    monkeypatch.setattr(BK, "brute_boost_kernel", _two_level_interrupt)
+    monkeypatch.setattr(_search, "brute_search", _two_level_interrupt)
     with pytest.raises(KeyboardInterrupt):
         certify(model, X, y, budget=2, method="brute")
 
@@ -80,7 +81,9 @@ def test_other_system_errors_are_not_turned_into_interrupts(bc, monkeypatch):
     def broken(*args):
         raise SystemError("a genuine internal error")
 
-    monkeypatch.setattr(C._kernels, "brute_soft_kernel", broken)
+    from fairlens.certify import _search
+
+    monkeypatch.setattr(_search, "brute_search", broken)
     with pytest.raises(SystemError, match="genuine"):
         certify(rf, X, y, budget=2, method="brute")
 

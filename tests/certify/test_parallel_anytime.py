@@ -268,15 +268,16 @@ def test_pauses_inside_value_search_resume_exactly(bc, monkeypatch, vote, prune,
     monkeypatch.setattr(C, "_MAX_WORK", work)
     monkeypatch.setattr(C, "_START_WORK", work)
     calls = []
-    real = C._kernels.brute_soft_kernel if vote == "soft" else C._kernels.brute_kernel
-    name = "brute_soft_kernel" if vote == "soft" else "brute_kernel"
+    from fairlens.certify import _search
+
+    real = _search.brute_search  # the one exhaustive search (soft and hard vote)
 
     def spy(*args):
         out = real(*args)
         calls.append(int(args[-2][0]))  # phase of the state after the call: 2 = inside a value search
         return out
 
-    monkeypatch.setattr(C._kernels, name, spy)
+    monkeypatch.setattr(_search, "brute_search", spy)
     res = certify(model, X, y, budget=2, method="brute", vote=vote, prune=prune)
     _same(res, ref)
     assert 2 in calls and 1 in calls  # paused both between patterns and inside a value search
