@@ -261,7 +261,9 @@ def test_keyboard_interrupt_inside_a_long_row(hard_row):
 @pytest.mark.parametrize("prune", [True, False])
 def test_pauses_inside_value_search_resume_exactly(bc, monkeypatch, vote, prune, jit_scale):
     model, X, y = bc
-    n = max(5, int(25 * jit_scale))  # 5 rows as plain Python (NUMBA_DISABLE_JIT=1)
+    # 5 rows as plain Python (NUMBA_DISABLE_JIT=1) for the literal enumeration; the pruned search needs
+    # the 25 rows (among the first 5 no row pauses inside a value search) and is cheap enough
+    n = 25 if prune else max(5, int(25 * jit_scale))
     X, y = X[:n], y[:n]
     ref = certify(model, X, y, budget=2, method="brute", vote=vote, prune=prune)
     work = 1 if prune else 97  # the literal enumeration votes on ~10^5 combinations
