@@ -266,6 +266,13 @@ class _backend:
             from fairlens import DASK_RECOMMENDED_CONFIG
 
             cfg = DASK_RECOMMENDED_CONFIG if self.backend == "dask-tuned" else {}
+            self.saved_trim = None
+            if self.backend == "dask-tuned":
+                # dask's nanny writes its pre-spawn variables into THIS process's environment
+                # (os.environ.update), so a default cluster started earlier in this run left
+                # MALLOC_TRIM_THRESHOLD_=65536 here, and every later worker would inherit it even
+                # under the recommended settings (which only stop the nanny from setting it)
+                self.saved_trim = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
             with dask.config.set(cfg):
                 self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                             dashboard_address=None, silence_logs=50)
@@ -279,6 +286,8 @@ class _backend:
         if self.client is not None:
             self.client.close()
             self.cluster.close()
+        if getattr(self, "saved_trim", None) is not None:
+            os.environ["MALLOC_TRIM_THRESHOLD_"] = self.saved_trim
         return False
 
 
