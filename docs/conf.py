@@ -82,7 +82,7 @@ suppress_warnings = ["myst.header"]
 #: the first line of the module's docstring.
 API_MODULES = []
 for _name in fairlens.__all__:
-    if _name.startswith("__"):
+    if _name.startswith("__") or _name.isupper():  # constants (DASK_RECOMMENDED_CONFIG): getting_started.md
         continue
     _mod = importlib.import_module(f"fairlens.{_name}")
     _title = (_mod.__doc__ or _name).strip().splitlines()[0].rstrip(".")
