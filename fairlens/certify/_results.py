@@ -51,13 +51,13 @@ class CertificationResult(Result):
     witnesses : dict
         Row -> x' (float64 row on which the certified predictor,
         e.g. ``forest.predict``, does not return the label). Its entries are in
-        the **model's** feature order (:attr:`feature_names`), which is also the
+        the **model's** feature order (``feature_names``), which is also the
         order a DataFrame ``X`` was aligned to by column name -- not necessarily
         the order of ``X``'s columns. :meth:`witness_frame` gives them as a
         DataFrame the model's ``predict`` takes directly.
     covers : dict
         Row -> list of (feature, "+"/"-") of the ELB cover found (feature
-        indices into :attr:`feature_names`).
+        indices into ``feature_names``).
     delta : ndarray of shape (n,)
         Hard vote: int, trees to change (section 4.2, ``-1`` where
         not computed); soft vote: float, the margin
@@ -86,7 +86,7 @@ class CertificationResult(Result):
         and :meth:`witness_frame`).
     witness_changes : dict
         Row -> (attacked features, their new values); feature indices into
-        :attr:`feature_names`.
+        ``feature_names``.
     vote : {"soft", "hard", "additive"}, default="hard"
         The predictor that was certified: ``"soft"`` (scikit-learn's ``predict``:
         mean of the trees' leaf probabilities), ``"hard"`` (the paper's majority of
@@ -249,7 +249,7 @@ class CertificationResult(Result):
         -------
         pandas.DataFrame
             One row per attackable instance (index: the row of ``X``), one column per feature
-            in the model's order (:attr:`feature_names`, or ``x0, x1, ...`` when the model has
+            in the model's order (``feature_names``, or ``x0, x1, ...`` when the model has
             no feature names); a feature the attacker blanked holds NaN.
 
         Examples
