@@ -192,7 +192,8 @@ def _sizes_in_universe(ptr, trees, votes, c, n_sets):
 
 @numba.njit(cache=True)
 def _feature_max(sizes, n_features):
-    m = np.empty(n_features, np.int64)
+    """``max(W(S_f^+), W(S_f^-))`` of every feature (the sizes' number type)."""
+    m = np.empty(n_features, sizes.dtype)
     for f in range(n_features):
         a = sizes[2 * f]
         b = sizes[2 * f + 1]

@@ -35,7 +35,7 @@ from numba.extending import overload
 from . import _boosted_kernels as _bk
 from . import _kernels as _k
 from ._flat import Search
-from ._kernels import instance_sets
+from ._kernels import _feature_max, instance_sets
 
 __all__ = ["flb_search", "elb_search", "brute_search", "family"]
 
@@ -198,17 +198,6 @@ def _set_sizes(tr, rule, ptr, trees, row, yi, c):
     """``W(S_k)`` towards class ``c`` of every set ``k`` (``2 f``: ``S_f^+``, ``2 f + 1``: ``S_f^-``):
     hard: the trees of ``S_k`` not voting ``c``; soft: their summed swings; additive: the summed
     credits of the trees adding to ``y`` or ``c``."""
-
-
-@numba.njit(cache=True)
-def _feature_max(sizes, n_features):
-    """``max(W(S_f^+), W(S_f^-))`` of every feature (the sizes' number type)."""
-    m = np.empty(n_features, sizes.dtype)
-    for f in range(n_features):
-        a = sizes[2 * f]
-        b = sizes[2 * f + 1]
-        m[f] = a if a >= b else b
-    return m
 
 
 @numba.njit(cache=True)
