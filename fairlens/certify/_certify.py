@@ -384,7 +384,7 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     p["progress"] = _check_progress(p["progress"])
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
-    p["missing_on"], p["nan_rows"] = resolve_missing(p["missing"], model, flat)
+    p["missing_on"], p["nan_rows"] = resolve_missing(p["missing"], model, flat, X)
     return _certify_read(flat, X, y, budget, p)
 
 
@@ -835,7 +835,7 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     t0 = time.perf_counter()
     flat = read_model(model, vote=vote, tie_class=tie_class)
     budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
-    on, nan_rows = resolve_missing(p["missing"], model, flat)
+    on, nan_rows = resolve_missing(p["missing"], model, flat, X)
     limit = p["time_limit"]
     frames = []
     for b in budgets:
