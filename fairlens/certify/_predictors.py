@@ -92,6 +92,26 @@ class _Predictor:
     def n_classes(self):
         return self.flat.n_classes
 
+    # --- the bounds, written once for every decision rule (paper, sections 4.3, 4.4, 4.6) ----------
+    def flb(self, rows):
+        """``(attackable, flb_sum, delta)`` of the rows ``rows``: :func:`~fairlens.certify._search.flb_search`
+        (``delta`` the margin of the class closest to reachable: a tree count for the hard vote, a
+        real number otherwise)."""
+        tr, rule, _ = self._run(None, rows)
+        _, att, fsum, dlt, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
+        return att, fsum, dlt
+
+    def elb(self, rows):
+        """``(attackable, cover_f, cover_s, delta)`` of the rows ``rows``:
+        :func:`~fairlens.certify._search.elb_search`."""
+        tr, rule, _ = self._run(None, rows)
+        _, att, cf, cs, _, _, dlt = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
+        return att, cf, cs, dlt
+
+    def new_state(self):
+        """A fresh state of the exactly resumable exhaustive search (``3 + 2 * budget`` int64)."""
+        return np.zeros(3 + 2 * self.budget, np.int64)
+
     def witness(self, i, wf, wv):
         """``(x', features, values)``: row ``i`` with the attacked features set."""
         feats = [int(f) for f in wf if f >= 0]
@@ -163,19 +183,6 @@ class ForestPredictor(_Predictor):
             return np.argmax(_call(_kernels.soft_proba, tr, self.Xr[sl]), axis=1)
         ff = self.flat
         return _call(_kernels.vote, _call(_kernels.predict_trees, tr, self.Xr[sl]), ff.n_classes, ff.rank)
-
-    def flb(self, rows):
-        tr, rule, _ = self._run(None, rows)
-        _, att, fsum, dlt, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
-        return att, fsum, dlt
-
-    def elb(self, rows):
-        tr, rule, _ = self._run(None, rows)
-        _, att, cf, cs, _, _, dlt = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
-        return att, cf, cs, dlt
-
-    def new_state(self):
-        return np.zeros(3 + 2 * self.budget, np.int64)
 
     def brute(self, rows, state, work):
         """Exact search (section 4.1) of ``rows`` from ``state`` (modified in place)."""
@@ -310,19 +317,6 @@ class BoostedPredictor(_Predictor):
     # --- stages --------------------------------------------------------------------------------
     def predict_index(self, sl):
         return self.pred[sl]
-
-    def flb(self, rows):
-        tr, rule, _ = self._run(None, rows)
-        _, att, fsum, marg, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
-        return att, fsum, marg
-
-    def elb(self, rows):
-        tr, rule, _ = self._run(None, rows)
-        _, att, cf, cs, _, _, marg = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
-        return att, cf, cs, marg
-
-    def new_state(self):
-        return np.zeros(3 + 2 * self.budget, np.int64)
 
     def brute(self, rows, state, work):
         """Exact search (section 4.1) of ``rows`` from ``state`` (modified in place; the format of
