@@ -1,0 +1,62 @@
+"""Shortcuts that save certify's fixed per-call cost never change an answer or an error."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+
+from fairlens.certify import FeaturePartitionedForest, certify
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:, :6]
+    rf = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X[:300], y[:300])
+    return rf, X[300:340], y[300:340]
+
+
+def test_the_finite_attacker_on_finite_rows_does_not_ask_the_model_about_nan(data, monkeypatch):
+    """missing=False with an X free of NaN: the model's predict is not probed with a NaN row (it is
+    not needed); the result is the one certify gives when it probes."""
+    from fairlens.certify import _missing
+
+    rf, X, y = data
+    want = certify(rf, X, y, budget=1, missing=False)
+    calls = []
+    real = _missing._probe_predict
+    monkeypatch.setattr(_missing, "_probe_predict", lambda m: calls.append(m) or real(m))
+    got = certify(rf, X, y, budget=1, missing=False)
+    assert calls == []
+    assert got.status.tolist() == want.status.tolist()
+    assert got.params["nan_attack"] is False
+    # rows with NaN, or the default threat model: the model is asked, as before
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    certify(rf, Xn, y, budget=1, missing=False)
+    assert len(calls) == 1
+    certify(rf, X, y, budget=1)
+    assert len(calls) == 2
+
+
+def test_nan_rows_are_still_refused_for_a_model_whose_predict_refuses_nan(data):
+    rf, X, y = data
+    fpf = FeaturePartitionedForest(budget=1, rounds=2, random_state=0).fit(X, y)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        certify(fpf, Xn, y, budget=1, missing=False)
+    assert certify(fpf, X, y, budget=1, missing=False).params["nan_attack"] is False
+
+
+@pytest.mark.parametrize("method", ["brute", "cascade"])
+def test_one_sequential_brute_force_block_changes_nothing(data, method):
+    """Sequentially the brute-force blocks are run as one block: same statuses, witnesses and
+    evaluation counts as the strided blocks of n_jobs=2."""
+    rf, X, y = data
+    seq = certify(rf, X, y, budget=2, method=method, missing=False)
+    par = certify(rf, X, y, budget=2, method=method, missing=False, n_jobs=2)
+    assert seq.status.tolist() == par.status.tolist()
+    assert seq.n_evaluations == par.n_evaluations
+    assert sorted(seq.witnesses) == sorted(par.witnesses)
+    for i in seq.witnesses:
+        assert np.array_equal(seq.witnesses[i], par.witnesses[i])
