@@ -11,6 +11,15 @@ model call.
 Each wrapper has the kernel's name and signature; a mismatch is a ``ValueError``
 naming the kernel, the argument, the expected and the received dtype/shape (an
 internal error: public entry points validate user input before it gets here).
+
+**Checked once per phase.**  The lockstep engine calls a few kernels at every step (1,000
+steps of the local phase) on buffers that it allocates once per phase and whose shapes never
+change.  It checks those buffers ONCE, at the phase boundary, with :func:`check_phase` (the
+same checks as the wrappers), checks what changes per step (the model's scores, the rows of the
+walkers refreshed at that step) with the O(1) :func:`check_step`, and then calls the kernels
+through :data:`raw` (the unchecked kernels).  ``KeySet`` and ``RowCodec``
+(:mod:`fairlens.maft._utils`) own their tables and allocate their outputs, so they check the
+incoming keys or rows themselves and call :data:`raw` as well.
 """
 from __future__ import annotations
 
@@ -45,6 +54,43 @@ def _check_kernel_args(kernel, specs, out=()):
             raise ValueError(f"{kernel}: argument {name} must be C-contiguous")
         if name in out and not a.flags.writeable:
             raise ValueError(f"{kernel}: output argument {name} must be writeable")
+
+
+#: The unchecked kernels, for callers that checked their arguments at a phase boundary
+#: (:func:`check_phase`) or own every argument's allocation (see the module docstring).
+raw = _kernels
+
+
+def check_phase(kernel, specs, out=()):
+    """Check, once per phase, the buffers a lockstep phase passes to ``kernel`` at every step.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name (for the message).
+    specs : dict
+        ``{name: (array, dtype, shape)}``; ``shape`` a tuple of ints or ``None`` (any length).
+    out : tuple of str
+        The names of output arguments (must be writeable).
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel, the argument, the expected and the received dtype or shape.
+    """
+    _check_kernel_args(kernel, specs, out)
+
+
+def check_step(kernel, name, a, dtype, shape):
+    """The O(1) check of one array that changes at every step (dtype, exact shape, C order).
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel, the argument, the expected and the received dtype or shape.
+    """
+    if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.shape == shape and a.flags.c_contiguous):
+        _check_kernel_args(kernel, {name: (a, dtype, shape)})
 
 
 def _check_index(kernel, name, idx, n):
@@ -213,3 +259,14 @@ def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, att
     if W and not (param_p > 0).any():
         raise ValueError("aequitas_perturb: param_p needs a positive entry")
     return _kernels.aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, float(step), lo, hi, attr_out, dir_out)
+
+
+_U = np.dtype(np.uint64)
+
+
+def stream_fill(key, walkers, counter, out):
+    n = walkers.shape[0] if walkers.ndim == 1 else -1
+    _check_kernel_args("stream_fill", {"walkers": (walkers, _I, (None,)), "out": (out, _F, (n,))}, out=("out",))
+    if n > 0 and walkers.min() < 0:
+        raise ValueError("stream_fill: argument walkers holds negative walker ids")
+    return _kernels.stream_fill(np.uint64(key), walkers, np.uint64(counter), out)

@@ -28,6 +28,7 @@ __all__ = [
     "key_insert",
     "key_insert1",
     "pack_rows",
+    "stream_fill",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -503,3 +504,36 @@ def pack_rows(X, lo, mult, out):  # pragma: no cover
         for j in range(X.shape[1]):
             k += np.int64(X[i, j] - lo[j]) * mult[j]
         out[i, 0] = k
+
+
+@numba.njit(cache=True)
+def stream_fill(key, walkers, counter, out):  # pragma: no cover
+    """The counter-based uniform numbers of :func:`fairlens.maft._utils.stream_uniform`, in one pass.
+
+    ``out[i] = F(key, walkers[i], counter)``: the same SplitMix64 mix, in the same unsigned
+    64-bit arithmetic, so the numbers are bit for bit those of ``stream_uniform`` (the
+    NumPy twin, kept for the reference engine and the tests).
+
+    Parameters
+    ----------
+    key : uint64
+        The run's stream key.
+    walkers : int64 (n,)
+        Walker ids (non-negative).
+    counter : uint64
+        ``(iteration * 0x8CB92BA72F3D8DD7 + slot) mod 2**64`` (see ``stream_uniform``).
+    out : float64 (n,)
+        Output, uniform in [0, 1).
+    """
+    for i in range(walkers.shape[0]):
+        z = key ^ (np.uint64(walkers[i]) * np.uint64(0xD1B54A32D192ED03))
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        z = z ^ counter
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        out[i] = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)

@@ -73,7 +73,7 @@ from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_counter, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -1121,7 +1121,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             counterparts=np.concatenate(parts_cp),
             instance_scores=np.concatenate(s1),
             counterpart_scores=np.concatenate(s2),
-            phase=np.array(["global"] * n_global + ["local"] * n_loc, dtype=str),
+            phase=np.repeat(np.array(["global"] * bool(n_global) + ["local"] * bool(n_loc), dtype=str),
+                            [c for c in (n_global, n_loc) if c]),
             n_global=int(n_global),
             n_local=int(n_loc),
             elapsed=elapsed,
@@ -1222,13 +1223,23 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         return self._hit_dict(h, tries)
 
     def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
-        """All walkers of the share in lockstep: one model call per step."""
+        """All walkers of the share in lockstep: one model call per step.
+
+        The buffers every step reuses are checked once here, at the phase boundary
+        (:func:`fairlens.maft._kcall.check_phase`); what changes per step (the scores, the
+        refreshed walkers' rows and gradients) is checked at every step with the O(1)
+        :func:`~fairlens.maft._kcall.check_step`; the kernels are then called unchecked
+        (``_kcall.raw``): a parallel share pays the per-step cost again, so it is kept small.
+        """
         pb = self.problem
         G, d, C = walkers.shape[0], pb.d, pb.C
         n_local = self.n_local
+        raw = _kcall.raw
+        F, I64, B = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
         wid = np.arange(w0, w0 + G, dtype=np.int64)
-        X = walkers.copy()
-        X0 = walkers.copy()
+        ukey = np.uint64(key)
+        X = np.ascontiguousarray(walkers, dtype=np.float64).copy()
+        X0 = X.copy()
         gS = pb.similar(X0)
         gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
         S_cur, sc_cur = gS.copy(), gsc.copy()
@@ -1240,33 +1251,64 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         mdiff = np.empty(G, dtype=np.int64)
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
+        ua = np.empty(G)
+        ud = np.empty(G)
         zeros = np.zeros(G)
+        combos = pb.combos
+        prot_idx = pb.prot_idx
+        # the phase boundary: every buffer reused at each step, checked once (its shape never changes)
+        P_ = len(prot_idx)
+        _kcall.check_phase("local_perturb", {
+            "X": (X, F, (G, d)), "prob": (P, F, (G, d)), "u_attr": (ua, F, (G,)), "u_dir": (ud, F, (G,)),
+            "lo": (pb.lo, F, (d,)), "hi": (pb.hi, F, (d,)), "attr_out": (attr, I64, (G,)), "dir_out": (sgn, F, (G,))},
+            out=("X", "attr_out", "dir_out"))
+        _kcall.check_phase("similar_rows", {"X": (X, F, (G, d)), "prot_idx": (prot_idx, I64, (P_,)),
+                                            "combos": (combos, F, (C, P_))})
+        _kcall._check_index("similar_rows", "prot_idx", prot_idx, d)
+        _kcall.check_phase("check_discrimination", {
+            "u_pair": (zeros, F, (G,)), "is_disc": (is_disc, B, (G,)), "pair_idx": (pair, I64, (G,)),
+            "maxdiff_idx": (mdiff, I64, (G,))}, out=("is_disc", "pair_idx", "maxdiff_idx"))
+        _kcall.check_phase("stream_fill", {"walkers": (wid, I64, (G,)), "out": (ua, F, (G,))}, out=("out",))
+        _kcall.check_phase("stream_fill", {"out": (ud, F, (G,))}, out=("out",))
+        _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
+        _kcall._check_any_free("normalized_probability", pb.free)
+        if G and (wid[0] < 0):
+            raise ValueError("stream_fill: argument walkers holds negative walker ids")
         tries = 0
         for it in range(n_local):
             ref = np.flatnonzero(suc >= self.update_interval)
             if ref.size:
                 m = ref.size
-                u = stream_uniform(key, wid[ref], it, _SLOT_PAIR)
-                _kcall.check_discrimination(np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m])
+                wr = wid[ref]
+                u = np.empty(m)
+                raw.stream_fill(ukey, wr, stream_counter(it, _SLOT_PAIR), u)  # wr, u: (m,) made here
+                scr = np.ascontiguousarray(sc_cur[ref])  # (m, C) float64, made here
+                raw.check_discrimination(scr, u, is_disc[:m], pair[:m], mdiff[:m])
                 x1 = X[ref]
                 x2 = S_cur[ref, pair[:m]]
-                Gd = source(np.concatenate([x1, x2]))
+                Gd = np.ascontiguousarray(source(np.concatenate([x1, x2])))
+                _kcall.check_step("normalized_probability", "g", Gd, F, (2 * m, d))
                 Pr = np.empty((m, d))
-                _kcall.normalized_probability(
-                    np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free, self.epsilon, Pr
-                )
+                raw.normalized_probability(np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free,
+                                           float(self.epsilon), Pr)
+                if not np.all((Pr > 0).any(axis=1)):  # P's rows come only from here: local_perturb needs one > 0
+                    raise ValueError("local_perturb: every row of prob needs a positive entry")
                 P[ref] = Pr
                 if it == 0:
                     P0[:] = P
                 suc[ref] = 0
             suc += 1
-            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(key, wid, it, _SLOT_DIR)
-            _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
-            S = pb.similar(X)
+            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_ATTR), ua)
+            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_DIR), ud)
+            raw.local_perturb(X, P, ua, ud, float(self.local_step), pb.lo, pb.hi, attr, sgn)
+            S = np.empty((G, C, d))  # (G, C, d) float64, made here
+            if G and raw.similar_rows(X, prot_idx, combos, S):
+                raise ValueError("rows have protected values outside the protected attributes' domain; "
+                                 "rows must lie within dataset.bounds.")
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
+            _kcall.check_step("check_discrimination", "scores", sc, F, (G, C))
             live.explore(X)
-            _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
+            raw.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
             tries += G
             if ok.any():

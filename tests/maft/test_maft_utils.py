@@ -30,6 +30,24 @@ def test_stream_uniform_is_per_walker():
     assert abs(u.mean() - 0.5) < 0.005 and abs(np.corrcoef(u[:-1], u[1:])[0, 1]) < 0.01
 
 
+def test_stream_fill_kernel_is_the_numpy_stream_bit_for_bit():
+    """The numba kernel of the lockstep engine draws exactly the numbers of ``stream_uniform``
+    (its NumPy twin): any key (including keys >= 2**63), walker, iteration and slot."""
+    from fairlens.maft import _kcall
+    from fairlens.maft._utils import stream_counter
+
+    rng = np.random.default_rng(3)
+    walkers = np.concatenate([np.arange(50), rng.integers(0, 2**62, 50)]).astype(np.int64)
+    for key in (0, 1, 2**63 - 2, 2**63 + 5, 2**64 - 1, int(rng.integers(0, 2**63 - 1))):
+        for it, slot in ((0, 0), (1, 1), (999, 2), (10**12, 3), (2**40 + 7, 1)):
+            out = np.empty(walkers.size)
+            _kcall.stream_fill(key, walkers, stream_counter(it, slot), out)
+            np.testing.assert_array_equal(out, stream_uniform(key, walkers, it, slot))
+            one = np.empty(1)
+            _kcall.stream_fill(key, walkers[7:8], stream_counter(it, slot), one)
+            assert one[0] == out[7]
+
+
 def test_wilson():
     lo, hi = wilson_interval(10, 100)
     assert lo < 0.1 < hi and 0.04 < lo < 0.06 and 0.16 < hi < 0.18
