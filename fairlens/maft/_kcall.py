@@ -270,3 +270,29 @@ def stream_fill(key, walkers, counter, out):
     if n > 0 and walkers.min() < 0:
         raise ValueError("stream_fill: argument walkers holds negative walker ids")
     return _kernels.stream_fill(np.uint64(key), walkers, np.uint64(counter), out)
+
+
+def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    C = S.shape[1] if S.ndim == 3 else -1
+    s3, s2, sd = (W, C, d), (W, C), (W, d)
+    _check_kernel_args(
+        "local_commit",
+        {"is_disc": (is_disc, _B, (W,)), "S": (S, _F, s3), "sc": (sc, _F, s2), "X": (X, _F, (None, None)),
+         "X0": (X0, _F, sd), "P": (P, _F, sd), "P0": (P0, _F, sd), "suc": (suc, _I, (W,)),
+         "S_cur": (S_cur, _F, s3), "sc_cur": (sc_cur, _F, s2), "gS": (gS, _F, s3), "gsc": (gsc, _F, s2)},
+        out=("X", "P", "suc", "S_cur", "sc_cur"),
+    )
+    return _kernels.local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+
+
+def unpack_rows(K, lo, span, out):
+    d = lo.shape[0] if lo.ndim == 1 else -1
+    n = K.shape[0] if K.ndim == 1 else -1
+    _check_kernel_args("unpack_rows", {"K": (K, _I, (None,)), "lo": (lo, _F, (None,)), "span": (span, _I, (d,)),
+                                       "out": (out, _F, (n, d))}, out=("out",))
+    if n > 0 and K.min() < 0:
+        raise ValueError("unpack_rows: argument K holds negative keys")
+    if d > 0 and span.min() < 1:
+        raise ValueError("unpack_rows: argument span must be positive")
+    return _kernels.unpack_rows(K, lo, span, out)

@@ -29,6 +29,8 @@ __all__ = [
     "key_insert1",
     "pack_rows",
     "stream_fill",
+    "local_commit",
+    "unpack_rows",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -537,3 +539,64 @@ def stream_fill(key, walkers, counter, out):  # pragma: no cover
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
         out[i] = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True)
+def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):  # pragma: no cover
+    """The end of a local step (Algorithm 4 lines 21-26) for every walker, in place.
+
+    A walker that found a discriminatory instance keeps it (``S_cur[w] = S[w]``,
+    ``sc_cur[w] = sc[w]``); the others go back to their global instance (``X[w] = X0[w]``,
+    ``P[w] = P0[w]``, ``suc[w] = 0``, ``S_cur[w] = gS[w]``, ``sc_cur[w] = gsc[w]``).  Plain
+    copies: the same values as the masked NumPy assignments it replaces.
+
+    Parameters
+    ----------
+    is_disc : bool (W,)
+    S, S_cur, gS : float64 (W, C, d)
+    sc, sc_cur, gsc : float64 (W, C)
+    X, X0, P, P0 : float64 (W, d)
+    suc : int64 (W,)
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    C = S.shape[1]
+    for w in range(W):
+        if is_disc[w]:
+            for c in range(C):
+                sc_cur[w, c] = sc[w, c]
+                for j in range(d):
+                    S_cur[w, c, j] = S[w, c, j]
+        else:
+            for j in range(d):
+                X[w, j] = X0[w, j]
+                P[w, j] = P0[w, j]
+            suc[w] = 0
+            for c in range(C):
+                sc_cur[w, c] = gsc[w, c]
+                for j in range(d):
+                    S_cur[w, c, j] = gS[w, c, j]
+
+
+@numba.njit(cache=True)
+def unpack_rows(K, lo, span, out):  # pragma: no cover
+    """The rows of mixed-radix int64 keys (the inverse of :func:`pack_rows`), in one pass.
+
+    ``out[i, j] = lo[j] + (k mod span[j])`` with ``k`` divided by ``span[j]`` from the last
+    column to the first: the same integers, the same float64 values as
+    ``fairlens.maft._utils.RowCodec.rows``'s NumPy loop (keys are non-negative).
+
+    Parameters
+    ----------
+    K : int64 (n,)
+    lo : float64 (d,)
+    span : int64 (d,)
+    out : float64 (n, d)
+        Output.
+    """
+    d = out.shape[1]
+    for i in range(K.shape[0]):
+        k = K[i]
+        for j in range(d - 1, -1, -1):
+            out[i, j] = lo[j] + np.float64(k % span[j])
+            k //= span[j]

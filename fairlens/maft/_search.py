@@ -1000,7 +1000,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                        f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
         return workers
 
-    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st):
+    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st, merge=None):
+        """Run ``task`` on ``shares``; each share's result is merged as soon as it arrives (its
+        explored rows into the run's set, ``merge(index, result)`` for the rest), while the
+        other workers still run."""
         from fairlens._parallel import run_chunks
 
         marks = []
@@ -1014,13 +1017,17 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
                           "elapsed": el})
 
-        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task)
-        st["notes"].append(f"{phase} phase on {len(shares)} workers")
-        for o in outs:
+        def on_result(i, o):
             st["queries"] += o["queries"]
             st["calls"] += o["calls"]
             if st["explored"] is not None:
                 st["explored"].index(o["explored"])
+            o["explored"] = None  # merged: free it
+            if merge is not None:
+                merge(i, o)
+
+        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result)
+        st["notes"].append(f"{phase} phase on {len(shares)} workers")
         return outs, marks, len(outs) < len(shares)
 
     def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
@@ -1076,8 +1083,15 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         from fairlens._parallel import Payload
 
         payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
+        merged = KeySet(codec.k, _presize(G * self.n_local))
+
+        def merge(i, o):
+            # linear: a row found by two shares is kept at its first place (shares arrive in order)
+            pk = o["finds"]
+            pk["keep"] = merged.index(pk["keys"])[1]
+
         outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
-                                              "local", st)
+                                              "local", st, merge)
         st["stopped"] = stopped
         return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
 
@@ -1092,16 +1106,21 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         n_loc, counts, tries_local = 0, [], 0
         if loc is not None:
             tries_local = loc["tries"]
-            merged = KeySet(codec.k, _presize(sum(len(pk["keys"]) for pk in loc["packs"])))
             for pk in loc["packs"]:
-                keep = merged.index(pk["keys"])[1]  # linear: a row found by two shares is kept at its first place
-                X = codec.rows(pk["keys"][keep])
+                # the shares' rows were de-duplicated as they arrived (``keep``, _run_local); one
+                # share (this process) holds unique rows only
+                keep = pk.get("keep")
+                if keep is None or keep.all():
+                    keys, cpk, s1k, s2k = pk["keys"], pk["cp"], pk["s1"], pk["s2"]
+                else:
+                    keys, cpk, s1k, s2k = pk["keys"][keep], pk["cp"][keep], pk["s1"][keep], pk["s2"][keep]
+                X = codec.rows(keys)
                 cp = X.copy()
-                cp[:, P] = pk["cp"][keep]
+                cp[:, P] = cpk
                 parts_X.append(X)
                 parts_cp.append(cp)
-                s1.append(pk["s1"][keep])
-                s2.append(pk["s2"][keep])
+                s1.append(s1k)
+                s2.append(s2k)
                 n_loc += X.shape[0]
                 counts.append(walkers.shape[0] + n_loc)
         n_global = walkers.shape[0]
@@ -1270,6 +1289,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             "maxdiff_idx": (mdiff, I64, (G,))}, out=("is_disc", "pair_idx", "maxdiff_idx"))
         _kcall.check_phase("stream_fill", {"walkers": (wid, I64, (G,)), "out": (ua, F, (G,))}, out=("out",))
         _kcall.check_phase("stream_fill", {"out": (ud, F, (G,))}, out=("out",))
+        _kcall.check_phase("local_commit", {
+            "X0": (X0, F, (G, d)), "P0": (P0, F, (G, d)), "suc": (suc, I64, (G,)), "S_cur": (S_cur, F, (G, C, d)),
+            "sc_cur": (sc_cur, F, (G, C)), "gS": (gS, F, (G, C, d)), "gsc": (gsc, F, (G, C))},
+            out=("suc", "S_cur", "sc_cur"))
         _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
         _kcall._check_any_free("normalized_probability", pb.free)
         if G and (wid[0] < 0):
@@ -1313,14 +1336,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             tries += G
             if ok.any():
                 finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
-            S_cur[ok] = S[ok]
-            sc_cur[ok] = sc[ok]
-            bad = ~ok
-            X[bad] = X0[bad]
-            P[bad] = P0[bad]
-            suc[bad] = 0
-            S_cur[bad] = gS[bad]
-            sc_cur[bad] = gsc[bad]
+            # keep the new instance, or go back to the global one (S: (G, C, d) made above)
+            raw.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
             if live.tick("local", it + 1, n_local):
                 break
         return tries

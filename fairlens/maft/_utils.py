@@ -247,11 +247,9 @@ class RowCodec:
         K = np.asarray(K, dtype=np.int64)
         if not self.packed:
             return np.ascontiguousarray(K).view(np.float64).reshape(-1, self.d)
-        k = K.reshape(-1).copy()
+        k = np.ascontiguousarray(K.reshape(-1))
         out = np.empty((k.size, self.d), dtype=np.float64)
-        for j in range(self.d - 1, -1, -1):
-            out[:, j] = self.lo[j] + (k % self.span[j])
-            k //= self.span[j]
+        _kcall.unpack_rows(k, self.lo, self.span, out)  # lo[j] + (k % span[j]), k //= span[j], last column first
         return out
 
 
