@@ -160,3 +160,53 @@ def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypat
     assert fast.n_global > 0 and fast.n_local > 0
     np.testing.assert_array_equal(fast.instances, slow.instances)
     np.testing.assert_array_equal(fast.instance_scores, slow.instance_scores)
+
+
+def test_local_commit_kernel_equals_the_masked_numpy_updates():
+    """The end of a local step in one kernel: the same values as the masked NumPy assignments."""
+    from fairlens.maft import _kcall
+
+    rng = np.random.default_rng(5)
+    W, C, d = 37, 4, 6
+    ok = rng.random(W) < 0.4
+    S, gS, S_cur = (rng.random((W, C, d)) for _ in range(3))
+    sc, gsc, sc_cur = (rng.random((W, C)) for _ in range(3))
+    X, X0, P, P0 = (rng.random((W, d)) for _ in range(4))
+    suc = rng.integers(0, 9, W)
+    want = [a.copy() for a in (X, P, suc, S_cur, sc_cur)]
+    wX, wP, wsuc, wS_cur, wsc_cur = want
+    wS_cur[ok] = S[ok]
+    wsc_cur[ok] = sc[ok]
+    bad = ~ok
+    wX[bad] = X0[bad]
+    wP[bad] = P0[bad]
+    wsuc[bad] = 0
+    wS_cur[bad] = gS[bad]
+    wsc_cur[bad] = gsc[bad]
+    _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+    for got, w in zip((X, P, suc, S_cur, sc_cur), want):
+        np.testing.assert_array_equal(got, w)
+    import pytest
+
+    with pytest.raises(ValueError, match="local_commit: argument S_cur must have shape"):
+        _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur[:, :2], sc_cur, gS, gsc)
+
+
+def test_unpack_rows_kernel_equals_the_numpy_inverse():
+    from fairlens.maft._utils import RowCodec
+
+    rng = np.random.default_rng(1)
+    lo = np.array([-3.0, 0.0, 17.0, 1.0, -1.0])
+    hi = lo + np.array([4, 1, 120, 9, 2])
+    X = lo + np.floor(rng.random((500, 5)) * (hi - lo + 1))
+    c = RowCodec(lo, hi, True)
+    K = c.keys(X)
+    back = c.rows(K)
+    np.testing.assert_array_equal(back, X)
+    # the former NumPy loop, independently
+    k = K.reshape(-1).copy()
+    ref = np.empty_like(X)
+    for j in range(4, -1, -1):
+        ref[:, j] = lo[j] + (k % c.span[j])
+        k //= c.span[j]
+    np.testing.assert_array_equal(back, ref)
