@@ -564,7 +564,9 @@ def _local_task(payload, share):
         live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C)
         finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
         tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
-    return {"finds": finds.pack(), "tries": tries, "explored": live.explored_keys(),
+    pk = finds.pack()
+    del pk["order"]  # the pack is already in order; the parent needs keys, counterparts and scores only
+    return {"finds": pk, "tries": tries, "explored": live.explored_keys(),
             "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
 
 
@@ -1086,14 +1088,27 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         merged = KeySet(codec.k, _presize(G * self.n_local))
 
         def merge(i, o):
-            # linear: a row found by two shares is kept at its first place (shares arrive in order)
+            # linear: a row found by two shares is kept at its first place (shares arrive in order);
+            # the share's rows are rebuilt here, while the later shares still run
             pk = o["finds"]
-            pk["keep"] = merged.index(pk["keys"])[1]
+            keep = merged.index(pk["keys"])[1]
+            if not keep.all():
+                for k in ("keys", "cp", "s1", "s2"):
+                    pk[k] = pk[k][keep]
+            pk["rows"] = self._local_rows(codec, pk)
 
         outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
                                               "local", st, merge)
         st["stopped"] = stopped
         return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
+
+    def _local_rows(self, codec, pk):
+        """The rows of a pack's keys and their counterparts (the rows with the counterpart's
+        protected values)."""
+        X = codec.rows(pk["keys"])
+        cp = X.copy()
+        cp[:, self.problem.prot_idx] = pk["cp"]
+        return X, cp
 
     def _assemble(self, seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed):
         """Global instances (seed order), then the local ones (walker after walker, each row once)."""
@@ -1107,20 +1122,13 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         if loc is not None:
             tries_local = loc["tries"]
             for pk in loc["packs"]:
-                # the shares' rows were de-duplicated as they arrived (``keep``, _run_local); one
-                # share (this process) holds unique rows only
-                keep = pk.get("keep")
-                if keep is None or keep.all():
-                    keys, cpk, s1k, s2k = pk["keys"], pk["cp"], pk["s1"], pk["s2"]
-                else:
-                    keys, cpk, s1k, s2k = pk["keys"][keep], pk["cp"][keep], pk["s1"][keep], pk["s2"][keep]
-                X = codec.rows(keys)
-                cp = X.copy()
-                cp[:, P] = cpk
+                # the shares were de-duplicated and their rows rebuilt as they arrived (_run_local);
+                # one share (this process) holds unique rows only
+                X, cp = pk["rows"] if "rows" in pk else self._local_rows(codec, pk)
                 parts_X.append(X)
                 parts_cp.append(cp)
-                s1.append(s1k)
-                s2.append(s2k)
+                s1.append(pk["s1"])
+                s2.append(pk["s2"])
                 n_loc += X.shape[0]
                 counts.append(walkers.shape[0] + n_loc)
         n_global = walkers.shape[0]
