@@ -296,3 +296,17 @@ def unpack_rows(K, lo, span, out):
     if d > 0 and span.min() < 1:
         raise ValueError("unpack_rows: argument span must be positive")
     return _kernels.unpack_rows(K, lo, span, out)
+
+
+def zo_probe_rows(X, steps, out):
+    n, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args("zo_probe_rows", {"X": (X, _F, (None, None)), "steps": (steps, _F, (n, d)),
+                                         "out": (out, _F, (n * (d + 1), d))}, out=("out",))
+    return _kernels.zo_probe_rows(X, steps, out)
+
+
+def zo_gradient(Y, steps, G):
+    n, d = steps.shape if steps.ndim == 2 else (-1, -1)
+    _check_kernel_args("zo_gradient", {"Y": (Y, _F, (n * (d + 1),)), "steps": (steps, _F, (None, None)),
+                                       "G": (G, _F, (n, d))}, out=("G",))
+    return _kernels.zo_gradient(Y, steps, G)

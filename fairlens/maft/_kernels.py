@@ -31,6 +31,8 @@ __all__ = [
     "stream_fill",
     "local_commit",
     "unpack_rows",
+    "zo_probe_rows",
+    "zo_gradient",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -600,3 +602,63 @@ def unpack_rows(K, lo, span, out):  # pragma: no cover
         for j in range(d - 1, -1, -1):
             out[i, j] = lo[j] + np.float64(k % span[j])
             k //= span[j]
+
+
+@numba.njit(cache=True)
+def zo_probe_rows(X, steps, out):  # pragma: no cover
+    """The rows of Algorithm 2 for every row of ``X``, in one pass: ``out[:n] = X``, then row
+    ``n + i d + j`` is ``X[i] + steps[i, j] e_j``.
+
+    Each entry is ``X[i, k] + steps[i, j] * (1.0 if j == k else 0.0)``: the same floating-point
+    operations as ``np.repeat(X, d, axis=0).reshape(n, d, d) + steps[:, :, None] * np.eye(d)``.
+
+    Parameters
+    ----------
+    X : float64 (n, d)
+    steps : float64 (n, d)
+    out : float64 (n (d + 1), d)
+        Output.
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        for k in range(d):
+            out[i, k] = X[i, k]
+    for i in range(n):
+        for j in range(d):
+            r = n + i * d + j
+            s = steps[i, j]
+            for k in range(d):
+                e = 0.0
+                if j == k:
+                    e = 1.0
+                out[r, k] = X[i, k] + s * e
+
+
+@numba.njit(cache=True)
+def zo_gradient(Y, steps, G):  # pragma: no cover
+    """Algorithm 2's estimate from the scores ``Y`` of :func:`zo_probe_rows`' rows.
+
+    ``G[i, j] = (Y[n + i d + j] - Y[i]) / steps[i, j]`` (0 where the step is 0), negated where
+    ``Y[i] > 0.5`` is false: the same operations as the NumPy expression it replaces.
+
+    Parameters
+    ----------
+    Y : float64 (n (d + 1),)
+    steps : float64 (n, d)
+    G : float64 (n, d)
+        Output.
+    """
+    n = steps.shape[0]
+    d = steps.shape[1]
+    for i in range(n):
+        yi = Y[i]
+        flip = not (yi > 0.5)
+        for j in range(d):
+            s = steps[i, j]
+            g = 0.0
+            if s != 0.0:
+                g = (Y[n + i * d + j] - yi) / s
+            if flip:
+                g = -g
+            G[i, j] = g

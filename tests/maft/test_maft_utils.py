@@ -210,3 +210,43 @@ def test_unpack_rows_kernel_equals_the_numpy_inverse():
         ref[:, j] = lo[j] + (k % c.span[j])
         k //= c.span[j]
     np.testing.assert_array_equal(back, ref)
+
+
+def test_zero_order_kernels_equal_the_numpy_expression():
+    """Algorithm 2's probe rows and estimate in two kernels: the values of the NumPy expression
+    they replace, bit for bit (two-sided steps at the bounds included, and a score of exactly 0.5)."""
+    from fairlens.maft._gradients import _zo_steps, _zo_vectored
+
+    rng = np.random.default_rng(2)
+    n, d = 23, 5
+    lo, hi = np.zeros(d), np.full(d, 3.0)
+    X = np.floor(rng.random((n, d)) * 4)
+    W = rng.normal(size=d)
+
+    def scorer(R):
+        out = 1 / (1 + np.exp(-(R - 1.5) @ W))
+        out[::7] = 0.5
+        return out
+
+    for bounds in (None, (lo, hi)):
+        steps = np.full((n, d), 1.0) if bounds is None else _zo_steps(X, 1.0, *bounds)
+        P = np.repeat(X, d, axis=0).reshape(n, d, d)
+        P += steps[:, :, None] * np.eye(d)[None, :, :]
+        rows = np.concatenate([X, P.reshape(n * d, d)], axis=0)
+        Y = scorer(rows)
+        y = Y[:n]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            G = np.where(steps != 0, (Y[n:].reshape(n, d) - y[:, None]) / np.where(steps != 0, steps, 1.0), 0.0)
+        flip = ~(y > 0.5)
+        G[flip] = -G[flip]
+        seen = []
+
+        def spy(R, seen=seen):
+            seen.append(R.copy())
+            return scorer(R)
+
+        got, gy = _zo_vectored(spy, X, 1.0, bounds)
+        np.testing.assert_array_equal(seen[0], rows)
+        np.testing.assert_array_equal(got, G)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(G))
+        np.testing.assert_array_equal(gy, y)
