@@ -310,3 +310,29 @@ def zo_gradient(Y, steps, G):
     _check_kernel_args("zo_gradient", {"Y": (Y, _F, (n * (d + 1),)), "steps": (steps, _F, (None, None)),
                                        "G": (G, _F, (n, d))}, out=("G",))
     return _kernels.zo_gradient(Y, steps, G)
+
+
+def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order, n_found):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    C = sc.shape[1] if sc.ndim == 2 else -1
+    P = prot_idx.shape[0] if prot_idx.ndim == 1 else -1
+    _check_kernel_args(
+        "finds_add",
+        {"ok": (ok, _B, (W,)), "X": (X, _F, (None, None)), "S": (S, _F, (W, C, d)), "sc": (sc, _F, (W, None)),
+         "prot_idx": (prot_idx, _I, (None,)), "lo": (lo, _F, (d,)), "mult": (mult, _I, (d,)),
+         "order_key": (order_key, _I, (W,)), "table": (table, _I, (None, 2)), "store": (store, _I, (None, 1)),
+         "cp": (cp, _F, (None, P)), "s1": (s1, _F, (None,)), "s2": (s2, _F, (None,)), "order": (order, _I, (None,))},
+        out=("table", "store", "cp", "s1", "s2", "order"),
+    )
+    _check_index("finds_add", "prot_idx", prot_idx, d)
+    Sz, n_store, n_found, n_pre = table.shape[0], int(n_store), int(n_found), int(n_pre)
+    if Sz < 2 or Sz & (Sz - 1):
+        raise ValueError(f"finds_add: table size must be a power of two, got {Sz}")
+    if not 0 <= n_store <= store.shape[0] or n_store + W > store.shape[0] or 2 * (n_store + W) > Sz:
+        raise ValueError(f"finds_add: the set has no room for {W} more keys ({n_store} stored)")
+    if not 0 <= n_found or n_found + W > min(cp.shape[0], s1.shape[0], s2.shape[0], order.shape[0]):
+        raise ValueError(f"finds_add: the found rows have no room for {W} more ({n_found} recorded)")
+    if not 0 <= n_pre <= n_store or n_store - n_pre != n_found:
+        raise ValueError("finds_add: n_pre, n_store and n_found disagree")
+    return _kernels.finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2,
+                              order, n_found)

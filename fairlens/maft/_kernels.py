@@ -33,6 +33,7 @@ __all__ = [
     "unpack_rows",
     "zo_probe_rows",
     "zo_gradient",
+    "finds_add",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -662,3 +663,100 @@ def zo_gradient(Y, steps, G):  # pragma: no cover
             if flip:
                 g = -g
             G[i, j] = g
+
+
+@numba.njit(cache=True)
+def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order,
+              n_found):  # pragma: no cover
+    """One local step's discoveries into the found set (:class:`fairlens.maft._search._Finds`), in
+    one pass: for every walker ``w`` with ``ok[w]``, in walker order, the row ``X[w]`` is packed
+    (:func:`pack_rows`) and inserted (:func:`key_insert1`); a new row appends its counterpart's
+    protected values (the differing-label similar instance with the largest score gap, the first
+    on ties, as ``np.argmax``), its score, the counterpart's score and its order key; a row
+    already found in this share keeps the smaller order key.  Rows inserted before the share
+    (``position < n_pre``: the global instances) are not recorded.
+
+    Parameters
+    ----------
+    ok : bool (W,)
+    X : float64 (W, d)
+    S : float64 (W, C, d)
+    sc : float64 (W, C)
+    prot_idx : int64 (P,)
+    lo : float64 (d,)
+    mult : int64 (d,)
+    order_key : int64 (W,)
+    table, store, n_store :
+        The set (see :func:`key_insert1`); the caller guarantees room for ``W`` more keys.
+    n_pre : int
+    cp : float64 (cap, P)
+    s1, s2 : float64 (cap,)
+    order : int64 (cap,)
+    n_found : int
+        Rows recorded so far; the caller guarantees ``cap >= n_found + W``.
+
+    Returns
+    -------
+    (int, int)
+        The new ``n_store`` and ``n_found``.
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    C = sc.shape[1]
+    P = prot_idx.shape[0]
+    mask = table.shape[0] - 1
+    for w in range(W):
+        if not ok[w]:
+            continue
+        key = np.int64(0)
+        for j in range(d):
+            key += np.int64(X[w, j] - lo[j]) * mult[j]
+        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        slot = np.int64(z & np.uint64(mask))
+        pos = np.int64(-1)
+        new = False
+        while True:
+            j = table[slot, 1] - 1
+            if j < 0:
+                store[n_store, 0] = key
+                table[slot, 0] = key
+                table[slot, 1] = n_store + 1
+                pos = n_store
+                new = True
+                n_store += 1
+                break
+            if table[slot, 0] == key:
+                pos = j
+                break
+            slot = (slot + 1) & mask
+        if new:
+            y0 = sc[w, 0] > 0.5
+            best_c = 1
+            best = 0.0
+            for c in range(1, C):
+                g = -1.0
+                if (sc[w, c] > 0.5) != y0:
+                    g = abs(sc[w, c] - sc[w, 0])
+                if c == 1:
+                    best = g
+                    if g != g:  # NaN: np.argmax returns the first NaN
+                        break
+                elif g != g:
+                    best_c = c
+                    break
+                elif g > best:
+                    best = g
+                    best_c = c
+            for q in range(P):
+                cp[n_found, q] = S[w, best_c, prot_idx[q]]
+            s1[n_found] = sc[w, 0]
+            s2[n_found] = sc[w, best_c]
+            order[n_found] = order_key[w]
+            n_found += 1
+        elif pos >= n_pre:
+            if order_key[w] < order[pos - n_pre]:
+                order[pos - n_pre] = order_key[w]
+    return n_store, n_found

@@ -433,8 +433,8 @@ class _Grow:
         self.a = np.empty((capacity,) + tuple(shape), dtype=dtype)
         self.n = 0
 
-    def extend(self, v):
-        m = v.shape[0]
+    def reserve(self, m):
+        """Room for ``m`` more rows without growing."""
         if self.n + m > self.a.shape[0]:
             cap = self.a.shape[0]
             while cap < self.n + m:
@@ -442,6 +442,10 @@ class _Grow:
             a = np.empty((cap,) + self.a.shape[1:], dtype=self.a.dtype)
             a[: self.n] = self.a[: self.n]
             self.a = a
+
+    def extend(self, v):
+        m = v.shape[0]
+        self.reserve(m)
         self.a[self.n : self.n + m] = v
         self.n += m
 
@@ -491,6 +495,26 @@ class _Finds:
         dup = ~new & (pos >= self.n_pre)
         if dup.any():
             np.minimum.at(self.order.a, pos[dup] - self.n_pre, np.asarray(order, dtype=np.int64)[dup])
+
+    def add_step(self, ok, X, S, sc, order_key):
+        """:meth:`add` for one lockstep step, in one kernel (rows on the integer grid, one int64
+        key each): the rows ``X[ok]`` with their similar sets ``S[ok]`` and scores ``sc[ok]`` at
+        ``order_key[ok]``.  The same rows, counterparts, scores and order keys as :meth:`add`.
+
+        The arguments' shapes are the caller's phase buffers (checked once per phase by
+        ``_local_lockstep``); the set and the growable arrays are this object's own, given room
+        for ``len(ok)`` more rows here, so the kernel is called unchecked."""
+        W = ok.shape[0]
+        self.set.reserve(W)
+        for g in (self.cp, self.s1, self.s2, self.order):
+            g.reserve(W)
+        n_found = len(self)
+        st = self.set
+        st.n, n_found = _kcall.raw.finds_add(ok, X, S, sc, self.prot_idx, self.codec.lo, self.codec.mult, order_key,
+                                             st._table, st._store, st.n, self.n_pre, self.cp.a, self.s1.a, self.s2.a,
+                                             self.order.a, n_found)
+        for g in (self.cp, self.s1, self.s2, self.order):
+            g.n = n_found
 
     def pack(self):
         """Compact, sorted by order key: ``{keys, cp, s1, s2, order}``."""
@@ -1301,6 +1325,13 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             "X0": (X0, F, (G, d)), "P0": (P0, F, (G, d)), "suc": (suc, I64, (G,)), "S_cur": (S_cur, F, (G, C, d)),
             "sc_cur": (sc_cur, F, (G, C)), "gS": (gS, F, (G, C, d)), "gsc": (gsc, F, (G, C))},
             out=("suc", "S_cur", "sc_cur"))
+        # the found rows in one kernel per step when every row is one int64 key
+        fast_finds = bool(getattr(finds, "codec", None) is not None and finds.codec.packed and finds.set.k == 1)
+        if fast_finds:
+            _kcall.check_phase("finds_add", {
+                "prot_idx": (finds.prot_idx, I64, (P_,)), "lo": (finds.codec.lo, F, (d,)),
+                "mult": (finds.codec.mult, I64, (d,)), "cp": (finds.cp.a, F, (None, P_))})
+            _kcall._check_index("finds_add", "prot_idx", finds.prot_idx, d)
         _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
         _kcall._check_any_free("normalized_probability", pb.free)
         if G and (wid[0] < 0):
@@ -1342,7 +1373,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             raw.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
             tries += G
-            if ok.any():
+            if fast_finds:
+                finds.add_step(ok, X, S, sc, wid * n_local + it)  # (G,) int64, made here
+            elif ok.any():
                 finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
             # keep the new instance, or go back to the global one (S: (G, C, d) made above)
             raw.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)

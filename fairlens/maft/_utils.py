@@ -197,6 +197,11 @@ class KeySet:
         """Insert ``keys``; returns the mask of keys that were new."""
         return self.index(keys)[1]
 
+    def reserve(self, m):
+        """Room for ``m`` more keys (store and table, load <= 1/2) without growing."""
+        if self.n + int(m) > self._store.shape[0]:
+            self._grow(self.n + int(m))
+
 
 def _pow2(n):
     size = 16

@@ -78,11 +78,13 @@ def test_kernel_calls_are_checked():
 
     from fairlens.maft import _gradients
 
-    audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored"}
+    audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
+               "_Finds.add_step"}
     for mod in (_analysis, _mitigation, _search, _utils, _gradients, fm):
         users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
         assert users <= audited, (mod.__name__, users - audited)
-    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep"}
+    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep",
+                                                                          "_Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
         _kcall.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), np.empty((2, 2, 2)))

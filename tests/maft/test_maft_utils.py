@@ -250,3 +250,33 @@ def test_zero_order_kernels_equal_the_numpy_expression():
         np.testing.assert_array_equal(got, G)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(G))
         np.testing.assert_array_equal(gy, y)
+
+
+def test_finds_add_step_kernel_equals_the_numpy_add():
+    """One step's discoveries in one kernel: the same rows, counterparts, scores and order keys
+    as ``_Finds.add`` (duplicates within and across steps, rows excluded up front, ties and
+    exact 0.5 scores, three protected columns)."""
+    from fairlens.maft._search import _Finds
+    from fairlens.maft._utils import RowCodec
+
+    rng = np.random.default_rng(11)
+    W, C, d = 40, 6, 5
+    lo, hi = np.zeros(d), np.array([2.0, 1.0, 2.0, 3.0, 1.0])
+    codec = RowCodec(lo, hi, True)
+    prot = np.array([1, 2, 4], dtype=np.int64)
+    excl = codec.keys(lo + np.floor(rng.random((7, d)) * (hi - lo + 1)))
+    a = _Finds(codec, prot, excl, capacity=16)
+    b = _Finds(codec, prot, excl, capacity=16)
+    for it in range(25):
+        X = lo + np.floor(rng.random((W, d)) * (hi - lo + 1))
+        S = lo + np.floor(rng.random((W, C, d)) * (hi - lo + 1))
+        sc = np.round(rng.random((W, C)) * 4) / 4  # many ties and exact 0.5
+        ok = rng.random(W) < 0.6
+        order_key = (np.arange(W, dtype=np.int64)[::-1] * 100 + it).copy()
+        if ok.any():
+            a.add(X[ok], S[ok], sc[ok], order_key[ok])
+        b.add_step(ok, X, S, sc, order_key)
+    pa, pb = a.pack(), b.pack()
+    assert len(a) == len(b) > 100
+    for k in ("keys", "cp", "s1", "s2", "order"):
+        np.testing.assert_array_equal(pa[k], pb[k])
