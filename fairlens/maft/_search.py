@@ -367,6 +367,16 @@ def warmup():
     _kcall.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
     RowSet(3).add(X)
     KeySet(1).index(np.zeros((2, 1), dtype=np.int64))
+    _kcall.stream_fill(1, np.arange(2, dtype=np.int64), 0, np.empty(2))
+    S3, sc2 = np.zeros((2, 2, 3)), np.full((2, 2), 0.5)
+    _kcall.local_commit(b, S3, sc2, X.copy(), X, P, P, i1, S3.copy(), sc2.copy(), S3, sc2)
+    codec = RowCodec(lo, hi, True)
+    codec.rows(codec.keys(X))
+    rows = np.empty((2 * 4, 3))
+    _kcall.zo_probe_rows(X, G, rows)
+    _kcall.zo_gradient(np.zeros(8), G, np.empty((2, 3)))
+    finds = _Finds(codec, np.array([0], dtype=np.int64), capacity=4)
+    finds.add_step(np.array([True, False]), X, S3, sc2, np.arange(2, dtype=np.int64))
 
 
 def _counterpart(S, sc):
