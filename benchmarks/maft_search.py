@@ -15,7 +15,8 @@ share of the seeds, then of the walkers) and checks that the instances are ident
 sequential run.  ``--profile`` profiles the lockstep run with cProfile and prints where the time
 goes: the model calls, the row sets (hashing of explored and found rows) and the rest.
 ``--set-share`` measures the row sets' share without a profiler: ``time.process_time`` around
-every row-set call (``KeySet`` construction and ``index``, ``RowCodec.keys``) in one more
+every row-set call (``KeySet`` construction and ``index``, ``RowCodec.keys``, and the local
+phase's one-kernel found-set step ``_Finds.add_step``, which also computes the counterparts) in one more
 sequential run with BLAS at one thread, against that run's whole CPU time.
 ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
 with 20 seeds, 20 local tries per global instance and one global try per seed (SG explains
@@ -44,7 +45,7 @@ def _set_share(search):
     """One more sequential run with ``time.process_time`` around every row-set call."""
     from threadpoolctl import threadpool_limits
 
-    from fairlens.maft import _utils
+    from fairlens.maft import _search, _utils
 
     spent = [0.0]
 
@@ -58,7 +59,8 @@ def _set_share(search):
         return wrapper
 
     saved = {(cls, name): getattr(cls, name) for cls, name in
-             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.RowCodec, "keys"))}
+             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.RowCodec, "keys"),
+              (_search._Finds, "add_step"))}
     try:
         for (cls, name), fn in saved.items():
             setattr(cls, name, timed(fn))
@@ -69,7 +71,8 @@ def _set_share(search):
     finally:
         for (cls, name), fn in saved.items():
             setattr(cls, name, fn)
-    return (f"row sets (KeySet construction + index, RowCodec.keys): {spent[0]:.3f} s of {total:.3f} s CPU "
+    return (f"row sets (KeySet construction + index, RowCodec.keys, _Finds.add_step): {spent[0]:.3f} s of "
+            f"{total:.3f} s CPU "
             f"({100 * spent[0] / total:.1f}%), load average {os.getloadavg()[0]:.1f}")
 
 
@@ -126,12 +129,14 @@ def main(argv=None):
         pr.disable()
         wall = time.perf_counter() - t
         st = pstats.Stats(pr)
-        tot = {"model calls (CountingScorer.__call__)": 0.0, "row sets (KeySet.index + RowCodec.keys)": 0.0}
+        sets = "row sets (KeySet.index + RowCodec.keys + _Finds.add_step)"
+        tot = {"model calls (CountingScorer.__call__)": 0.0, sets: 0.0}
         for (fn, _, name), (_, _, _, ct, _) in st.stats.items():
             if name == "__call__" and fn.endswith("_utils.py") and ct > tot["model calls (CountingScorer.__call__)"]:
                 tot["model calls (CountingScorer.__call__)"] = ct
-            if fn.endswith("_utils.py") and name in ("index", "keys"):
-                tot["row sets (KeySet.index + RowCodec.keys)"] += ct
+            if (fn.endswith("_utils.py") and name in ("index", "keys")) or (fn.endswith("_search.py")
+                                                                          and name == "add_step"):
+                tot[sets] += ct
         print(f"profile (cProfile, {wall:.2f} s wall under the profiler):")
         for k, v in tot.items():
             print(f"  {k:<44} {v:7.2f} s  {100 * v / wall:5.1f}%")

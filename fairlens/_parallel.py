@@ -503,7 +503,7 @@ def _run_group(func, payload, chunks):
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None, tasks_per_worker=None, probe_seconds=None):
+               info=None, tasks_per_worker=None, probe_seconds=None, on_result=None):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -545,6 +545,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         plus one chunk before the workers start.  A chunk started before the probe ends
         finishes in this process, so keep chunks short.  Only where the chunks run depends on
         it, never the answer.  None or 0: no probe.
+    on_result : callable or None
+        ``on_result(index, result)``, called in this process with each chunk's result as soon
+        as it is available, in chunk order (before ``progress``): a caller can merge a finished
+        share while the other workers still run, instead of after the last one.
 
     Returns
     -------
@@ -580,6 +584,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
                 stopped = True
                 break
             out.append(func(payload, chunks[start]))
+            if on_result is not None:
+                on_result(start, out[-1])
             start += 1
             if progress is not None:
                 progress(start, total)
@@ -609,6 +615,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
             if stop is not None and stop():
                 break
             out.append(func(payload, chunks[i]))
+            if on_result is not None:
+                on_result(i, out[-1])
             if progress is not None:
                 progress(i + 1, total)
         return out
@@ -631,6 +639,9 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         )
     try:
         for res in gen:
+            if on_result is not None:
+                for k, r in enumerate(res):
+                    on_result(done + k, r)
             out.extend(res)
             done += len(res)
             if progress is not None:

@@ -11,6 +11,15 @@ model call.
 Each wrapper has the kernel's name and signature; a mismatch is a ``ValueError``
 naming the kernel, the argument, the expected and the received dtype/shape (an
 internal error: public entry points validate user input before it gets here).
+
+**Checked once per phase.**  The lockstep engine calls a few kernels at every step (1,000
+steps of the local phase) on buffers that it allocates once per phase and whose shapes never
+change.  It checks those buffers ONCE, at the phase boundary, with :func:`check_phase` (the
+same checks as the wrappers), checks what changes per step (the model's scores, the rows of the
+walkers refreshed at that step) with the O(1) :func:`check_step`, and then calls the kernels
+through :data:`raw` (the unchecked kernels).  ``KeySet`` and ``RowCodec``
+(:mod:`fairlens.maft._utils`) own their tables and allocate their outputs, so they check the
+incoming keys or rows themselves and call :data:`raw` as well.
 """
 from __future__ import annotations
 
@@ -45,6 +54,43 @@ def _check_kernel_args(kernel, specs, out=()):
             raise ValueError(f"{kernel}: argument {name} must be C-contiguous")
         if name in out and not a.flags.writeable:
             raise ValueError(f"{kernel}: output argument {name} must be writeable")
+
+
+#: The unchecked kernels, for callers that checked their arguments at a phase boundary
+#: (:func:`check_phase`) or own every argument's allocation (see the module docstring).
+raw = _kernels
+
+
+def check_phase(kernel, specs, out=()):
+    """Check, once per phase, the buffers a lockstep phase passes to ``kernel`` at every step.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name (for the message).
+    specs : dict
+        ``{name: (array, dtype, shape)}``; ``shape`` a tuple of ints or ``None`` (any length).
+    out : tuple of str
+        The names of output arguments (must be writeable).
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel, the argument, the expected and the received dtype or shape.
+    """
+    _check_kernel_args(kernel, specs, out)
+
+
+def check_step(kernel, name, a, dtype, shape):
+    """The O(1) check of one array that changes at every step (dtype, exact shape, C order).
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel, the argument, the expected and the received dtype or shape.
+    """
+    if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.shape == shape and a.flags.c_contiguous):
+        _check_kernel_args(kernel, {name: (a, dtype, shape)})
 
 
 def _check_index(kernel, name, idx, n):
@@ -213,3 +259,80 @@ def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, att
     if W and not (param_p > 0).any():
         raise ValueError("aequitas_perturb: param_p needs a positive entry")
     return _kernels.aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, float(step), lo, hi, attr_out, dir_out)
+
+
+_U = np.dtype(np.uint64)
+
+
+def stream_fill(key, walkers, counter, out):
+    n = walkers.shape[0] if walkers.ndim == 1 else -1
+    _check_kernel_args("stream_fill", {"walkers": (walkers, _I, (None,)), "out": (out, _F, (n,))}, out=("out",))
+    if n > 0 and walkers.min() < 0:
+        raise ValueError("stream_fill: argument walkers holds negative walker ids")
+    return _kernels.stream_fill(np.uint64(key), walkers, np.uint64(counter), out)
+
+
+def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    C = S.shape[1] if S.ndim == 3 else -1
+    s3, s2, sd = (W, C, d), (W, C), (W, d)
+    _check_kernel_args(
+        "local_commit",
+        {"is_disc": (is_disc, _B, (W,)), "S": (S, _F, s3), "sc": (sc, _F, s2), "X": (X, _F, (None, None)),
+         "X0": (X0, _F, sd), "P": (P, _F, sd), "P0": (P0, _F, sd), "suc": (suc, _I, (W,)),
+         "S_cur": (S_cur, _F, s3), "sc_cur": (sc_cur, _F, s2), "gS": (gS, _F, s3), "gsc": (gsc, _F, s2)},
+        out=("X", "P", "suc", "S_cur", "sc_cur"),
+    )
+    return _kernels.local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+
+
+def unpack_rows(K, lo, span, out):
+    d = lo.shape[0] if lo.ndim == 1 else -1
+    n = K.shape[0] if K.ndim == 1 else -1
+    _check_kernel_args("unpack_rows", {"K": (K, _I, (None,)), "lo": (lo, _F, (None,)), "span": (span, _I, (d,)),
+                                       "out": (out, _F, (n, d))}, out=("out",))
+    if n > 0 and K.min() < 0:
+        raise ValueError("unpack_rows: argument K holds negative keys")
+    if d > 0 and span.min() < 1:
+        raise ValueError("unpack_rows: argument span must be positive")
+    return _kernels.unpack_rows(K, lo, span, out)
+
+
+def zo_probe_rows(X, steps, out):
+    n, d = X.shape if X.ndim == 2 else (-1, -1)
+    _check_kernel_args("zo_probe_rows", {"X": (X, _F, (None, None)), "steps": (steps, _F, (n, d)),
+                                         "out": (out, _F, (n * (d + 1), d))}, out=("out",))
+    return _kernels.zo_probe_rows(X, steps, out)
+
+
+def zo_gradient(Y, steps, G):
+    n, d = steps.shape if steps.ndim == 2 else (-1, -1)
+    _check_kernel_args("zo_gradient", {"Y": (Y, _F, (n * (d + 1),)), "steps": (steps, _F, (None, None)),
+                                       "G": (G, _F, (n, d))}, out=("G",))
+    return _kernels.zo_gradient(Y, steps, G)
+
+
+def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order, n_found):
+    W, d = X.shape if X.ndim == 2 else (-1, -1)
+    C = sc.shape[1] if sc.ndim == 2 else -1
+    P = prot_idx.shape[0] if prot_idx.ndim == 1 else -1
+    _check_kernel_args(
+        "finds_add",
+        {"ok": (ok, _B, (W,)), "X": (X, _F, (None, None)), "S": (S, _F, (W, C, d)), "sc": (sc, _F, (W, None)),
+         "prot_idx": (prot_idx, _I, (None,)), "lo": (lo, _F, (d,)), "mult": (mult, _I, (d,)),
+         "order_key": (order_key, _I, (W,)), "table": (table, _I, (None, 2)), "store": (store, _I, (None, 1)),
+         "cp": (cp, _F, (None, P)), "s1": (s1, _F, (None,)), "s2": (s2, _F, (None,)), "order": (order, _I, (None,))},
+        out=("table", "store", "cp", "s1", "s2", "order"),
+    )
+    _check_index("finds_add", "prot_idx", prot_idx, d)
+    Sz, n_store, n_found, n_pre = table.shape[0], int(n_store), int(n_found), int(n_pre)
+    if Sz < 2 or Sz & (Sz - 1):
+        raise ValueError(f"finds_add: table size must be a power of two, got {Sz}")
+    if not 0 <= n_store <= store.shape[0] or n_store + W > store.shape[0] or 2 * (n_store + W) > Sz:
+        raise ValueError(f"finds_add: the set has no room for {W} more keys ({n_store} stored)")
+    if not 0 <= n_found or n_found + W > min(cp.shape[0], s1.shape[0], s2.shape[0], order.shape[0]):
+        raise ValueError(f"finds_add: the found rows have no room for {W} more ({n_found} recorded)")
+    if not 0 <= n_pre <= n_store or n_store - n_pre != n_found:
+        raise ValueError("finds_add: n_pre, n_store and n_found disagree")
+    return _kernels.finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2,
+                              order, n_found)

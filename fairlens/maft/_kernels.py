@@ -28,6 +28,12 @@ __all__ = [
     "key_insert",
     "key_insert1",
     "pack_rows",
+    "stream_fill",
+    "local_commit",
+    "unpack_rows",
+    "zo_probe_rows",
+    "zo_gradient",
+    "finds_add",
     "aequitas_update",
     "aequitas_perturb",
 ]
@@ -503,3 +509,254 @@ def pack_rows(X, lo, mult, out):  # pragma: no cover
         for j in range(X.shape[1]):
             k += np.int64(X[i, j] - lo[j]) * mult[j]
         out[i, 0] = k
+
+
+@numba.njit(cache=True)
+def stream_fill(key, walkers, counter, out):  # pragma: no cover
+    """The counter-based uniform numbers of :func:`fairlens.maft._utils.stream_uniform`, in one pass.
+
+    ``out[i] = F(key, walkers[i], counter)``: the same SplitMix64 mix, in the same unsigned
+    64-bit arithmetic, so the numbers are bit for bit those of ``stream_uniform`` (the
+    NumPy twin, kept for the reference engine and the tests).
+
+    Parameters
+    ----------
+    key : uint64
+        The run's stream key.
+    walkers : int64 (n,)
+        Walker ids (non-negative).
+    counter : uint64
+        ``(iteration * 0x8CB92BA72F3D8DD7 + slot) mod 2**64`` (see ``stream_uniform``).
+    out : float64 (n,)
+        Output, uniform in [0, 1).
+    """
+    for i in range(walkers.shape[0]):
+        z = key ^ (np.uint64(walkers[i]) * np.uint64(0xD1B54A32D192ED03))
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        z = z ^ counter
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        out[i] = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True)
+def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):  # pragma: no cover
+    """The end of a local step (Algorithm 4 lines 21-26) for every walker, in place.
+
+    A walker that found a discriminatory instance keeps it (``S_cur[w] = S[w]``,
+    ``sc_cur[w] = sc[w]``); the others go back to their global instance (``X[w] = X0[w]``,
+    ``P[w] = P0[w]``, ``suc[w] = 0``, ``S_cur[w] = gS[w]``, ``sc_cur[w] = gsc[w]``).  Plain
+    copies: the same values as the masked NumPy assignments it replaces.
+
+    Parameters
+    ----------
+    is_disc : bool (W,)
+    S, S_cur, gS : float64 (W, C, d)
+    sc, sc_cur, gsc : float64 (W, C)
+    X, X0, P, P0 : float64 (W, d)
+    suc : int64 (W,)
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    C = S.shape[1]
+    for w in range(W):
+        if is_disc[w]:
+            for c in range(C):
+                sc_cur[w, c] = sc[w, c]
+                for j in range(d):
+                    S_cur[w, c, j] = S[w, c, j]
+        else:
+            for j in range(d):
+                X[w, j] = X0[w, j]
+                P[w, j] = P0[w, j]
+            suc[w] = 0
+            for c in range(C):
+                sc_cur[w, c] = gsc[w, c]
+                for j in range(d):
+                    S_cur[w, c, j] = gS[w, c, j]
+
+
+@numba.njit(cache=True)
+def unpack_rows(K, lo, span, out):  # pragma: no cover
+    """The rows of mixed-radix int64 keys (the inverse of :func:`pack_rows`), in one pass.
+
+    ``out[i, j] = lo[j] + (k mod span[j])`` with ``k`` divided by ``span[j]`` from the last
+    column to the first: the same integers, the same float64 values as
+    ``fairlens.maft._utils.RowCodec.rows``'s NumPy loop (keys are non-negative).
+
+    Parameters
+    ----------
+    K : int64 (n,)
+    lo : float64 (d,)
+    span : int64 (d,)
+    out : float64 (n, d)
+        Output.
+    """
+    d = out.shape[1]
+    for i in range(K.shape[0]):
+        k = K[i]
+        for j in range(d - 1, -1, -1):
+            out[i, j] = lo[j] + np.float64(k % span[j])
+            k //= span[j]
+
+
+@numba.njit(cache=True)
+def zo_probe_rows(X, steps, out):  # pragma: no cover
+    """The rows of Algorithm 2 for every row of ``X``, in one pass: ``out[:n] = X``, then row
+    ``n + i d + j`` is ``X[i] + steps[i, j] e_j``.
+
+    Each entry is ``X[i, k] + steps[i, j] * (1.0 if j == k else 0.0)``: the same floating-point
+    operations as ``np.repeat(X, d, axis=0).reshape(n, d, d) + steps[:, :, None] * np.eye(d)``.
+
+    Parameters
+    ----------
+    X : float64 (n, d)
+    steps : float64 (n, d)
+    out : float64 (n (d + 1), d)
+        Output.
+    """
+    n = X.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        for k in range(d):
+            out[i, k] = X[i, k]
+    for i in range(n):
+        for j in range(d):
+            r = n + i * d + j
+            s = steps[i, j]
+            for k in range(d):
+                e = 0.0
+                if j == k:
+                    e = 1.0
+                out[r, k] = X[i, k] + s * e
+
+
+@numba.njit(cache=True)
+def zo_gradient(Y, steps, G):  # pragma: no cover
+    """Algorithm 2's estimate from the scores ``Y`` of :func:`zo_probe_rows`' rows.
+
+    ``G[i, j] = (Y[n + i d + j] - Y[i]) / steps[i, j]`` (0 where the step is 0), negated where
+    ``Y[i] > 0.5`` is false: the same operations as the NumPy expression it replaces.
+
+    Parameters
+    ----------
+    Y : float64 (n (d + 1),)
+    steps : float64 (n, d)
+    G : float64 (n, d)
+        Output.
+    """
+    n = steps.shape[0]
+    d = steps.shape[1]
+    for i in range(n):
+        yi = Y[i]
+        flip = not (yi > 0.5)
+        for j in range(d):
+            s = steps[i, j]
+            g = 0.0
+            if s != 0.0:
+                g = (Y[n + i * d + j] - yi) / s
+            if flip:
+                g = -g
+            G[i, j] = g
+
+
+@numba.njit(cache=True)
+def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order,
+              n_found):  # pragma: no cover
+    """One local step's discoveries into the found set (:class:`fairlens.maft._search._Finds`), in
+    one pass: for every walker ``w`` with ``ok[w]``, in walker order, the row ``X[w]`` is packed
+    (:func:`pack_rows`) and inserted (:func:`key_insert1`); a new row appends its counterpart's
+    protected values (the differing-label similar instance with the largest score gap, the first
+    on ties, as ``np.argmax``), its score, the counterpart's score and its order key; a row
+    already found in this share keeps the smaller order key.  Rows inserted before the share
+    (``position < n_pre``: the global instances) are not recorded.
+
+    Parameters
+    ----------
+    ok : bool (W,)
+    X : float64 (W, d)
+    S : float64 (W, C, d)
+    sc : float64 (W, C)
+    prot_idx : int64 (P,)
+    lo : float64 (d,)
+    mult : int64 (d,)
+    order_key : int64 (W,)
+    table, store, n_store :
+        The set (see :func:`key_insert1`); the caller guarantees room for ``W`` more keys.
+    n_pre : int
+    cp : float64 (cap, P)
+    s1, s2 : float64 (cap,)
+    order : int64 (cap,)
+    n_found : int
+        Rows recorded so far; the caller guarantees ``cap >= n_found + W``.
+
+    Returns
+    -------
+    (int, int)
+        The new ``n_store`` and ``n_found``.
+    """
+    W = X.shape[0]
+    d = X.shape[1]
+    C = sc.shape[1]
+    P = prot_idx.shape[0]
+    mask = table.shape[0] - 1
+    for w in range(W):
+        if not ok[w]:
+            continue
+        key = np.int64(0)
+        for j in range(d):
+            key += np.int64(X[w, j] - lo[j]) * mult[j]
+        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        slot = np.int64(z & np.uint64(mask))
+        pos = np.int64(-1)
+        new = False
+        while True:
+            j = table[slot, 1] - 1
+            if j < 0:
+                store[n_store, 0] = key
+                table[slot, 0] = key
+                table[slot, 1] = n_store + 1
+                pos = n_store
+                new = True
+                n_store += 1
+                break
+            if table[slot, 0] == key:
+                pos = j
+                break
+            slot = (slot + 1) & mask
+        if new:
+            y0 = sc[w, 0] > 0.5
+            best_c = 1
+            best = 0.0
+            for c in range(1, C):
+                g = -1.0
+                if (sc[w, c] > 0.5) != y0:
+                    g = abs(sc[w, c] - sc[w, 0])
+                if c == 1:
+                    best = g
+                    if g != g:  # NaN: np.argmax returns the first NaN
+                        break
+                elif g != g:
+                    best_c = c
+                    break
+                elif g > best:
+                    best = g
+                    best_c = c
+            for q in range(P):
+                cp[n_found, q] = S[w, best_c, prot_idx[q]]
+            s1[n_found] = sc[w, 0]
+            s2[n_found] = sc[w, best_c]
+            order[n_found] = order_key[w]
+            n_found += 1
+        elif pos >= n_pre:
+            if order_key[w] < order[pos - n_pre]:
+                order[pos - n_pre] = order_key[w]
+    return n_store, n_found

@@ -73,7 +73,7 @@ from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._result import FairnessTestResult
-from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_uniform
+from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_counter, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -367,6 +367,16 @@ def warmup():
     _kcall.aequitas_update(pp, dp, a, s, b, 0.001, 0.001, 1.0)
     RowSet(3).add(X)
     KeySet(1).index(np.zeros((2, 1), dtype=np.int64))
+    _kcall.stream_fill(1, np.arange(2, dtype=np.int64), 0, np.empty(2))
+    S3, sc2 = np.zeros((2, 2, 3)), np.full((2, 2), 0.5)
+    _kcall.local_commit(b, S3, sc2, X.copy(), X, P, P, i1, S3.copy(), sc2.copy(), S3, sc2)
+    codec = RowCodec(lo, hi, True)
+    codec.rows(codec.keys(X))
+    rows = np.empty((2 * 4, 3))
+    _kcall.zo_probe_rows(X, G, rows)
+    _kcall.zo_gradient(np.zeros(8), G, np.empty((2, 3)))
+    finds = _Finds(codec, np.array([0], dtype=np.int64), capacity=4)
+    finds.add_step(np.array([True, False]), X, S3, sc2, np.arange(2, dtype=np.int64))
 
 
 def _counterpart(S, sc):
@@ -433,8 +443,8 @@ class _Grow:
         self.a = np.empty((capacity,) + tuple(shape), dtype=dtype)
         self.n = 0
 
-    def extend(self, v):
-        m = v.shape[0]
+    def reserve(self, m):
+        """Room for ``m`` more rows without growing."""
         if self.n + m > self.a.shape[0]:
             cap = self.a.shape[0]
             while cap < self.n + m:
@@ -442,6 +452,10 @@ class _Grow:
             a = np.empty((cap,) + self.a.shape[1:], dtype=self.a.dtype)
             a[: self.n] = self.a[: self.n]
             self.a = a
+
+    def extend(self, v):
+        m = v.shape[0]
+        self.reserve(m)
         self.a[self.n : self.n + m] = v
         self.n += m
 
@@ -491,6 +505,26 @@ class _Finds:
         dup = ~new & (pos >= self.n_pre)
         if dup.any():
             np.minimum.at(self.order.a, pos[dup] - self.n_pre, np.asarray(order, dtype=np.int64)[dup])
+
+    def add_step(self, ok, X, S, sc, order_key):
+        """:meth:`add` for one lockstep step, in one kernel (rows on the integer grid, one int64
+        key each): the rows ``X[ok]`` with their similar sets ``S[ok]`` and scores ``sc[ok]`` at
+        ``order_key[ok]``.  The same rows, counterparts, scores and order keys as :meth:`add`.
+
+        The arguments' shapes are the caller's phase buffers (checked once per phase by
+        ``_local_lockstep``); the set and the growable arrays are this object's own, given room
+        for ``len(ok)`` more rows here, so the kernel is called unchecked."""
+        W = ok.shape[0]
+        self.set.reserve(W)
+        for g in (self.cp, self.s1, self.s2, self.order):
+            g.reserve(W)
+        n_found = len(self)
+        st = self.set
+        st.n, n_found = _kcall.raw.finds_add(ok, X, S, sc, self.prot_idx, self.codec.lo, self.codec.mult, order_key,
+                                             st._table, st._store, st.n, self.n_pre, self.cp.a, self.s1.a, self.s2.a,
+                                             self.order.a, n_found)
+        for g in (self.cp, self.s1, self.s2, self.order):
+            g.n = n_found
 
     def pack(self):
         """Compact, sorted by order key: ``{keys, cp, s1, s2, order}``."""
@@ -564,7 +598,9 @@ def _local_task(payload, share):
         live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C)
         finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
         tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
-    return {"finds": finds.pack(), "tries": tries, "explored": live.explored_keys(),
+    pk = finds.pack()
+    del pk["order"]  # the pack is already in order; the parent needs keys, counterparts and scores only
+    return {"finds": pk, "tries": tries, "explored": live.explored_keys(),
             "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
 
 
@@ -1000,7 +1036,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                        f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
         return workers
 
-    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st):
+    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st, merge=None):
+        """Run ``task`` on ``shares``; each share's result is merged as soon as it arrives (its
+        explored rows into the run's set, ``merge(index, result)`` for the rest), while the
+        other workers still run."""
         from fairlens._parallel import run_chunks
 
         marks = []
@@ -1014,13 +1053,17 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
                           "elapsed": el})
 
-        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task)
-        st["notes"].append(f"{phase} phase on {len(shares)} workers")
-        for o in outs:
+        def on_result(i, o):
             st["queries"] += o["queries"]
             st["calls"] += o["calls"]
             if st["explored"] is not None:
                 st["explored"].index(o["explored"])
+            o["explored"] = None  # merged: free it
+            if merge is not None:
+                merge(i, o)
+
+        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result)
+        st["notes"].append(f"{phase} phase on {len(shares)} workers")
         return outs, marks, len(outs) < len(shares)
 
     def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
@@ -1076,10 +1119,30 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         from fairlens._parallel import Payload
 
         payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
+        merged = KeySet(codec.k, _presize(G * self.n_local))
+
+        def merge(i, o):
+            # linear: a row found by two shares is kept at its first place (shares arrive in order);
+            # the share's rows are rebuilt here, while the later shares still run
+            pk = o["finds"]
+            keep = merged.index(pk["keys"])[1]
+            if not keep.all():
+                for k in ("keys", "cp", "s1", "s2"):
+                    pk[k] = pk[k][keep]
+            pk["rows"] = self._local_rows(codec, pk)
+
         outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
-                                              "local", st)
+                                              "local", st, merge)
         st["stopped"] = stopped
         return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
+
+    def _local_rows(self, codec, pk):
+        """The rows of a pack's keys and their counterparts (the rows with the counterpart's
+        protected values)."""
+        X = codec.rows(pk["keys"])
+        cp = X.copy()
+        cp[:, self.problem.prot_idx] = pk["cp"]
+        return X, cp
 
     def _assemble(self, seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed):
         """Global instances (seed order), then the local ones (walker after walker, each row once)."""
@@ -1092,16 +1155,14 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         n_loc, counts, tries_local = 0, [], 0
         if loc is not None:
             tries_local = loc["tries"]
-            merged = KeySet(codec.k, _presize(sum(len(pk["keys"]) for pk in loc["packs"])))
             for pk in loc["packs"]:
-                keep = merged.index(pk["keys"])[1]  # linear: a row found by two shares is kept at its first place
-                X = codec.rows(pk["keys"][keep])
-                cp = X.copy()
-                cp[:, P] = pk["cp"][keep]
+                # the shares were de-duplicated and their rows rebuilt as they arrived (_run_local);
+                # one share (this process) holds unique rows only
+                X, cp = pk["rows"] if "rows" in pk else self._local_rows(codec, pk)
                 parts_X.append(X)
                 parts_cp.append(cp)
-                s1.append(pk["s1"][keep])
-                s2.append(pk["s2"][keep])
+                s1.append(pk["s1"])
+                s2.append(pk["s2"])
                 n_loc += X.shape[0]
                 counts.append(walkers.shape[0] + n_loc)
         n_global = walkers.shape[0]
@@ -1121,7 +1182,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             counterparts=np.concatenate(parts_cp),
             instance_scores=np.concatenate(s1),
             counterpart_scores=np.concatenate(s2),
-            phase=np.array(["global"] * n_global + ["local"] * n_loc, dtype=str),
+            phase=np.repeat(np.array(["global"] * bool(n_global) + ["local"] * bool(n_loc), dtype=str),
+                            [c for c in (n_global, n_loc) if c]),
             n_global=int(n_global),
             n_local=int(n_loc),
             elapsed=elapsed,
@@ -1222,13 +1284,23 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         return self._hit_dict(h, tries)
 
     def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
-        """All walkers of the share in lockstep: one model call per step."""
+        """All walkers of the share in lockstep: one model call per step.
+
+        The buffers every step reuses are checked once here, at the phase boundary
+        (:func:`fairlens.maft._kcall.check_phase`); what changes per step (the scores, the
+        refreshed walkers' rows and gradients) is checked at every step with the O(1)
+        :func:`~fairlens.maft._kcall.check_step`; the kernels are then called unchecked
+        (``_kcall.raw``): a parallel share pays the per-step cost again, so it is kept small.
+        """
         pb = self.problem
         G, d, C = walkers.shape[0], pb.d, pb.C
         n_local = self.n_local
+        raw = _kcall.raw
+        F, I64, B = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
         wid = np.arange(w0, w0 + G, dtype=np.int64)
-        X = walkers.copy()
-        X0 = walkers.copy()
+        ukey = np.uint64(key)
+        X = np.ascontiguousarray(walkers, dtype=np.float64).copy()
+        X0 = X.copy()
         gS = pb.similar(X0)
         gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
         S_cur, sc_cur = gS.copy(), gsc.copy()
@@ -1240,45 +1312,83 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         mdiff = np.empty(G, dtype=np.int64)
         attr = np.empty(G, dtype=np.int64)
         sgn = np.empty(G)
+        ua = np.empty(G)
+        ud = np.empty(G)
         zeros = np.zeros(G)
+        combos = pb.combos
+        prot_idx = pb.prot_idx
+        # the phase boundary: every buffer reused at each step, checked once (its shape never changes)
+        P_ = len(prot_idx)
+        _kcall.check_phase("local_perturb", {
+            "X": (X, F, (G, d)), "prob": (P, F, (G, d)), "u_attr": (ua, F, (G,)), "u_dir": (ud, F, (G,)),
+            "lo": (pb.lo, F, (d,)), "hi": (pb.hi, F, (d,)), "attr_out": (attr, I64, (G,)), "dir_out": (sgn, F, (G,))},
+            out=("X", "attr_out", "dir_out"))
+        _kcall.check_phase("similar_rows", {"X": (X, F, (G, d)), "prot_idx": (prot_idx, I64, (P_,)),
+                                            "combos": (combos, F, (C, P_))})
+        _kcall._check_index("similar_rows", "prot_idx", prot_idx, d)
+        _kcall.check_phase("check_discrimination", {
+            "u_pair": (zeros, F, (G,)), "is_disc": (is_disc, B, (G,)), "pair_idx": (pair, I64, (G,)),
+            "maxdiff_idx": (mdiff, I64, (G,))}, out=("is_disc", "pair_idx", "maxdiff_idx"))
+        _kcall.check_phase("stream_fill", {"walkers": (wid, I64, (G,)), "out": (ua, F, (G,))}, out=("out",))
+        _kcall.check_phase("stream_fill", {"out": (ud, F, (G,))}, out=("out",))
+        _kcall.check_phase("local_commit", {
+            "X0": (X0, F, (G, d)), "P0": (P0, F, (G, d)), "suc": (suc, I64, (G,)), "S_cur": (S_cur, F, (G, C, d)),
+            "sc_cur": (sc_cur, F, (G, C)), "gS": (gS, F, (G, C, d)), "gsc": (gsc, F, (G, C))},
+            out=("suc", "S_cur", "sc_cur"))
+        # the found rows in one kernel per step when every row is one int64 key
+        fast_finds = bool(getattr(finds, "codec", None) is not None and finds.codec.packed and finds.set.k == 1)
+        if fast_finds:
+            _kcall.check_phase("finds_add", {
+                "prot_idx": (finds.prot_idx, I64, (P_,)), "lo": (finds.codec.lo, F, (d,)),
+                "mult": (finds.codec.mult, I64, (d,)), "cp": (finds.cp.a, F, (None, P_))})
+            _kcall._check_index("finds_add", "prot_idx", finds.prot_idx, d)
+        _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
+        _kcall._check_any_free("normalized_probability", pb.free)
+        if G and (wid[0] < 0):
+            raise ValueError("stream_fill: argument walkers holds negative walker ids")
         tries = 0
         for it in range(n_local):
             ref = np.flatnonzero(suc >= self.update_interval)
             if ref.size:
                 m = ref.size
-                u = stream_uniform(key, wid[ref], it, _SLOT_PAIR)
-                _kcall.check_discrimination(np.ascontiguousarray(sc_cur[ref]), u, is_disc[:m], pair[:m], mdiff[:m])
+                wr = wid[ref]
+                u = np.empty(m)
+                raw.stream_fill(ukey, wr, stream_counter(it, _SLOT_PAIR), u)  # wr, u: (m,) made here
+                scr = np.ascontiguousarray(sc_cur[ref])  # (m, C) float64, made here
+                raw.check_discrimination(scr, u, is_disc[:m], pair[:m], mdiff[:m])
                 x1 = X[ref]
                 x2 = S_cur[ref, pair[:m]]
-                Gd = source(np.concatenate([x1, x2]))
+                Gd = np.ascontiguousarray(source(np.concatenate([x1, x2])))
+                _kcall.check_step("normalized_probability", "g", Gd, F, (2 * m, d))
                 Pr = np.empty((m, d))
-                _kcall.normalized_probability(
-                    np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free, self.epsilon, Pr
-                )
+                raw.normalized_probability(np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free,
+                                           float(self.epsilon), Pr)
+                if not np.all((Pr > 0).any(axis=1)):  # P's rows come only from here: local_perturb needs one > 0
+                    raise ValueError("local_perturb: every row of prob needs a positive entry")
                 P[ref] = Pr
                 if it == 0:
                     P0[:] = P
                 suc[ref] = 0
             suc += 1
-            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(key, wid, it, _SLOT_DIR)
-            _kcall.local_perturb(X, P, ua, ud, self.local_step, pb.lo, pb.hi, attr, sgn)
-            S = pb.similar(X)
+            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_ATTR), ua)
+            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_DIR), ud)
+            raw.local_perturb(X, P, ua, ud, float(self.local_step), pb.lo, pb.hi, attr, sgn)
+            S = np.empty((G, C, d))  # (G, C, d) float64, made here
+            if G and raw.similar_rows(X, prot_idx, combos, S):
+                raise ValueError("rows have protected values outside the protected attributes' domain; "
+                                 "rows must lie within dataset.bounds.")
             sc = scorer(S.reshape(-1, d)).reshape(G, C)
+            _kcall.check_step("check_discrimination", "scores", sc, F, (G, C))
             live.explore(X)
-            _kcall.check_discrimination(sc, zeros, is_disc, pair, mdiff)
+            raw.check_discrimination(sc, zeros, is_disc, pair, mdiff)
             ok = is_disc
             tries += G
-            if ok.any():
+            if fast_finds:
+                finds.add_step(ok, X, S, sc, wid * n_local + it)  # (G,) int64, made here
+            elif ok.any():
                 finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
-            S_cur[ok] = S[ok]
-            sc_cur[ok] = sc[ok]
-            bad = ~ok
-            X[bad] = X0[bad]
-            P[bad] = P0[bad]
-            suc[bad] = 0
-            S_cur[bad] = gS[bad]
-            sc_cur[bad] = gsc[bad]
+            # keep the new instance, or go back to the global one (S: (G, C, d) made above)
+            raw.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
             if live.tick("local", it + 1, n_local):
                 break
         return tries

@@ -53,6 +53,12 @@ def stream_uniform(key, walkers, iteration, slot):
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 
+def stream_counter(iteration, slot):
+    """The per-(iteration, slot) constant of :func:`stream_uniform` as a ``numpy.uint64`` (what
+    the kernel :func:`fairlens.maft._kernels.stream_fill` takes)."""
+    return np.uint64((int(iteration) * 0x8CB92BA72F3D8DD7 + int(slot)) & 0xFFFFFFFFFFFFFFFF)
+
+
 def _row_hashes(rows):
     bits = np.ascontiguousarray(rows, dtype=np.float64).view(np.uint64)
     with np.errstate(over="ignore"):
@@ -145,8 +151,13 @@ class KeySet:
         return np.full(size, -1, dtype=np.int64)
 
     def _insert(self, n_store, keys, pos, new):
-        kernel = _kcall.key_insert1 if self.k == 1 else _kcall.key_insert
-        return int(kernel(self._table, self._store, n_store, keys, pos, new))
+        # the kernel's preconditions hold by construction (the checked wrappers of _kcall test
+        # them at every call, 2,000 calls a run): this set allocates its table (a power of two,
+        # at least twice the store), its store ((cap, k) int64, grown before an insert that
+        # would not fit, so the load stays <= 1/2) and the outputs pos/new ((m,) int64/bool);
+        # index() checks the keys' dtype, shape and C order
+        kernel = _kcall.raw.key_insert1 if self.k == 1 else _kcall.raw.key_insert
+        return int(kernel(self._table, self._store, int(n_store), keys, pos, new))
 
     def __len__(self):
         return self.n
@@ -186,6 +197,11 @@ class KeySet:
         """Insert ``keys``; returns the mask of keys that were new."""
         return self.index(keys)[1]
 
+    def reserve(self, m):
+        """Room for ``m`` more keys (store and table, load <= 1/2) without growing."""
+        if self.n + int(m) > self._store.shape[0]:
+            self._grow(self.n + int(m))
+
 
 def _pow2(n):
     size = 16
@@ -214,6 +230,8 @@ class RowCodec:
             for j in range(self.d - 2, -1, -1):
                 mult[j] = mult[j + 1] * self.span[j + 1]
             self.mult = mult
+            _kcall.check_phase("pack_rows", {"lo": (self.lo, np.dtype(np.float64), (self.d,)),
+                                             "mult": (self.mult, np.dtype(np.int64), (self.d,))})
         self.k = 1 if self.packed else self.d
 
     def keys(self, X):
@@ -222,7 +240,10 @@ class RowCodec:
         if self.packed:
             X = np.ascontiguousarray(X.reshape(-1, self.d))
             out = np.empty((X.shape[0], 1), dtype=np.int64)
-            _kcall.pack_rows(X, self.lo, self.mult, out)  # = ((X - lo).astype(int64) @ mult)
+            # X: (n, d) float64, C order (just made so); lo (d,) float64 and mult (d,) int64 are
+            # this codec's own (checked in __init__); out allocated here: the kernel's
+            # preconditions hold by construction, so it is called unchecked (2,000 calls a run)
+            _kcall.raw.pack_rows(X, self.lo, self.mult, out)  # = ((X - lo).astype(int64) @ mult)
             return out
         return np.ascontiguousarray(X + 0.0).view(np.int64).reshape(-1, self.d)
 
@@ -231,11 +252,9 @@ class RowCodec:
         K = np.asarray(K, dtype=np.int64)
         if not self.packed:
             return np.ascontiguousarray(K).view(np.float64).reshape(-1, self.d)
-        k = K.reshape(-1).copy()
+        k = np.ascontiguousarray(K.reshape(-1))
         out = np.empty((k.size, self.d), dtype=np.float64)
-        for j in range(self.d - 1, -1, -1):
-            out[:, j] = self.lo[j] + (k % self.span[j])
-            k //= self.span[j]
+        _kcall.unpack_rows(k, self.lo, self.span, out)  # lo[j] + (k % span[j]), k //= span[j], last column first
         return out
 
 

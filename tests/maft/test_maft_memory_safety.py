@@ -60,6 +60,31 @@ def test_kernel_calls_are_checked():
 
     for mod in (_analysis, _mitigation, _search, _utils, fm):
         assert "_kernels." not in inspect.getsource(mod).replace("fairlens.maft._kernels", "")
+    # unchecked kernel calls (``_kcall.raw``) only where the arguments are checked at the phase
+    # boundary (the local lockstep phase) or allocated by the caller itself (KeySet, RowCodec)
+    import ast
+
+    def raw_users(node, prefix, users):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef)):
+                name = f"{prefix}{child.name}"
+                if isinstance(child, ast.FunctionDef) and any(
+                        isinstance(n, ast.Attribute) and n.attr == "raw" for n in ast.walk(child)):
+                    users.add(name)
+                raw_users(child, name + ".", users)
+            else:
+                raw_users(child, prefix, users)
+        return users
+
+    from fairlens.maft import _gradients
+
+    audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
+               "_Finds.add_step"}
+    for mod in (_analysis, _mitigation, _search, _utils, _gradients, fm):
+        users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
+        assert users <= audited, (mod.__name__, users - audited)
+    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep",
+                                                                          "_Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
         _kcall.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), np.empty((2, 2, 2)))
@@ -78,6 +103,26 @@ def test_kernel_calls_are_checked():
 
     with pytest.raises(ValueError, match="RowSet"):
         RowSet(4).add(np.zeros((2, 8)))
+    # the per-phase and per-step checks of the lockstep engine name the kernel and the argument
+    f8 = np.dtype(np.float64)
+    with pytest.raises(ValueError, match="local_perturb: argument prob must have shape \\(3, 2\\)"):
+        _kcall.check_phase("local_perturb", {"X": (np.zeros((3, 2)), f8, (3, 2)),
+                                             "prob": (np.ones((2, 3)), f8, (3, 2))})
+    with pytest.raises(ValueError, match="local_perturb: output argument X must be writeable"):
+        ro = np.zeros((3, 2))
+        ro.flags.writeable = False
+        _kcall.check_phase("local_perturb", {"X": (ro, f8, (3, 2))}, out=("X",))
+    with pytest.raises(ValueError, match="check_discrimination: argument scores must have shape \\(4, 2\\)"):
+        _kcall.check_step("check_discrimination", "scores", np.zeros((4, 3)), f8, (4, 2))
+    with pytest.raises(ValueError, match="check_discrimination: argument scores must have dtype float64"):
+        _kcall.check_step("check_discrimination", "scores", np.zeros((4, 2), np.float32), f8, (4, 2))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _kcall.check_step("normalized_probability", "g", np.zeros((2, 4)).T, f8, (4, 2))
+    _kcall.check_step("check_discrimination", "scores", np.zeros((4, 2)), f8, (4, 2))  # passes
+    with pytest.raises(ValueError, match="stream_fill: argument out must have shape \\(3\\), got \\(4,\\)"):
+        _kcall.stream_fill(1, np.arange(3), 0, np.empty(4))
+    with pytest.raises(ValueError, match="stream_fill: argument walkers holds negative"):
+        _kcall.stream_fill(1, np.array([0, -1]), 0, np.empty(2))
 
 
 def test_protected_blow_up_refused_with_estimate(german):

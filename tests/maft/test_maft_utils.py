@@ -30,6 +30,24 @@ def test_stream_uniform_is_per_walker():
     assert abs(u.mean() - 0.5) < 0.005 and abs(np.corrcoef(u[:-1], u[1:])[0, 1]) < 0.01
 
 
+def test_stream_fill_kernel_is_the_numpy_stream_bit_for_bit():
+    """The numba kernel of the lockstep engine draws exactly the numbers of ``stream_uniform``
+    (its NumPy twin): any key (including keys >= 2**63), walker, iteration and slot."""
+    from fairlens.maft import _kcall
+    from fairlens.maft._utils import stream_counter
+
+    rng = np.random.default_rng(3)
+    walkers = np.concatenate([np.arange(50), rng.integers(0, 2**62, 50)]).astype(np.int64)
+    for key in (0, 1, 2**63 - 2, 2**63 + 5, 2**64 - 1, int(rng.integers(0, 2**63 - 1))):
+        for it, slot in ((0, 0), (1, 1), (999, 2), (10**12, 3), (2**40 + 7, 1)):
+            out = np.empty(walkers.size)
+            _kcall.stream_fill(key, walkers, stream_counter(it, slot), out)
+            np.testing.assert_array_equal(out, stream_uniform(key, walkers, it, slot))
+            one = np.empty(1)
+            _kcall.stream_fill(key, walkers[7:8], stream_counter(it, slot), one)
+            assert one[0] == out[7]
+
+
 def test_wilson():
     lo, hi = wilson_interval(10, 100)
     assert lo < 0.1 < hi and 0.04 < lo < 0.06 and 0.16 < hi < 0.18
@@ -142,3 +160,123 @@ def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypat
     assert fast.n_global > 0 and fast.n_local > 0
     np.testing.assert_array_equal(fast.instances, slow.instances)
     np.testing.assert_array_equal(fast.instance_scores, slow.instance_scores)
+
+
+def test_local_commit_kernel_equals_the_masked_numpy_updates():
+    """The end of a local step in one kernel: the same values as the masked NumPy assignments."""
+    from fairlens.maft import _kcall
+
+    rng = np.random.default_rng(5)
+    W, C, d = 37, 4, 6
+    ok = rng.random(W) < 0.4
+    S, gS, S_cur = (rng.random((W, C, d)) for _ in range(3))
+    sc, gsc, sc_cur = (rng.random((W, C)) for _ in range(3))
+    X, X0, P, P0 = (rng.random((W, d)) for _ in range(4))
+    suc = rng.integers(0, 9, W)
+    want = [a.copy() for a in (X, P, suc, S_cur, sc_cur)]
+    wX, wP, wsuc, wS_cur, wsc_cur = want
+    wS_cur[ok] = S[ok]
+    wsc_cur[ok] = sc[ok]
+    bad = ~ok
+    wX[bad] = X0[bad]
+    wP[bad] = P0[bad]
+    wsuc[bad] = 0
+    wS_cur[bad] = gS[bad]
+    wsc_cur[bad] = gsc[bad]
+    _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+    for got, w in zip((X, P, suc, S_cur, sc_cur), want):
+        np.testing.assert_array_equal(got, w)
+    import pytest
+
+    with pytest.raises(ValueError, match="local_commit: argument S_cur must have shape"):
+        _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur[:, :2], sc_cur, gS, gsc)
+
+
+def test_unpack_rows_kernel_equals_the_numpy_inverse():
+    from fairlens.maft._utils import RowCodec
+
+    rng = np.random.default_rng(1)
+    lo = np.array([-3.0, 0.0, 17.0, 1.0, -1.0])
+    hi = lo + np.array([4, 1, 120, 9, 2])
+    X = lo + np.floor(rng.random((500, 5)) * (hi - lo + 1))
+    c = RowCodec(lo, hi, True)
+    K = c.keys(X)
+    back = c.rows(K)
+    np.testing.assert_array_equal(back, X)
+    # the former NumPy loop, independently
+    k = K.reshape(-1).copy()
+    ref = np.empty_like(X)
+    for j in range(4, -1, -1):
+        ref[:, j] = lo[j] + (k % c.span[j])
+        k //= c.span[j]
+    np.testing.assert_array_equal(back, ref)
+
+
+def test_zero_order_kernels_equal_the_numpy_expression():
+    """Algorithm 2's probe rows and estimate in two kernels: the values of the NumPy expression
+    they replace, bit for bit (two-sided steps at the bounds included, and a score of exactly 0.5)."""
+    from fairlens.maft._gradients import _zo_steps, _zo_vectored
+
+    rng = np.random.default_rng(2)
+    n, d = 23, 5
+    lo, hi = np.zeros(d), np.full(d, 3.0)
+    X = np.floor(rng.random((n, d)) * 4)
+    W = rng.normal(size=d)
+
+    def scorer(R):
+        out = 1 / (1 + np.exp(-(R - 1.5) @ W))
+        out[::7] = 0.5
+        return out
+
+    for bounds in (None, (lo, hi)):
+        steps = np.full((n, d), 1.0) if bounds is None else _zo_steps(X, 1.0, *bounds)
+        P = np.repeat(X, d, axis=0).reshape(n, d, d)
+        P += steps[:, :, None] * np.eye(d)[None, :, :]
+        rows = np.concatenate([X, P.reshape(n * d, d)], axis=0)
+        Y = scorer(rows)
+        y = Y[:n]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            G = np.where(steps != 0, (Y[n:].reshape(n, d) - y[:, None]) / np.where(steps != 0, steps, 1.0), 0.0)
+        flip = ~(y > 0.5)
+        G[flip] = -G[flip]
+        seen = []
+
+        def spy(R, seen=seen):
+            seen.append(R.copy())
+            return scorer(R)
+
+        got, gy = _zo_vectored(spy, X, 1.0, bounds)
+        np.testing.assert_array_equal(seen[0], rows)
+        np.testing.assert_array_equal(got, G)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(G))
+        np.testing.assert_array_equal(gy, y)
+
+
+def test_finds_add_step_kernel_equals_the_numpy_add():
+    """One step's discoveries in one kernel: the same rows, counterparts, scores and order keys
+    as ``_Finds.add`` (duplicates within and across steps, rows excluded up front, ties and
+    exact 0.5 scores, three protected columns)."""
+    from fairlens.maft._search import _Finds
+    from fairlens.maft._utils import RowCodec
+
+    rng = np.random.default_rng(11)
+    W, C, d = 40, 6, 5
+    lo, hi = np.zeros(d), np.array([2.0, 1.0, 2.0, 3.0, 1.0])
+    codec = RowCodec(lo, hi, True)
+    prot = np.array([1, 2, 4], dtype=np.int64)
+    excl = codec.keys(lo + np.floor(rng.random((7, d)) * (hi - lo + 1)))
+    a = _Finds(codec, prot, excl, capacity=16)
+    b = _Finds(codec, prot, excl, capacity=16)
+    for it in range(25):
+        X = lo + np.floor(rng.random((W, d)) * (hi - lo + 1))
+        S = lo + np.floor(rng.random((W, C, d)) * (hi - lo + 1))
+        sc = np.round(rng.random((W, C)) * 4) / 4  # many ties and exact 0.5
+        ok = rng.random(W) < 0.6
+        order_key = (np.arange(W, dtype=np.int64)[::-1] * 100 + it).copy()
+        if ok.any():
+            a.add(X[ok], S[ok], sc[ok], order_key[ok])
+        b.add_step(ok, X, S, sc, order_key)
+    pa, pb = a.pack(), b.pack()
+    assert len(a) == len(b) > 100
+    for k in ("keys", "cp", "s1", "s2", "order"):
+        np.testing.assert_array_equal(pa[k], pb[k])

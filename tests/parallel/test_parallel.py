@@ -320,3 +320,26 @@ def test_equal_payloads_back_to_back_on_dask(dask_client):
             del p
             gc.collect()
             np.testing.assert_array_equal(np.concatenate(got), _reference(8, n, 5))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_on_result_sees_every_result_once_in_chunk_order(n_jobs):
+    """``on_result(index, result)`` is called in this process for every chunk, in chunk order,
+    with the very result returned (so a caller can merge a share while the others still run)."""
+    n, size = 41, 5
+    p = Payload(seed=9, offset=np.arange(n, dtype=float))
+    seen = []
+    got = run_chunks(_draw, p, fixed_chunks(n, size), n_jobs=n_jobs, on_result=lambda i, r: seen.append((i, r)))
+    assert [i for i, _ in seen] == list(range(len(got)))
+    assert all(r is g for (_, r), g in zip(seen, got))
+    np.testing.assert_array_equal(np.concatenate(got), _reference(9, n, size))
+
+
+def test_on_result_stops_with_the_prefix():
+    n = 20
+    p = Payload(seed=2, offset=np.arange(n, dtype=float))
+    seen = []
+    calls = iter(range(100))
+    got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=1, stop=lambda: next(calls) >= 2,
+                     on_result=lambda i, r: seen.append(i))
+    assert seen == [0, 1] and len(got) == 2
