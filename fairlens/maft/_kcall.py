@@ -272,7 +272,10 @@ def stream_fill(key, walkers, counter, out):
     return _kernels.stream_fill(np.uint64(key), walkers, np.uint64(counter), out)
 
 
-def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):
+def local_commit(is_disc, new, cur, home):
+    S, sc = new
+    X, P, suc, S_cur, sc_cur = cur
+    X0, P0, gS, gsc = home
     W, d = X.shape if X.ndim == 2 else (-1, -1)
     C = S.shape[1] if S.ndim == 3 else -1
     s3, s2, sd = (W, C, d), (W, C), (W, d)
@@ -283,7 +286,7 @@ def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):
          "S_cur": (S_cur, _F, s3), "sc_cur": (sc_cur, _F, s2), "gS": (gS, _F, s3), "gsc": (gsc, _F, s2)},
         out=("X", "P", "suc", "S_cur", "sc_cur"),
     )
-    return _kernels.local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+    return _kernels.local_commit(is_disc, (S, sc), (X, P, suc, S_cur, sc_cur), (X0, P0, gS, gsc))
 
 
 def unpack_rows(K, lo, span, out):
@@ -312,7 +315,12 @@ def zo_gradient(Y, steps, G):
     return _kernels.zo_gradient(Y, steps, G)
 
 
-def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order, n_found):
+def finds_add(step, codec, hset, found, counts):
+    ok, X, S, sc, order_key = step
+    prot_idx, lo, mult = codec
+    table, store = hset
+    cp, s1, s2, order = found
+    n_store, n_pre, n_found = counts
     W, d = X.shape if X.ndim == 2 else (-1, -1)
     C = sc.shape[1] if sc.ndim == 2 else -1
     P = prot_idx.shape[0] if prot_idx.ndim == 1 else -1
@@ -334,5 +342,5 @@ def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store
         raise ValueError(f"finds_add: the found rows have no room for {W} more ({n_found} recorded)")
     if not 0 <= n_pre <= n_store or n_store - n_pre != n_found:
         raise ValueError("finds_add: n_pre, n_store and n_found disagree")
-    return _kernels.finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2,
-                              order, n_found)
+    return _kernels.finds_add((ok, X, S, sc, order_key), (prot_idx, lo, mult), (table, store), (cp, s1, s2, order),
+                              (n_store, n_pre, n_found))

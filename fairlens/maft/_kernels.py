@@ -462,30 +462,36 @@ def key_insert1(table, store, n_store, keys, index, is_new):  # pragma: no cover
     int
         The new number of stored keys.
     """
-    mask = table.shape[0] - 1
     for i in range(keys.shape[0]):
-        key = keys[i, 0]
-        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-        slot = np.int64(z & np.uint64(mask))
-        while True:
-            j = table[slot, 1] - 1
-            if j < 0:
-                store[n_store, 0] = key
-                table[slot, 0] = key
-                table[slot, 1] = n_store + 1
-                index[i] = n_store
-                is_new[i] = True
-                n_store += 1
-                break
-            if table[slot, 0] == key:
-                index[i] = j
-                is_new[i] = False
-                break
-            slot = (slot + 1) & mask
+        pos, new = _slot_insert1(table, store, n_store, keys[i, 0])
+        index[i] = pos
+        is_new[i] = new
+        if new:
+            n_store += 1
     return n_store
+
+
+@numba.njit(cache=True, inline="always")
+def _slot_insert1(table, store, n_store, key):  # pragma: no cover
+    """Insert-or-find ONE int64 key in the slot table of :func:`key_insert1` (splitmix64 hash,
+    linear probing): ``(position in store, True if inserted now)``; a new key goes to
+    ``store[n_store]`` (the caller counts it)."""
+    mask = table.shape[0] - 1
+    z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    slot = np.int64(z & np.uint64(mask))
+    while True:
+        j = table[slot, 1] - 1
+        if j < 0:
+            store[n_store, 0] = key
+            table[slot, 0] = key
+            table[slot, 1] = n_store + 1
+            return np.int64(n_store), True
+        if table[slot, 0] == key:
+            return np.int64(j), False
+        slot = (slot + 1) & mask
 
 
 @numba.njit(cache=True)
@@ -545,7 +551,7 @@ def stream_fill(key, walkers, counter, out):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):  # pragma: no cover
+def local_commit(is_disc, new, cur, home):  # pragma: no cover
     """The end of a local step (Algorithm 4 lines 21-26) for every walker, in place.
 
     A walker that found a discriminatory instance keeps it (``S_cur[w] = S[w]``,
@@ -556,11 +562,17 @@ def local_commit(is_disc, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc):  # 
     Parameters
     ----------
     is_disc : bool (W,)
-    S, S_cur, gS : float64 (W, C, d)
-    sc, sc_cur, gsc : float64 (W, C)
-    X, X0, P, P0 : float64 (W, d)
-    suc : int64 (W,)
+    new : tuple ``(S, sc)``
+        This step's similar sets ``float64 (W, C, d)`` and scores ``float64 (W, C)``.
+    cur : tuple ``(X, P, suc, S_cur, sc_cur)``
+        The walkers' state, updated in place: ``X, P`` float64 (W, d), ``suc`` int64 (W,),
+        ``S_cur`` float64 (W, C, d), ``sc_cur`` float64 (W, C).
+    home : tuple ``(X0, P0, gS, gsc)``
+        The global instances' state (same shapes as the matching ``cur`` entries).
     """
+    S, sc = new
+    X, P, suc, S_cur, sc_cur = cur
+    X0, P0, gS, gsc = home
     W = X.shape[0]
     d = X.shape[1]
     C = S.shape[1]
@@ -666,8 +678,7 @@ def zo_gradient(Y, steps, G):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store, n_pre, cp, s1, s2, order,
-              n_found):  # pragma: no cover
+def finds_add(step, codec, hset, found, counts):  # pragma: no cover
     """One local step's discoveries into the found set (:class:`fairlens.maft._search._Finds`), in
     one pass: for every walker ``w`` with ``ok[w]``, in walker order, the row ``X[w]`` is packed
     (:func:`pack_rows`) and inserted (:func:`key_insert1`); a new row appends its counterpart's
@@ -678,61 +689,42 @@ def finds_add(ok, X, S, sc, prot_idx, lo, mult, order_key, table, store, n_store
 
     Parameters
     ----------
-    ok : bool (W,)
-    X : float64 (W, d)
-    S : float64 (W, C, d)
-    sc : float64 (W, C)
-    prot_idx : int64 (P,)
-    lo : float64 (d,)
-    mult : int64 (d,)
-    order_key : int64 (W,)
-    table, store, n_store :
+    step : tuple ``(ok, X, S, sc, order_key)``
+        This step: ``ok`` bool (W,), ``X`` float64 (W, d), ``S`` float64 (W, C, d), ``sc``
+        float64 (W, C), ``order_key`` int64 (W,).
+    codec : tuple ``(prot_idx, lo, mult)``
+        ``prot_idx`` int64 (P,); the row packing ``lo`` float64 (d,), ``mult`` int64 (d,).
+    hset : tuple ``(table, store)``
         The set (see :func:`key_insert1`); the caller guarantees room for ``W`` more keys.
-    n_pre : int
-    cp : float64 (cap, P)
-    s1, s2 : float64 (cap,)
-    order : int64 (cap,)
-    n_found : int
-        Rows recorded so far; the caller guarantees ``cap >= n_found + W``.
+    found : tuple ``(cp, s1, s2, order)``
+        ``cp`` float64 (cap, P), ``s1, s2`` float64 (cap,), ``order`` int64 (cap,); the caller
+        guarantees ``cap >= n_found + W``.
+    counts : tuple ``(n_store, n_pre, n_found)``
+        Keys stored, keys stored before the share, rows recorded so far.
 
     Returns
     -------
     (int, int)
         The new ``n_store`` and ``n_found``.
     """
+    ok, X, S, sc, order_key = step
+    prot_idx, lo, mult = codec
+    table, store = hset
+    cp, s1, s2, order = found
+    n_store, n_pre, n_found = counts
     W = X.shape[0]
     d = X.shape[1]
     C = sc.shape[1]
     P = prot_idx.shape[0]
-    mask = table.shape[0] - 1
     for w in range(W):
         if not ok[w]:
             continue
         key = np.int64(0)
         for j in range(d):
             key += np.int64(X[w, j] - lo[j]) * mult[j]
-        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-        slot = np.int64(z & np.uint64(mask))
-        pos = np.int64(-1)
-        new = False
-        while True:
-            j = table[slot, 1] - 1
-            if j < 0:
-                store[n_store, 0] = key
-                table[slot, 0] = key
-                table[slot, 1] = n_store + 1
-                pos = n_store
-                new = True
-                n_store += 1
-                break
-            if table[slot, 0] == key:
-                pos = j
-                break
-            slot = (slot + 1) & mask
+        pos, new = _slot_insert1(table, store, n_store, key)
         if new:
+            n_store += 1
             y0 = sc[w, 0] > 0.5
             best_c = 1
             best = 0.0

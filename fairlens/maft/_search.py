@@ -369,7 +369,7 @@ def warmup():
     KeySet(1).index(np.zeros((2, 1), dtype=np.int64))
     _kcall.stream_fill(1, np.arange(2, dtype=np.int64), 0, np.empty(2))
     S3, sc2 = np.zeros((2, 2, 3)), np.full((2, 2), 0.5)
-    _kcall.local_commit(b, S3, sc2, X.copy(), X, P, P, i1, S3.copy(), sc2.copy(), S3, sc2)
+    _kcall.local_commit(b, (S3, sc2), (X.copy(), P.copy(), i1, S3.copy(), sc2.copy()), (X, P, S3, sc2))
     codec = RowCodec(lo, hi, True)
     codec.rows(codec.keys(X))
     rows = np.empty((2 * 4, 3))
@@ -520,9 +520,9 @@ class _Finds:
             g.reserve(W)
         n_found = len(self)
         st = self.set
-        st.n, n_found = _kcall.raw.finds_add(ok, X, S, sc, self.prot_idx, self.codec.lo, self.codec.mult, order_key,
-                                             st._table, st._store, st.n, self.n_pre, self.cp.a, self.s1.a, self.s2.a,
-                                             self.order.a, n_found)
+        st.n, n_found = _kcall.raw.finds_add((ok, X, S, sc, order_key), (self.prot_idx, self.codec.lo, self.codec.mult),
+                                             (st._table, st._store), (self.cp.a, self.s1.a, self.s2.a, self.order.a),
+                                             (st.n, self.n_pre, n_found))
         for g in (self.cp, self.s1, self.s2, self.order):
             g.n = n_found
 
@@ -1388,7 +1388,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             elif ok.any():
                 finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
             # keep the new instance, or go back to the global one (S: (G, C, d) made above)
-            raw.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+            raw.local_commit(ok, (S, sc), (X, P, suc, S_cur, sc_cur), (X0, P0, gS, gsc))
             if live.tick("local", it + 1, n_local):
                 break
         return tries

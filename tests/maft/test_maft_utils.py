@@ -183,13 +183,13 @@ def test_local_commit_kernel_equals_the_masked_numpy_updates():
     wsuc[bad] = 0
     wS_cur[bad] = gS[bad]
     wsc_cur[bad] = gsc[bad]
-    _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur, sc_cur, gS, gsc)
+    _kcall.local_commit(ok, (S, sc), (X, P, suc, S_cur, sc_cur), (X0, P0, gS, gsc))
     for got, w in zip((X, P, suc, S_cur, sc_cur), want):
         np.testing.assert_array_equal(got, w)
     import pytest
 
     with pytest.raises(ValueError, match="local_commit: argument S_cur must have shape"):
-        _kcall.local_commit(ok, S, sc, X, X0, P, P0, suc, S_cur[:, :2], sc_cur, gS, gsc)
+        _kcall.local_commit(ok, (S, sc), (X, P, suc, S_cur[:, :2], sc_cur), (X0, P0, gS, gsc))
 
 
 def test_unpack_rows_kernel_equals_the_numpy_inverse():
