@@ -172,7 +172,7 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
     """The walk of :func:`_budget_weights`; ``missing_left`` is ``tr.missing_left`` or ``None`` (the
     row has no NaN: the split rule :func:`~fairlens.certify._kernels._goes_left` then compiles to
     ``x <= threshold``)."""
-    best, wb, st_node, st_f1, st_cnt, st_df, st_ds = bw
+    best, wb, st_node, st_f1, st_cnt, st_df, st_ds, sub_lo, sub_hi = bw
     feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
     value = tr.value
     n_trees = roots.shape[0]
@@ -181,7 +181,11 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
             best[t, k] = 0.0
         wb[t] = 0.0
         cur = value[leaves[t]]
-        sign = 1.0 if group[t] == yi else -1.0
+        up = group[t] == yi
+        sign = 1.0 if up else -1.0
+        # the most a leaf under a node can gain: sign * (cur - the subtree's smallest (up) or largest
+        # leaf value), exactly the largest leaf gain (cur - v is monotone in v, also rounded)
+        ext = sub_lo if up else sub_hi
         sp = 1
         st_node[0] = roots[t]
         st_f1[0] = -1
@@ -190,27 +194,29 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
             sp -= 1
             node = st_node[sp]
             k1 = st_f1[sp]
-            cnt = st_cnt[sp]
             f = feature[node]
-            if f < 0:
-                if k1 >= 0:
-                    gain = sign * (cur - value[node])
-                    if gain > best[t, k1]:
-                        best[t, k1] = gain
-                        if gain > wb[t]:
-                            wb[t] = gain
-                continue
+            if k1 >= 0:
+                # no leaf below can raise best[t, k1] (a leaf: its own gain): skip the subtree
+                gain = sign * (cur - ext[node])
+                if gain <= best[t, k1]:
+                    continue
+                if f < 0:
+                    best[t, k1] = gain
+                    if gain > wb[t]:
+                        wb[t] = gain
+                    continue
+            elif f < 0:
+                continue  # the instance's own leaf
+            cnt = st_cnt[sp]
             go_left = _goes_left(x[f], threshold, missing_left, node)
             same = left[node] if go_left else right[node]
             other = right[node] if go_left else left[node]
             dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
-            # the child the instance's value would take: no new disagreement
+            # the child the instance's value would take: no new disagreement (its path's features
+            # st_df/st_ds[sp] are the popped node's, already in place)
             st_node[sp] = same
             st_f1[sp] = k1
             st_cnt[sp] = cnt
-            for q in range(cnt):
-                st_df[sp, q] = st_df[sp - 0, q]
-                st_ds[sp, q] = st_ds[sp - 0, q]
             sp += 1
             # the other child: f joins D(L) in direction dirn
             pos = -1
@@ -276,8 +282,41 @@ def _bw_buffers(tr, n_features, budget):
     best = np.zeros((n_trees, 2 * n_features), np.float64)
     wb = np.zeros(n_trees, np.float64)
     N = feature.shape[0] + 2
+    sub_lo, sub_hi = _subtree_extremes(tr)
     return (best, wb, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-            np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64))
+            np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64), sub_lo, sub_hi)
+
+
+@numba.njit(cache=True)
+def _subtree_extremes(tr):
+    """``(lo, hi)``: the smallest and largest leaf value under every node (a leaf: its own value), for
+    the pruning of :func:`_budget_walk`. Post-order walk of every tree (any node order)."""
+    feature, left, right, roots, value = tr.feature, tr.left, tr.right, tr.roots, tr.value
+    m = feature.shape[0]
+    lo = np.empty(m, np.float64)
+    hi = np.empty(m, np.float64)
+    stack = np.empty(m + 1, np.int64)
+    done = np.zeros(m, np.bool_)
+    for t in range(roots.shape[0]):
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            node = stack[sp - 1]
+            if feature[node] < 0:
+                lo[node] = value[node]
+                hi[node] = value[node]
+                sp -= 1
+            elif done[node]:
+                a, b = left[node], right[node]
+                lo[node] = lo[a] if lo[a] <= lo[b] else lo[b]
+                hi[node] = hi[a] if hi[a] >= hi[b] else hi[b]
+                sp -= 1
+            else:
+                done[node] = True
+                stack[sp] = left[node]
+                stack[sp + 1] = right[node]
+                sp += 2
+    return lo, hi
 
 
 @numba.njit(cache=True)
