@@ -183,9 +183,14 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
         cur = value[leaves[t]]
         up = group[t] == yi
         sign = 1.0 if up else -1.0
-        # the most a leaf under a node can gain: sign * (cur - the subtree's smallest (up) or largest
-        # leaf value), exactly the largest leaf gain (cur - v is monotone in v, also rounded)
+        # Pruning (the same credits, less walk): the most a leaf under ``node`` can gain is
+        # sign * (cur - ext[node]) with ext the subtree's smallest (up) or largest leaf value --
+        # exactly the largest leaf gain, since the rounded cur - v is monotone in v. A subtree whose
+        # bound cannot raise the credit it would feed is skipped: the "other" child when pushed,
+        # and (budget >= 2, where a deviation's subtree branches again) a node when popped, as its
+        # credit may have grown meanwhile. At budget 1 the popped check costs more than it saves.
         ext = sub_lo if up else sub_hi
+        deep = budget >= 2
         sp = 1
         st_node[0] = roots[t]
         st_f1[0] = -1
@@ -195,18 +200,16 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
             node = st_node[sp]
             k1 = st_f1[sp]
             f = feature[node]
-            if k1 >= 0:
-                # no leaf below can raise best[t, k1] (a leaf: its own gain): skip the subtree
-                gain = sign * (cur - ext[node])
-                if gain <= best[t, k1]:
-                    continue
-                if f < 0:
-                    best[t, k1] = gain
-                    if gain > wb[t]:
-                        wb[t] = gain
-                    continue
-            elif f < 0:
-                continue  # the instance's own leaf
+            if f < 0:
+                if k1 >= 0:
+                    gain = sign * (cur - value[node])
+                    if gain > best[t, k1]:
+                        best[t, k1] = gain
+                        if gain > wb[t]:
+                            wb[t] = gain
+                continue
+            if deep and k1 >= 0 and sign * (cur - ext[node]) <= best[t, k1]:
+                continue  # no leaf below can raise best[t, k1]
             cnt = st_cnt[sp]
             go_left = _goes_left(x[f], threshold, missing_left, node)
             same = left[node] if go_left else right[node]
@@ -231,8 +234,11 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
                 ncnt = cnt + 1
                 if ncnt > budget:
                     continue
+            k2 = k1 if k1 >= 0 else 2 * f + dirn
+            if sign * (cur - ext[other]) <= best[t, k2]:
+                continue  # no leaf below can raise best[t, k2]
             st_node[sp] = other
-            st_f1[sp] = k1 if k1 >= 0 else 2 * f + dirn
+            st_f1[sp] = k2
             st_cnt[sp] = ncnt
             for q in range(cnt):
                 st_df[sp, q] = st_df[sp - 1, q]
