@@ -187,8 +187,9 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
         # sign * (cur - ext[node]) with ext the subtree's smallest (up) or largest leaf value --
         # exactly the largest leaf gain, since the rounded cur - v is monotone in v. A subtree whose
         # bound cannot raise the credit it would feed is skipped: the "other" child when pushed,
-        # and (budget >= 2, where a deviation's subtree branches again) a node when popped, as its
-        # credit may have grown meanwhile. At budget 1 the popped check costs more than it saves.
+        # and a node when popped, as its credit may have grown meanwhile. Only at budget >= 2, where
+        # a deviation's subtree branches again: at budget 1 (one path below each deviation) the
+        # checks and the per-call pass of _subtree_extremes cost more than they save.
         ext = sub_lo if up else sub_hi
         deep = budget >= 2
         sp = 1
@@ -235,7 +236,7 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
                 if ncnt > budget:
                     continue
             k2 = k1 if k1 >= 0 else 2 * f + dirn
-            if sign * (cur - ext[other]) <= best[t, k2]:
+            if deep and sign * (cur - ext[other]) <= best[t, k2]:
                 continue  # no leaf below can raise best[t, k2]
             st_node[sp] = other
             st_f1[sp] = k2
@@ -288,7 +289,10 @@ def _bw_buffers(tr, n_features, budget):
     best = np.zeros((n_trees, 2 * n_features), np.float64)
     wb = np.zeros(n_trees, np.float64)
     N = feature.shape[0] + 2
-    sub_lo, sub_hi = _subtree_extremes(tr)
+    if budget >= 2:  # the walk's pruning (at budget 1 it does not pay: no per-call pass)
+        sub_lo, sub_hi = _subtree_extremes(tr)
+    else:
+        sub_lo, sub_hi = np.empty(0, np.float64), np.empty(0, np.float64)
     return (best, wb, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
             np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64), sub_lo, sub_hi)
 
@@ -296,11 +300,26 @@ def _bw_buffers(tr, n_features, budget):
 @numba.njit(cache=True)
 def _subtree_extremes(tr):
     """``(lo, hi)``: the smallest and largest leaf value under every node (a leaf: its own value), for
-    the pruning of :func:`_budget_walk`. Post-order walk of every tree (any node order)."""
+    the pruning of :func:`_budget_walk`. One backward pass when every child comes after its parent
+    (the readers' order), else a post-order walk of every tree (any node order)."""
     feature, left, right, roots, value = tr.feature, tr.left, tr.right, tr.roots, tr.value
     m = feature.shape[0]
     lo = np.empty(m, np.float64)
     hi = np.empty(m, np.float64)
+    ordered = True
+    for node in range(m - 1, -1, -1):
+        if feature[node] < 0:
+            lo[node] = value[node]
+            hi[node] = value[node]
+        else:
+            a, b = left[node], right[node]
+            if a <= node or b <= node:
+                ordered = False
+                break
+            lo[node] = lo[a] if lo[a] <= lo[b] else lo[b]
+            hi[node] = hi[a] if hi[a] >= hi[b] else hi[b]
+    if ordered:
+        return lo, hi
     stack = np.empty(m + 1, np.int64)
     done = np.zeros(m, np.bool_)
     for t in range(roots.shape[0]):

@@ -89,7 +89,7 @@ def test_subtree_extremes_hand_tree():
     # two trees; node order deliberately not parent-before-child in the second one
     from fairlens.certify._flat import Trees
 
-    #          0: f0            5: leaf 7.0 ... see below
+    # tree 1: 0 -> (1, 2), 2 -> (3, 4); tree 2: 7 -> (5, 6)
     feature = np.array([0, -1, 1, -1, -1, -1, -1, 2], np.int64)
     left = np.array([1, -1, 3, -1, -1, -1, -1, 5], np.int64)
     right = np.array([2, -1, 4, -1, -1, -1, -1, 6], np.int64)
@@ -101,3 +101,7 @@ def test_subtree_extremes_hand_tree():
     assert lo[7] == -3.0 and hi[7] == 7.0
     for leaf in (1, 3, 4, 5, 6):
         assert lo[leaf] == hi[leaf] == value[leaf]
+    # the first tree alone is in parent-before-child order: the one backward pass, same answers
+    tr1 = Trees(feature[:5], np.zeros(5), left[:5], right[:5], value[:5], np.array([0], np.int64), np.zeros(5, bool))
+    lo1, hi1 = _subtree_extremes(tr1)
+    assert np.array_equal(lo1, lo[:5]) and np.array_equal(hi1, hi[:5])
