@@ -172,7 +172,7 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
     """The walk of :func:`_budget_weights`; ``missing_left`` is ``tr.missing_left`` or ``None`` (the
     row has no NaN: the split rule :func:`~fairlens.certify._kernels._goes_left` then compiles to
     ``x <= threshold``)."""
-    best, wb, st_node, st_f1, st_cnt, st_df, st_ds = bw
+    best, wb, st_node, st_f1, st_cnt, st_df, st_ds, sub_lo, sub_hi = bw
     feature, threshold, left, right, roots = tr.feature, tr.threshold, tr.left, tr.right, tr.roots
     value = tr.value
     n_trees = roots.shape[0]
@@ -181,7 +181,17 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
             best[t, k] = 0.0
         wb[t] = 0.0
         cur = value[leaves[t]]
-        sign = 1.0 if group[t] == yi else -1.0
+        up = group[t] == yi
+        sign = 1.0 if up else -1.0
+        # Pruning (the same credits, less walk): the most a leaf under ``node`` can gain is
+        # sign * (cur - ext[node]) with ext the subtree's smallest (up) or largest leaf value --
+        # exactly the largest leaf gain, since the rounded cur - v is monotone in v. A subtree whose
+        # bound cannot raise the credit it would feed is skipped: the "other" child when pushed,
+        # and a node when popped, as its credit may have grown meanwhile. Only at budget >= 2, where
+        # a deviation's subtree branches again: at budget 1 (one path below each deviation) the
+        # checks and the per-call pass of _subtree_extremes cost more than they save.
+        ext = sub_lo if up else sub_hi
+        deep = budget >= 2
         sp = 1
         st_node[0] = roots[t]
         st_f1[0] = -1
@@ -190,7 +200,6 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
             sp -= 1
             node = st_node[sp]
             k1 = st_f1[sp]
-            cnt = st_cnt[sp]
             f = feature[node]
             if f < 0:
                 if k1 >= 0:
@@ -200,17 +209,18 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
                         if gain > wb[t]:
                             wb[t] = gain
                 continue
+            if deep and k1 >= 0 and sign * (cur - ext[node]) <= best[t, k1]:
+                continue  # no leaf below can raise best[t, k1]
+            cnt = st_cnt[sp]
             go_left = _goes_left(x[f], threshold, missing_left, node)
             same = left[node] if go_left else right[node]
             other = right[node] if go_left else left[node]
             dirn = 0 if go_left else 1  # 0: the attacker must increase x_f to go the other way
-            # the child the instance's value would take: no new disagreement
+            # the child the instance's value would take: no new disagreement (its path's features
+            # st_df/st_ds[sp] are the popped node's, already in place)
             st_node[sp] = same
             st_f1[sp] = k1
             st_cnt[sp] = cnt
-            for q in range(cnt):
-                st_df[sp, q] = st_df[sp - 0, q]
-                st_ds[sp, q] = st_ds[sp - 0, q]
             sp += 1
             # the other child: f joins D(L) in direction dirn
             pos = -1
@@ -225,8 +235,11 @@ def _budget_walk(tr, missing_left, group, x, yi, leaves, budget, bw):
                 ncnt = cnt + 1
                 if ncnt > budget:
                     continue
+            k2 = k1 if k1 >= 0 else 2 * f + dirn
+            if deep and sign * (cur - ext[other]) <= best[t, k2]:
+                continue  # no leaf below can raise best[t, k2]
             st_node[sp] = other
-            st_f1[sp] = k1 if k1 >= 0 else 2 * f + dirn
+            st_f1[sp] = k2
             st_cnt[sp] = ncnt
             for q in range(cnt):
                 st_df[sp, q] = st_df[sp - 1, q]
@@ -276,8 +289,59 @@ def _bw_buffers(tr, n_features, budget):
     best = np.zeros((n_trees, 2 * n_features), np.float64)
     wb = np.zeros(n_trees, np.float64)
     N = feature.shape[0] + 2
+    if budget >= 2:  # the walk's pruning (at budget 1 it does not pay: no per-call pass)
+        sub_lo, sub_hi = _subtree_extremes(tr)
+    else:
+        sub_lo, sub_hi = np.empty(0, np.float64), np.empty(0, np.float64)
     return (best, wb, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-            np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64))
+            np.empty((N, budget + 1), np.int64), np.empty((N, budget + 1), np.int64), sub_lo, sub_hi)
+
+
+@numba.njit(cache=True)
+def _subtree_extremes(tr):
+    """``(lo, hi)``: the smallest and largest leaf value under every node (a leaf: its own value), for
+    the pruning of :func:`_budget_walk`. One backward pass when every child comes after its parent
+    (the readers' order), else a post-order walk of every tree (any node order)."""
+    feature, left, right, roots, value = tr.feature, tr.left, tr.right, tr.roots, tr.value
+    m = feature.shape[0]
+    lo = np.empty(m, np.float64)
+    hi = np.empty(m, np.float64)
+    ordered = True
+    for node in range(m - 1, -1, -1):
+        if feature[node] < 0:
+            lo[node] = value[node]
+            hi[node] = value[node]
+        else:
+            a, b = left[node], right[node]
+            if a <= node or b <= node:
+                ordered = False
+                break
+            lo[node] = lo[a] if lo[a] <= lo[b] else lo[b]
+            hi[node] = hi[a] if hi[a] >= hi[b] else hi[b]
+    if ordered:
+        return lo, hi
+    stack = np.empty(m + 1, np.int64)
+    done = np.zeros(m, np.bool_)
+    for t in range(roots.shape[0]):
+        sp = 1
+        stack[0] = roots[t]
+        while sp > 0:
+            node = stack[sp - 1]
+            if feature[node] < 0:
+                lo[node] = value[node]
+                hi[node] = value[node]
+                sp -= 1
+            elif done[node]:
+                a, b = left[node], right[node]
+                lo[node] = lo[a] if lo[a] <= lo[b] else lo[b]
+                hi[node] = hi[a] if hi[a] >= hi[b] else hi[b]
+                sp -= 1
+            else:
+                done[node] = True
+                stack[sp] = left[node]
+                stack[sp + 1] = right[node]
+                sp += 2
+    return lo, hi
 
 
 @numba.njit(cache=True)
