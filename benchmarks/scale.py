@@ -11,7 +11,8 @@ Every workload of issue 24 (item 2) runs at ``n_jobs=1`` (in this process, nothi
   memory monitor every 1 s, dask's ``MALLOC_TRIM_THRESHOLD_`` unset in the workers).
 
 Per workload and backend, after the warm-ups, it times ``n_jobs=1`` and ``n_jobs=2`` alternately
-``--repeat`` times each (default 3 with ``--quick``, else 1), prints every sample, and judges on the
+``--repeat`` times each (default 3 with ``--quick``, else 1; short workloads more often, until their
+``n_jobs=1`` samples add up to ``--min-seconds``, at most 15), prints every sample, and judges on the
 MEDIANS (one noisy sample cannot decide PASS/FAIL; every sample's answer must be identical to the
 first ``n_jobs=1`` answer).  The ``n_jobs=1`` CPU is this process's (the work runs here; under a
 dask backend the idle cluster's workers are not counted).  It prints: wall time at ``n_jobs=1`` and
@@ -72,6 +73,8 @@ WORKLOADS = ("maft", "testsgd", "explain", "forest", "boosted")
 BACKENDS = ("loky", "dask", "dask-tuned")
 #: the issue's targets
 MIN_SPEEDUP, MAX_CPU_RATIO, MAX_FALLBACK_SLOWDOWN = 1.7, 1.15, 1.05
+#: the most timed samples per workload and backend (see --min-seconds)
+MAX_SAMPLES = 15
 
 
 def _parse():
@@ -91,6 +94,10 @@ def _parse():
     ap.add_argument("--repeat", type=int, default=None,
                     help="timed samples of n_jobs=1 and of n_jobs=2 per workload and backend, taken alternately "
                          "after the warm-ups; the medians decide PASS/FAIL (default 3 with --quick, else 1)")
+    ap.add_argument("--min-seconds", type=float, default=5.0,
+                    help="short workloads take more samples: until the n_jobs=1 samples add up to this many "
+                         f"seconds (at most {MAX_SAMPLES} samples; default 5): a 0.5 s run judged on 3 samples "
+                         "is decided by noise")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS/OpenMP threads per process (default 1, the issue's setting; 0 leaves them alone)")
     return ap.parse_args()
@@ -400,7 +407,8 @@ def main(args):
                 s1, s2 = [], []  # (wall, CPU) / (wall, CPU, this process, workers, n_jobs_used)
                 same = True
                 notes = set()
-                for i in range(repeat):
+                i = 0
+                while i < repeat or (sum(x[0] for x in s1) < args.min_seconds and i < MAX_SAMPLES):
                     # alternately, so that a change of the machine's load hits both sides alike; the
                     # n_jobs=1 CPU is this process's only (the work runs here; children, if any, are
                     # an idle cluster's workers)
@@ -418,7 +426,8 @@ def main(args):
                     s1.append((w1, c1))
                     s2.append((w2, c2, here, workers_cpu, used))
                     notes.add(w.note(r2) or "; ".join(sorted({p["note"] for p in plans})))
-                    print(f"  {backend}: {name}: sample {i + 1}/{repeat}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU "
+                    i += 1
+                    print(f"  {backend}: {name}: sample {i}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU "
                           f"| n_jobs=2 {w2:.2f} s wall, {c2:.2f} s CPU (this process {here:.2f} s, workers "
                           f"{workers_cpu:.2f} s) | n_jobs_used {used} | identical: {ok2 and k1 == ref[name]} "
                           f"| load {os.getloadavg()[0]:.2f}", flush=True)
@@ -432,7 +441,7 @@ def main(args):
                 sp, cr = w1 / w2, c2 / c1
                 v = verdict(sp, cr, used, same, w1, w2)
                 rows.append((name, backend, w1, w2, sp, c1, c2, cr, used, same, v, note, here, workers_cpu))
-                print(f"  {backend}: {name}: MEDIAN of {repeat}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU | n_jobs=2 "
+                print(f"  {backend}: {name}: MEDIAN of {len(s1)}: n_jobs=1 {w1:.2f} s wall, {c1:.2f} s CPU | n_jobs=2 "
                       f"{w2:.2f} s wall ({sp:.2f}x), {c2:.2f} s CPU ({cr:.2f}x; this process {here:.2f} s, workers "
                       f"{workers_cpu:.2f} s) | n_jobs_used {used} | identical (every sample): {same} | {v} | "
                       f"{note} | load {os.getloadavg()[0]:.2f}", flush=True)
@@ -442,7 +451,8 @@ def main(args):
     load1 = os.getloadavg()
     cap1 = two_core_capacity()
     print()
-    print(f"Medians of {repeat} alternating sample(s) each:")
+    print(f"Medians of at least {repeat} alternating sample(s) each (more for short workloads: until the n_jobs=1 "
+          f"samples add up to {args.min_seconds:g} s, at most {MAX_SAMPLES}):")
     print("| workload | backend | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | CPU n_jobs=1 -> 2 (s) | CPU ratio "
           "| n_jobs=2 CPU: this process / workers (s) | n_jobs_used | identical | target | what ran where |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
