@@ -15,7 +15,7 @@ share of the seeds, then of the walkers) and checks that the instances are ident
 sequential run.  ``--profile`` profiles the lockstep run with cProfile and prints where the time
 goes: the model calls, the row sets (hashing of explored and found rows) and the rest.
 ``--set-share`` measures the row sets' share without a profiler: ``time.process_time`` around
-every row-set call (``KeySet`` construction and ``index``, ``RowCodec.keys``, and the local
+every row-set call (``KeySet`` construction, ``index`` and ``insert``, ``RowCodec.keys``, and the local
 phase's one-kernel found-set step ``_Finds.add_step``, which also computes the counterparts) in one more
 sequential run with BLAS at one thread, against that run's whole CPU time.
 ``--sg-seeds 20`` also runs SG (Symbolic Generation, Aggarwal et al. 2019)
@@ -48,22 +48,29 @@ def _set_share(search):
     from fairlens.maft import _search, _utils
 
     spent = [0.0]
+    depth = [0]
+    parts = {}
 
-    def timed(fn):
-        def wrapper(*a, **k):
+    def timed(fn, name):
+        def wrapper(*a, **k):  # only the outermost row-set call counts (insert may call index)
+            depth[0] += 1
             t = time.process_time()
             try:
                 return fn(*a, **k)
             finally:
-                spent[0] += time.process_time() - t
+                depth[0] -= 1
+                if depth[0] == 0:
+                    dt = time.process_time() - t
+                    spent[0] += dt
+                    parts[name] = parts.get(name, 0.0) + dt
         return wrapper
 
     saved = {(cls, name): getattr(cls, name) for cls, name in
-             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.RowCodec, "keys"),
+             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.KeySet, "insert"), (_utils.RowCodec, "keys"),
               (_search._Finds, "add_step"))}
     try:
         for (cls, name), fn in saved.items():
-            setattr(cls, name, timed(fn))
+            setattr(cls, name, timed(fn, f"{cls.__name__}.{name}"))
         with threadpool_limits(1):
             t = time.process_time()
             search.run()
@@ -71,9 +78,10 @@ def _set_share(search):
     finally:
         for (cls, name), fn in saved.items():
             setattr(cls, name, fn)
-    return (f"row sets (KeySet construction + index, RowCodec.keys, _Finds.add_step): {spent[0]:.3f} s of "
+    return (f"row sets (KeySet construction + index + insert, RowCodec.keys, _Finds.add_step): {spent[0]:.3f} s of "
             f"{total:.3f} s CPU "
-            f"({100 * spent[0] / total:.1f}%), load average {os.getloadavg()[0]:.1f}")
+            f"({100 * spent[0] / total:.1f}%; " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items())
+            + f"), load average {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None):

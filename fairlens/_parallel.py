@@ -497,13 +497,29 @@ def _dask_broadcast(payload):
                                   **dict(getattr(backend, "submit_kwargs", {}) or {}))
 
 
+def _can_share_here():
+    """Whether this process may work a share itself: always on a local joblib backend; on dask
+    only when the client's cluster is a ``LocalCluster`` (its workers share this machine; a
+    remote cluster's workers should get all the work, this process may be a laptop)."""
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend = get_active_backend()[0]
+    except Exception:  # pragma: no cover - joblib internals moved: be conservative
+        return False
+    if type(backend).__name__ != "DaskDistributedBackend":
+        return True
+    cluster = getattr(getattr(backend, "client", None), "cluster", None)
+    return type(cluster).__name__ == "LocalCluster"
+
+
 def _run_group(func, payload, chunks):
     with blas_limit(1):
         return [func(payload, c) for c in chunks]
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None, tasks_per_worker=None, probe_seconds=None, on_result=None):
+               info=None, tasks_per_worker=None, probe_seconds=None, on_result=None, share_here=False):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -549,6 +565,16 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         ``on_result(index, result)``, called in this process with each chunk's result as soon
         as it is available, in chunk order (before ``progress``): a caller can merge a finished
         share while the other workers still run, instead of after the last one.
+
+    share_here : bool, default False
+        With workers: this process works the first share itself while the workers run the
+        others, so that ``n_jobs`` processes compute, this one among them (instead of ``n_jobs``
+        workers while this process waits).  It saves that share's round trip (payload, result
+        transfer) and lets this process merge it (``on_result``) while the others still run.
+        On dask only when the cluster is a ``LocalCluster`` (this machine's cores); a remote
+        cluster gets every share.  The shares and the answer are the same; only where the first
+        share runs changes, and ``info["note"]`` says so.  ``stop`` is checked between this
+        process's chunks as between finished tasks.
 
     Returns
     -------
@@ -605,6 +631,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
             if _RECORDERS:
                 _record(workers, note, total)
             return out
+    here_too = bool(share_here) and workers > 1 and total - start > 1 and _can_share_here()
+    if here_too:
+        note = note.replace(f"{workers} workers (one share each)",
+                            f"{workers} processes (one share each; this process works the first)")
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
@@ -629,15 +659,27 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     bounds = np.linspace(0, len(rest), n_tasks + 1).round().astype(int)
     groups = [rest[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     done = start
+    here = groups[0] if here_too else None
+    sent = groups[1:] if here_too else groups
     # never start more workers than there are tasks (worker start-up is the cost); this process
-    # waits and merges with one BLAS thread while the workers run
+    # waits (or works its share) and merges with one BLAS thread while the workers run
     limit = blas_limit(1)
     limit.__enter__()
     with _dask_broadcast(payload):
         gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
-            joblib.delayed(_run_group)(func, payload, g) for g in groups
+            joblib.delayed(_run_group)(func, payload, g) for g in sent
         )
     try:
+        if here is not None:
+            for c in here:
+                if stop is not None and stop():
+                    return out
+                out.append(func(payload, c))
+                if on_result is not None:
+                    on_result(done, out[-1])
+                done += 1
+                if progress is not None:
+                    progress(done, total)
         for res in gen:
             if on_result is not None:
                 for k, r in enumerate(res):

@@ -204,6 +204,23 @@ def key_insert(table, store, n_store, keys, index, is_new):
     return _kernels.key_insert(table, store, n_store, keys, index, is_new)
 
 
+def key_add1(table, store, n_store, keys):
+    m = keys.shape[0] if keys.ndim == 2 else -1
+    _check_kernel_args("key_add1", {"table": (table, _I, (None,)), "store": (store, _I, (None, 1)),
+                                    "keys": (keys, _I, (None, 1))}, out=("table", "store"))
+    S = table.shape[0]
+    n_store = int(n_store)
+    if S < 2 or S & (S - 1):
+        raise ValueError(f"key_add1: table size must be a power of two, got {S}")
+    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
+        raise ValueError(f"key_add1: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
+    if 2 * (n_store + m) > S:
+        raise ValueError(f"key_add1: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    if m > 0 and (keys.min() < 0 or keys.max() == np.iinfo(np.int64).max):
+        raise ValueError("key_add1: argument keys must lie in [0, 2**63 - 1)")
+    return _kernels.key_add1(table, store, n_store, keys)
+
+
 def key_insert1(table, store, n_store, keys, index, is_new):
     m = keys.shape[0] if keys.ndim == 2 else -1
     _check_kernel_args(
@@ -299,6 +316,22 @@ def unpack_rows(K, lo, span, out):
     if d > 0 and span.min() < 1:
         raise ValueError("unpack_rows: argument span must be positive")
     return _kernels.unpack_rows(K, lo, span, out)
+
+
+def unpack_pairs(K, cpv, lo, span, prot_idx, out, cp_out):
+    d = lo.shape[0] if lo.ndim == 1 else -1
+    n = K.shape[0] if K.ndim == 1 else -1
+    P = prot_idx.shape[0] if prot_idx.ndim == 1 else -1
+    _check_kernel_args("unpack_pairs", {"K": (K, _I, (None,)), "cpv": (cpv, _F, (n, P)), "lo": (lo, _F, (None,)),
+                                        "span": (span, _I, (d,)), "prot_idx": (prot_idx, _I, (None,)),
+                                        "out": (out, _F, (n, d)), "cp_out": (cp_out, _F, (n, d))},
+                       out=("out", "cp_out"))
+    if n > 0 and K.min() < 0:
+        raise ValueError("unpack_pairs: argument K holds negative keys")
+    if d > 0 and span.min() < 1:
+        raise ValueError("unpack_pairs: argument span must be positive")
+    _check_index("unpack_pairs", "prot_idx", prot_idx, d)
+    return _kernels.unpack_pairs(K, cpv, lo, span, prot_idx, out, cp_out)
 
 
 def zo_probe_rows(X, steps, out):

@@ -29,10 +29,11 @@ one local walker.  Walker ``w`` draws its random numbers from the counter-based 
 instances (global ones in seed order, then local ones in the order Algorithm 4 finds them,
 walker after walker, each row once) are the same however the work is cut.  With ``n_jobs``
 resolving to one worker both phases run in lockstep in this process (one model call per step
-for all walkers); with several workers each worker walks one contiguous share of the seeds,
-then of the walkers, in lockstep (one call per step for its share), returns its rows as int64
-keys (:class:`fairlens.maft._utils.RowCodec`) and the parent merges the shares with one linear
-pass of a hash set.  A phase too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
+for all walkers); with ``n_jobs`` processes each walks one contiguous share of the seeds, then of
+the walkers, in lockstep (one call per step for its share): this process works the first share
+while the workers run the others (``run_chunks(share_here=True)``), each worker returns its rows
+as int64 keys (:class:`fairlens.maft._utils.RowCodec`) and this process merges the shares with
+one linear pass of a hash set, then decodes every row once into the result's arrays.  A phase too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
 
 Both engines use identical random numbers and -- for a model whose row scores do not
 depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and
@@ -515,11 +516,13 @@ class _Finds:
         ``_local_lockstep``); the set and the growable arrays are this object's own, given room
         for ``len(ok)`` more rows here, so the kernel is called unchecked."""
         W = ok.shape[0]
-        self.set.reserve(W)
-        for g in (self.cp, self.s1, self.s2, self.order):
-            g.reserve(W)
-        n_found = len(self)
         st = self.set
+        if st.n + W > st._store.shape[0]:
+            st.reserve(W)
+        n_found = st.n - self.n_pre
+        if n_found + W > self.order.a.shape[0]:  # the four grow together (same length, same capacity)
+            for g in (self.cp, self.s1, self.s2, self.order):
+                g.reserve(W)
         st.n, n_found = _kcall.raw.finds_add((ok, X, S, sc, order_key), (self.prot_idx, self.codec.lo, self.codec.mult),
                                              (st._table, st._store), (self.cp.a, self.s1.a, self.s2.a, self.order.a),
                                              (st.n, self.n_pre, n_found))
@@ -539,7 +542,8 @@ class _Live:
 
     def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None, capacity=None):
         self.codec = codec
-        self.explored = KeySet(codec.k, _presize(capacity)) if track_explored else None
+        # membership only (8-byte slots) when a row is one int64 key: nobody asks where a row sits
+        self.explored = KeySet(codec.k, _presize(capacity), positions=False) if track_explored else None
         self.count = lambda: 0
         self.n_global = 0
         self.timeline = [(0.0, 0)]
@@ -551,7 +555,7 @@ class _Live:
 
     def explore(self, X):
         if self.explored is not None and X.shape[0]:
-            self.explored.index(self.codec.keys(X))
+            self.explored.insert(self.codec.keys(X))
 
     def explored_keys(self):
         return self.explored.keys.copy() if self.explored is not None else np.empty((0, self.codec.k), np.int64)
@@ -1057,13 +1061,19 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             st["queries"] += o["queries"]
             st["calls"] += o["calls"]
             if st["explored"] is not None:
-                st["explored"].index(o["explored"])
+                st["explored"].insert(o["explored"])
             o["explored"] = None  # merged: free it
             if merge is not None:
                 merge(i, o)
 
-        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result)
-        st["notes"].append(f"{phase} phase on {len(shares)} workers")
+        info = {}
+        # this process works the first share (no round trip for it) and merges it while the
+        # workers still run: n_jobs processes compute, this one among them
+        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result,
+                          info=info, share_here=True)
+        where = ("processes (this one works the first)" if "this process works the first" in info.get("note", "")
+                 else "workers")
+        st["notes"].append(f"{phase} phase on {len(shares)} {where}")
         return outs, marks, len(outs) < len(shares)
 
     def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
@@ -1122,50 +1132,42 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         merged = KeySet(codec.k, _presize(G * self.n_local))
 
         def merge(i, o):
-            # linear: a row found by two shares is kept at its first place (shares arrive in order);
-            # the share's rows are rebuilt here, while the later shares still run
+            # linear: a row found by two shares is kept at its first place (shares arrive in order,
+            # the first one may be this process's); the rows are decoded once, in _assemble
             pk = o["finds"]
             keep = merged.index(pk["keys"])[1]
             if not keep.all():
                 for k in ("keys", "cp", "s1", "s2"):
                     pk[k] = pk[k][keep]
-            pk["rows"] = self._local_rows(codec, pk)
 
         outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
                                               "local", st, merge)
         st["stopped"] = stopped
         return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
 
-    def _local_rows(self, codec, pk):
-        """The rows of a pack's keys and their counterparts (the rows with the counterpart's
-        protected values)."""
-        X = codec.rows(pk["keys"])
-        cp = X.copy()
-        cp[:, self.problem.prot_idx] = pk["cp"]
-        return X, cp
-
     def _assemble(self, seeds, seed, g, gi, walkers, loc, codec, st, live, elapsed):
         """Global instances (seed order), then the local ones (walker after walker, each row once)."""
         pb = self.problem
         d, P = pb.d, pb.prot_idx
-        gcp = walkers.copy()
-        gcp[:, P] = g["cp"][gi]
-        parts_X, parts_cp = [walkers], [gcp]
-        s1, s2 = [g["s1"][gi]], [g["s2"][gi]]
-        n_loc, counts, tries_local = 0, [], 0
-        if loc is not None:
-            tries_local = loc["tries"]
-            for pk in loc["packs"]:
-                # the shares were de-duplicated and their rows rebuilt as they arrived (_run_local);
-                # one share (this process) holds unique rows only
-                X, cp = pk["rows"] if "rows" in pk else self._local_rows(codec, pk)
-                parts_X.append(X)
-                parts_cp.append(cp)
-                s1.append(pk["s1"])
-                s2.append(pk["s2"])
-                n_loc += X.shape[0]
-                counts.append(walkers.shape[0] + n_loc)
         n_global = walkers.shape[0]
+        packs = loc["packs"] if loc is not None else []
+        tries_local = loc["tries"] if loc is not None else 0
+        counts = list(n_global + np.cumsum([pk["keys"].shape[0] for pk in packs], dtype=np.int64))
+        n_loc = int(counts[-1]) - n_global if counts else 0
+        # the instances and their counterparts, written once into their final arrays: the global
+        # ones (the walkers) first, then each share's keys decoded in place (the shares were
+        # de-duplicated as they arrived, in _run_local; one share holds unique rows only)
+        X = np.empty((n_global + n_loc, d))
+        CP = np.empty((n_global + n_loc, d))
+        X[:n_global] = walkers
+        CP[:n_global] = walkers
+        CP[:n_global, P] = g["cp"][gi]
+        a = n_global
+        for pk, b in zip(packs, counts):
+            codec.pairs(pk["keys"], pk["cp"], P, X[a:b], CP[a:b])
+            a = int(b)
+        s1 = [g["s1"][gi]] + [pk["s1"] for pk in packs]
+        s2 = [g["s2"][gi]] + [pk["s2"] for pk in packs]
         if loc is not None and loc["marks"] is not None:
             t_g = live.timeline[-1][0] if len(live.timeline) > 1 else 0.0
             timeline = [(0.0, 0), (t_g, n_global)] + [(t, counts[k - 1]) for t, k in loc["marks"]
@@ -1175,11 +1177,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         params = self._result_params()
         params.update({"engine": self.engine, "n_seeds": int(seeds.shape[0]), "n_local": int(self.n_local),
                        "random_state": seed, "row_keys": "int64 (integer grid)" if codec.packed else "float64 rows"})
-        X = np.ascontiguousarray(np.concatenate(parts_X)) if parts_X else np.empty((0, d))
         return FairnessTestResult(
             method=self.method,
             instances=X,
-            counterparts=np.concatenate(parts_cp),
+            counterparts=CP,
             instance_scores=np.concatenate(s1),
             counterpart_scores=np.concatenate(s2),
             phase=np.repeat(np.array(["global"] * bool(n_global) + ["local"] * bool(n_loc), dtype=str),

@@ -133,10 +133,16 @@ class KeySet:
     (insertion order) and whether this call inserted it (its first occurrence).  With one
     int64 per row (:class:`RowCodec` on an integer grid) this is the cheap row set of the
     search engines.
+
+    ``positions=False`` (one non-negative int64 key per row only) makes a membership-only set:
+    :meth:`insert` adds keys, :attr:`keys` and ``len`` tell which and how many, and the slot
+    table holds 8 bytes a slot instead of 16 (``key_add1``): the explored rows of a search,
+    whose positions nobody asks for, keep half the table in the caches.
     """
 
-    def __init__(self, k=1, capacity=1024):
+    def __init__(self, k=1, capacity=1024, positions=True):
         self.k = int(k)
+        self.positions = bool(positions) or self.k != 1
         cap = max(16, int(capacity))
         self._store = np.empty((cap, self.k), dtype=np.int64)
         self._table = self._new_table(_pow2(2 * cap))
@@ -144,10 +150,11 @@ class KeySet:
 
     def _new_table(self, size):
         # one int64 key: the key sits beside 1 + its position in the slot (one cache miss per
-        # look-up; 0 = empty, so the table is fresh zeroed pages, no fill pass); wider keys:
-        # the slot holds the position (-1 = empty), the key stays in the store
+        # look-up; 0 = empty, so the table is fresh zeroed pages, no fill pass), or alone as
+        # key + 1 in a membership-only set; wider keys: the slot holds the position (-1 = empty),
+        # the key stays in the store
         if self.k == 1:
-            return np.zeros((size, 2), dtype=np.int64)
+            return np.zeros((size, 2) if self.positions else size, dtype=np.int64)
         return np.full(size, -1, dtype=np.int64)
 
     def _insert(self, n_store, keys, pos, new):
@@ -156,6 +163,8 @@ class KeySet:
         # at least twice the store), its store ((cap, k) int64, grown before an insert that
         # would not fit, so the load stays <= 1/2) and the outputs pos/new ((m,) int64/bool);
         # index() checks the keys' dtype, shape and C order
+        if not self.positions:  # keys checked non-negative by insert()
+            return int(_kcall.raw.key_add1(self._table, self._store, int(n_store), keys))
         kernel = _kcall.raw.key_insert1 if self.k == 1 else _kcall.raw.key_insert
         return int(kernel(self._table, self._store, int(n_store), keys, pos, new))
 
@@ -178,10 +187,34 @@ class KeySet:
         n, self.n = self.n, 0
         if n:
             old = np.ascontiguousarray(store[:n])
-            self.n = self._insert(0, old, np.empty(n, np.int64), np.empty(n, np.bool_))
+            if self.positions:
+                self.n = self._insert(0, old, np.empty(n, np.int64), np.empty(n, np.bool_))
+            else:
+                self.n = self._insert(0, old, None, None)
+
+    def insert(self, keys):
+        """Insert ``keys`` (``(m, k)`` int64); returns nothing (any set; the membership-only
+        set's one way in)."""
+        if self.positions:
+            self.index(keys)
+            return
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if keys.ndim != 2 or keys.shape[1] != 1:
+            raise ValueError(f"KeySet.insert: keys must have shape (m, 1), got {keys.shape}")
+        m = keys.shape[0]
+        if m == 0:
+            return
+        if keys.min() < 0 or keys.max() == np.iinfo(np.int64).max:
+            raise ValueError("KeySet.insert: a membership-only set holds keys in [0, 2**63 - 1)")
+        if self.n + m > self._store.shape[0]:
+            self._grow(self.n + m)
+        self.n = self._insert(self.n, keys, None, None)
 
     def index(self, keys):
         """Insert ``keys`` (``(m, k)`` int64); returns ``(position, is_new)``."""
+        if not self.positions:
+            raise TypeError("KeySet.index: this set was made with positions=False (membership only); "
+                            "use insert(), or make it with positions=True")
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         if keys.ndim != 2 or keys.shape[1] != self.k:
             raise ValueError(f"KeySet.index: keys must have shape (m, {self.k}), got {keys.shape}")
@@ -256,6 +289,18 @@ class RowCodec:
         out = np.empty((k.size, self.d), dtype=np.float64)
         _kcall.unpack_rows(k, self.lo, self.span, out)  # lo[j] + (k % span[j]), k //= span[j], last column first
         return out
+
+    def pairs(self, K, cpv, prot_idx, out, cp_out):
+        """Write the rows of the keys ``K`` into ``out`` and their counterparts (the same rows with
+        the columns ``prot_idx`` set to ``cpv``, ``(n, P)``) into ``cp_out``, in one pass."""
+        K = np.asarray(K, dtype=np.int64)
+        cpv = np.ascontiguousarray(cpv, dtype=np.float64)
+        if not self.packed:
+            out[:] = np.ascontiguousarray(K).view(np.float64).reshape(-1, self.d)
+            cp_out[:] = out
+            cp_out[:, prot_idx] = cpv
+            return
+        _kcall.unpack_pairs(np.ascontiguousarray(K.reshape(-1)), cpv, self.lo, self.span, prot_idx, out, cp_out)
 
 
 class MLPReplay:

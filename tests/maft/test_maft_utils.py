@@ -280,3 +280,73 @@ def test_finds_add_step_kernel_equals_the_numpy_add():
     assert len(a) == len(b) > 100
     for k in ("keys", "cp", "s1", "s2", "order"):
         np.testing.assert_array_equal(pa[k], pb[k])
+
+
+def test_membership_only_keyset_equals_a_python_set():
+    """The explored rows' set (8-byte slots, key + 1; no positions) against a Python set: zero,
+    the largest allowed key, colliding low bits, duplicates across and within calls, many
+    growths; it refuses ``index`` and keys it cannot hold, by name."""
+    import pytest
+
+    from fairlens.maft import _kcall
+    from fairlens.maft._utils import KeySet
+
+    i64 = np.iinfo(np.int64)
+    rng = np.random.default_rng(11)
+    special = np.array([0, 1, 0, i64.max - 1, 2, i64.max - 1], dtype=np.int64)
+    colliding = (rng.integers(0, 60, 4000) << 40).astype(np.int64)
+    K = np.concatenate([special, colliding, rng.integers(0, 5000, 6000), rng.integers(0, i64.max - 1, 3000),
+                        special])
+    ks = KeySet(1, capacity=16, positions=False)  # grows many times
+    seen = {}
+    for a in range(0, len(K), 451):
+        ks.insert(K[a:a + 451, None])
+        for k in K[a:a + 451].tolist():
+            seen.setdefault(k, len(seen))
+        assert len(ks) == len(seen)
+    assert ks.keys[:, 0].tolist() == list(seen)  # insertion order, each key once
+    assert ks._table.ndim == 1 and np.count_nonzero(ks._table) == len(seen)  # 8 bytes a slot
+    with pytest.raises(TypeError, match="positions=False"):
+        ks.index(K[:3, None])
+    for bad in (np.array([[-1]]), np.array([[i64.max]])):
+        with pytest.raises(ValueError, match=r"KeySet.insert: .*\[0, 2\*\*63 - 1\)"):
+            ks.insert(bad)
+    with pytest.raises(ValueError, match=r"key_add1: argument keys must lie in"):
+        _kcall.key_add1(np.zeros(64, np.int64), np.empty((8, 1), np.int64), 0, np.array([[-5]]))
+    with pytest.raises(ValueError, match="key_add1: 40 keys do not fit a table of 64 slots"):
+        _kcall.key_add1(np.zeros(64, np.int64), np.empty((40, 1), np.int64), 0, np.arange(40)[:, None])
+    # a set with positions still takes insert() (the engines call insert() on either)
+    both = KeySet(1, capacity=16)
+    both.insert(K[:500, None])
+    assert both.keys[:, 0].tolist() == list(dict.fromkeys(K[:500].tolist()))
+
+
+def test_unpack_pairs_kernel_writes_rows_and_counterparts():
+    """Rows and counterparts decoded in one pass equal the codec's rows with the protected
+    columns replaced (NumPy), packed and unpacked codecs, into slices of larger arrays."""
+    import pytest
+
+    from fairlens.maft import _kcall
+    from fairlens.maft._utils import RowCodec
+
+    rng = np.random.default_rng(4)
+    lo = np.array([-3.0, 0.0, 17.0, 1.0, -1.0])
+    hi = lo + np.array([4, 1, 120, 9, 2])
+    X = lo + np.floor(rng.random((300, 5)) * (hi - lo + 1))
+    prot = np.array([3, 1], dtype=np.int64)
+    cpv = lo[prot] + np.floor(rng.random((300, 2)) * (hi - lo + 1)[prot])
+    want_cp = X.copy()
+    want_cp[:, prot] = cpv
+    for grid in (True, False):
+        c = RowCodec(lo, hi, grid)
+        out, cp_out = np.full((310, 5), np.nan), np.full((310, 5), np.nan)
+        c.pairs(c.keys(X), cpv, prot, out[7:307], cp_out[7:307])
+        np.testing.assert_array_equal(out[7:307], X)
+        np.testing.assert_array_equal(cp_out[7:307], want_cp)
+        assert np.isnan(out[:7]).all() and np.isnan(cp_out[307:]).all()  # nothing written outside
+    c = RowCodec(lo, hi, True)
+    K = c.keys(X).reshape(-1)
+    with pytest.raises(ValueError, match="unpack_pairs: argument prot_idx holds indices outside"):
+        _kcall.unpack_pairs(K, cpv, c.lo, c.span, np.array([0, 5]), np.empty((300, 5)), np.empty((300, 5)))
+    with pytest.raises(ValueError, match=r"unpack_pairs: argument cp_out must have shape \(300, 5\)"):
+        _kcall.unpack_pairs(K, cpv, c.lo, c.span, prot, np.empty((300, 5)), np.empty((299, 5)))

@@ -343,3 +343,76 @@ def test_on_result_stops_with_the_prefix():
     got = run_chunks(_draw, p, fixed_chunks(n, 4), n_jobs=1, stop=lambda: next(calls) >= 2,
                      on_result=lambda i, r: seen.append(i))
     assert seen == [0, 1] and len(got) == 2
+
+
+def _pid_draw(payload, chunk):
+    import os
+
+    return os.getpid(), _draw(payload, chunk)
+
+
+def test_share_here_works_the_first_share_in_this_process():
+    """``share_here=True``: this process works the first share while a worker runs the other;
+    the same results in chunk order, ``on_result`` and ``progress`` for every chunk, and the
+    note says where the work ran."""
+    import os
+
+    n, size = 40, 5
+    p = Payload(seed=4, offset=np.arange(n, dtype=float))
+    chunks = fixed_chunks(n, size)
+    seen, prog, info = [], [], {}
+    got = run_chunks(_pid_draw, p, chunks, n_jobs=2, share_here=True, info=info,
+                     on_result=lambda i, r: seen.append(i), progress=lambda d, t: prog.append((d, t)))
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(4, n, size))
+    pids = [pid for pid, _ in got]
+    half = len(chunks) // 2
+    assert set(pids[:half]) == {os.getpid()} and os.getpid() not in pids[half:]
+    assert seen == list(range(len(chunks))) and prog[-1] == (len(chunks), len(chunks))
+    assert info["n_jobs_used"] == 2 and "this process works the first" in info["note"]
+    # without it (the default) every share goes to the workers
+    got = run_chunks(_pid_draw, p, chunks, n_jobs=2)
+    assert os.getpid() not in [pid for pid, _ in got]
+
+
+def test_share_here_stop_during_this_process_share_returns_a_prefix():
+    n = 40
+    p = Payload(seed=2, offset=np.arange(n, dtype=float))
+    calls = iter(range(100))
+    got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, share_here=True, stop=lambda: next(calls) >= 2)
+    assert len(got) == 2
+    np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 5)[:10])
+
+
+def test_share_here_on_a_local_dask_cluster(dask_client):
+    """On a LocalCluster this process works the first share too, with the same answer."""
+    import os
+
+    import joblib
+
+    n, size = 30, 5
+    p = Payload(seed=6, offset=np.arange(n, dtype=float))
+    with joblib.parallel_config(backend="dask"):
+        got = run_chunks(_pid_draw, p, fixed_chunks(n, size), n_jobs=-1, share_here=True)
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(6, n, size))
+    assert got[0][0] == os.getpid() and got[-1][0] != os.getpid()
+
+
+def test_share_here_not_on_a_cluster_reached_by_address(dask_client):
+    """A client made from a scheduler's address (a remote cluster, as far as it knows) gets every
+    share: this process may be a laptop."""
+    import os
+
+    import joblib
+    from distributed import Client
+
+    from fairlens._parallel import _can_share_here
+
+    n, size = 30, 5
+    p = Payload(seed=6, offset=np.arange(n, dtype=float))
+    with Client(dask_client.scheduler.address, set_as_default=False) as remote:
+        with joblib.parallel_config(backend="dask", client=remote):
+            assert not _can_share_here()
+            info = {}
+            got = run_chunks(_pid_draw, p, fixed_chunks(n, size), n_jobs=-1, share_here=True, info=info)
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(6, n, size))
+    assert os.getpid() not in [pid for pid, _ in got] and "this process" not in info["note"]
