@@ -66,8 +66,8 @@ def _set_share(search):
         return wrapper
 
     saved = {(cls, name): getattr(cls, name) for cls, name in
-             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.KeySet, "insert"), (_utils.RowCodec, "keys"),
-              (_search._Finds, "add_step"))}
+             ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.KeySet, "insert"),
+              (_utils.RowCodec, "keys"), (_search._Finds, "add_step"))}
     try:
         for (cls, name), fn in saved.items():
             setattr(cls, name, timed(fn, f"{cls.__name__}.{name}"))

@@ -33,7 +33,8 @@ for all walkers); with ``n_jobs`` processes each walks one contiguous share of t
 the walkers, in lockstep (one call per step for its share): this process works the first share
 while the workers run the others (``run_chunks(share_here=True)``), each worker returns its rows
 as int64 keys (:class:`fairlens.maft._utils.RowCodec`) and this process merges the shares with
-one linear pass of a hash set, then decodes every row once into the result's arrays.  A phase too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
+one linear pass of a hash set, then decodes every row once into the result's arrays.  A phase
+too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
 
 Both engines use identical random numbers and -- for a model whose row scores do not
 depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and

@@ -51,7 +51,8 @@ def test_same_instances_at_n_jobs_1_and_2(toy, smooth, toy_mlp, cls, always_para
     two = s.run(n_jobs=2)
     assert one.n_global > 0 and one.n_local > 0
     _same(one, two)
-    assert two.params["n_jobs"] == 2 and "global phase on 2 processes (this one works the first)" in two.params["parallel"]
+    assert two.params["n_jobs"] == 2
+    assert "global phase on 2 processes (this one works the first)" in two.params["parallel"]
     assert one.params["parallel"] == "sequential (one worker)"
     assert two.timeline[-1, 1] == two.n_instances
 
