@@ -899,9 +899,11 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         n_jobs : int or None, default=None
             Workers, scikit-learn's convention: ``None`` means 1 unless inside
             ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask workers under
-            ``joblib.parallel_config(backend="dask")``).  Each worker walks its share of the
-            seeds (global phase), then of the unique global instances (local phase), in
-            lockstep.  A phase too small to gain (fewer than :data:`MIN_PARALLEL_ROWS` model
+            ``joblib.parallel_config(backend="dask")``).  ``n_jobs`` processes each walk a
+            share of the seeds (global phase), then of the unique global instances (local
+            phase), in lockstep: this process works the first share while the workers run the
+            others (on dask only when the cluster is a ``LocalCluster``; a remote cluster's
+            workers get every share).  A phase too small to gain (fewer than :data:`MIN_PARALLEL_ROWS` model
             rows at most) runs in this process; ``result.params["parallel"]`` says what ran
             where.  The instances found are the same at every ``n_jobs``.
         callback : callable, optional
@@ -945,8 +947,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         the protected combinations) and the seeds or walkers travel once per call in a
         :class:`fairlens._parallel.Payload`; a task returns its hits or its unique local
         instances as one int64 key per row (on an integer grid; the counterparts as their
-        protected values) and its explored rows as keys; the parent merges them with one
-        linear pass of a hash set.
+        protected values) and its explored rows as keys; this process merges each share as
+        it arrives with one linear pass of a hash set (the explored rows into a
+        membership-only set), then decodes every row once into the result's arrays.
 
         Every step is a bounded model call plus short kernel calls, so a
         ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step; the search
