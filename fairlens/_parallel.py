@@ -497,7 +497,16 @@ def _dask_broadcast(payload):
     client = getattr(backend, "client", None)
     if type(backend).__name__ != "DaskDistributedBackend" or client is None:
         return contextlib.nullcontext()
+    import uuid
+
     import joblib
+
+    # a fresh key for every call: one payload used by two calls in a row (certification's bound
+    # and brute-force passes) shared one key, and when the first call released it while the second
+    # scattered it again, the second call's tasks were cancelled ("lost dependencies": seen once in
+    # five boosted certifications on a LocalCluster)
+    if isinstance(payload, Payload):
+        payload.__dict__["_token"] = uuid.uuid4().hex
 
     return joblib.parallel_config(backend="dask", client=client, scatter=[payload],
                                   wait_for_workers_timeout=getattr(backend, "wait_for_workers_timeout", 10),

@@ -416,3 +416,23 @@ def test_share_here_not_on_a_cluster_reached_by_address(dask_client):
             got = run_chunks(_pid_draw, p, fixed_chunks(n, size), n_jobs=-1, share_here=True, info=info)
     np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(6, n, size))
     assert os.getpid() not in [pid for pid, _ in got] and "this process" not in info["note"]
+
+
+def test_one_payload_gets_a_fresh_dask_key_for_every_call(dask_client):
+    """Certification runs two calls on ONE payload (bounds, then brute force); sharing one dask key,
+    the first call's release could cancel the second's tasks ("lost dependencies").  Every call
+    on dask names the payload afresh; off dask the token is left alone."""
+    import joblib
+    from dask.base import tokenize
+
+    n = 40
+    p = Payload(seed=8, offset=np.arange(n, dtype=float))
+    seen = {tokenize(p)}
+    run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2)  # loky: unchanged
+    assert tokenize(p) in seen
+    with joblib.parallel_config(backend="dask"):
+        for _ in range(4):
+            got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2)
+            np.testing.assert_array_equal(np.concatenate(got), _reference(8, n, 5))
+            assert tokenize(p) not in seen
+            seen.add(tokenize(p))
