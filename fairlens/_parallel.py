@@ -51,9 +51,10 @@ in order, with the same random streams.
 **This process can work a share** (``run_chunks(share_here=True)``, used by the MAFT searches):
 ``n_jobs`` processes compute, this one among them, instead of ``n_jobs`` workers while this
 process waits.  The first share then has no round trip (no payload to ship, no result to
-transfer) and is merged while the workers still run; on a 1.4 s MAFT run this took the speed-up
-at ``n_jobs=2`` from 1.5-1.6x to about 1.7x.  On dask only with a ``LocalCluster`` (a remote
-cluster's workers get every share: this process may be a laptop).
+transfer) and is merged while the workers still run; on a 1.4 s MAFT run it took the speed-up
+at ``n_jobs=2`` on loky from 1.5-1.6x to 1.6-1.8x (``benchmarks/README.md``, round five).  On
+dask only with a ``LocalCluster`` (a remote cluster's workers get every share: this process may be
+a laptop).
 """
 from __future__ import annotations
 

@@ -185,6 +185,20 @@ def table_insert(table, store, n_store, rows, hashes, is_new):
     return _kernels.table_insert(table, store, n_store, rows, hashes, is_new)
 
 
+def _check_table(kernel, table, store, n_store, m):
+    """The hash-set kernels' shared preconditions: a power-of-two slot table, room in the store for
+    ``m`` more keys, the load at most 1/2 after them.  Returns ``n_store`` as an int."""
+    S = table.shape[0]
+    n_store = int(n_store)
+    if S < 2 or S & (S - 1):
+        raise ValueError(f"{kernel}: table size must be a power of two, got {S}")
+    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
+        raise ValueError(f"{kernel}: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
+    if 2 * (n_store + m) > S:
+        raise ValueError(f"{kernel}: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    return n_store
+
+
 def key_insert(table, store, n_store, keys, index, is_new):
     m, k = keys.shape if keys.ndim == 2 else (-1, -1)
     _check_kernel_args(
@@ -193,14 +207,7 @@ def key_insert(table, store, n_store, keys, index, is_new):
          "index": (index, _I, (m,)), "is_new": (is_new, _B, (m,))},
         out=("table", "store", "index", "is_new"),
     )
-    S = table.shape[0]
-    n_store = int(n_store)
-    if S < 2 or S & (S - 1):
-        raise ValueError(f"key_insert: table size must be a power of two, got {S}")
-    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
-        raise ValueError(f"key_insert: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
-    if 2 * (n_store + m) > S:
-        raise ValueError(f"key_insert: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    n_store = _check_table("key_insert", table, store, n_store, m)
     return _kernels.key_insert(table, store, n_store, keys, index, is_new)
 
 
@@ -208,14 +215,7 @@ def key_add1(table, store, n_store, keys):
     m = keys.shape[0] if keys.ndim == 2 else -1
     _check_kernel_args("key_add1", {"table": (table, _I, (None,)), "store": (store, _I, (None, 1)),
                                     "keys": (keys, _I, (None, 1))}, out=("table", "store"))
-    S = table.shape[0]
-    n_store = int(n_store)
-    if S < 2 or S & (S - 1):
-        raise ValueError(f"key_add1: table size must be a power of two, got {S}")
-    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
-        raise ValueError(f"key_add1: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
-    if 2 * (n_store + m) > S:
-        raise ValueError(f"key_add1: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    n_store = _check_table("key_add1", table, store, n_store, m)
     if m > 0 and (keys.min() < 0 or keys.max() == np.iinfo(np.int64).max):
         raise ValueError("key_add1: argument keys must lie in [0, 2**63 - 1)")
     return _kernels.key_add1(table, store, n_store, keys)
@@ -229,14 +229,7 @@ def key_insert1(table, store, n_store, keys, index, is_new):
          "index": (index, _I, (m,)), "is_new": (is_new, _B, (m,))},
         out=("table", "store", "index", "is_new"),
     )
-    S = table.shape[0]
-    n_store = int(n_store)
-    if S < 2 or S & (S - 1):
-        raise ValueError(f"key_insert1: table size must be a power of two, got {S}")
-    if not 0 <= n_store <= store.shape[0] or n_store + m > store.shape[0]:
-        raise ValueError(f"key_insert1: store has room for {store.shape[0]} keys, {n_store} used, {m} to insert")
-    if 2 * (n_store + m) > S:
-        raise ValueError(f"key_insert1: {n_store + m} keys do not fit a table of {S} slots at load 1/2")
+    n_store = _check_table("key_insert1", table, store, n_store, m)
     return _kernels.key_insert1(table, store, n_store, keys, index, is_new)
 
 

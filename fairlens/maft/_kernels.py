@@ -473,6 +473,17 @@ def key_insert1(table, store, n_store, keys, index, is_new):  # pragma: no cover
     return n_store
 
 
+@numba.njit(cache=True, inline="always")
+def _home_slot(key, mask):  # pragma: no cover
+    """The first slot of ``key`` in a table of ``mask + 1`` slots: splitmix64's finaliser of the
+    key, masked (the one hash of :func:`key_insert1` and :func:`key_add1`)."""
+    z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z & np.uint64(mask))
+
+
 @numba.njit(cache=True)
 def key_add1(table, store, n_store, keys):  # pragma: no cover
     """Insert single non-negative int64 keys into a membership-only set: 8 bytes a slot.
@@ -501,11 +512,7 @@ def key_add1(table, store, n_store, keys):  # pragma: no cover
     mask = table.shape[0] - 1
     for i in range(keys.shape[0]):
         key = keys[i, 0]
-        z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-        slot = np.int64(z & np.uint64(mask))
+        slot = _home_slot(key, mask)
         while True:
             v = table[slot]
             if v == 0:
@@ -525,11 +532,7 @@ def _slot_insert1(table, store, n_store, key):  # pragma: no cover
     linear probing): ``(position in store, True if inserted now)``; a new key goes to
     ``store[n_store]`` (the caller counts it)."""
     mask = table.shape[0] - 1
-    z = np.uint64(key) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    slot = np.int64(z & np.uint64(mask))
+    slot = _home_slot(key, mask)
     while True:
         j = table[slot, 1] - 1
         if j < 0:
