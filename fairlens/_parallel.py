@@ -564,7 +564,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     min_work : float or None
         Default :data:`MIN_WORK_PER_WORKER`.
     info : dict or None
-        Receives ``n_jobs_used`` (workers actually used) and ``note`` (what ran where).
+        Receives ``n_jobs_used`` (workers actually used), ``note`` (what ran where) and
+        ``share_here`` (whether this process works the first share).
     tasks_per_worker : int or None
         Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
         more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
@@ -655,6 +656,7 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
+        info["share_here"] = here_too
     if _RECORDERS:
         _record(workers, note, total)
     if workers <= 1:

@@ -517,13 +517,11 @@ class _Finds:
         ``_local_lockstep``); the set and the growable arrays are this object's own, given room
         for ``len(ok)`` more rows here, so the kernel is called unchecked."""
         W = ok.shape[0]
+        self.set.reserve(W)
+        for g in (self.cp, self.s1, self.s2, self.order):
+            g.reserve(W)
+        n_found = len(self)
         st = self.set
-        if st.n + W > st._store.shape[0]:
-            st.reserve(W)
-        n_found = st.n - self.n_pre
-        if n_found + W > self.order.a.shape[0]:  # the four grow together (same length, same capacity)
-            for g in (self.cp, self.s1, self.s2, self.order):
-                g.reserve(W)
         st.n, n_found = _kcall.raw.finds_add((ok, X, S, sc, order_key), (self.prot_idx, self.codec.lo, self.codec.mult),
                                              (st._table, st._store), (self.cp.a, self.s1.a, self.s2.a, self.order.a),
                                              (st.n, self.n_pre, n_found))
@@ -1075,8 +1073,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         # workers still run: n_jobs processes compute, this one among them
         outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result,
                           info=info, share_here=True)
-        where = ("processes (this one works the first)" if "this process works the first" in info.get("note", "")
-                 else "workers")
+        where = "processes (this one works the first)" if info.get("share_here") else "workers"
         st["notes"].append(f"{phase} phase on {len(shares)} {where}")
         return outs, marks, len(outs) < len(shares)
 
