@@ -295,6 +295,14 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         Resolved once by :func:`fairlens._base.resolve_random_state`; the int seeds
         ``numpy.random.default_rng`` (k-means and the round-robin draws).
 
+    Notes
+    -----
+    k-means runs on one thread (``threadpoolctl``: OpenMP and BLAS): multi-threaded k-means
+    sums each centre over per-thread partial sums, so its last bits (and, on a tie, the
+    clusters) could depend on the machine's core count; and a thread that waits at a barrier
+    for a busy core stalls for a scheduler time slice (measured: 55-104 ms instead of 14-20 ms
+    in 2 of 15 draws on two cores, against at most 20 ms on one thread).
+
     Returns
     -------
     ndarray (n_seeds, d)
@@ -316,6 +324,7 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     (5, 2)
     """
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     n_seeds = check_int("n_seeds", n_seeds, min=1)
     n_clusters = check_int("n_clusters", n_clusters, min=1)
@@ -333,7 +342,9 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     if n_seeds >= pool.shape[0]:
         return pool.copy()
     k = min(n_clusters, pool.shape[0])
-    labels = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1))).fit_predict(pool)
+    km = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1)))
+    with threadpool_limits(limits=1):  # the same clusters on every machine, no barrier stalls
+        labels = km.fit_predict(pool)
     members = [np.flatnonzero(labels == c) for c in range(k)]
     members = [m for m in members if m.size]
     rows = np.empty(n_seeds, dtype=np.int64)
@@ -425,7 +436,9 @@ def _cuts(n, parts, align=1):
 #: doubling re-inserts every key once more, but a table sized for the upper bound is mostly empty
 #: (census 1000 x 1000: 384,632 explored rows of a 1.5 M bound) and its fresh pages cost page
 #: faults on first touch (a 64 MB table: ~0.1 s, as much as all the inserts).  2^19 keys is a
-#: 16 MB slot table (``KeySet``: 16 bytes a slot, load <= 1/2).
+#: 16 MB slot table (``KeySet``: 16 bytes a slot, load <= 1/2; 8 MB for the membership-only set of
+#: explored rows).  The found rows' set too: pre-sized for 2^15 keys and grown, at its higher load,
+#: it made census 1000 x 1000 slower (1.38-1.40 s against 1.32 s at ``n_jobs=1``).
 PRESIZE_KEYS = 1 << 19
 
 

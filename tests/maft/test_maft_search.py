@@ -109,6 +109,26 @@ def test_seeds_round_robin_from_clusters(toy):
     np.testing.assert_array_equal(select_seeds(toy.X, 10_000), toy.X)
 
 
+def test_seed_kmeans_runs_on_one_thread(toy, monkeypatch):
+    """k-means sums per-thread partial sums; on one thread its clusters do not depend on the
+    machine's core count (and no thread waits at a barrier for a busy core)."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    fit_predict = KMeans.fit_predict
+
+    def spy(self, X, *args, **kwargs):
+        seen.append({(i["user_api"], i["num_threads"]) for i in threadpool_info()})
+        return fit_predict(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(KMeans, "fit_predict", spy)
+    seeds = select_seeds(toy.X, 40, n_clusters=4, random_state=0)
+    assert len(seen) == 1 and seen[0] and all(n == 1 for _, n in seen[0])
+    monkeypatch.setattr(KMeans, "fit_predict", fit_predict)
+    np.testing.assert_array_equal(seeds, select_seeds(toy.X, 40, n_clusters=4, random_state=0))
+
+
 def test_result_frame_and_summary(toy, smooth):
     res = MAFT(smooth, toy, n_seeds=20, n_local=20, random_state=0).run()
     fr = res.to_frame()
