@@ -216,9 +216,10 @@ def key_add1(table, store, n_store, keys):
     _check_kernel_args("key_add1", {"table": (table, _I, (None,)), "store": (store, _I, (None, 1)),
                                     "keys": (keys, _I, (None, 1))}, out=("table", "store"))
     n_store = _check_table("key_add1", table, store, n_store, m)
-    if m > 0 and (keys.min() < 0 or keys.max() == np.iinfo(np.int64).max):
+    n = _kernels.key_add1(table, store, n_store, keys)  # checks the keys' range before inserting
+    if n < 0:
         raise ValueError("key_add1: argument keys must lie in [0, 2**63 - 1)")
-    return _kernels.key_add1(table, store, n_store, keys)
+    return n
 
 
 def key_insert1(table, store, n_store, keys, index, is_new):

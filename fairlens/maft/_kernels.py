@@ -484,6 +484,9 @@ def _home_slot(key, mask):  # pragma: no cover
     return np.int64(z & np.uint64(mask))
 
 
+#: The largest int64: no membership-only key may take it (its slot value ``key + 1`` would wrap).
+_I64_MAX = np.iinfo(np.int64).max
+
 @numba.njit(cache=True)
 def key_add1(table, store, n_store, keys):  # pragma: no cover
     """Insert single non-negative int64 keys into a membership-only set: 8 bytes a slot.
@@ -502,13 +505,17 @@ def key_add1(table, store, n_store, keys):  # pragma: no cover
         Keys in insertion order (``store[:n_store]``); ``cap >= n_store + len(keys)``.
     n_store : int
     keys : int64 (m, 1)
-        Non-negative (and below 2**63 - 1).
+        Non-negative and below 2**63 - 1 (checked here, before anything is inserted: ``key + 1``
+        must be a positive slot value).
 
     Returns
     -------
     int
-        The new number of stored keys.
+        The new number of stored keys, or -1 (nothing inserted) if a key is out of range.
     """
+    for i in range(keys.shape[0]):
+        if keys[i, 0] < 0 or keys[i, 0] == _I64_MAX:
+            return -1
     mask = table.shape[0] - 1
     for i in range(keys.shape[0]):
         key = keys[i, 0]

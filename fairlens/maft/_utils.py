@@ -163,7 +163,7 @@ class KeySet:
         # at least twice the store), its store ((cap, k) int64, grown before an insert that
         # would not fit, so the load stays <= 1/2) and the outputs pos/new ((m,) int64/bool);
         # index() checks the keys' dtype, shape and C order
-        if not self.positions:  # keys checked non-negative by insert()
+        if not self.positions:  # key_add1 checks the keys' range itself (-1: nothing inserted)
             return int(_kcall.raw.key_add1(self._table, self._store, int(n_store), keys))
         kernel = _kcall.raw.key_insert1 if self.k == 1 else _kcall.raw.key_insert
         return int(kernel(self._table, self._store, int(n_store), keys, pos, new))
@@ -204,11 +204,12 @@ class KeySet:
         m = keys.shape[0]
         if m == 0:
             return
-        if keys.min() < 0 or keys.max() == np.iinfo(np.int64).max:
-            raise ValueError("KeySet.insert: a membership-only set holds keys in [0, 2**63 - 1)")
         if self.n + m > self._store.shape[0]:
             self._grow(self.n + m)
-        self.n = self._insert(self.n, keys, None, None)
+        n = self._insert(self.n, keys, None, None)  # the kernel checks the keys' range first
+        if n < 0:
+            raise ValueError("KeySet.insert: a membership-only set holds keys in [0, 2**63 - 1)")
+        self.n = n
 
     def index(self, keys):
         """Insert ``keys`` (``(m, k)`` int64); returns ``(position, is_new)``."""

@@ -308,11 +308,16 @@ def test_membership_only_keyset_equals_a_python_set():
     assert ks._table.ndim == 1 and np.count_nonzero(ks._table) == len(seen)  # 8 bytes a slot
     with pytest.raises(TypeError, match="positions=False"):
         ks.index(K[:3, None])
-    for bad in (np.array([[-1]]), np.array([[i64.max]])):
+    table, n_before = ks._table.copy(), len(ks)
+    for bad in (np.array([[-1]]), np.array([[i64.max]]), np.array([[7], [8], [-3], [9]])):
         with pytest.raises(ValueError, match=r"KeySet.insert: .*\[0, 2\*\*63 - 1\)"):
             ks.insert(bad)
+    # refused before anything is inserted: the keys ahead of the bad one are not in the set
+    assert len(ks) == n_before and np.array_equal(ks._table, table)
+    t64 = np.zeros(64, np.int64)
     with pytest.raises(ValueError, match=r"key_add1: argument keys must lie in"):
-        _kcall.key_add1(np.zeros(64, np.int64), np.empty((8, 1), np.int64), 0, np.array([[-5]]))
+        _kcall.key_add1(t64, np.empty((8, 1), np.int64), 0, np.array([[3], [-5]]))
+    assert not t64.any()  # nothing inserted
     with pytest.raises(ValueError, match="key_add1: 40 keys do not fit a table of 64 slots"):
         _kcall.key_add1(np.zeros(64, np.int64), np.empty((40, 1), np.int64), 0, np.arange(40)[:, None])
     # a set with positions still takes insert() (the engines call insert() on either)
