@@ -300,8 +300,8 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     k-means runs on one thread (``threadpoolctl``: OpenMP and BLAS): multi-threaded k-means
     sums each centre over per-thread partial sums, so its last bits (and, on a tie, the
     clusters) could depend on the machine's core count; and a thread that waits at a barrier
-    for a busy core stalls for a scheduler time slice (measured: 55-104 ms instead of 14-20 ms
-    in 2 of 15 draws on two cores, against at most 20 ms on one thread).
+    for a busy core stalls for a scheduler time slice (measured on two cores: 14-23 ms in 13 of
+    15 draws, 55-104 ms in the other two; 15-20 ms in all 30 draws on one thread).
 
     Returns
     -------
