@@ -69,6 +69,7 @@ import time
 import numpy as np
 
 from fairlens._base import Analysis, Interval, Options, resolve_random_state
+from fairlens._parallel import blas_limit as _blas_limit  # the one BLAS limit (None: pools left alone)
 from fairlens._parallel import chunk_rng, effective_n_jobs
 from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
@@ -411,16 +412,6 @@ BLOCK_SIZE = 256
 #: the tasks and shipping the model would cost more than the work (measured in
 #: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
 MIN_PARALLEL_ROWS = 1_000_000
-
-
-def _blas_limit(blas_threads):
-    import contextlib
-
-    if blas_threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=blas_threads, user_api="blas")
 
 
 def _cuts(n, parts, align=1):
