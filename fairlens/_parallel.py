@@ -64,7 +64,7 @@ import pickle
 import numpy as np
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
-           "run_chunks", "plan_workers", "blas_limit", "record_plans", "MIN_WORK_PER_WORKER",
+           "run_chunks", "plan_workers", "blas_limit", "thread_limit", "record_plans", "MIN_WORK_PER_WORKER",
            "DASK_RECOMMENDED_CONFIG"]
 
 #: How many tasks per worker the chunks are grouped into: one share per worker (per-task cost --
@@ -373,6 +373,64 @@ def _for_workers(obj, depth=1):
     return c
 
 
+_CONTROLLER = {"controller": None, "modules": -1}  # this process's threadpoolctl controller
+
+
+def _thread_controller():
+    """This process's ``threadpoolctl.ThreadpoolController``, made once and again only when
+    modules were imported since (an extension module may have loaded a BLAS or OpenMP
+    library), or None without threadpoolctl.
+
+    A fresh ``threadpool_limits(...)`` scans every library loaded in the process to find the
+    thread pools: 2-10 ms a call here (numba, scipy, scikit-learn and numpy loaded), paid by
+    every parallel task and every run at its start; the cached controller only sets the limits
+    (about 0.03 ms).  A library loaded without an import (``ctypes``) is found at the next
+    import; missing it would only let that library use its default threads (speed, never an
+    answer)."""
+    import sys
+
+    n = len(sys.modules)
+    c = _CONTROLLER
+    if c["modules"] != n:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            return None
+        c["controller"], c["modules"] = ThreadpoolController(), len(sys.modules)
+    return c["controller"]
+
+
+def thread_limit(threads=1, user_api="blas"):
+    """Context manager limiting this process's thread pools of ``user_api`` to ``threads``.
+
+    Parameters
+    ----------
+    threads : int or None, default 1
+        ``None`` leaves the pools alone (a null context).
+    user_api : {"blas", "openmp"} or None, default "blas"
+        Which pools (threadpoolctl's names); None limits every pool.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        Restores the previous limits on exit.
+
+    Examples
+    --------
+    >>> from fairlens._parallel import thread_limit
+    >>> with thread_limit(1, user_api=None):
+    ...     pass
+    """
+    import contextlib
+
+    if threads is None:
+        return contextlib.nullcontext()
+    controller = _thread_controller()
+    if controller is None:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return contextlib.nullcontext()
+    return controller.limit(limits=int(threads), user_api=user_api)
+
+
 def blas_limit(threads=1):
     """Context manager limiting the BLAS thread pools of this process to ``threads``.
 
@@ -391,15 +449,7 @@ def blas_limit(threads=1):
     >>> with blas_limit(1):
     ...     pass
     """
-    import contextlib
-
-    if threads is None:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=int(threads), user_api="blas")
+    return thread_limit(threads, user_api="blas")
 
 
 def plan_workers(n_jobs, n_chunks, work=None, min_work=None):

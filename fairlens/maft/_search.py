@@ -325,7 +325,8 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     (5, 2)
     """
     from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
+
+    from fairlens._parallel import thread_limit
 
     n_seeds = check_int("n_seeds", n_seeds, min=1)
     n_clusters = check_int("n_clusters", n_clusters, min=1)
@@ -344,7 +345,7 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         return pool.copy()
     k = min(n_clusters, pool.shape[0])
     km = KMeans(n_clusters=k, n_init=1, random_state=int(rng.integers(2**31 - 1)))
-    with threadpool_limits(limits=1):  # the same clusters on every machine, no barrier stalls
+    with thread_limit(1, user_api=None):  # the same clusters on every machine, no barrier stalls
         labels = km.fit_predict(pool)
     members = [np.flatnonzero(labels == c) for c in range(k)]
     members = [m for m in members if m.size]

@@ -436,3 +436,33 @@ def test_one_payload_gets_a_fresh_dask_key_for_every_call(dask_client):
             np.testing.assert_array_equal(np.concatenate(got), _reference(8, n, 5))
             assert tokenize(p) not in seen
             seen.add(tokenize(p))
+
+
+def test_thread_limit_limits_and_restores_with_one_cached_controller():
+    """blas_limit/thread_limit reuse one threadpoolctl controller (a fresh threadpool_limits
+    rescans every loaded library: milliseconds a call) and still limit and restore the pools."""
+    from threadpoolctl import threadpool_info
+
+    from fairlens import _parallel
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    before = blas_threads()
+    with _parallel.blas_limit(1):
+        assert blas_threads() <= {1}
+        controller = _parallel._thread_controller()
+        with _parallel.thread_limit(1, user_api=None):
+            assert {i["num_threads"] for i in threadpool_info()} <= {1}
+    assert blas_threads() == before
+    assert _parallel._thread_controller() is controller  # no import since: the same controller
+    import sys
+    import types
+
+    sys.modules["_fairlens_test_new_module"] = types.ModuleType("_fairlens_test_new_module")
+    try:
+        assert _parallel._thread_controller() is not controller  # an import may load a library
+    finally:
+        del sys.modules["_fairlens_test_new_module"]
+    with _parallel.blas_limit(None):
+        assert blas_threads() == before
