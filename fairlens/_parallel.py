@@ -274,6 +274,9 @@ def chunk_rng(seed, chunk_index, *stream):
     return np.random.Generator(np.random.Philox(ss))
 
 
+_LOCAL_ONLY = ("_nbytes", "_shipped", "_here")  # Payload attributes that are never pickled
+
+
 class Payload:
     """The large, read-only arguments of a parallel call (model, dataset, arrays), shipped once.
 
@@ -285,6 +288,12 @@ class Payload:
     ----------
     **objects
         Become the attributes.
+
+    Notes
+    -----
+    An attribute ``_here`` (set after construction) stays in this process: it is never
+    pickled, so only a task run in this process sees it (``run_chunks(share_here=True)``'s
+    share; the MAFT searches hand that share the run's own row sets through it).
 
     Examples
     --------
@@ -336,10 +345,9 @@ class Payload:
         # what the workers receive: every model adapter (a Scorer, at the top level or one
         # attribute down, e.g. a MAFT search's scorer) without its dataset's
         # rows (``Scorer._for_workers``); computed once per payload, read-only afterwards
-        names = [k for k in self.__dict__ if k not in ("_nbytes", "_shipped")]
+        names = [k for k in self.__dict__ if k not in _LOCAL_ONLY]
         if self._shipped is None or list(self._shipped) != names:
-            self._shipped = {k: _for_workers(v) for k, v in self.__dict__.items()
-                             if k not in ("_nbytes", "_shipped")}
+            self._shipped = {k: _for_workers(v) for k, v in self.__dict__.items() if k not in _LOCAL_ONLY}
         state = dict(self._shipped)
         state["_nbytes"] = None
         state["_shipped"] = None
@@ -734,7 +742,12 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # waits (or works its share) and merges with one BLAS thread while the workers run
     limit = blas_limit(1)
     limit.__enter__()
-    with _dask_broadcast(payload):
+    # one task sent (this process works the other share): joblib's own scatter sends the payload
+    # to the one worker that runs it, without blocking this process (1.6-3 ms here against 9-14 ms
+    # for the broadcast, which waits until every worker holds it; benchmarks/README.md)
+    import contextlib
+
+    with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
         gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
             joblib.delayed(_run_group)(func, payload, g) for g in sent
         )

@@ -355,3 +355,17 @@ def test_unpack_pairs_kernel_writes_rows_and_counterparts():
         _kcall.unpack_pairs(K, cpv, c.lo, c.span, np.array([0, 5]), np.empty((300, 5)), np.empty((300, 5)))
     with pytest.raises(ValueError, match=r"unpack_pairs: argument cp_out must have shape \(300, 5\)"):
         _kcall.unpack_pairs(K, cpv, c.lo, c.span, prot, np.empty((300, 5)), np.empty((299, 5)))
+
+
+def test_order_permutation_is_the_stable_argsort():
+    """The share's pack sorts its rows by order key through direct addressing; it must give the
+    argsort's permutation (distinct keys, a wide range, equal keys, no keys)."""
+    from fairlens.maft._search import _order_permutation
+
+    rng = np.random.default_rng(0)
+    cases = [np.zeros(0, np.int64), np.array([5], np.int64)]
+    for n, span in ((1000, 3000), (5000, 5000), (300, 10**7)):
+        cases.append(rng.choice(span, size=n, replace=False).astype(np.int64) + 12_345)
+    cases.append(rng.integers(0, 50, size=400).astype(np.int64))  # equal keys: the argsort's tie order
+    for order in cases:
+        np.testing.assert_array_equal(_order_permutation(order), np.argsort(order, kind="stable"))
