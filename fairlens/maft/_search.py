@@ -570,9 +570,9 @@ class _Rows:
     run, instead of after the last share (``reserve`` makes room for the shares still to come;
     the arrays grow or shrink in place, ``ndarray.resize``, at most once more each).  Growing in
     place (``realloc``, small pages, zero-filled by numpy) costs about 20 ms per 35 MB here and
-    never more; new ``np.empty`` arrays of that size get huge pages (5 ms when the kernel has
-    them at hand) but stalled 40-100 ms in most runs of a long session while the kernel
-    compacted memory for them (measured in ``benchmarks/README.md``, round seven)."""
+    never more; new ``np.empty`` arrays of that size get huge pages (5 ms in a fresh process)
+    but took 47-101 ms in most runs of a long session on this VM (``benchmarks/README.md``,
+    round seven)."""
 
     def __init__(self, walkers, cp_global, prot_idx, codec):
         n, d = walkers.shape
