@@ -650,7 +650,8 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         On dask only when the cluster is a ``LocalCluster`` (this machine's cores); a remote
         cluster gets every share.  The shares and the answer are the same; only where the first
         share runs changes, and ``info["note"]`` says so.  ``stop`` is checked between this
-        process's chunks as between finished tasks.
+        process's chunks as between finished tasks, and once more when this process's share is
+        done, before waiting for the workers (whose tasks are then abandoned).
 
     Returns
     -------
@@ -762,6 +763,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
                 done += 1
                 if progress is not None:
                     progress(done, total)
+            if stop is not None and stop():
+                # stopped while this process worked its share (a ``func`` may stop within a chunk
+                # when it is told the same stop): return now instead of waiting for the workers
+                return out
         for res in gen:
             if on_result is not None:
                 for k, r in enumerate(res):
@@ -775,6 +780,13 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     finally:
         close = getattr(gen, "close", None)
         if close is not None:
-            close()
+            import warnings
+
+            with warnings.catch_warnings():
+                # a stop abandons the tasks still running on purpose: joblib's advice to "adjust the
+                # input task iterator" is not for the user of a stopped analysis
+                warnings.filterwarnings("ignore", message=r".*tasks which were still being processed",
+                                        category=UserWarning)
+                close()
         limit.__exit__(None, None, None)
     return out

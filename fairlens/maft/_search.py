@@ -654,15 +654,27 @@ def _task_scorer(search):
     return scorer, search._source(scorer)
 
 
+def _here(payload, share):
+    """What this process hands the share it works itself (``payload._here``: the run's explored
+    set and stop test), or None for a worker's share.  ``_here`` never travels to a worker
+    (:class:`fairlens._parallel.Payload` ships no ``_here`` attribute), and a share run in a
+    thread of this process (threading or in-process dask backends) is told apart by its bounds."""
+    here = payload.__dict__.get("_here")
+    return here if here is not None and tuple(here["share"]) == tuple(share) else None
+
+
 def _global_task(payload, share):
-    """A parallel task: the global phase of the seeds ``share = (start, stop)``."""
+    """A parallel task: the global phase of the seeds ``share = (start, stop)``; the share this
+    process works adds its explored rows to the run's set and stops with the run (:func:`_here`)."""
     a, e = share
     s = payload.search
+    here = _here(payload, share)
     with _blas_limit(s.blas_threads):
         scorer, source = _task_scorer(s)
-        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C)
+        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C,
+                     stop=here and here["stop"], explored=here and here["explored"])
         out = s._global_phase(scorer, source, payload.seeds[a:e], live)
-    out["explored"] = live.explored_keys()
+    out["explored"] = None if here else live.explored_keys()
     out["queries"] = int(scorer.rows + getattr(source, "rows", 0))
     out["calls"] = int(scorer.calls)
     return out
@@ -671,18 +683,17 @@ def _global_task(payload, share):
 def _local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
-    The share this process works itself (``payload._here``, which never travels to a worker:
-    :class:`fairlens._parallel.Payload` ships no ``_here`` attribute) adds its explored rows
-    straight to the run's set and returns its found-row set, so that this process does not
+    The share this process works itself (:func:`_here`) stops with the run, adds its explored
+    rows straight to the run's set and returns its found-row set, so that this process does not
     copy and re-insert them (about 10 ms of a census 1000 x 1000 run)."""
     a, e = share
     s = payload.search
-    here = payload.__dict__.get("_here")
-    mine = here is not None and tuple(here["share"]) == (a, e)
+    here = _here(payload, share)
+    mine = here is not None
     with _blas_limit(s.blas_threads):
         scorer, source = _task_scorer(s)
         live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C,
-                     explored=here["explored"] if mine else None)
+                     stop=here and here["stop"], explored=here and here["explored"])
         finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
         tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
     pk = finds.pack()
@@ -974,8 +985,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         stop : threading.Event or callable, optional
             The one stop convention of fairlens: a ``threading.Event`` (stop when set) or a
             zero-argument callable (stop when it returns true).  Checked after every step in
-            this process, between finished tasks with several workers; the run then returns
-            what it found so far (``result.stopped``).
+            this process -- with several processes also in the share this process works, after
+            which the run returns without waiting for the workers' shares (their instances are
+            left out) -- and between finished tasks; the run then returns what it found so far
+            (``result.stopped``).
         progress : bool or callable, optional
             ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
             after every step (steps of the current phase) or finished task.
@@ -1178,6 +1191,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
 
         shares = _cuts(W, plan)
         payload = Payload(search=self._shippable(), seeds=seeds, codec=codec)
+        payload._here = {"share": shares[0], "explored": st["explored"], "stop": stop}  # see _here()
         outs, marks, stopped = self._parallel(_global_task, payload, shares, n_jobs, stop, callback, report,
                                               "global", st)
         cat = {k: np.concatenate([o[k] for o in outs]) if outs else None for k in ("X", "cp", "s1", "s2")}
@@ -1219,9 +1233,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         from fairlens._parallel import Payload
 
         payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
-        # the share this process works adds its explored rows to the run's set and hands over its
-        # found-row set (``_local_task``); ``_here`` never travels to a worker
-        payload._here = {"share": shares[0], "explored": st["explored"]}
+        # the share this process works stops with the run, adds its explored rows to the run's set
+        # and hands over its found-row set (``_local_task``, ``_here``)
+        payload._here = {"share": shares[0], "explored": st["explored"], "stop": stop}
         box = {"merged": None}
 
         def merge(i, o):

@@ -190,3 +190,28 @@ def test_n_jobs_validated(toy, smooth, value):
         s.run(n_jobs=value)
     with pytest.raises((TypeError, ValueError), match="n_jobs"):
         discrimination_rate(smooth, toy, ["sex"], n_samples=10, n_jobs=value)
+
+
+def test_stop_during_this_process_share_returns_without_waiting(toy, smooth, always_parallel):
+    """A stop (an audit's deadline, the widget's Stop) reaches the share this process works at its
+    next step, and the run returns without waiting for the workers' shares: what it found so far
+    (a subset of the full run's instances, walkers of this process's share only).  The next
+    parallel run is unaffected."""
+    s = MAFT(smooth, toy, n_seeds=200, n_local=400, random_state=4)
+    full = s.run()
+    calls = {"n": 0}
+
+    def stop():  # true from the (max_iter + 10)-th check on: a few steps into the local phase
+        calls["n"] += 1
+        return calls["n"] > s.max_iter + 10
+
+    part = s.run(n_jobs=2, stop=stop)
+    assert part.stopped and 0 < part.n_local < full.n_local
+    assert part.tries_local < full.tries_local / 4  # this process's walkers, a few steps each
+    n = part.n_global + part.n_local
+    assert part.instances.shape == (n, full.instances.shape[1]) and part.counterparts.shape[0] == n
+    assert part.instance_scores.shape == part.counterpart_scores.shape == (n,)
+    np.testing.assert_array_equal(part.instances[: part.n_global], full.instances[: full.n_global])
+    found = {tuple(r) for r in full.instances}
+    assert all(tuple(r) in found for r in part.instances)
+    _same(full, s.run(n_jobs=2))
