@@ -5,7 +5,8 @@ cannot be written, a seed out of range, a missing file) is one line on stderr an
 never a traceback.
 
 Exit codes: 0 = done (``audit``: the ``--fail-on`` gate passed), 1 = ``audit``: the gate failed
-(``tour``: a section failed), 2 = bad usage or input.
+(``tour``: a section failed), 2 = bad usage or input, 3 = ``audit``: the gate could not be checked
+(a measure it names was not computed).
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fairlens",
         description="fairlens: attacks on explanations, fairness testing and robustness "
                     "certification.",
-        epilog="exit codes: 0 done / gate passed, 1 gate failed, 2 bad usage or input",
+        epilog="exit codes: 0 done / gate passed, 1 gate failed, 2 bad usage or input, 3 gate not checked "
+               "(a measure it names was not computed)",
     )
     parser.add_argument("--version", action="version", version=f"fairlens {__version__}",
                         help="print the version and exit")
@@ -109,7 +111,7 @@ def _tour(args, tour_parser) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit code (0, 1 or 2, see the module docstring)."""
+    """Run the command line; returns the exit code (0, 1, 2 or 3, see the module docstring)."""
     from . import __version__
 
     parser = build_parser()

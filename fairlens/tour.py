@@ -5,7 +5,7 @@ datasets bundled with fairlens (Graduate Admission v1, UCI Adult, scikit-learn's
 cancer), prints a summary table, and writes a self-contained report (HTML, or the JSON report
 document) with the figures embedded, which a student can open in any browser.  The report is
 the same document and the same renderer as :func:`fairlens.audit`'s (schema
-``fairlens.report/1``): date, versions, data checksums, every parameter, a conclusion and the
+``fairlens.report/2``): date, versions, data checksums, every parameter, a conclusion and the
 limitations.
 
 1. Shuffling attacks (admission): an honest score that ignores research experience is
@@ -243,7 +243,7 @@ class TourReport:
 
     # ------------------------------------------------------------------ the document
     def to_dict(self) -> dict:
-        """The report document (schema ``fairlens.report/1``, kind ``"tour"``).
+        """The report document (schema ``fairlens.report/2``, kind ``"tour"``).
 
         Returns
         -------
@@ -263,7 +263,7 @@ class TourReport:
         ...                     created="2026-01-01T00:00:00Z")
         >>> doc = report.to_dict()
         >>> doc["schema"], doc["kind"], doc["verdict"]["sentence"]
-        ('fairlens.report/1', 'tour', 'All 1 analyses ran on bundled data in 2 s.')
+        ('fairlens.report/2', 'tour', 'All 1 analyses ran on bundled data in 2 s.')
         """
         from ._base import to_jsonable
         from .audit._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
@@ -391,7 +391,7 @@ class TourReport:
         ...                     created="2026-01-01T00:00:00Z")
         >>> import json
         >>> json.loads(report.to_json())["schema"]
-        'fairlens.report/1'
+        'fairlens.report/2'
         """
         if path is not None:
             path = check_report_path(path, suffixes={".json"})

@@ -7,7 +7,7 @@
     from fairlens.audit import AuditReport
 
 The checks (each one adapter over a slice, in :mod:`fairlens.audit._checks`): group fairness with
-bootstrap intervals (:func:`fairlens.metrics.group_metrics`), individual discrimination (MAFT),
+score intervals (:func:`fairlens.metrics.group_metrics`), individual discrimination (MAFT),
 subgroup discrimination (TestSGD), explanations and output shuffling (SHAP, batch consistency) and
 robustness of tree ensembles (certification).  The report document and its HTML rendering are
 described in :mod:`fairlens.audit._schema` and :mod:`fairlens.audit._render`.
@@ -17,11 +17,12 @@ from __future__ import annotations
 import sys
 import types
 
-from ._audit import AUDIT_DEFAULTS, KNOWN_MEASURES, AuditReport, audit, parse_fail_on
-from ._checks import CHECKS, DEFAULT_THRESHOLDS, CheckOutcome
+from ._audit import AUDIT_DEFAULTS, FINDING_COLUMNS, KNOWN_MEASURES, AuditReport, audit
+from ._checks import CHECKS, CheckOutcome
+from ._gate import BURDENS, DEFAULT_THRESHOLDS, Condition, parse_fail_on
 
 __all__ = ["audit", "AuditReport", "CheckOutcome", "CHECKS", "DEFAULT_THRESHOLDS", "AUDIT_DEFAULTS",
-           "KNOWN_MEASURES", "parse_fail_on"]
+           "KNOWN_MEASURES", "FINDING_COLUMNS", "BURDENS", "Condition", "parse_fail_on"]
 
 
 class _CallableModule(types.ModuleType):

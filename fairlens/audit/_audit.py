@@ -14,17 +14,27 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import Interval, Result, resolve_random_state, to_jsonable, validate_params
-from ._checks import CHECKS, DEFAULT_THRESHOLDS, CheckOutcome, Context
+from .._base import Interval, Options, Result, resolve_random_state, to_jsonable, validate_params
+from ._checks import CHECKS, CheckOutcome, Context
+from ._gate import (
+    BURDENS,
+    DEFAULT_THRESHOLDS,
+    MEASURES,
+    decide,
+    detectable,
+    gate_outcome,
+    parse_fail_on,
+    parse_threshold,
+    rule_sentence,
+)
 
-__all__ = ["audit", "AuditReport", "AUDIT_DEFAULTS", "KNOWN_MEASURES", "parse_fail_on"]
+__all__ = ["audit", "AuditReport", "AUDIT_DEFAULTS", "KNOWN_MEASURES", "parse_fail_on", "BURDENS"]
 
 #: Default budgets and options of the checks (override any of them with ``options={...}``).
 AUDIT_DEFAULTS = {
-    "confidence": 0.95,        # level of every interval
-    "n_boot": 1000,            # bootstrap replicates of the group measures
-    "min_group_size": 30,      # smaller groups (or sides of a rule set) are too small to conclude
-    "max_groups": 10,          # a numeric protected column with more values is cut into quartile bins
+    "confidence": 0.95,        # level of every interval; verdicts: every fail and pass wrong w.p. <= 1 - confidence
+    "min_group_size": 30,      # a rate is compared only with this many rows in its denominator (one rule)
+    "max_groups": 10,          # a column with more values: numeric -> quartile bins; text -> 9 largest + "other"
     "n_rate": 10000,           # rows sampled for the individual discrimination rate (MAFT paper: 10,000)
     "maft_seeds": 1000,        # MAFT global seeds (the paper: 1000)
     "maft_local": 1000,        # MAFT local iterations (the paper: 1000)
@@ -45,9 +55,33 @@ AUDIT_DEFAULTS = {
     "certify_budgets": (1, 2),  # features the attacker may change
 }
 
-KNOWN_MEASURES = tuple(DEFAULT_THRESHOLDS)
+_EXPLAINERS = ("shap", "kernel", "lime")
 
-_FAIL_ON = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+#: Constraints of every option, checked before any analysis runs.
+OPTION_CONSTRAINTS = {
+    "confidence": [Interval(numbers.Real, 0.5, 1, closed="neither")],
+    "min_group_size": [Interval(numbers.Integral, 1, None)],
+    "max_groups": [Interval(numbers.Integral, 2, 1000)],
+    "n_rate": [Interval(numbers.Integral, 1, 10**7)],
+    "maft_seeds": [Interval(numbers.Integral, 1, 10**6)],
+    "maft_local": [Interval(numbers.Integral, 0, 10**6)],
+    "n_examples": [Interval(numbers.Integral, 0, 1000)],
+    "subgroup_top_k": [Interval(numbers.Integral, 1, 10**4)],
+    "n_subgroups": [Interval(numbers.Integral, 0, 1000)],
+    "min_side": [Interval(numbers.Real, 0, 0.5, closed="left")],
+    "n_consistency": [Interval(numbers.Integral, 2, 10**6)],
+    "n_explain": [Interval(numbers.Integral, 1, 10**5)],
+    "n_background": [Interval(numbers.Integral, 1, 10**5)],
+    "shap_nsamples": [Interval(numbers.Integral, 2, 10**6), None],
+    "lime_nsamples": [Interval(numbers.Integral, 10, 10**7)],
+    "n_certify": [Interval(numbers.Integral, 1, 10**6)],
+}
+
+KNOWN_MEASURES = tuple(MEASURES)
+
+#: The columns of :attr:`AuditReport.findings` (and of the report document's findings).
+FINDING_COLUMNS = ("check", "measure", "label", "group", "value", "ci_low", "ci_high", "interval", "condition",
+                   "threshold", "verdict", "p_fail", "p_pass", "detectable", "decided_by", "sentence", "unit")
 
 _AUDIT_CONSTRAINTS = {
     "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -55,104 +89,168 @@ _AUDIT_CONSTRAINTS = {
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
     "progress": ["progress"],
+    "burden": [Options(*BURDENS)],
 }
 
 
-def parse_fail_on(fail_on):
-    """Parse a gate ``"measure>value,measure<value"`` (or a list of such conditions).
-
-    Parameters
-    ----------
-    fail_on : str, list of str or None
-        Conditions ``measure<op>value`` with ``op`` one of ``>``, ``<``, ``>=``, ``<=``, separated
-        by commas (in one string or across the strings of a list); spaces around the parts are
-        ignored.  ``measure`` must be one of :data:`KNOWN_MEASURES`.  ``None``: no condition.
-
-    Returns
-    -------
-    list of (measure, operator, value, text)
-        One tuple per condition, in order: the measure name, the operator string, the threshold
-        as a float and the condition rewritten without spaces.  Empty for ``None``.
-
-    Raises
-    ------
-    TypeError
-        For a ``fail_on`` (or an item of the list) that is not a string.
-    ValueError
-        For an empty condition, a condition that does not parse or one that names an unknown
-        measure (the message lists the known ones).
-
-    Examples
-    --------
-    >>> from fairlens.audit import parse_fail_on
-    >>> parse_fail_on("demographic_parity_difference > 0.1, individual_discrimination_rate>=0.05")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [('demographic_parity_difference', '>', 0.1, 'demographic_parity_difference>0.1'),
-     ('individual_discrimination_rate', '>=', 0.05, 'individual_discrimination_rate>=0.05')]
-    >>> parse_fail_on(["disparate_impact<0.8"])
-    [('disparate_impact', '<', 0.8, 'disparate_impact<0.8')]
-    >>> parse_fail_on(None)
-    []
-    >>> parse_fail_on("accuracy>0.9")
-    Traceback (most recent call last):
-    ...
-    ValueError: fail_on: unknown measure 'accuracy'; known measures: ...
-    """
-    if fail_on is None:
-        return []
-    if isinstance(fail_on, str):
-        parts = [p for p in fail_on.split(",")]
-    elif isinstance(fail_on, (list, tuple)):
-        parts = []
-        for p in fail_on:
-            if not isinstance(p, str):
-                raise TypeError(f"fail_on must be a string 'measure>value,...' or a list of such strings; got {p!r}.")
-            parts.extend(p.split(","))
-    else:
-        raise TypeError(f"fail_on must be a string 'measure>value,...' or a list of such strings; got {fail_on!r}.")
-    out = []
-    for p in parts:
-        if not p.strip():
-            raise ValueError(f"fail_on has an empty condition in {fail_on!r}; write e.g. "
-                             "'demographic_parity_difference>0.1,individual_discrimination_rate>0.05'.")
-        m = _FAIL_ON.match(p)
-        if not m:
-            raise ValueError(f"fail_on: cannot read the condition {p.strip()!r}; write measure>value, measure<value, "
-                             "measure>=value or measure<=value, e.g. 'demographic_parity_difference>0.1'.")
-        name, op, val = m.group(1), m.group(2), float(m.group(3))
-        if name not in KNOWN_MEASURES:
-            raise ValueError(f"fail_on: unknown measure {name!r}; known measures: {', '.join(KNOWN_MEASURES)}.")
-        out.append((name, op, val, f"{name}{op}{m.group(3)}"))
-    return out
-
-
-def _holds(v, op, thr):
-    return {">": v > thr, "<": v < thr, ">=": v >= thr, "<=": v <= thr}[op]
+def _check_options(options):
+    """The options merged into :data:`AUDIT_DEFAULTS`, every one validated (before anything runs)."""
+    opts = dict(AUDIT_DEFAULTS)
+    if options is None:
+        return opts
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict; got {options!r}.")
+    if "n_boot" in options:
+        raise ValueError("options: 'n_boot' was removed: the group measures have closed-form score intervals "
+                         "now (no bootstrap); drop the option.")
+    bad = [k for k in options if k not in AUDIT_DEFAULTS]
+    if bad:
+        raise ValueError(f"options: unknown option(s) {bad}; known: {list(AUDIT_DEFAULTS)}.")
+    opts.update(options)
+    validate_params({k: opts[k] for k in OPTION_CONSTRAINTS}, OPTION_CONSTRAINTS, caller="audit(options=...)")
+    ex = opts["explainers"]
+    if isinstance(ex, str):
+        ex = (ex,)
+    if not isinstance(ex, (list, tuple)) or not ex or any(e not in _EXPLAINERS for e in ex):
+        raise ValueError(f"options['explainers'] must be a non-empty list of {list(_EXPLAINERS)}; got "
+                         f"{options.get('explainers')!r}.")
+    opts["explainers"] = tuple(ex)
+    b = opts["certify_budgets"]
+    if isinstance(b, numbers.Integral) and not isinstance(b, bool):
+        b = (b,)
+    if (not isinstance(b, (list, tuple)) or not b
+            or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1 for v in b)):
+        raise ValueError(f"options['certify_budgets'] must be a non-empty list of ints >= 1 (features the attacker "
+                         f"may change); got {options.get('certify_budgets')!r}.")
+    opts["certify_budgets"] = tuple(int(v) for v in b)
+    return opts
 
 
 def _shown(measure, v):
     """``v`` of ``measure`` as the report shows it (a rate in %, a difference of rates in percentage
     points), or ``None`` when the report shows the plain number (ratios, counts)."""
-    from ._checks import DEFAULT_THRESHOLDS, _val
+    from ._checks import _val
 
-    unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
+    unit = MEASURES.get(measure, (None, None))[1]
     return _val(v, unit) if unit in ("rate", "difference") else None
 
 
-def _condition_text(name, op, thr, text):
-    """A gate condition as written (document units: proportions), glossed in the report's unit:
+def _condition_text(cond):
+    """A condition as written (document units: proportions), glossed in the report's unit:
     ``demographic_parity_difference>0.1`` -> ``demographic_parity_difference>0.1 (> 10.0 pp)``."""
-    shown = _shown(name, thr)
-    return text if shown is None else f"{text} ({op} {shown})"
+    shown = _shown(cond.measure, cond.value)
+    return cond.text if shown is None else f"{cond.text} ({cond.op} {shown})"
 
 
-def _reason_text(name, group, value, op, thr):
-    """Why a finding fails a gate condition, in document units and in the report's unit."""
-    g = "" if group is None or pd.isna(group) else f" ({group})"
-    shown_v, shown_t = _shown(name, value), _shown(name, thr)
-    if shown_v is None:
-        return f"{name}{g} = {value:.3g} ({op} {thr:g})"
-    return f"{name}{g} = {value:.3g}, i.e. {shown_v} ({op} {thr:g}, i.e. {shown_t})"
+def _p(v):
+    if v is None:
+        return "n/a"
+    return "< 0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _verdict_clause(f, d, cond, burden):
+    """How one finding was decided, in words (appended to its sentence)."""
+    words = _condition_text(cond)
+    v = d["verdict"]
+    if v == "not computed":
+        return f" Not computed, so {cond.text} cannot be checked."
+    if d["rule"] == "exact":
+        return (f" Condition {words}: {'holds' if v == 'fail' else 'does not hold'} (an exact count, not an "
+                f"estimate): {v}.")
+    if d["rule"] == "estimate":
+        return (f" Condition {words}: the point estimate {'meets' if v == 'fail' else 'does not meet'} it (point "
+                f"estimate, as asked; no error rate): {v}.")
+    if v == "fail":
+        why = f"the data show {words} holds (adjusted p = {_p(d['p_hold'])})"
+    elif v == "pass":
+        why = f"the data show {words} does not hold (adjusted p = {_p(d['p_not'])})"
+    else:
+        why = (f"the data cannot tell whether {words} holds (adjusted p = {_p(d['p_hold'])} for holding, "
+               f"{_p(d['p_not'])} for not holding)")
+    det = f["detectable"]
+    tail = ""
+    if det is not None and v != "fail":
+        shown = _shown(cond.measure, det)
+        tail = (f" The smallest departure this data would detect with 80% power is {shown if shown else f'{det:.3g}'}"
+                ".")
+    return f" {why[0].upper()}{why[1:]}: {v}.{tail}"
+
+
+def _judge(outcomes, conditions, thresholds, burden, confidence):
+    """Decide the verdict of every finding (two families: the gate's and the report's thresholds) and
+    return the gate's outcome (``passed``, counts, missing conditions, rule)."""
+    gated = {c.measure: c for c in conditions}
+    gate_entries, gate_refs, rep_entries, rep_refs = [], [], [], []
+    for o in outcomes:
+        for f in o.findings:
+            if f["verdict"] == "not applicable":
+                continue
+            cond = gated.get(f["measure"]) or thresholds.get(f["measure"])
+            if cond is None:
+                continue
+            how = MEASURES[f["measure"]][5]
+            entry = {"value": f["value"], "cond": cond, "how": how, "test": f.get("_test")}
+            if f["measure"] in gated:
+                gate_entries.append(entry)
+                gate_refs.append(f)
+            else:
+                rep_entries.append(entry)
+                rep_refs.append(f)
+    for entries, refs, who in ((gate_entries, gate_refs, "gate"), (rep_entries, rep_refs, "thresholds")):
+        m = sum(1 for e in entries if e["how"] == "test")
+        decisions = decide(entries, burden=burden if who == "gate" else ("estimate" if burden == "estimate"
+                                                                         else "violation"),
+                           confidence=confidence)
+        for e, f, d in zip(entries, refs, decisions):
+            cond = e["cond"]
+            se = f.get("_se")
+            f.update(verdict=d["verdict"], condition=cond.text, threshold=cond.value, p_fail=d["p_hold"],
+                     p_pass=d["p_not"], decided_by=who)
+            if d["rule"] == "holm" and se is not None:
+                f["detectable"] = detectable(cond, se[0], se[1], m, confidence)
+            base = f.setdefault("_base", f["sentence"])
+            f["sentence"] = base.rstrip(". ") + "." + _verdict_clause(f, d, cond, burden)
+    verdicts = [f["verdict"] for f in gate_refs]
+    passed, counts = gate_outcome(verdicts, burden) if conditions else (None, {})
+    computed = {c.measure: 0 for c in conditions}
+    for f in gate_refs:
+        computed[f["measure"]] += f["verdict"] != "not computed"
+    missing = [c.text for c in conditions if computed[c.measure] == 0]
+    if conditions and missing:
+        passed = None
+    for o in outcomes:
+        o.verdict = _section_verdict(o)
+    m_gate = sum(1 for e in gate_entries if e["how"] == "test")
+    m_rep = sum(1 for e in rep_entries if e["how"] == "test")
+    return {"passed": passed, "counts": counts, "missing": missing, "m": m_gate,
+            "rule": rule_sentence(burden, confidence, m_gate, "gated findings") if conditions else None,
+            "report_rule": rule_sentence("estimate" if burden == "estimate" else "violation", confidence, m_rep,
+                                         "findings with a default threshold")}
+
+
+def _section_verdict(o):
+    """One sentence concluding a section, from its decided findings."""
+    if o.status in ("not applicable", "failed") or (o.id == "subgroup" and o.verdict.startswith("Not computed")):
+        return o.verdict
+    fs = [f for f in o.findings if f["verdict"] in ("fail", "pass", "inconclusive", "not computed")]
+    if not fs:
+        return o.findings[-1]["sentence"] if o.findings else o.verdict
+    n_fail = sum(f["verdict"] == "fail" for f in fs)
+    n_inc = sum(f["verdict"] == "inconclusive" for f in fs)
+    n_nc = sum(f["verdict"] == "not computed" for f in fs)
+    if len(fs) == 1:
+        return ("Cut short by the time budget (see the notes). " if o.status == "cut short" else "") + fs[0]["sentence"]
+    parts = [f"{n_fail} of {len(fs)} findings fail", f"{n_inc} inconclusive", f"{len(fs) - n_fail - n_inc - n_nc} pass"]
+    if n_nc:
+        parts.append(f"{n_nc} not computed")
+    head = ", ".join(parts) + "."
+    if o.status == "cut short":
+        head = "Cut short by the time budget (see the notes): " + head
+    if n_fail:
+        worst = min((f for f in fs if f["verdict"] == "fail"),
+                    key=lambda f: f["p_fail"] if f["p_fail"] is not None else 0.0)
+        return head + " For example: " + worst["sentence"]
+    return head
 
 
 @dataclasses.dataclass
@@ -186,6 +284,17 @@ class AuditReport(Result):
         Seconds the whole audit took.
     stopped : bool
         True when some check was cut short by the time budget.
+    burden : str
+        The gate's burden of proof (:data:`fairlens.audit.BURDENS`).
+    confidence : float
+        Level of every interval; every fail and pass of a family of verdicts is wrong with
+        probability at most ``1 - confidence`` in total.
+    thresholds : dict
+        ``{measure: Condition}``: what each measure's verdict is judged against outside the gate.
+    judgement : dict
+        How the verdicts were decided: the gate's outcome (``passed``: True, False or None when a
+        condition could not be checked), its counts, conditions that matched no finding, and the
+        rules of the two families (``rule``, ``report_rule``).
 
     See Also
     --------
@@ -203,7 +312,7 @@ class AuditReport(Result):
     >>> german = load_german_credit().subset(np.arange(400))
     >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
     >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-    ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+    ...                         time_budget=None, progress=False)
     >>> [o.id for o in report.outcomes], report.random_state, report.stopped
     (['group_fairness'], 0, False)
     >>> report.findings.shape
@@ -223,17 +332,19 @@ class AuditReport(Result):
     random_state: int | None = None
     elapsed: float = float("nan")
     stopped: bool = False
+    burden: str = "violation"
+    confidence: float = 0.95
+    thresholds: dict = dataclasses.field(default_factory=dict, repr=False)
+    judgement: dict = dataclasses.field(default_factory=dict, repr=False)
     title = "fairlens audit"
 
     # ---------------------------------------------------------------- tables
     @property
     def findings(self):
-        """One row per finding: ``check, measure, label, group, value, ci_low, ci_high, threshold,
-        verdict, sentence`` (and ``unit``)."""
-        cols = ["check", "measure", "label", "group", "value", "ci_low", "ci_high", "threshold", "verdict",
-                "sentence", "unit"]
-        rows = [f for o in self.outcomes for f in o.findings]
-        return pd.DataFrame(rows, columns=cols)
+        """One row per finding (:data:`FINDING_COLUMNS`): the estimate, its interval, the condition it was
+        judged against, its verdict and how it was decided."""
+        rows = [{k: v for k, v in f.items() if not k.startswith("_")} for o in self.outcomes for f in o.findings]
+        return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
 
     @property
     def results(self):
@@ -270,7 +381,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> sec = report.section("group_fairness")
         >>> sec.status, sec.title, len(sec.findings)
         ('complete', 'Group fairness', 8)
@@ -283,14 +394,14 @@ class AuditReport(Result):
         raise KeyError(f"check {check!r} did not run; checks: {[o.id for o in self.outcomes]}")
 
     def summary(self):
-        """One row: checks run, findings failed / inconclusive, checks cut short, time.
+        """One row: checks run, findings that fail / are inconclusive, checks cut short, gate, time.
 
         Returns
         -------
         DataFrame
-            One row with ``checks`` (checks run), ``findings``, ``failed`` (findings with verdict
-            "fail"), ``inconclusive`` (verdict "warn"), ``cut_short`` (checks cut short by the time
-            budget), ``passed`` (:meth:`passed` with the report's own gate), ``elapsed`` and
+            One row with ``checks`` (checks run), ``findings``, ``failed``, ``inconclusive``,
+            ``not_computed`` (findings with that verdict), ``cut_short`` (checks cut short by the time
+            budget), ``passed`` (:meth:`passed` with the report's own gate), ``burden``, ``elapsed`` and
             ``random_state``.
 
         Examples
@@ -304,7 +415,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> report.summary()[["checks", "findings", "failed", "cut_short", "passed"]]
            checks  findings  failed  cut_short  passed
         0       1         8       0          0    True
@@ -312,9 +423,11 @@ class AuditReport(Result):
         f = self.findings
         return pd.DataFrame([{
             "checks": len(self.outcomes), "findings": len(f), "failed": int((f["verdict"] == "fail").sum()),
-            "inconclusive": int((f["verdict"] == "warn").sum()),
+            "inconclusive": int((f["verdict"] == "inconclusive").sum()),
+            "not_computed": int((f["verdict"] == "not computed").sum()),
             "cut_short": int(sum(o.status == "cut short" for o in self.outcomes)),
-            "passed": self.passed(), "elapsed": self.elapsed, "random_state": self.random_state}])
+            "passed": self.passed(), "burden": self.burden, "elapsed": self.elapsed,
+            "random_state": self.random_state}])
 
     def to_frame(self):
         """The findings table (:attr:`findings`).
@@ -322,9 +435,11 @@ class AuditReport(Result):
         Returns
         -------
         DataFrame
-            One row per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
-            ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
-            ``"not applicable"``), ``sentence`` and ``unit``.  As in the report document, ``value``,
+            One row per finding, the columns of :data:`FINDING_COLUMNS`: ``check``, ``measure``,
+            ``label``, ``group``, ``value``, ``ci_low``, ``ci_high``, ``interval`` (what the two limits
+            are), ``condition``, ``threshold``, ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``,
+            ``"not computed"``, ``"info"`` or ``"not applicable"``), ``p_fail``/``p_pass`` (Holm-adjusted),
+            ``detectable``, ``decided_by``, ``sentence`` and ``unit``.  As in the report document, ``value``,
             ``ci_low``, ``ci_high`` and ``threshold`` are raw numbers: a rate or a difference of rates
             is a proportion (0.05), and ``unit`` says how the report and the sentences show it
             (``"rate"``: 5.0%, ``"difference"``: 5.0 percentage points, ``"ratio"``: 0.05); see
@@ -341,7 +456,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> frame = report.to_frame()
         >>> list(frame.columns)  # doctest: +NORMALIZE_WHITESPACE
         ['check', 'measure', 'label', 'group', 'value', 'ci_low', 'ci_high', 'threshold', 'verdict',
@@ -380,7 +495,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> report.plot().get_title()
         'Selection rate by sex'
         >>> import matplotlib.pyplot as plt
@@ -392,31 +507,62 @@ class AuditReport(Result):
         raise NotImplementedError("this audit has no group fairness result to plot")
 
     # ---------------------------------------------------------------- the gate
-    def gate(self, fail_on=None):
+    def _judged(self, fail_on, burden):
+        """``(outcomes, judgement)`` for a gate other than the audit's own (the report is not changed)."""
+        import copy
+
+        if fail_on is None and burden is None:
+            return self.outcomes, self.judgement
+        conds = parse_fail_on(fail_on) if fail_on is not None else parse_fail_on(self.fail_on or None)
+        burden = self.burden if burden is None else burden
+        if burden not in BURDENS:
+            raise ValueError(f"burden must be one of {list(BURDENS)}; got {burden!r}.")
+        outcomes = []
+        for o in self.outcomes:
+            o2 = copy.copy(o)
+            o2.findings = []
+            for f in o.findings:
+                f2 = dict(f)
+                if "_base" in f2:
+                    f2["sentence"] = f2["_base"]
+                f2.update(verdict="info" if f2["verdict"] != "not applicable" else "not applicable",
+                          condition=None, threshold=None, p_fail=None, p_pass=None, detectable=None,
+                          decided_by=None)
+                o2.findings.append(f2)
+            outcomes.append(o2)
+        return outcomes, _judge(outcomes, conds, self.thresholds, burden, self.confidence)
+
+    def gate(self, fail_on=None, burden=None):
         """Whether the audit passes a gate, and why not.
 
-        A condition ``measure>value`` fails the gate when ANY finding of that measure (any attribute,
-        group or rule set) satisfies it; a condition on a measure that was not computed (check not run,
-        not applicable, failed) fails the gate too, since it cannot be verified.  Without a gate, the
-        audit fails when some finding has verdict ``"fail"`` or some check failed to run.
+        The gate's conditions are judged together, over every finding they match (any attribute,
+        intersection, group or rule set), with Holm's procedure (see :mod:`fairlens.audit._gate`):
+        under the burden ``"violation"`` the gate fails when the data show some condition holds; under
+        ``"compliance"`` it fails unless the data show that none holds; ``"estimate"`` compares point
+        estimates.  A condition whose measure was not computed (check not run, cut short before it, not
+        applicable) cannot be checked: the gate then neither passes nor fails.  Without a gate, the
+        audit fails when some finding fails its default threshold or some check failed to run.
 
         Parameters
         ----------
         fail_on : str or list of str, optional
             Conditions as for :func:`parse_fail_on`, e.g. ``"demographic_parity_difference>0.1"``.
-            Default: the gate given to :func:`audit`, else: no finding with verdict "fail".
+            Default: the gate given to :func:`audit`.
+        burden : {"violation", "compliance", "estimate"}, optional
+            Default: the one given to :func:`audit`.
 
         Returns
         -------
-        passed : bool
-            True when no condition is met (no reason).
+        passed : bool or None
+            True or False; None when some condition could not be checked.
         reasons : list of str
-            One sentence per finding (or uncomputed measure, or failed check) that fails the gate.
+            One sentence per finding that fails (or is inconclusive, under "compliance"), per condition
+            that matched no finding, and per check that failed to run.
 
         Raises
         ------
         TypeError, ValueError
-            For an unreadable condition or an unknown measure (see :func:`parse_fail_on`).
+            For an unreadable condition, an unknown measure or burden (see :func:`parse_fail_on`).
 
         Examples
         --------
@@ -429,44 +575,47 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> report.gate()
         (True, [])
-        >>> ok, reasons = report.gate("demographic_parity_difference>0.01")
-        >>> ok, [r.split(" = ")[0] for r in reasons]  # "measure (group) = value, i.e. 4.1 pp (> 0.01, i.e. 1.00 pp)"
-        (False, ['demographic_parity_difference (sex)'])
-        >>> report.gate("individual_discrimination_rate>0.05")[0]  # MAFT did not run: cannot pass
+        >>> report.gate("demographic_parity_difference>0.01", burden="estimate")[0]  # a 4 pp point estimate
         False
+        >>> report.gate("demographic_parity_difference>0.01")[0]  # but the data do not show it is above 1 pp
+        True
+        >>> passed, reasons = report.gate("individual_discrimination_rate>0.05")  # MAFT did not run
+        >>> passed, reasons[0].split(":")[0]
+        (None, 'individual_discrimination_rate>0.05')
         """
-        conds = parse_fail_on(fail_on) if fail_on is not None else parse_fail_on(self.fail_on or None)
-        f = self.findings
-        reasons = []
-        if not conds:
-            bad = f[f["verdict"] == "fail"]
-            reasons = [f"{r['measure']}{'' if pd.isna(r['group']) else ' (' + str(r['group']) + ')'}: {r['sentence']}"
-                       for _, r in bad.iterrows()]
-            failed = [o.id for o in self.outcomes if o.status == "failed"]
-            reasons += [f"check {c} failed to run" for c in failed]
+        outcomes, judgement = self._judged(fail_on, burden)
+        given = fail_on is not None or bool(self.fail_on)
+        burden = self.burden if burden is None else burden
+        findings = [f for o in outcomes for f in o.findings]
+        if not given:
+            bad = [f for f in findings if f["verdict"] == "fail"]
+            reasons = [f"{f['measure']}{'' if f['group'] is None else ' (' + str(f['group']) + ')'}: {f['sentence']}"
+                       for f in bad]
+            reasons += [f"check {o.id} failed to run" for o in outcomes if o.status == "failed"]
             return not reasons, reasons
-        for name, op, thr, text in conds:
-            rows = f[(f["measure"] == name) & f["value"].notna()]
-            if not len(rows):
-                reasons.append(f"{text}: {name} was not computed in this audit, so the condition cannot be checked")
-                continue
-            for _, r in rows.iterrows():
-                if _holds(float(r["value"]), op, thr):
-                    reasons.append(_reason_text(name, r["group"], float(r["value"]), op, thr))
-        return not reasons, reasons
+        gated = [f for f in findings if f.get("decided_by") == "gate"]
+        show = ("fail", "inconclusive") if burden == "compliance" else ("fail",)
+        reasons = [f"{f['measure']}{'' if f['group'] is None else ' (' + str(f['group']) + ')'}: {f['verdict']}: "
+                   f"{f['sentence']}" for f in gated if f["verdict"] in show]
+        reasons += [f"{m}: {m.split('>')[0].split('<')[0].replace('abs(', '').rstrip(')')} was not computed in this "
+                    "audit, so the condition cannot be checked" for m in judgement.get("missing", [])]
+        return judgement.get("passed"), reasons
 
-    def passed(self, fail_on=None):
-        """Whether the audit passes the gate ``fail_on`` (see :meth:`gate`).
+    def passed(self, fail_on=None, burden=None):
+        """Whether the audit passes the gate ``fail_on`` (see :meth:`gate`); a gate that cannot be
+        checked does not pass.
 
         Parameters
         ----------
         fail_on : str or list of str, optional
             ``"demographic_parity_difference>0.1,individual_discrimination_rate>0.05"``; measures are
-            those of ``report.findings["measure"]`` (:data:`KNOWN_MEASURES`). Default: the gate given to
-            :func:`audit`, else "no finding fails its default threshold".
+            those of :data:`KNOWN_MEASURES`. Default: the gate given to :func:`audit`, else "no finding
+            fails its default threshold".
+        burden : {"violation", "compliance", "estimate"}, optional
+            Default: the one given to :func:`audit`.
 
         Returns
         -------
@@ -488,32 +637,34 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
-        >>> report.passed()  # no gate given: no finding beyond its default threshold
+        ...                         time_budget=None, progress=False)
+        >>> report.passed()  # no gate given: no finding shown beyond its default threshold
         True
-        >>> report.passed("demographic_parity_difference>0.01")
+        >>> report.passed("demographic_parity_difference>0.01", burden="compliance")  # compliance not shown
         False
         """
-        return self.gate(fail_on)[0]
+        return bool(self.gate(fail_on, burden)[0])
 
     # ---------------------------------------------------------------- the document
-    def to_dict(self, fail_on=None):
-        """The report document (``fairlens.report/1``, see :mod:`fairlens.audit._schema`).
+    def to_dict(self, fail_on=None, burden=None):
+        """The report document (``fairlens.report/2``, see :mod:`fairlens.audit._schema`).
 
         Parameters
         ----------
         fail_on : str or list of str, optional
             A gate as for :meth:`gate`; default: the one given to :func:`audit`.  With no gate at
-            all, ``verdict.passed`` is ``None`` and the verdict sentence counts failed and
-            inconclusive findings.
+            all, ``verdict.passed`` is ``None`` and the verdict sentence counts the findings that
+            fail, pass and are inconclusive.
+        burden : {"violation", "compliance", "estimate"}, optional
+            Default: the one given to :func:`audit`.
 
         Returns
         -------
         dict
             JSON-safe: ``schema``, ``kind``, ``title``, ``created``, ``environment``, ``data``,
-            ``model``, ``parameters``, ``verdict`` (``passed``, ``fail_on``, ``sentence``),
-            ``findings`` (records; non-finite numbers become ``None``), ``sections`` (one
-            :meth:`CheckOutcome.section` per check) and ``limitations``.
+            ``model``, ``parameters``, ``verdict`` (``passed``, ``status``, ``fail_on``, ``burden``,
+            ``rule``, ``sentence``), ``findings`` (records; non-finite numbers become ``None``),
+            ``sections`` (one :meth:`CheckOutcome.section` per check) and ``limitations``.
 
         Raises
         ------
@@ -531,44 +682,55 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> doc = report.to_dict()
-        >>> doc["schema"], doc["kind"], doc["verdict"]["passed"]
-        ('fairlens.report/1', 'audit', None)
-        >>> print(doc["verdict"]["sentence"])  # doctest: +NORMALIZE_WHITESPACE
-        0 finding(s) beyond their default thresholds, 4 inconclusive (their interval reaches the
-        threshold), over 1 checks.
-        >>> report.to_dict("demographic_parity_difference>0.1")["verdict"]["passed"]
-        True
+        >>> doc["schema"], doc["kind"], doc["verdict"]["passed"], doc["verdict"]["status"]
+        ('fairlens.report/2', 'audit', None, 'no gate')
+        >>> report.to_dict("demographic_parity_difference>0.1")["verdict"]["status"]
+        'passed'
         """
         from .._version import __version__
 
-        gate_given = fail_on is not None or bool(self.fail_on)
-        ok, reasons = self.gate(fail_on)
-        conds = [c[3] for c in parse_fail_on(fail_on if fail_on is not None else (self.fail_on or None))]
-        f = self.findings
-        n_fail = int((f["verdict"] == "fail").sum())
-        n_warn = int((f["verdict"] == "warn").sum())
-        if gate_given:
-            glossed = [_condition_text(*c) for c in
-                       parse_fail_on(fail_on if fail_on is not None else (self.fail_on or None))]
-            sentence = ("The audit passes the gate " + ", ".join(glossed) + "." if ok else
-                        "The audit fails the gate: " + "; ".join(reasons[:5])
-                        + ("; ..." if len(reasons) > 5 else "") + ".")
+        outcomes, judgement = self._judged(fail_on, burden)
+        burden = self.burden if burden is None else burden
+        conds = parse_fail_on(fail_on) if fail_on is not None else parse_fail_on(self.fail_on or None)
+        given = bool(conds)
+        ok, reasons = self.gate(fail_on, burden)
+        rows = [{k: v for k, v in f.items() if not k.startswith("_")} for o in outcomes for f in o.findings]
+        n = {k: sum(r["verdict"] == k for r in rows) for k in ("fail", "pass", "inconclusive", "not computed")}
+        counts = (f"{n['fail']} fail, {n['inconclusive']} inconclusive, {n['pass']} pass"
+                  + (f", {n['not computed']} not computed" if n["not computed"] else ""))
+        if given:
+            glossed = ", ".join(_condition_text(c) for c in conds)
+            status = {True: "passed", False: "failed", None: "not computed"}[ok]
+            burden_words = {"violation": "fails only on evidence of a violation",
+                            "compliance": "passes only on evidence of compliance",
+                            "estimate": "compares point estimates"}[burden]
+            if ok is None:
+                sentence = (f"The gate {glossed} could not be checked: " + "; ".join(reasons[:3]) + ".")
+            elif ok:
+                sentence = f"The audit passes the gate {glossed} (the gate {burden_words})."
+            else:
+                sentence = (f"The audit fails the gate {glossed} (the gate {burden_words}): " + "; ".join(reasons[:3])
+                            + ("; ..." if len(reasons) > 3 else "") + ".")
+            rule = judgement.get("rule")
         else:
-            sentence = (f"{n_fail} finding(s) beyond their default thresholds, {n_warn} inconclusive "
-                        f"(their interval reaches the threshold), over {len(self.outcomes)} checks.")
+            status = "no gate"
+            sentence = f"Findings against their default thresholds: {counts}, over {len(outcomes)} checks."
+            rule = judgement.get("report_rule")
         doc = {
-            "schema": "fairlens.report/1", "kind": "audit",
+            "schema": "fairlens.report/2", "kind": "audit",
             "title": self.info.get("title") or "Fairness audit",
             "created": self.created,
             "environment": _environment(__version__),
             "data": self.info["data"], "model": self.info["model"], "parameters": self.info["parameters"],
-            "verdict": {"passed": bool(ok) if gate_given else None, "fail_on": conds, "sentence": sentence},
+            "verdict": {"passed": (None if ok is None else bool(ok)) if given else None, "status": status,
+                        "fail_on": [c.text for c in conds], "burden": burden, "rule": rule,
+                        "report_rule": judgement.get("report_rule"), "sentence": sentence},
             "findings": [{k: (None if (isinstance(v, float) and not math.isfinite(v)) else v)
                           for k, v in r.items() if not (k == "unit" and v is None)}
-                         for r in to_jsonable(f.to_dict(orient="records"), max_items=10**7)],
-            "sections": [o.section() for o in self.outcomes],
+                         for r in to_jsonable(rows, max_items=10**7)],
+            "sections": [o.section() for o in outcomes],
             "limitations": _limitations(self),
         }
         return to_jsonable(doc, max_items=10**7)
@@ -604,14 +766,14 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> import json, os, tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     path = report.to_json(os.path.join(tmp, "audit.json"))
         ...     with open(path, encoding="utf-8") as fh:
         ...         doc = json.load(fh)
         >>> doc["schema"], len(doc["findings"])
-        ('fairlens.report/1', 8)
+        ('fairlens.report/2', 8)
         """
         import json
 
@@ -651,7 +813,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         options={"n_boot": 200}, time_budget=None, progress=False)
+        ...                         time_budget=None, progress=False)
         >>> html = report.to_html()
         >>> html.startswith("<!DOCTYPE html>")
         True
@@ -719,7 +881,7 @@ def _limitations(report):
 
 
 # ------------------------------------------------------------------------------ inputs
-def _as_dataset(model, data, target, protected, favourable):
+def _as_dataset(model, data, target, protected, favourable, max_groups=AUDIT_DEFAULTS["max_groups"]):
     """``(Dataset, data block, protected list)`` from a DataFrame or a Dataset."""
     from ..datasets import Dataset
     from ..datasets._loaders import from_frame
@@ -744,6 +906,11 @@ def _as_dataset(model, data, target, protected, favourable):
         return data, list(protected)
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame or a fairlens Dataset; got {type(data).__name__}.")
+    cols = [str(c) for c in data.columns]
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"data has duplicated column names {dup}: a column must be named once (rename or drop the "
+                         "copies first).")
     if target is None:
         raise ValueError("target is required with a DataFrame: the name of the label column.")
     if not isinstance(target, str):
@@ -782,8 +949,22 @@ def _as_dataset(model, data, target, protected, favourable):
             # columns the model does not read are left out, except protected ones (a model that does not
             # read a protected column is still audited for it: "fairness through unawareness")
             features = names + [p for p in protected if p not in names]
+    # a protected column with few values (a 0/1 sex column too) is a set of groups everywhere -- also in
+    # the subgroup search, which would otherwise cut it at thresholds such as "sex < 0.5"
+    categorical = [c for c in features if not pd.api.types.is_numeric_dtype(data[c]) or
+                   pd.api.types.is_bool_dtype(data[c]) or
+                   (c in protected and data[c].nunique() <= max_groups)]
+    holes = [c for c in features if data[c].isna().any()]
+    if holes:
+        n_rows = int(data[holes].isna().any(axis=1).sum())
+        raise ValueError(
+            f"data has missing values in {holes} ({n_rows:,} rows). The audit's searches (MAFT, TestSGD, "
+            "certification) build new rows from each column's observed values and cannot represent a missing one, "
+            "so a table with holes is refused even when the model accepts them. Audit the complete rows "
+            "(data.dropna(); the report then describes the model on those rows only) or fill the holes the way "
+            "your deployment does.")
     ds = from_frame(data, target, protected=list(protected), favourable=favourable, features=features,
-                    name="data")
+                    categorical=categorical, name="data")
     return ds, list(protected)
 
 
@@ -805,15 +986,8 @@ class _UnawareModel:
         return f"{type(self.model).__name__} (reads {len(self.columns)} of the {self.n_features_in_} columns)"
 
 
-def _model_block(model, scorer, model_source):
-    params = {}
-    if hasattr(model, "get_params"):
-        try:
-            raw = model.get_params(deep=False)
-            params = {str(k): (v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)[:200])
-                      for k, v in raw.items()}
-        except Exception:  # noqa: BLE001 - identity is best effort
-            params = {}
+def _model_source(model_source):
+    """``(file name, sha256)`` of ``model_source`` (checked before anything runs)."""
     source = sha = None
     if isinstance(model_source, dict):
         source, sha = model_source.get("name") or model_source.get("source"), model_source.get("sha256")
@@ -832,6 +1006,19 @@ def _model_block(model, scorer, model_source):
         else:
             raise ValueError(f"model_source must be the model's file path, its sha256 or a dict "
                              f"{{'name': ..., 'sha256': ...}}; {p!r} is neither an existing file nor a sha256.")
+    return source, sha
+
+
+def _model_block(model, scorer, source_info):
+    params = {}
+    if hasattr(model, "get_params"):
+        try:
+            raw = model.get_params(deep=False)
+            params = {str(k): (v if isinstance(v, (int, float, str, bool, type(None))) else repr(v)[:200])
+                      for k, v in raw.items()}
+        except Exception:  # noqa: BLE001 - identity is best effort
+            params = {}
+    source, sha = source_info
     kind = {"readable": "readable frame", "encoded_frame": "encoded array", "encoded": "encoded array",
             "callable": "callable"}.get(getattr(scorer, "input_kind", None), None)
     return {"class": type(model).__name__, "module": type(model).__module__, "params": params,
@@ -844,6 +1031,10 @@ def _favourable_class(model, data, favourable, dataset):
     if classes is None:
         return 1
     classes = list(np.asarray(classes).tolist())
+    if len(classes) != 2:
+        raise ValueError(f"model: a classifier with {len(classes)} classes {classes[:10]}; the audit needs a binary "
+                         "classifier (one favourable and one unfavourable outcome). Fit the model on the binary "
+                         "target, or wrap it as a callable returning the favourable outcome's probability.")
     if favourable is not None and favourable in classes:
         return favourable
     if set(classes) == {0, 1}:
@@ -859,7 +1050,7 @@ def _favourable_class(model, data, favourable, dataset):
 
 def audit(model, data, *, target=None, protected=None, favourable=None, checks=None, time_budget=60.0,
           n_jobs=None, random_state=0, progress=True, threshold=0.5, thresholds=None, fail_on=None,
-          options=None, model_source=None, data_source=None, title=None):
+          burden="violation", privileged=None, options=None, model_source=None, data_source=None, title=None):
     """Audit ``model`` on ``data``: every check that applies, one :class:`AuditReport`.
 
     Parameters
@@ -899,18 +1090,32 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     threshold : float in (0, 1), default 0.5
         A row is predicted favourable when its favourable-class probability is at least this.
     thresholds : dict, optional
-        Override default thresholds: ``{measure: value}`` or ``{measure: (operator, value)}``.
+        Override default thresholds (:data:`fairlens.audit._gate.DEFAULT_THRESHOLDS`): ``{measure: value}``
+        keeps the measure's operator, ``{measure: "<0.9"}`` or ``{measure: "abs>0.05"}`` sets it.
         Defaults: demographic parity difference, equal opportunity and equalized odds differences
-        > 0.1 fail; |statistical parity|, |average odds| and |true positive rate| differences > 0.1
-        fail; disparate impact and demographic parity ratio < 0.8 fail (the four-fifths rule);
-        individual discrimination rate > 0.05 fails; a subgroup gap (fresh estimate) > 0.1 fails; a
-        batch-dependent model fails.  An estimate beyond its threshold is "fail"; an estimate within it
-        whose interval reaches beyond it is "warn" (the data cannot settle it).
+        > 0.1; |statistical parity|, |average odds| and |true positive rate| differences > 0.1;
+        disparate impact and demographic parity ratio < 0.8 (the four-fifths rule); individual
+        discrimination rate > 0.05; a subgroup gap (fresh estimate) > 0.1; a batch-dependent model.
+        Each finding is then "fail" when the data show it is beyond its threshold, "pass" when they
+        show it is within, and "inconclusive" otherwise (Holm over all these findings: every fail and
+        pass among them is wrong with probability at most ``1 - confidence`` in total).
     fail_on : str or list of str, optional
-        A gate, e.g. ``"demographic_parity_difference>0.1,individual_discrimination_rate>0.05"``
-        (parsed strictly now; see :meth:`AuditReport.passed`).
+        A gate, e.g. ``"demographic_parity_difference>0.1,abs(statistical_parity_difference)>0.1"``:
+        conditions judged together over every finding they match (see :func:`parse_fail_on` and
+        :meth:`AuditReport.gate`).  A measure named here is judged against the gate's condition instead
+        of its default threshold.
+    burden : {"violation", "compliance", "estimate"}, default "violation"
+        The gate's burden of proof, named in the report: ``"violation"`` fails the gate only where the
+        data show a condition holds (a model within every threshold fails with probability at most
+        ``(1 - confidence) / 2``); ``"compliance"`` passes it only where the data show no condition
+        holds (a model beyond a threshold passes with probability at most ``(1 - confidence) / 2``);
+        ``"estimate"`` compares point estimates (no error control, only when asked for by name).
+    privileged : dict, optional
+        ``{attribute: group}``: the reference group of the signed measures of that attribute (AIF360's
+        convention: everyone else against it).  Default: every group against everyone else.
     options : dict, optional
-        Override budgets of :data:`AUDIT_DEFAULTS` (e.g. ``{"n_boot": 2000, "maft_seeds": 1000}``).
+        Override budgets of :data:`AUDIT_DEFAULTS` (e.g. ``{"confidence": 0.99, "maft_seeds": 1000}``);
+        every value is checked before any analysis runs.
     model_source : str, path or dict, optional
         Where the model came from: its file (hashed with sha256; only the file name is reported),
         its sha256, or ``{"name": ..., "sha256": ...}`` (the CLI passes this).
@@ -943,7 +1148,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     from ..models import as_scorer
 
     validate_params(dict(time_budget=time_budget, threshold=threshold, random_state=random_state,
-                         n_jobs=n_jobs, progress=progress), _AUDIT_CONSTRAINTS, caller="audit")
+                         n_jobs=n_jobs, progress=progress, burden=burden), _AUDIT_CONSTRAINTS, caller="audit")
     if checks is None:
         checks = list(CHECKS)
     elif isinstance(checks, str):
@@ -954,32 +1159,24 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if unknown:
         raise ValueError(f"checks: unknown check(s) {unknown}; choose from {list(CHECKS)}.")
     checks = [c for c in CHECKS if c in checks]
-    opts = dict(AUDIT_DEFAULTS)
-    if options is not None:
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict; got {options!r}.")
-        bad = [k for k in options if k not in AUDIT_DEFAULTS]
-        if bad:
-            raise ValueError(f"options: unknown option(s) {bad}; known: {list(AUDIT_DEFAULTS)}.")
-        opts.update(options)
-    thr = {k: v[:2] for k, v in DEFAULT_THRESHOLDS.items()}
+    opts = _check_options(options)
+    thr = dict(DEFAULT_THRESHOLDS)
     if thresholds is not None:
         if not isinstance(thresholds, dict):
             raise TypeError(f"thresholds must be a dict {{measure: value}}; got {thresholds!r}.")
         for k, v in thresholds.items():
-            if k not in thr:
-                raise ValueError(f"thresholds: unknown measure {k!r}; known measures: {', '.join(KNOWN_MEASURES)}.")
-            if isinstance(v, tuple):
-                thr[k] = v
-            else:
-                op = thr[k][0] or ">"
-                thr[k] = (op, float(v))
-    gate = [c[3] for c in parse_fail_on(fail_on)]
+            thr[k] = parse_threshold(k, v)
+    if privileged is not None and not isinstance(privileged, dict):
+        raise TypeError(f"privileged must be None or a dict {{attribute: group}}; got {privileged!r}.")
+    conditions = parse_fail_on(fail_on)
+    gate = [c.text for c in conditions]
     seed = resolve_random_state(random_state)
     t_start = time.perf_counter()
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
-    dataset, protected = _as_dataset(model, data, target, protected, favourable)
+    source_info = _model_source(model_source)
+    dataset, protected = _as_dataset(model, data, target, protected, favourable, opts["max_groups"])
+    priv = _check_privileged(privileged, protected, dataset)
     fav_class = _favourable_class(model, data, favourable, dataset)
     user_model = model
     names = getattr(model, "feature_names_in_", None)
@@ -989,14 +1186,16 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     scorer = as_scorer(model, dataset, favourable=fav_class)
     score = np.asarray(scorer(dataset.X), dtype=np.float64)
     pred = (score >= threshold).astype(np.int64)
-    model_block = _model_block(user_model, scorer, model_source)
+    model_block = _model_block(user_model, scorer, source_info)
     unread = [p for p in protected if names is not None and p not in set(map(str, names))]
     if unread:
         model_block["note"] = f"the model does not read the protected column(s) {unread}"
     ctx = Context(model=model, user_model=user_model, dataset=dataset, scorer=scorer, favourable_class=fav_class,
                   protected=protected,
                   y=np.asarray(dataset.y, dtype=np.int64), score=score, pred=pred, threshold=float(threshold),
-                  random_state=seed, n_jobs=n_jobs, thresholds=thr, options=opts, input=model_block["input"])
+                  random_state=seed, n_jobs=n_jobs, options=opts, input=model_block["input"],
+                  privileged=priv,
+                  deadline=math.inf if time_budget is None else t_start + float(time_budget))
 
     frame = data if isinstance(data, pd.DataFrame) else dataset.frame
     d_src, d_sha = None, None
@@ -1023,8 +1222,8 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         "model": model_block,
         "parameters": to_jsonable({"random_state": seed, "n_jobs": n_jobs, "time_budget": time_budget,
                                    "checks": list(checks), "threshold": float(threshold),
-                                   "thresholds": {k: list(v) for k, v in thr.items() if v[0] is not None},
-                                   **opts}),
+                                   "thresholds": {k: c.text for k, c in thr.items()},
+                                   "fail_on": gate, "burden": burden, "privileged": privileged, **opts}),
     }
 
     from .._base import check_progress
@@ -1073,7 +1272,24 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     if bar is not None:
         bar.set_description("fairlens audit")
         bar.close()
+    judgement = _judge(outcomes, conditions, thr, burden, opts["confidence"])
     return AuditReport(outcomes=outcomes, dataset=dataset, model=user_model, scorer=scorer, info=info, fail_on=gate,
-                       created=created,
-                       params=info["parameters"], random_state=seed, elapsed=time.perf_counter() - t_start,
-                       stopped=any(o.status == "cut short" for o in outcomes))
+                       created=created, params=info["parameters"], random_state=seed,
+                       elapsed=time.perf_counter() - t_start, stopped=any(o.status == "cut short" for o in outcomes),
+                       burden=burden, confidence=float(opts["confidence"]), thresholds=thr, judgement=judgement)
+
+
+def _check_privileged(privileged, protected, dataset):
+    """``{attribute: group label}`` for the group check (labels as the group check writes them)."""
+    if not privileged:
+        return None
+    out = {}
+    for k, v in privileged.items():
+        if k not in protected:
+            raise ValueError(f"privileged names {k!r}, which is not a protected column {list(protected)}.")
+        col = dataset.frame[k]
+        if not (col.astype(str) == str(v)).any():
+            raise ValueError(f"privileged[{k!r}]={v!r} does not occur in column {k!r}; its values: "
+                             f"{sorted(map(str, pd.unique(col)))[:20]}.")
+        out[str(k)] = str(v)
+    return out

@@ -19,32 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 
-#: ``measure -> (operator, threshold, readable label, unit)``: a finding fails when
-#: ``value <operator> threshold`` holds (``"|>"``: the absolute value exceeds it).
-DEFAULT_THRESHOLDS = {
-    "demographic_parity_difference": (">", 0.1, "Demographic parity difference", "difference"),
-    "demographic_parity_ratio": ("<", 0.8, "Demographic parity ratio", "ratio"),
-    "equal_opportunity_difference": (">", 0.1, "Equal opportunity difference", "difference"),
-    "equalized_odds_difference": (">", 0.1, "Equalized odds difference", "difference"),
-    "statistical_parity_difference": ("|>", 0.1, "Statistical parity difference", "difference"),
-    "disparate_impact": ("<", 0.8, "Disparate impact", "ratio"),
-    "average_odds_difference": ("|>", 0.1, "Average odds difference", "difference"),
-    "true_positive_rate_difference": ("|>", 0.1, "True positive rate difference", "difference"),
-    "individual_discrimination_rate": (">", 0.05, "Individual discrimination rate", "rate"),
-    "individual_instances_found": (None, None, "Discriminatory instances found by MAFT", "count"),
-    "subgroup_score": (">", 0.1, "Subgroup gap (fresh estimate)", "difference"),
-    "protected_attribution_share": (None, None, "Share of attribution on protected features", "rate"),
-    "batch_inconsistency": (">", 0.0, "Rows whose score depends on the batch", "rate"),
-    "clean_accuracy": (None, None, "Accuracy without attack", "rate"),
-    "accuracy_under_attack": (None, None, "Accuracy under attack", "rate"),
-}
-
-#: Measures of the group check that appear as findings for every single attribute; the
-#: intersections report the first three (their full tables are in the section).
-GROUP_FINDINGS = ("demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
-                  "equal_opportunity_difference", "statistical_parity_difference", "disparate_impact",
-                  "average_odds_difference", "true_positive_rate_difference")
-INTERSECTION_FINDINGS = GROUP_FINDINGS[:3]
+from ._gate import MEASURES
 
 
 @dataclasses.dataclass
@@ -67,9 +42,10 @@ class CheckOutcome:
     verdict : str
         One sentence concluding the section.
     findings : list of dict
-        One dict per finding: ``check``, ``measure``, ``label``, ``group``, ``value``, ``ci_low``,
-        ``ci_high``, ``threshold``, ``verdict`` (``"pass"``, ``"warn"``, ``"fail"``, ``"info"`` or
-        ``"not applicable"``), ``sentence``, ``unit``.
+        One dict per finding: the columns of :data:`fairlens.audit.FINDING_COLUMNS` (``verdict``:
+        ``"pass"``, ``"fail"``, ``"inconclusive"``, ``"not computed"``, ``"info"`` or ``"not applicable"``,
+        decided by the audit once every check has run), plus private keys (``_test``: the test behind
+        the verdict) that the report document leaves out.
     paragraphs : list of str
         Explanatory text of the section (method, data used).
     tables : list of dict
@@ -169,9 +145,10 @@ class Context:
     threshold: float
     random_state: int
     n_jobs: int | None
-    thresholds: dict
     options: dict
     input: str
+    privileged: dict | None = None
+    deadline: float = math.inf
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -235,62 +212,47 @@ def _float(v):
     return v if math.isfinite(v) else None
 
 
-def judge(measure, value, lo, hi, thresholds):
-    """``(verdict, threshold)``: fail if the estimate is beyond the threshold, warn if only its
-    interval reaches beyond it (inconclusive), pass otherwise; info for measures without one."""
-    op, thr = thresholds.get(measure, (None, None))[:2]
-    if op is None or thr is None:
-        return "info", None
-    if value is None:
-        return "warn", thr
-
-    def beyond(v):
-        if v is None:
-            return False
-        if op == ">":
-            return v > thr
-        if op == "<":
-            return v < thr
-        return abs(v) > thr  # "|>"
-
-    if beyond(value):
-        return "fail", thr
-    ends = [lo, hi]
-    if op == "|>" and lo is not None and hi is not None:
-        ends = [lo, hi]
-    if any(beyond(e) for e in ends if e is not None):
-        return "warn", thr
-    return "pass", thr
-
-
-def _finding(check, measure, group, value, lo, hi, sentence, thresholds, *, verdict=None, label=None):
+def _finding(check, measure, group, value, lo, hi, sentence, *, interval=None, test=None, se=None, label=None):
+    """One finding: the estimate and its interval, a sentence describing them, and the test behind its
+    verdict (``test(cond) -> (p_hold, p_not)``; ``se``: ``(standard error, comparisons)`` for the
+    smallest detectable departure).  The verdict, threshold and p-values are filled in by the audit
+    once every check has run (:func:`fairlens.audit._gate.decide`)."""
     value, lo, hi = _float(value), _float(lo), _float(hi)
-    v, thr = judge(measure, value, lo, hi, thresholds)
-    meta = DEFAULT_THRESHOLDS.get(measure, (None, None, measure, None))
-    return {"check": check, "measure": measure, "label": label or meta[2], "group": group, "value": value,
-            "ci_low": lo, "ci_high": hi, "threshold": thr, "verdict": verdict or v, "sentence": sentence,
-            "unit": meta[3]}
+    meta = MEASURES.get(measure, (measure, None))
+    return {"check": check, "measure": measure, "label": label or meta[0], "group": group, "value": value,
+            "ci_low": lo, "ci_high": hi, "interval": interval, "condition": None, "threshold": None,
+            "verdict": "info", "p_fail": None, "p_pass": None, "detectable": None, "decided_by": None,
+            "sentence": sentence, "unit": meta[1], "_test": test, "_se": se}
 
 
-def _threshold_words(measure, thresholds):
-    op, thr = thresholds.get(measure, (None, None))[:2]
-    if op is None:
-        return ""
-    unit = DEFAULT_THRESHOLDS.get(measure, (None, None, None, None))[3]
-    t = {"rate": f"{100 * thr:g}%", "difference": f"{100 * thr:g} pp"}.get(unit, f"{thr:g}")
-    return {">": f"the {t} threshold", "<": f"the {t} threshold", "|>": f"the ±{t} threshold"}[op]
+def _wilson_limits(k, n, conf):
+    from .. import _stats
+
+    lo, hi = _stats.wilson(k, n, float(_stats.z_of(0.5 + conf / 2)))
+    return float(lo), float(hi)
 
 
-def _position(verdict, measure, thresholds):
-    op = thresholds.get(measure, (None,))[0]
-    words = _threshold_words(measure, thresholds)
-    if verdict == "fail":
-        return f", beyond {words}" if op == "|>" else (f", above {words}" if op == ">" else f", below {words}")
-    if verdict == "warn":
-        return f"; its interval reaches {words}, so the data cannot settle it"
-    if verdict == "pass":
-        return f", within {words}"
-    return ""
+def _bounds_test(k_lo, k_hi, n):
+    """Test of a proportion known only to lie in ``[k_lo, k_hi] / n`` (certified bounds): evidence for
+    ``> c`` must hold at the lower bound, evidence for ``< c`` at the upper one."""
+    low, high = _wilson_test(k_lo, n), _wilson_test(k_hi, n)
+
+    def test(cond):
+        a, b = low(cond), high(cond)
+        return (a[0], b[1]) if cond.upward else (b[0], a[1])
+
+    return test
+
+
+def _wilson_test(k, n):
+    """Test of a proportion ``k / n`` against a condition (inverting its Wilson limits)."""
+    from .. import _stats
+
+    def test(cond):
+        c, (alt_hold, alt_not) = cond.value, (("greater", "less") if cond.upward else ("less", "greater"))
+        return (float(_stats.pvalue([k], [n], [1.0], c, alt_hold)), float(_stats.pvalue([k], [n], [1.0], c, alt_not)))
+
+    return test
 
 
 def figure(fig, title, alt):
@@ -320,119 +282,140 @@ def _cell(value, lo=None, hi=None, unit=None):
 
 
 # ------------------------------------------------------------------------ 1. group fairness
-#: Bootstrap chunks (of ``fairlens.metrics.BOOT_CHUNK`` = 50 replicates) the group check draws even past
-#: its time: an interval from 100 replicates is rough, but a finding without one says nothing of its
-#: uncertainty (the report's note says how many replicates the intervals rest on).
-MIN_BOOT_CHUNKS = 2
+#: Rates shown in the per-group tables (every confusion-matrix rate; AUC and calibration when the model scores).
+_TABLE_RATES = ("selection_rate", "true_positive_rate", "false_positive_rate", "false_negative_rate",
+                "positive_predictive_value", "false_discovery_rate", "negative_predictive_value",
+                "false_omission_rate", "accuracy")
+
 
 def check_group_fairness(ctx, seconds):
-    """Group fairness per protected attribute and intersection (:func:`fairlens.metrics.group_metrics`)."""
+    """Group fairness per protected attribute and intersection (:func:`fairlens.metrics.group_metrics`),
+    every measure with a score interval that covers its true value (0 and 1 included)."""
     import matplotlib.pyplot as plt
 
-    from ..metrics import group_metrics
+    from ..metrics import GROUP_RATES, group_metrics
 
     opts = ctx.options
-    out = CheckOutcome("group_fairness", "Group fairness", random_state=ctx.random_state)
+    out = CheckOutcome("group_fairness", "Group fairness", random_state=None)
     prot, binned, bin_order = _protected_groups(ctx)
-    deadline, _ = _deadline_stop(seconds * 0.85)  # keep time for the tables and figures
-    calls = [0]
-
-    def stop():  # the first MIN_BOOT_CHUNKS chunks always run: a finding is never left without interval
-        calls[0] += 1
-        return calls[0] > MIN_BOOT_CHUNKS and deadline()
-
-    res = group_metrics(ctx.y, ctx.pred, protected=prot, favourable=1, confidence=opts["confidence"],
-                        n_boot=opts["n_boot"], min_group_size=opts["min_group_size"],
-                        random_state=ctx.random_state, n_jobs=ctx.n_jobs, stop=stop)
+    res = group_metrics(ctx.y, ctx.pred, protected=prot, favourable=1, privileged=ctx.privileged,
+                        y_score=ctx.score, confidence=opts["confidence"], min_group_size=opts["min_group_size"],
+                        max_groups=opts["max_groups"])
     out.result = res
-    out.params = dict(res.params, threshold=ctx.threshold, binned=binned)
+    out.params = dict(res.params, threshold=ctx.threshold, binned=binned,
+                      favourable=ctx.dataset.label_names.get(1, 1))
     conf = res.confidence
-    if res.stopped:
-        out.status = "cut short"
-        out.notes.append(f"The bootstrap was cut short by the time budget after {res.n_boot} of "
-                         f"{opts['n_boot']} replicates; the intervals rest on those replicates.")
     for col, how in binned.items():
-        out.notes.append(f"{col!r} has many values; it is compared in {how}.")
+        out.notes.append(f"{col!r} has many numeric values; it is compared in {how}.")
+    for col, k in (res.params.get("lumped") or {}).items():
+        out.notes.append(f"{col!r} has many values: its {opts['max_groups'] - 1} largest groups are compared and "
+                         f"the other {k:,} values form one group 'other ({k:,} values)'.")
     groups, measures = res.groups, res.measures
     singles = list(prot.columns)
     for _, m in measures.iterrows():
-        single = m["attribute"] in singles
-        if m["measure"] not in (GROUP_FINDINGS if single else INTERSECTION_FINDINGS):
-            continue
-        out.findings.append(_group_finding(m, groups, conf, ctx.thresholds))
-    # tables: one per attribute (singles, then intersections)
+        out.findings.append(_group_finding(m, groups, res, conf))
+    has_score = bool(groups["auc"].notna().any())
+    rates = list(_TABLE_RATES) + (["auc", "calibration_gap"] if has_score else [])
+    labels = {r: GROUP_RATES[r][0] for r in _TABLE_RATES}
+    labels.update(auc="AUC", calibration_gap="Calibration gap (mean score - favourable rate)")
     for attr in dict.fromkeys(groups["attribute"]):
         g = groups[groups["attribute"] == attr]
         if attr in bin_order:  # quartile bins in their numeric order, not in the order of their names
             g = g.sort_values("group", key=lambda c: c.map(bin_order[attr].index), kind="stable")
-        rows = [[r["group"], int(r["n"]), _cell(r["share"], unit="rate"),
-                 _cell(r["selection_rate"], r["selection_rate_low"], r["selection_rate_high"], "rate"),
-                 _cell(r["true_positive_rate"], r["true_positive_rate_low"], r["true_positive_rate_high"], "rate"),
-                 _cell(r["false_positive_rate"], r["false_positive_rate_low"], r["false_positive_rate_high"], "rate"),
-                 _cell(r["base_rate"], unit="rate"), r["note"] or ""] for _, r in g.iterrows()]
+        rows = []
+        for _, r in g.iterrows():
+            cells = [r["group"], int(r["n"]), _cell(r["share"], unit="rate")]
+            for rate in rates:
+                unit = "difference" if rate == "calibration_gap" else ("ratio" if rate == "auc" else "rate")
+                cells.append(_cell(r[rate], r[rate + "_low"], r[rate + "_high"], unit))
+            cells += [_cell(r["base_rate"], r["base_rate_low"], r["base_rate_high"], "rate"), r["note"] or ""]
+            rows.append(cells)
         out.tables.append({
-            "title": f"Groups of {attr}", "columns": ["Group", "Rows", "Share of rows", "Selection rate",
-                                                       "True positive rate", "False positive rate",
-                                                       "Favourable rate in the data", "Too small to conclude"],
-            "rows": rows, "units": [None, "count", "rate", "rate", "rate", "rate", "rate", None],
-            "note": (f"Rates with {100 * conf:.0f}% bootstrap intervals ({res.n_boot} replicates). Groups with "
-                     f"fewer than {opts['min_group_size']} rows, or fewer than {res.params['min_outcomes']} "
-                     "favourable or unfavourable true labels, are too small to conclude anything and are "
-                     "left out of the comparisons.")})
+            "title": f"Groups of {attr}",
+            "columns": ["Group", "Rows", "Share of rows", *[labels[r] for r in rates], "Favourable rate in the data",
+                        "Left out of comparisons"],
+            "rows": rows,
+            "units": [None, "count", "rate", *[("difference" if r == "calibration_gap" else "ratio" if r == "auc"
+                                                 else "rate") for r in rates], "rate", None],
+            "note": (f"Each rate with its {100 * conf:.0f}% Wilson interval"
+                     + ("; AUC with DeLong's interval (logit scale) and the calibration gap with a Student-t "
+                        "interval" if has_score else "")
+                     + f". One rule for every comparison: a group's rate is compared only when the rate's "
+                       f"denominator has at least {opts['min_group_size']} rows (rows for the selection rate, "
+                       "favourable true labels for the true positive rate, unfavourable ones for the false "
+                       "positive rate); otherwise it is left out of every comparison of that rate, on both sides.")})
     rows = []
     for _, m in measures.iterrows():
-        ref = m["privileged"] if isinstance(m["privileged"], str) else (
-            f"{m['highest']} vs {m['lowest']}" if isinstance(m["highest"], str) else "")
-        unit = DEFAULT_THRESHOLDS.get(m["measure"], (None, None, None, None))[3]
-        rows.append([m["attribute"], _spelled(m["label"]), _cell(m["value"], m["ci_low"], m["ci_high"], unit), ref,
-                     int(m["n_groups"])])
+        unit = MEASURES[m["measure"]][1]
+        rows.append([m["attribute"], _spelled(m["label"]), _cell(m["value"], m["ci_low"], m["ci_high"], unit),
+                     _compared(m), int(m["n_groups"]), int(m["n_contrasts"])])
     out.tables.append({"title": "All group measures", "columns": ["Attribute", "Measure",
                                                                   f"Value ({100 * conf:.0f}% interval)",
-                                                                  "Compared", "Groups compared"],
-                       "rows": rows, "units": [None, None, None, None, "count"],
-                       "note": "Differences of rates are in percentage points (pp), as in the findings; ratios "
-                               "are plain numbers (1 = equal rates). Signed measures compare every other row "
-                               "with the reference (privileged) group, as AIF360 does."})
+                                                                  "Compared", "Groups compared",
+                                                                  "Comparisons sharing the level"],
+                       "rows": rows, "units": [None, None, None, None, "count", "count"],
+                       "note": "Differences of rates are in percentage points (pp); ratios are plain numbers (1 = "
+                               "equal rates). A measure over several groups has an interval simultaneous over the "
+                               "comparisons behind it (every pair of groups, or every group against its reference), "
+                               "so it covers the measure whichever pair or group turns out extreme."})
+    c = res.contrasts
+    if len(c):
+        out.tables.append({
+            "title": "Each group against its reference (signed measures)",
+            "columns": ["Attribute", "Measure", "Group", "Reference", f"Value ({100 * conf:.0f}% interval)"],
+            "rows": [[r["attribute"], MEASURES[r["measure"]][0], r["group"], r["reference"],
+                      _cell(r["value"], r["ci_low"], r["ci_high"], MEASURES[r["measure"]][1])]
+                     for _, r in c.iterrows()],
+            "units": [None, None, None, None, None],
+            "note": ("The reference is fixed before looking at the outcomes: "
+                     + ("the privileged group given (everyone else against it, AIF360's convention)."
+                        if ctx.privileged else "each group against everyone else, every group shown (negative "
+                        "differences and ratios below 1: the group is worse off than everyone else).")
+                     + " Intervals are simultaneous over the groups of each attribute.")})
     with plt.rc_context({"font.size": 12}):
         for attr in singles[:4]:
             fig, ax = plt.subplots(figsize=(10, max(3.0, 0.55 * (groups["attribute"] == attr).sum() + 1.8)))
             res.plot(ax=ax, attribute=attr)
-            # the report shows rates as percentages: so does the axis (0.86 -> 86%)
             from matplotlib.ticker import PercentFormatter
 
             ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
             out.figures.append(figure(fig, f"Selection rate by {attr}",
                                       f"The share of each group of {attr} that the model predicts favourable "
-                                      f"(dot), with its {100 * conf:.0f}% bootstrap interval (bar); the number of "
+                                      f"(dot), with its {100 * conf:.0f}% Wilson interval (bar); the number of "
                                       "rows of each group is its n in the label; hollow markers are groups too small "
-                                      "to conclude."))
-    worst = [f for f in out.findings if f["verdict"] == "fail"]
-    if worst:  # the failing finding with the largest gap (a difference; else the first failing one)
-        top = max(worst, key=lambda f: (f["unit"] == "difference", f["value"] or 0))
-        out.verdict = f"{len(worst)} group measure(s) beyond their thresholds; the largest: " + top["sentence"]
-    elif any(f["verdict"] == "warn" for f in out.findings):
-        out.verdict = "No group measure is beyond its threshold, but some intervals reach it: more data is " \
-                      "needed to conclude."
-    else:
-        out.verdict = "Every group measure is within its threshold."
+                                      "to compare."))
     out.paragraphs.append(
         f"Predictions are the model's favourable-class probability thresholded at {ctx.threshold:g}. "
         f"Each protected attribute ({', '.join(singles)}) and every combination of them splits the "
-        f"{res.n_rows:,} rows into groups; selection, true positive and false positive rates are compared "
-        f"between groups, with {100 * conf:.0f}% percentile bootstrap intervals (rows resampled with "
-        "replacement).")
+        f"{res.n_rows:,} rows into groups. Every rate of every group has a {100 * conf:.0f}% Wilson interval; "
+        "differences between groups have Newcombe/MOVER score intervals and ratios MOVER-R intervals, "
+        "Bonferroni-adjusted over the comparisons behind each measure, so each interval covers its true value "
+        "-- a true difference of 0 and a true ratio of 1 included -- with at least the stated probability "
+        "(checked by simulation: benchmarks/audit_statistics.py).")
     return out
 
 
+def _compared(m):
+    """What a measure's value compares, in words."""
+    if isinstance(m["group"], str):
+        return f"{m['group']} vs {m['reference']}"
+    if isinstance(m["highest"], str):
+        rate = {"selection_rate": "selection", "true_positive_rate": "true positive",
+                "false_positive_rate": "false positive"}.get(m["rate"], m["rate"])
+        return f"{m['highest']} vs {m['lowest']} ({rate} rate)"
+    return ""
+
+
 def _protected_groups(ctx):
-    """The protected columns as readable group labels; numeric columns with many values are cut
-    into quartile bins (described in ``binned``; ``order``: the bins of each such column, lowest first)."""
+    """The protected columns as readable group labels; numeric columns with more than ``max_groups``
+    values are cut into quartile bins (described in ``binned``; ``order``: the bins, lowest first).
+    Columns with few values (0/1 included) are compared value by value, as written in the table."""
     frame = ctx.dataset.frame
     out, binned, order = {}, {}, {}
     for p in ctx.protected:
         col = frame[p]
-        j = ctx.dataset.index_of(p)
-        if ctx.dataset.feature_types[j] != "categorical" and col.nunique() > ctx.options["max_groups"]:
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        if numeric and col.nunique() > ctx.options["max_groups"]:
             edges = np.unique(np.quantile(col.astype(float), [0.25, 0.5, 0.75]))
             codes = np.searchsorted(edges, col.astype(float).to_numpy(), side="left")
             names = [f"{p} <= {edges[0]:g}"] + [f"{a:g} < {p} <= {b:g}" for a, b in zip(edges[:-1], edges[1:])] \
@@ -441,66 +424,90 @@ def _protected_groups(ctx):
             binned[p] = "quartile bins: " + "; ".join(names)
             order[p] = list(names)
         else:
-            out[p] = col.astype(str).to_numpy(dtype=object) if not col.dtype == object else col.to_numpy()
+            out[p] = col.astype(str).to_numpy(dtype=object)
     return pd.DataFrame(out), binned, order
 
 
-def _group_finding(m, groups, conf, thresholds):
+def _group_finding(m, groups, res, conf):
+    """The finding of one measure of one attribute set (its sentence names the groups compared)."""
     measure, attr = m["measure"], m["attribute"]
     value, lo, hi = m["value"], m["ci_low"], m["ci_high"]
-    verdict, _ = judge(measure, _float(value), _float(lo), _float(hi), thresholds)
+    label = MEASURES[measure][0].lower()
+    unit = MEASURES[measure][1]
+    F = int(m["n_contrasts"])
+    what = (f"{100 * conf:.0f}% interval" if F <= 1 else
+            f"{100 * conf:.0f}% interval, simultaneous over {F} comparisons")
     g = groups[groups["attribute"] == attr].set_index("group")
-    pos = _position(verdict, measure, thresholds)
-    label = DEFAULT_THRESHOLDS[measure][2].lower()
-    unit = DEFAULT_THRESHOLDS[measure][3]
     if not np.isfinite(value):
-        sentence = (f"{attr}: the {label} cannot be computed: fewer than two groups are large enough "
-                    "to compare.")
-    elif measure in ("demographic_parity_difference", "demographic_parity_ratio"):
-        a, b = m["lowest"], m["highest"]
-        sa, sb = g.loc[a], g.loc[b]
-        sentence = (f"{attr}: {a!r} is selected at {_num(sa['selection_rate'])} "
-                    f"({_ci(sa['selection_rate_low'], sa['selection_rate_high'], conf)}) against "
-                    f"{_num(sb['selection_rate'])} for {b!r}: a {label} of {_val(value, unit)} "
-                    f"({_ci(lo, hi, conf, unit)}){pos}.")
-    elif measure in ("equal_opportunity_difference", "equalized_odds_difference"):
-        sentence = (f"{attr}: the {label} between groups is {_val(value, unit)} ({_ci(lo, hi, conf, unit)}){pos}.")
+        sentence = (f"{attr}: the {label} cannot be computed: fewer than two groups are large enough to compare "
+                    "(see the groups table).")
+    elif isinstance(m["group"], str):   # signed, against a fixed reference
+        side = "worse off than" if (value < m["ideal"]) else ("better off than" if value > m["ideal"] else "as")
+        sentence = (f"{attr}: {m['group']!r} against {m['reference']!r}: {label} {_val(value, unit)} "
+                    f"({what} {_val(lo, unit)} to {_val(hi, unit)}); {m['group']!r} is {side} "
+                    f"{m['reference']!r} (the group furthest from parity; every group is in the section's table)")
     else:
-        ref = m["privileged"]
-        what = {"statistical_parity_difference": "selection rate of everyone else minus that of",
-                "disparate_impact": "selection rate of everyone else divided by that of",
-                "average_odds_difference": "average of the true and false positive rate gaps of everyone else "
-                                           "against",
-                "true_positive_rate_difference": "true positive rate of everyone else minus that of"}[measure]
-        sentence = (f"{attr}: {label} {_val(value, unit)} ({_ci(lo, hi, conf, unit)}): the {what} {ref!r}, the "
-                    f"most-selected group{pos}.")
-    return _finding("group_fairness", measure, attr, value, lo, hi, sentence, thresholds)
+        rate = m["rate"] if m["rate"] in g.columns else "selection_rate"
+        a, b = m["lowest"], m["highest"]
+        rname = {"selection_rate": "selected", "true_positive_rate": "given the favourable prediction when the "
+                 "favourable outcome is true", "false_positive_rate": "given the favourable prediction when it "
+                 "is not"}.get(rate, rate)
+        sentence = (f"{attr}: {a!r} is {rname} at {_num(g.loc[a, rate])} against {_num(g.loc[b, rate])} for "
+                    f"{b!r}: a {label} of {_val(value, unit)} ({what} {_val(lo, unit)} to {_val(hi, unit)})")
+    test = (lambda cond, _n=measure, _a=attr: res.test(_n, _a, cond.op, cond.value, absolute=cond.absolute))
+    se = res.standard_error(measure, attr)
+    return _finding("group_fairness", measure, attr, value, lo, hi, sentence, interval=what, test=test, se=se)
 
 
 # ------------------------------------------------------------------------ 2. individual (MAFT)
+class _AtThreshold:
+    """The audit's scorer, rescaled so that its decision threshold ``t`` maps to MAFT's 0.5.
+
+    Piecewise linear and increasing (``s < t`` -> ``[0, 0.5)``, ``s >= t`` -> ``(0.5, 1]``), so the
+    predicted label of every row is the audit's ``score >= threshold`` and the zero-order gradients
+    MAFT follows keep their direction."""
+
+    def __init__(self, scorer, t):
+        self.scorer, self.t = scorer, float(t)
+
+    def __call__(self, X):
+        s = np.asarray(self.scorer(X), dtype=np.float64)
+        t = self.t
+        return np.where(s >= t, 0.5 + 1e-9 + (0.5 - 1e-9) * (s - t) / (1.0 - t), 0.5 * s / t)
+
+
+def _decision_model(ctx):
+    """What the individual check asks: the user's model when the audit thresholds at 0.5, else the
+    scorer rescaled to the audit's threshold (``(model, favourable)``)."""
+    if ctx.threshold == 0.5:
+        return ctx.model, ctx.favourable_class
+    return _AtThreshold(ctx.scorer, ctx.threshold), 1
+
+
 def _make_maft(ctx, n_seeds, n_local, random_state):
     """ADAPTER: build the MAFT search (the paper's defaults) for ``ctx``; returns ``(maft, run_kwargs)``."""
     from ..maft import MAFT
 
-    maft = MAFT(ctx.model, ctx.dataset, protected=list(ctx.protected), favourable=ctx.favourable_class,
+    model, fav = _decision_model(ctx)
+    maft = MAFT(model, ctx.dataset, protected=list(ctx.protected), favourable=fav,
                 n_seeds=n_seeds, n_local=n_local, random_state=random_state)
     return maft, {}
 
 
 def _discriminatory(ctx, X):
     """ADAPTER: which rows of ``X`` change their predicted label when only the protected
-    attributes change (:func:`fairlens.maft.discriminatory_mask`)."""
+    attributes change (:func:`fairlens.maft.discriminatory_mask`), at the audit's threshold."""
     from ..maft import discriminatory_mask
 
-    return np.asarray(discriminatory_mask(ctx.scorer, ctx.dataset, X, list(ctx.protected),
-                                          favourable=ctx.favourable_class), dtype=bool)
+    model, fav = (ctx.scorer, ctx.favourable_class) if ctx.threshold == 0.5 else _decision_model(ctx)
+    return np.asarray(discriminatory_mask(model, ctx.dataset, X, list(ctx.protected), favourable=fav), dtype=bool)
 
 
 def check_individual(ctx, seconds):
     """Individual discrimination: the rate on a seeded sample of the data (Wilson interval) and MAFT's
     discriminatory pairs (Wang et al., ICSE 2024, with the paper's defaults)."""
     from .._parallel import chunk_rng
-    from ..maft._utils import wilson_interval
+    from .._stats import wilson, z_of
 
     opts = ctx.options
     out = CheckOutcome("individual", "Individual discrimination (MAFT)", random_state=ctx.random_state)
@@ -520,16 +527,17 @@ def check_individual(ctx, seconds):
         rows = np.sort(order[s:s + step])
         k += int(_discriminatory(ctx, ds.X[rows]).sum())
         n += rows.size
-    lo, hi = wilson_interval(k, n, conf)
+    lo, hi = (float(v) for v in wilson(k, n, float(z_of(0.5 + conf / 2))))
     rate = k / n
     t_rate = time.perf_counter() - t0
     out.params = {"n_rate": opts["n_rate"], "rate_sample": "rows of the data, without replacement",
-                  "confidence": conf, "protected": list(ctx.protected)}
+                  "confidence": conf, "protected": list(ctx.protected), "threshold": ctx.threshold}
     pv = ", ".join(ctx.protected)
-    sentence = (f"Of {n:,} individuals drawn from the data, {_pct(rate)} ({_ci(lo, hi, conf)}) get a "
+    sentence = (f"Of {n:,} individuals drawn from the data, {_pct(rate)} ({_ci(lo, hi, conf)}, Wilson) get a "
                 f"different prediction when only their protected attributes ({pv}) change")
-    f = _finding("individual", "individual_discrimination_rate", None, rate, lo, hi, sentence, ctx.thresholds)
-    f["sentence"] += _position(f["verdict"], "individual_discrimination_rate", ctx.thresholds) + "."
+    f = _finding("individual", "individual_discrimination_rate", None, rate, lo, hi, sentence,
+                 interval=f"{100 * conf:.0f}% Wilson interval", test=_wilson_test(k, n),
+                 se=(math.sqrt(max(rate * (1 - rate), 1.0 / n) / n), 1))
     out.findings.append(f)
     if rate_cut:
         out.status = "cut short"
@@ -554,7 +562,8 @@ def check_individual(ctx, seconds):
     out.findings.append(_finding(
         "individual", "individual_instances_found", None, n_inst, None, None,
         f"MAFT found {n_inst:,} unique discriminatory instances "
-        f"({'cut short by the time budget' if res.stopped else 'with its full budget'}).", ctx.thresholds))
+        f"({'cut short by the time budget' if res.stopped else 'with its full budget'}); a count of what one "
+        "seeded search found, not an estimate of a rate.", interval=None))
     if n_inst:
         out.tables.append(_pairs_table(ctx, res, opts["n_examples"]))
     out.verdict = f["sentence"]
@@ -630,7 +639,6 @@ def check_subgroup(ctx, seconds):
             dropped += 1
             continue
         valid.append(r)
-    fresh_conf = float(rep.params.get("fresh_confidence", float(rep.params["confidence"]) ** 2))
     chosen = []
     refreshed = same_split = 0
     seen = set()
@@ -668,42 +676,69 @@ def check_subgroup(ctx, seconds):
                          f"fewer than {100 * opts['min_side']:.0f}% of the rows or fewer than "
                          f"{opts['min_group_size']} rows.")
     rows = []
+    conf = opts["confidence"]
     for r, fr in chosen:
         signed = fr.rate_in - fr.rate_out
-        lo, hi = max(0.0, fr.score - fr.margin), min(1.0, fr.score + fr.margin)
+        m = int(fr.n_samples)
+        x_in, x_out = int(round(fr.rate_in * m)), int(round(fr.rate_out * m))
+        fam = _abs_gap(x_in, m, x_out, m, conf)
         side = "disfavoured" if signed < 0 else "favoured"
         sentence = (f"People matching {r.rule_set} ({_pct(r.support)} of the rows) are predicted favourable at "
                     f"{_num(fr.rate_in)} against {_num(fr.rate_out)} for everyone else ({_pct(1 - r.support)}): "
-                    f"a gap of {_val(fr.score, 'difference')} ± {_val(fr.margin, 'difference')} "
-                    "(fresh estimate, confidence "
-                    f"{100 * fresh_conf:.1f}%); the group is {side}")
-        f = _finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, lo, hi, sentence, ctx.thresholds)
-        f["sentence"] += _position(f["verdict"], "subgroup_score", ctx.thresholds) + "."
-        out.findings.append(f)
+                    f"a gap of {_val(fr.score, 'difference')} ({_ci(fam['lo'], fam['hi'], conf, 'difference')}, "
+                    f"Newcombe, on {m:,} fresh samples per side); the group is {side}")
+        out.findings.append(_finding("subgroup", "subgroup_score", str(r.rule_set), fr.score, fam["lo"], fam["hi"],
+                                     sentence, interval=f"{100 * conf:.0f}% Newcombe interval", test=fam["test"],
+                                     se=(fam["se"], 1)))
         rows.append([str(r.rule_set), side, _cell(r.support, unit="rate"), _cell(1 - r.support, unit="rate"),
                      _cell(fr.rate_in, unit="rate"), _cell(fr.rate_out, unit="rate"),
-                     _cell(fr.score, lo, hi, "difference"), _cell(r.score, unit="difference"),
-                     int(fr.n_samples)])
+                     _cell(fr.score, fam["lo"], fam["hi"], "difference"), _cell(r.score, unit="difference"), m])
     out.tables.append({
         "title": "Rule sets with the largest gaps (fresh estimates)",
         "columns": ["Group (rule set)", "Treated", "Share of rows in the group", "Share of everyone else",
-                    "Favourable rate in the group", "Favourable rate of everyone else", "Gap (fresh estimate)",
-                    "Selection estimate (biased upward)", "Samples per side"],
+                    "Favourable rate in the group", "Favourable rate of everyone else",
+                    f"Gap (fresh estimate, {100 * conf:.0f}% interval)", "Selection estimate (biased upward)",
+                    "Samples per side"],
         "rows": rows,
-        "note": ("The gap is re-estimated on fresh samples, independent of the search that picked the rule set; "
-                 "the selection estimate is shown for reference only (the largest of many noisy estimates is "
-                 "biased upward).")})
+        "note": ("The gap is re-estimated on fresh samples, independent of the search that picked the rule set, "
+                 "with a Newcombe interval from the fresh counts; the selection estimate is shown for reference "
+                 "only (the largest of many noisy estimates is biased upward).")})
     if not chosen:
-        out.verdict = "No rule set with both sides large enough could be reported."
-    else:
-        top = max(out.findings, key=lambda f: f["value"] or 0)
-        out.verdict = top["sentence"]
+        if rep.stopped and not len(rep.results):
+            out.verdict = ("Not computed: the time budget ran out before TestSGD scored any rule set "
+                           f"({rep.n_rule_sets:,} frequent rule sets were found).")
+        elif rep.stopped:
+            out.verdict = (f"Not computed: the time budget ran out after {len(rep.results):,} of {rep.n_rule_sets:,} "
+                           "rule sets, none with both sides large enough to report.")
+        else:
+            out.verdict = "No rule set with both sides large enough could be reported."
     out.paragraphs.append(
         "TestSGD mines every group described by a conjunction of conditions on the protected attributes "
         f"(rule sets with support >= {100 * float(rep.params['theta']):.0f}%) and estimates, by sampling around "
         "real rows, how differently the model treats the group and everyone else (the paper's defaults: "
         f"error {rep.params['error']}, confidence {rep.params['confidence']}).")
     return out
+
+
+def _abs_gap(x1, n1, x2, n2, conf):
+    """``|p1 - p2|`` of two independent samples: its Newcombe interval, test and standard error."""
+    from .. import _stats
+
+    z = float(_stats.z_of(0.5 + conf / 2))
+    d, lo, hi = (float(v) for v in _stats.mover([x1, x2], [n1, n2], [1.0, -1.0], z))
+    lo_abs, hi_abs = max(0.0, lo, -hi), max(abs(lo), abs(hi))
+    fam_X, fam_N = np.array([[x1, x2]], float), np.array([[n1, n2]], float)
+
+    def test(cond):
+        from .. import _groupstats as gs
+
+        fam = gs._Family("range", fam_X, fam_N, (1.0, -1.0), 1, [None])
+        ph, pn = gs._elementary(fam, cond.op, cond.value, False)
+        return gs._aggregate(fam, cond.op, cond.value, np.atleast_1d(ph), np.atleast_1d(pn), False)
+
+    p1, p2 = x1 / n1, x2 / n2
+    se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
+    return {"lo": lo_abs, "hi": hi_abs, "test": test, "se": se, "value": abs(d)}
 
 
 def _split_key(frequent, i, n_rows):
@@ -717,6 +752,21 @@ def _split_key(frequent, i, n_rows):
 
 
 # ------------------------------------------------------------------------ 4. explanations
+def _bootstrap_test(boot):
+    """Percentile-bootstrap p-values of a condition (the share of replicates on the null's side)."""
+    b = np.asarray(boot, dtype=np.float64)
+    b = b[np.isfinite(b)]
+
+    def test(cond):
+        if not b.size:
+            return math.nan, math.nan
+        below, above = int((b <= cond.value).sum()), int((b >= cond.value).sum())
+        p_up, p_down = (1 + below) / (b.size + 1), (1 + above) / (b.size + 1)
+        return (p_up, p_down) if cond.upward else (p_down, p_up)
+
+    return test
+
+
 def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap"):
     """ADAPTER: SHAP or LIME attributions of the model on encoded rows (:func:`fairlens.shuffle.explain`);
     rows not explained when ``stop()`` turns true are NaN."""
@@ -758,12 +808,12 @@ def check_explanations(ctx, seconds):
     sentence = (f"Scoring the same {idx.size:,} rows in different batches, orders and one by one moved "
                 f"{_pct(frac)} of the scores (largest change {_plain(bc.max_abs_diff)}; changes up to "
                 f"{_plain(bc.tol)} count as rounding)")
-    verdict = "fail" if bc.suspicious else "pass"
-    sentence += (": the model's output depends on the batch, as an output-shuffling model's does; its "
-                 "explanations cannot be trusted." if bc.suspicious else ": the scores do not depend on the "
-                 "batch.")
-    out.findings.append(_finding("explanations", "batch_inconsistency", None, frac, None, None, sentence,
-                                 ctx.thresholds, verdict=verdict))
+    sentence += (": the model's output depends on the batch, as an output-shuffling model's does, so its "
+                 "explanations cannot be trusted (one such row proves it)" if bc.suspicious else
+                 ": no score depended on the batch (which does not prove that none ever does)")
+    value = max(frac, 1.0 / idx.size) if bc.suspicious else frac
+    out.findings.append(_finding("explanations", "batch_inconsistency", None, value, None, None, sentence,
+                                 interval=None))
     out.tables.append({"title": "Batch-consistency queries",
                        "columns": ["Query", "Rows", "Largest change", "Share of rows changed", "Non-finite answers"],
                        "rows": [[str(q["kind"]), int(q["n_rows"]), _float(q["max_abs_diff"]),
@@ -815,8 +865,9 @@ def check_explanations(ctx, seconds):
         prot_words = ", ".join(f"{names[j]} (rank {ranks[j]} of {len(names)})" for j in prot_idx)
         out.findings.append(_finding(
             "explanations", "protected_attribution_share", label, share, lo, hi,
-            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf)}) of the model's attribution on the protected "
-            f"features: {prot_words}, over {eidx.size} explained rows.", ctx.thresholds))
+            f"{label} puts {_pct(share)} ({_ci(lo, hi, conf)}, bootstrap over the explained rows) of the model's "
+            f"attribution on the protected features: {prot_words}, over {eidx.size} explained rows",
+            interval=f"{100 * conf:.0f}% percentile bootstrap interval", test=_bootstrap_test(boot)))
         out.tables.append({"title": f"Mean |{label} attribution| per feature",
                            "columns": ["Feature", "Protected", f"Mean |{label} attribution|", "Share", "Rank"],
                            "rows": [[names[j], j in prot_idx, float(mean_abs[j]),
@@ -888,8 +939,9 @@ def check_robustness(ctx, seconds):
     if not ok:
         out.status = "not applicable"
         out.verdict = f"Not applicable: {why}."
-        out.findings.append(_finding("robustness", "accuracy_under_attack", None, None, None, None,
-                                     out.verdict, ctx.thresholds, verdict="not applicable"))
+        f = _finding("robustness", "accuracy_under_attack", None, None, None, None, out.verdict)
+        f["verdict"] = "not applicable"
+        out.findings.append(f)
         out.random_state = None
         return out
     ds = ctx.dataset
@@ -904,8 +956,9 @@ def check_robustness(ctx, seconds):
             out.status = "not applicable"
             out.verdict = ("Not applicable: the ensemble takes non-numeric columns; certification works on "
                            "numeric inputs.")
-            out.findings.append(_finding("robustness", "accuracy_under_attack", None, None, None, None,
-                                         out.verdict, ctx.thresholds, verdict="not applicable"))
+            f = _finding("robustness", "accuracy_under_attack", None, None, None, None, out.verdict)
+            f["verdict"] = "not applicable"
+            out.findings.append(f)
             return out
     elif names is not None:
         X = pd.DataFrame(ds.X[idx], columns=list(ds.feature_names))[cols]
@@ -916,9 +969,11 @@ def check_robustness(ctx, seconds):
     y = np.where(ds.y[idx] == 1, ctx.favourable_class, other[0] if other else 0)
     y = np.asarray(y, dtype=np.asarray(classes).dtype) if classes else y
     budgets = [b for b in opts["certify_budgets"] if b <= ds.n_features]
+    conf = opts["confidence"]
     t0 = time.perf_counter()
     results = {}
     rows = []
+    n_rows = len(idx)
     for i, b in enumerate(budgets):
         left = max(0.0, t0 + seconds - time.perf_counter())
         res = _certify(ctx, X, y, b, left / (len(budgets) - i))
@@ -926,22 +981,33 @@ def check_robustness(ctx, seconds):
         lo, hi = res.accuracy_interval if res.accuracy_interval is not None else (res.accuracy, res.accuracy)
         unknown = int(res.stage_counts.get("unknown", 0)) if isinstance(res.stage_counts, dict) else 0
         if i == 0:
+            k_clean = int(round(res.accuracy_clean * n_rows))
+            clo, chi = _wilson_limits(k_clean, n_rows, conf)
             out.findings.append(_finding(
-                "robustness", "clean_accuracy", None, res.accuracy_clean, None, None,
-                f"On {len(idx):,} rows of the data the model's accuracy is {_pct(res.accuracy_clean)} without "
-                "attack.", ctx.thresholds))
-        value = res.accuracy if (unknown == 0) else lo  # cut short: what is certified (the lower end)
+                "robustness", "clean_accuracy", None, res.accuracy_clean, clo, chi,
+                f"On {n_rows:,} rows of the data the model's accuracy is {_pct(res.accuracy_clean)} without "
+                f"attack ({_ci(clo, chi, conf)}, Wilson)", interval=f"{100 * conf:.0f}% Wilson interval",
+                test=_wilson_test(k_clean, n_rows)))
         cut = unknown > 0
+        k_lo, k_hi = int(round(lo * n_rows)), int(round(hi * n_rows))
+        plo, _ = _wilson_limits(k_lo, n_rows, conf)
+        _, phi = _wilson_limits(k_hi, n_rows, conf)
         blank = bool(getattr(res, "params", {}).get("nan_attack", False))
         sentence = (f"An attacker who may change any {b} feature(s) of a row"
                     + (" (to any value, or blank them: the model accepts missing values)" if blank else "")
-                    + " brings the accuracy down to "
-                    + (f"{_pct(lo)}" if lo == hi else f"between {_pct(lo)} and {_pct(hi)}")
-                    + (f" ({unknown} rows unsettled when the time ran out)" if cut else " (certified exactly)") + ".")
-        out.findings.append(_finding("robustness", "accuracy_under_attack", f"b={b}", value, lo, hi, sentence,
-                                     ctx.thresholds))
-        rows.append([b, _cell(res.accuracy_clean, unit="rate"), _cell(value, lo, hi, "rate"), unknown,
-                     _float(res.elapsed)])
+                    + " brings the accuracy on these rows down to "
+                    + (f"{_pct(lo)} (certified exactly)" if not cut else
+                       f"somewhere between {_pct(lo)} and {_pct(hi)}: certified bounds, {unknown} of {n_rows} rows "
+                       "were unsettled when the time ran out")
+                    + f"; for the population the rows come from, {_ci(plo, phi, conf)} (Wilson limits"
+                    + (" around the bounds)" if cut else ")"))
+        out.findings.append(_finding("robustness", "accuracy_under_attack", f"b={b}", None if cut else lo, plo, phi,
+                                     sentence, interval=(f"{100 * conf:.0f}% Wilson limits around the certified "
+                                                         "bounds" if cut else f"{100 * conf:.0f}% Wilson interval"),
+                                     test=_bounds_test(k_lo, k_hi, n_rows)))
+        bounds = {"text": f"{_pct(lo)} to {_pct(hi)} (bounds)", "highlight": False} if cut else \
+            _cell(lo, plo, phi, "rate")
+        rows.append([b, _cell(res.accuracy_clean, unit="rate"), bounds, unknown, _float(res.elapsed)])
         if cut:
             out.status = "cut short"
     out.result = results
@@ -950,8 +1016,13 @@ def check_robustness(ctx, seconds):
                                                                      "Accuracy under attack", "Rows unsettled",
                                                                      "Seconds"],
                        "rows": rows, "units": [None, "rate", "rate", "count", "seconds"],
-                       "note": "The interval brackets the exact accuracy under attack; it is a single value when "
-                               "every row was settled."})
+                       "note": f"Certified on these {n_rows:,} rows: an exact accuracy when every row was settled "
+                               f"(shown with its {100 * conf:.0f}% Wilson interval for the population), otherwise "
+                               "the certified lower and upper bounds (not an interval: every value between them is "
+                               "possible)."
+                               + ("" if ctx.threshold == 0.5 else
+                                  f" The certificate is about the model's own predict (probability 0.5), not the "
+                                  f"audit's threshold {ctx.threshold:g}.")})
     if out.status == "cut short":
         out.notes.append("The certification was cut short by the time budget; the intervals bracket the exact "
                          "accuracy under attack.")

@@ -7,12 +7,17 @@ a model whose feature names do not match the table, a pickle without ``--trust-p
 skops file with types skops does not trust without ``--trust-types``, an output path that
 cannot be written, an unreadable ``--fail-on`` gate.
 
-Exit codes: 0 = the audit ran and the gate passed, 1 = the gate failed, 2 = bad usage or input.
+Exit codes: 0 = the audit ran and the gate passed (or no gate was given), 1 = the gate failed,
+2 = bad usage or input, 3 = the gate could not be checked (a measure it names was not computed:
+its check did not run, was cut short before it, or does not apply).
 
 Model files (by extension)
-    ``.skops``: scikit-learn models saved with ``skops.io.dump`` (loading runs no code;
-    scikit-learn's own types are trusted, any other type outside skops' trusted set is listed
-    and refused unless ``--trust-types``).
+    ``.skops``: scikit-learn models saved with ``skops.io.dump``.  skops rebuilds the objects
+    without unpickling; a type that skops does not trust by default is accepted only if its name
+    resolves to a CLASS DEFINED in scikit-learn (``module.Class`` where the module is a
+    scikit-learn module and the class's own ``__module__`` and ``__qualname__`` are that module and
+    name: never a function, a re-export or an attribute reached through another module); anything
+    else is listed and refused unless ``--trust-types``.
     ``.json``/``.ubj``: XGBoost (``XGBClassifier.save_model``).
     ``.txt``/``.lgb``: LightGBM text model (``booster.save_model``).
     ``.pkl``/``.pickle``/``.joblib``: only with ``--trust-pickle``: unpickling runs arbitrary
@@ -65,10 +70,19 @@ def add_parsers(sub, *, seed_type=int):
                    help="the HTML report (default: %(default)s); its folder must exist")
     a.add_argument("--json", dest="json_out", default=None, metavar="FILE.json",
                    help="also write the report document as JSON")
-    a.add_argument("--fail-on", default=None, metavar="GATE",
+    a.add_argument("--fail-on", action="append", default=None, metavar="GATE",
                    help="gate, e.g. 'demographic_parity_difference>0.1,"
-                        "individual_discrimination_rate>0.05': exit code 1 when a condition "
-                        "holds for any group")
+                        "abs(statistical_parity_difference)>0.1'; repeated flags combine. Exit "
+                        "code 1 when the gate fails (see --burden), 3 when a measure it names "
+                        "was not computed")
+    a.add_argument("--burden", choices=("violation", "compliance", "estimate"), default="violation",
+                   help="burden of proof of the gate (named in the report): 'violation' fails only "
+                        "where the data show a condition holds; 'compliance' passes only where "
+                        "they show none holds; 'estimate' compares point estimates (no error "
+                        "control). Default: %(default)s")
+    a.add_argument("--privileged", action="append", default=None, metavar="COLUMN=VALUE",
+                   help="reference group of the signed measures for COLUMN (default: every group "
+                        "against everyone else); repeat for several columns")
     a.add_argument("--checks", nargs="+", default=None, metavar="CHECK",
                    help=f"run only these checks (default: all that apply): "
                         f"{', '.join(CHECK_IDS)}")
@@ -232,9 +246,47 @@ class LightGBMTextModel:
                 if isinstance(v, (int, float, str, bool))}
 
 
-def _is_sklearn_type(name: str) -> bool:
-    parts = name.split(".")
-    return len(parts) >= 2 and parts[0] == "sklearn" and all(p.isidentifier() for p in parts)
+def sklearn_class(name: str):
+    """The class a skops type name stands for, if it is a class DEFINED in scikit-learn; else None.
+
+    ``name`` must be ``module.Class`` where ``module`` is a scikit-learn module (found by the import
+    system under the ``sklearn`` package, not an attribute of another module), ``Class`` is in that
+    module's own namespace, is a class (not a function, method or instance), and its ``__module__``
+    and ``__qualname__`` are exactly that module and name (so a re-export such as a standard-library
+    class imported into a scikit-learn module is refused).
+
+    Parameters
+    ----------
+    name : str
+        A type name as :func:`skops.io.get_untrusted_types` lists it.
+
+    Returns
+    -------
+    type or None
+    """
+    import importlib
+    import importlib.util
+
+    module_name, _, attr = name.rpartition(".")
+    parts = module_name.split(".")
+    if not module_name or parts[0] != "sklearn" or not all(p.isidentifier() for p in [*parts, attr]):
+        return None
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or spec.origin is None or not spec.name == module_name:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - an unimportable name is not a scikit-learn class
+        return None
+    obj = vars(module).get(attr)
+    if not isinstance(obj, type):
+        return None
+    if obj.__module__ != module_name or obj.__qualname__ != attr:
+        return None
+    return obj
 
 
 def load_model(path, *, trust_pickle=False, trust_types=False):
@@ -289,13 +341,14 @@ def load_model(path, *, trust_pickle=False, trust_types=False):
             raise CliError(f"--model: {p.name!r} is not a readable skops file: "
                            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                            ) from None
-        # scikit-learn's own classes (e.g. sklearn.tree._tree.Tree) are rebuilt by skops
+        # classes defined in scikit-learn (e.g. sklearn.tree._tree.Tree) are rebuilt by skops
         # without running code from the file; anything else needs the user's word
-        unknown = [t for t in untrusted if not _is_sklearn_type(t)]
+        unknown = [t for t in untrusted if sklearn_class(t) is None]
         if unknown and not trust_types:
             raise CliError(f"--model: {p.name!r} holds types that are neither skops' trusted "
-                           f"types nor scikit-learn's: {', '.join(unknown)}; check them and "
-                           "pass --trust-types to load")
+                           f"types nor classes defined in scikit-learn: {', '.join(unknown)}; "
+                           "loading them could run code: check them and pass --trust-types "
+                           "to load anyway")
         try:
             return sio.load(p, trusted=untrusted or None)
         except Exception as exc:
@@ -366,6 +419,9 @@ def check_features(model, frame, target, model_name):
 
 # -------------------------------------------------------------------------------- audit
 def _audit(args) -> int:
+    import time
+
+    t_start = time.perf_counter()
     from ._output import check_output_path, write_text_atomic
     from ._schema import sha256_file
 
@@ -386,14 +442,23 @@ def _audit(args) -> int:
                 raise CliError(f"{flag}: {str(given)!r} is the {src_flag} file; the report "
                                "would overwrite it")
     if args.fail_on is not None:
+        from ._gate import parse_fail_on
+
         try:
-            from . import parse_fail_on
-        except ImportError:  # pragma: no cover - the engine is part of the package
-            raise CliError("fairlens.audit is not available in this installation") from None
-        try:
-            parse_fail_on(args.fail_on)
+            parse_fail_on(list(args.fail_on))
         except (TypeError, ValueError) as exc:
             raise CliError(f"--fail-on: {str(exc).removeprefix('fail_on: ')}") from None
+    privileged = None
+    if args.privileged:
+        privileged = {}
+        for item in args.privileged:
+            col, sep, val = item.partition("=")
+            if not sep or not col:
+                raise CliError(f"--privileged: {item!r} is not COLUMN=VALUE, e.g. --privileged sex=Male")
+            if col not in args.protected:
+                raise CliError(f"--privileged: {col!r} is not one of the --protected columns "
+                               f"{', '.join(args.protected)}")
+            privileged[col] = val
     if args.checks is not None:
         checks = [c for part in args.checks for c in part.split(",") if c]
         bad = [c for c in checks if c not in CHECK_IDS]
@@ -425,11 +490,14 @@ def _audit(args) -> int:
     matplotlib.use("Agg")
     from . import audit
 
+    # the budget bounds the whole command: reading the files came out of it
+    budget = max(1.0, args.time_budget - (time.perf_counter() - t_start))
     try:
         report = audit(model, frame, target=args.target, protected=list(args.protected),
-                       favourable=favourable, checks=args.checks, time_budget=args.time_budget,
+                       favourable=favourable, checks=args.checks, time_budget=budget,
                        n_jobs=args.n_jobs, random_state=args.random_state,
-                       progress=not args.no_progress, fail_on=args.fail_on,
+                       progress=not args.no_progress, fail_on=args.fail_on, burden=args.burden,
+                       privileged=privileged,
                        model_source={"name": model_path.name,
                                      "sha256": sha256_file(model_path)},
                        data_source={"name": data_path.name, "sha256": sha256_file(data_path)})
@@ -455,12 +523,16 @@ def _audit(args) -> int:
         value = format_number(f["value"], f.get("unit"))
         group = "" if f["group"] is None else f" [{f['group']}]"
         print(f"{f['verdict']:>14}  {f['label']}{group}: {value}")
-    passed = report.passed(args.fail_on) if args.fail_on is not None else True
     print(f"\n{doc['verdict']['sentence']}")
+    if doc["verdict"]["rule"]:
+        print(doc["verdict"]["rule"])
     print(f"report written to {out}" + (f" and {json_out}" if json_out is not None else ""))
-    if args.fail_on is not None:
-        print(f"gate {'passed' if passed else 'FAILED'}: {args.fail_on}")
-    return 0 if passed else 1
+    if args.fail_on is None:
+        return 0
+    passed = doc["verdict"]["passed"]
+    word = {True: "passed", False: "FAILED", None: "NOT CHECKED"}[passed]
+    print(f"gate {word} (burden of proof: {args.burden}): {', '.join(doc['verdict']['fail_on'])}")
+    return {True: 0, False: 1, None: 3}[passed]
 
 
 # ------------------------------------------------------------------------------ example

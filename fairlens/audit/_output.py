@@ -107,9 +107,24 @@ def check_output_path(path, name="out", *, suffixes=None, default_name="report.h
     return path
 
 
+def _umask():
+    """The process's umask (read without changing it where the platform allows)."""
+    try:  # Linux >= 4.7 reports it in /proc without the set-and-restore race
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, so a
-    failed write never leaves a truncated report.
+    failed write never leaves a truncated report; the file gets the permissions the umask gives a
+    new file (0644 under the usual umask 022).
 
     Parameters
     ----------
@@ -133,6 +148,9 @@ def write_text_atomic(path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
+            # mkstemp makes the file private (0600); a report gets what any new file gets under the
+            # user's umask (CI artifacts, shared folders), as open(path, "w") would give it
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

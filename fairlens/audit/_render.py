@@ -1,6 +1,6 @@
 """One renderer for every fairlens report: a report document -> self-contained HTML.
 
-:func:`render_html` turns a report document (schema ``fairlens.report/1``, see
+:func:`render_html` turns a report document (schema ``fairlens.report/2``, see
 :mod:`fairlens.audit._schema`) into one HTML page that needs nothing else: the CSS is inline,
 figures are ``data:`` URIs, there are no scripts, fonts or links to fetch, so it opens offline
 and prints (or saves to PDF, A4) cleanly.  Every string of the document is escaped, so a column
@@ -190,7 +190,7 @@ thead{display:table-header-group}
 .legend{color:var(--muted);font-size:.88rem;margin:.2em 0 .6em}
 .v{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.85rem;font-weight:600;
 white-space:nowrap;border:1px solid currentColor}
-.v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-warn{color:var(--warn)}
+.v-pass{color:var(--pass)}.v-fail{color:var(--fail)}.v-warn,.v-inconclusive,.v-not-computed{color:var(--warn)}
 .v-info,.v-not-applicable{color:var(--info)}
 .v-complete{color:var(--pass)}.v-cut-short{color:var(--warn)}.v-failed{color:var(--fail)}
 .sverdict{font-weight:600}
@@ -333,9 +333,19 @@ def _figure_html(f: dict) -> str:
             f"alt=\"{_e(alt)}\"><figcaption>{caption}</figcaption></figure>")
 
 
-_FINDING_COLUMNS = ["Measure", "Group", "Value (interval)", "Threshold", "Verdict",
+_FINDING_COLUMNS = ["Measure", "Group", "Value (interval)", "Fails when", "Verdict",
                     "What it means"]
 _FINDING_WIDTHS = ("19%", "13%", "16%", "10%", "8%", "34%")
+
+
+def _condition_cell(f, unit):
+    """The condition a finding was judged against, in the reader's unit (``> 10.0 pp``)."""
+    cond, thr = f.get("condition"), f.get("threshold")
+    if thr is None:
+        return format_number(None, unit)
+    op = next((o for o in (">=", "<=", ">", "<") if cond and o in cond), ">")
+    shown = f"{op} {format_number(thr, unit)}"
+    return f"|value| {shown}" if cond and cond.startswith("abs(") else shown
 
 
 def _confidence(doc):
@@ -390,8 +400,9 @@ def _findings_html(doc) -> str:
             "<tr>"
             f"<td>{_breakable(f['label'])}</td>"
             f"<td>{_breakable(f['group'] if f['group'] is not None else 'all')}</td>"
-            f"<td class='num'>{_e(_interval(f['value'], f['ci_low'], f['ci_high'], unit))}</td>"
-            f"<td class='num'>{_e(format_number(f['threshold'], unit))}</td>"
+            f"<td class='num'>{_e(_interval(f['value'], f['ci_low'], f['ci_high'], unit))}"
+            + (f"<br><span class='meta'>{_e(f['interval'])}</span>" if f.get("interval") else "") + "</td>"
+            f"<td class='num'>{_e(_condition_cell(f, unit))}</td>"
             f"<td>{_badge(f['verdict'])}</td>"
             f"<td>{_breakable(f['sentence'], 24)}</td>"
             "</tr>")
@@ -403,6 +414,10 @@ def _findings_html(doc) -> str:
     head = "".join(f"<th scope='col'>{_e(c)}</th>" for c in head_cols)
     note = _units_note(doc, conf)
     note = f"<p class='legend'>{_e(note)}</p>" if note else ""
+    rules = [r for r in (doc["verdict"].get("rule"), doc["verdict"].get("report_rule")) if r]
+    if rules:
+        note += ("<p class='legend'>How the verdicts were decided: " + " ".join(_e(r) for r in dict.fromkeys(rules))
+                 + "</p>")
     # the legend comes before the table: a reader meets "pp" and the intervals already explained
     return (note + f"<div class='table-wrap'><table class='findings'><colgroup>{cols}</colgroup>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
@@ -514,7 +529,7 @@ def render_html(doc, *, fragment=False) -> str:
     Parameters
     ----------
     doc : dict
-        A report document, schema ``fairlens.report/1`` (checked with
+        A report document, schema ``fairlens.report/2`` (checked with
         :func:`~fairlens.audit._schema.validate_document`).
 
     fragment : bool, default False
@@ -555,13 +570,18 @@ def render_html(doc, *, fragment=False) -> str:
     validate_document(doc)
     verdict = doc["verdict"]
     passed = verdict["passed"]
+    status = verdict.get("status")
     state, word = (("pass", "Gate passed.") if passed is True else
                    ("fail", "Gate failed.") if passed is False else
+                   ("warn", "Gate not checked.") if status == "not computed" else
                    ("info", "Summary." if doc["kind"] == "tour" else "No gate set."))
     gate = ""
     if verdict["fail_on"]:
-        gate = (" <span class='meta'>Fails on: "
-                + _e(", ".join(verdict["fail_on"])) + "</span>")
+        gate = (" <span class='meta'>Fails on: " + _e(", ".join(verdict["fail_on"]))
+                + (f" &middot; burden of proof: {_e(verdict['burden'])}" if verdict.get("burden") else "")
+                + "</span>")
+    if verdict.get("rule"):
+        gate += f"<br><span class='meta'>{_e(verdict['rule'])}</span>"
     nav = "".join(f"<li>{_e(s['title'])}</li>" for s in doc["sections"])
     kind = "fairlens audit" if doc["kind"] == "audit" else "fairlens tour"
     if fragment:

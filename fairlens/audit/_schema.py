@@ -1,4 +1,4 @@
-"""The fairlens report document, schema ``fairlens.report/1``.
+"""The fairlens report document, schema ``fairlens.report/2``.
 
 An audit (:func:`fairlens.audit`, ``fairlens audit``) and the tour (``fairlens tour``) both
 describe what they did in one JSON-safe dict, the *report document*.  ``.to_json(path)`` writes
@@ -15,7 +15,9 @@ Versioning
 
 Top level (all keys required unless marked optional)
     ``schema`` : str
-        ``"fairlens.report/1"``.
+        ``"fairlens.report/2"`` (version 2: verdicts are ``"inconclusive"`` and ``"not computed"``
+        instead of version 1's ``"warn"``, decided by tests with a stated error rate; the verdict
+        block names the gate's burden of proof and rule).
     ``kind`` : ``"audit"`` or ``"tour"``.
     ``title`` : str
     ``created`` : str
@@ -40,15 +42,26 @@ Top level (all keys required unless marked optional)
         ``random_state`` (int), ``n_jobs`` (int or null), ``time_budget`` (seconds or null),
         ``checks`` (list of str), plus any other run parameter (str -> JSON value).
     ``verdict`` : dict
-        ``passed`` (true, false, or null when no gate was given), ``fail_on`` (list of the gate's
-        conditions as given, e.g. ``"demographic_parity_difference>0.1"``), ``sentence`` (str:
-        the conclusion in one sentence).
+        ``passed`` (true, false, or null when no gate was given or the gate could not be checked),
+        ``fail_on`` (list of the gate's conditions as normalised, e.g.
+        ``"demographic_parity_difference>0.1"``), ``sentence`` (str: the conclusion in one
+        sentence).  Optional (an audit has them): ``status`` (``"passed"``, ``"failed"``, ``"not
+        computed"`` or ``"no gate"``), ``burden`` (``"violation"``, ``"compliance"`` or
+        ``"estimate"``: the gate's burden of proof), ``rule`` and ``report_rule`` (str or null: how the
+        gate's findings and the other findings were decided, and their error rate).
     ``findings`` : list of dict
         One row per measured quantity: ``check`` (a check id, see below), ``measure`` (the
         machine name, used by ``fail_on``), ``label`` (its readable name), ``group`` (str or
         null), ``value``, ``ci_low``, ``ci_high``, ``threshold`` (number or null), ``verdict``
-        (``"pass"``, ``"fail"``, ``"warn"``, ``"info"``, ``"not applicable"``), ``sentence``
-        (plain language).  Optional: ``unit`` (see *Units*).
+        (``"pass"``: the data show the condition does not hold; ``"fail"``: they show it holds;
+        ``"inconclusive"``: neither; ``"not computed"``; ``"info"``: no condition;
+        ``"not applicable"``), ``sentence`` (plain language, ending with how the verdict was
+        decided).  Optional: ``unit`` (see *Units*), ``interval`` (what ``ci_low``/``ci_high`` are,
+        e.g. ``"95% interval, simultaneous over 3 comparisons"`` or certified bounds),
+        ``condition`` (the condition judged, e.g. ``"abs(statistical_parity_difference)>0.1"``),
+        ``p_fail``/``p_pass`` (Holm-adjusted p-values of the two claims), ``detectable`` (the
+        smallest departure beyond the threshold the data would detect with 80% power),
+        ``decided_by`` (``"gate"`` or ``"thresholds"``).
     ``sections`` : list of dict
         One per check (audit) or analysis (tour): ``id`` (str), ``title`` (str), ``status``
         (``"complete"``, ``"cut short"``, ``"not applicable"``, ``"failed"``), ``elapsed``
@@ -97,7 +110,7 @@ Units
     unit="difference"`` is read "2.85 pp (0.166–7.12)".  A gate condition is written in document
     units (``demographic_parity_difference>0.1``) and glossed in the reader's unit in the verdict
     sentence (``> 10.0 pp``).  The measures and their units are
-    ``fairlens.audit._checks.DEFAULT_THRESHOLDS``.  ``parameters.confidence`` (optional,
+    ``fairlens.audit._gate.MEASURES``.  ``parameters.confidence`` (optional,
     a proportion) is the confidence level of the intervals when the run has one.
 
 Everything that comes from the user's table or model (column names, category values, class
@@ -115,10 +128,12 @@ import platform
 __all__ = ["SCHEMA_VERSION", "CHECK_IDS", "VERDICTS", "STATUSES", "UNITS", "validate_document",
            "environment_info", "sha256_file", "frame_sha256", "utc_now"]
 
-SCHEMA_VERSION = "fairlens.report/1"
+SCHEMA_VERSION = "fairlens.report/2"
 KINDS = ("audit", "tour")
 CHECK_IDS = ("group_fairness", "individual", "subgroup", "explanations", "robustness")
-VERDICTS = ("pass", "fail", "warn", "info", "not applicable")
+VERDICTS = ("pass", "fail", "inconclusive", "not computed", "info", "not applicable")
+GATE_STATUSES = ("passed", "failed", "not computed", "no gate")
+BURDENS = ("violation", "compliance", "estimate")
 STATUSES = ("complete", "cut short", "not applicable", "failed")
 UNITS = ("rate", "difference", "ratio", "count", "seconds")
 MODEL_INPUTS = ("readable frame", "encoded array", "callable")
@@ -347,7 +362,7 @@ _MODEL_KEYS = [("class", "str"), ("module", "str"), ("params", "any"), ("source"
 
 
 def validate_document(doc) -> dict:
-    """Check a report document against schema ``fairlens.report/1``.
+    """Check a report document against schema ``fairlens.report/2``.
 
     Parameters
     ----------
@@ -367,7 +382,7 @@ def validate_document(doc) -> dict:
 
     Examples
     --------
-    >>> validate_document({"schema": "fairlens.report/1"})
+    >>> validate_document({"schema": "fairlens.report/2"})
     Traceback (most recent call last):
     ...
     ValueError: report document: doc['kind'] is missing
@@ -427,6 +442,10 @@ def validate_document(doc) -> dict:
         _fail("doc['verdict']['passed']", f"must be true, false or null; got {passed!r}")
     _str_list(_need(verdict, "fail_on", "doc['verdict']"), "doc['verdict']['fail_on']")
     _str(_need(verdict, "sentence", "doc['verdict']"), "doc['verdict']['sentence']")
+    _choice(verdict.get("status"), GATE_STATUSES, "doc['verdict']['status']", null=True)
+    _choice(verdict.get("burden"), BURDENS, "doc['verdict']['burden']", null=True)
+    for key in ("rule", "report_rule"):
+        _str(verdict.get(key), f"doc['verdict'][{key!r}]", null=True)
 
     findings = _need(doc, "findings", "doc")
     if not isinstance(findings, list):
@@ -438,6 +457,11 @@ def validate_document(doc) -> dict:
         _str(_need(f, "group", w), f"{w}['group']", null=True)
         for key in ("value", "ci_low", "ci_high", "threshold"):
             _num(_need(f, key, w), f"{w}[{key!r}]")
+        for key in ("p_fail", "p_pass", "detectable"):
+            _num(f.get(key), f"{w}[{key!r}]")
+        for key in ("interval", "condition"):
+            _str(f.get(key), f"{w}[{key!r}]", null=True)
+        _choice(f.get("decided_by"), ("gate", "thresholds"), f"{w}['decided_by']", null=True)
         _choice(_need(f, "verdict", w), VERDICTS, f"{w}['verdict']")
         _choice(f.get("unit"), UNITS, f"{w}['unit']", null=True)
 

@@ -1,4 +1,4 @@
-"""Report documents for the renderer tests (schema fairlens.report/1)."""
+"""Report documents for the renderer tests (schema fairlens.report/2)."""
 from __future__ import annotations
 
 import base64
@@ -26,7 +26,7 @@ def png_base64(width_in=10.0, height_in=4.0, title="a figure"):
 
 
 _BASE = {
-    "schema": "fairlens.report/1",
+    "schema": "fairlens.report/2",
     "kind": "audit",
     "title": "Audit of a model",
     "created": "2026-11-24T18:40:00+00:00",

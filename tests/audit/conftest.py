@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 #: Budgets small enough for tests; every audit test passes these unless it tests a default.
-SMALL = {"n_boot": 200, "n_rate": 400, "maft_seeds": 40, "maft_local": 40, "n_examples": 3,
+SMALL = {"n_rate": 400, "maft_seeds": 40, "maft_local": 40, "n_examples": 3,
          "subgroup_top_k": 10, "n_consistency": 100, "n_explain": 4, "n_background": 8, "n_certify": 40,
          "certify_budgets": (1,)}
 

@@ -41,7 +41,7 @@ def test_gate_exit_codes(files, tmp_path, gate, code):
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     report = json.loads(doc.read_text())
-    assert report["schema"] == "fairlens.report/1" and report["kind"] == "audit"
+    assert report["schema"] == "fairlens.report/2" and report["kind"] == "audit"
     assert report["verdict"]["passed"] is (code == 0)
     assert report["data"]["source"] == "table.csv" and len(report["data"]["sha256"]) == 64
     assert report["model"]["source"] == "model.skops" and len(report["model"]["sha256"]) == 64

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fairlens
-from fairlens.audit._checks import DEFAULT_THRESHOLDS
+from fairlens.audit._gate import MEASURES
 from fairlens.audit._render import _interval, render_html
 from fairlens.audit._schema import validate_document
 from tests.audit._docs import make_doc, png_base64
@@ -23,7 +23,7 @@ def group_report(german):
     data = german.subset(np.arange(600))
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(data.X, data.y)
     return fairlens.audit(model, data, protected=["sex", "age"], checks=["group_fairness"],
-                          options={"n_boot": 100}, time_budget=None, progress=False)
+                          time_budget=None, progress=False)
 
 
 def _text(page):
@@ -34,12 +34,12 @@ def test_all_group_measures_table_uses_the_findings_units(group_report):
     sec = group_report.section("group_fairness")
     table = next(t for t in sec.tables if t["title"] == "All group measures")
     found = {(f["measure"], f["group"]): f for f in sec.findings}
-    labels = {v[2].lower(): k for k, v in DEFAULT_THRESHOLDS.items()}
+    labels = {v[0].lower(): k for k, v in MEASURES.items()}
     checked = 0
     for attr, label, cell, *_ in table["rows"]:
         measure = next(m for name, m in labels.items() if label.lower().startswith(name))
         # every value cell carries its measure's unit: a difference in pp, a ratio plain
-        assert cell["unit"] == DEFAULT_THRESHOLDS[measure][3], (measure, cell)
+        assert cell["unit"] == MEASURES[measure][1], (measure, cell)
         f = found.get((measure, attr))
         if f is not None:  # the same number, shown the same way, in the table and the findings
             assert (cell["value"], cell["ci_low"], cell["ci_high"]) == pytest.approx(
@@ -47,7 +47,7 @@ def test_all_group_measures_table_uses_the_findings_units(group_report):
             assert _interval(cell["value"], cell["ci_low"], cell["ci_high"], cell["unit"]) == \
                 _interval(f["value"], f["ci_low"], f["ci_high"], f["unit"])
             checked += 1
-    assert checked >= 16  # 8 measures x 2 attributes at least
+    assert checked == 24  # 8 measures x (sex, age, sex & age)
     assert "TPR" not in str(table["rows"])  # abbreviations spelled out
 
 
@@ -84,24 +84,26 @@ def test_sentences_speak_the_same_units(group_report):
 
 
 def test_gate_reasons_and_verdict_gloss_the_threshold(group_report):
-    ok, reasons = group_report.gate("demographic_parity_difference>0.001")
-    assert not ok and reasons
+    ok, reasons = group_report.gate("demographic_parity_difference>0.001", burden="estimate")
+    assert ok is False and reasons
     value = float(group_report.findings.query("measure == 'demographic_parity_difference'")["value"].iloc[0])
-    assert reasons[0].startswith(f"demographic_parity_difference (sex) = {value:.3g}, i.e. ")
-    assert reasons[0].endswith("(> 0.001, i.e. 0.100 pp)")
+    assert reasons[0].startswith("demographic_parity_difference (sex): fail: sex: ")
+    assert f"{100 * value:.3g} pp" in reasons[0]
+    assert "demographic_parity_difference>0.001 (> 0.100 pp)" in reasons[0]
+    assert "point estimate" in reasons[0]
     doc = group_report.to_dict("demographic_parity_difference>0.5")
-    assert doc["verdict"]["passed"] is True
+    assert doc["verdict"]["passed"] is True and doc["verdict"]["burden"] == "violation"
     assert "demographic_parity_difference>0.5 (> 50.0 pp)" in doc["verdict"]["sentence"]
     assert doc["verdict"]["fail_on"] == ["demographic_parity_difference>0.5"]  # machine form unchanged
     # ratios have no reader unit: no gloss
-    assert "(< 0.8, i.e." not in " ".join(group_report.gate("disparate_impact<2")[1])
+    assert "(< 2 pp" not in " ".join(group_report.gate("disparate_impact<2", burden="estimate")[1])
 
 
 def test_document_keeps_raw_proportions_with_their_unit(group_report):
     doc = group_report.to_dict()
     frame = group_report.to_frame()
     for f, (_, r) in zip(doc["findings"], frame.iterrows()):
-        assert f["unit"] == r["unit"] == DEFAULT_THRESHOLDS[f["measure"]][3]
+        assert f["unit"] == r["unit"] == MEASURES[f["measure"]][1]
         if f["unit"] in ("rate", "difference"):
             assert -1 <= f["value"] <= 1  # a proportion, never a percentage
 
@@ -139,19 +141,20 @@ def test_figure_caption_says_what_the_figure_shows():
 
 def test_section_verdict_quotes_a_failing_finding(german):
     """The group section's verdict names a finding that fails, not merely the largest parity gap."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
     data = german.subset(np.arange(600))
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(data.X, data.y)
-    # only the equalized odds difference can fail: its threshold is 0
+    j = data.index_of("sex")
+    male = next(code for code, label in data.categories["sex"].items() if label == "male")
+    model = lambda X: np.where(X[:, j] == male, 0.9, 0.2)  # noqa: E731 - decided by sex alone
+    # only the demographic parity ratio can fail: the other thresholds are out of reach
     report = fairlens.audit(model, data, protected=["sex"], checks=["group_fairness"],
-                            thresholds={"equalized_odds_difference": 0.0, "demographic_parity_difference": 1.0},
-                            options={"n_boot": 100}, time_budget=None, progress=False)
+                            thresholds={"equalized_odds_difference": 0.99, "demographic_parity_difference": 0.99,
+                                        "equal_opportunity_difference": 0.99, "disparate_impact": 0.01,
+                                        "statistical_parity_difference": 0.99, "average_odds_difference": 0.99,
+                                        "true_positive_rate_difference": 0.99},
+                            time_budget=None, progress=False)
     sec = report.section("group_fairness")
     failing = [f for f in sec.findings if f["verdict"] == "fail"]
-    assert [f["measure"] for f in failing] == ["equalized_odds_difference"]
+    assert [f["measure"] for f in failing] == ["demographic_parity_ratio"]
     assert sec.verdict.endswith(failing[0]["sentence"])
 
 

@@ -175,7 +175,7 @@ def test_report_written_by_extension(tmp_path, monkeypatch):
     report = tour.run_tour(out=tmp_path / "r.json", json_out=tmp_path / "d.json",
                            progress=False, random_state=7)
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["schema"] == "fairlens.report/1" and doc["kind"] == "tour"
+    assert doc["schema"] == "fairlens.report/2" and doc["kind"] == "tour"
     assert doc["parameters"]["random_state"] == 7 and doc["sections"][0]["verdict"] == \
         "nothing to see"
     assert json.loads((tmp_path / "d.json").read_text())["title"] == "fairlens tour"
