@@ -913,11 +913,12 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y
         # per-group rows
         zq = _z(conf, 1)
         size = C.sum(1)
-        per_rate = {}
-        for rate in GROUP_RATES:
-            x, d = _rate_counts(C, rate)
-            lo, hi = _stats.wilson(x, d, zq)
-            per_rate[rate] = (_ratio_values(x, d), lo, hi, d)
+        counts = [_rate_counts(C, rate) for rate in GROUP_RATES]
+        Xr = np.stack([c[0] for c in counts], axis=1)
+        Dr = np.stack([c[1] for c in counts], axis=1)
+        LO, HI = _stats.wilson(Xr, Dr, zq)   # every rate of every group in one call
+        VAL = _ratio_values(Xr, Dr)
+        per_rate = {rate: (VAL[:, j], LO[:, j], HI[:, j], Dr[:, j]) for j, rate in enumerate(GROUP_RATES)}
         auc = np.full((H, 3), np.nan)
         cal = np.full((H, 3), np.nan)
         if score is not None:

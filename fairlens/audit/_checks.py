@@ -518,7 +518,8 @@ def check_individual(ctx, seconds):
     rate_end = t0 + 0.45 * seconds
     order = chunk_rng(ctx.random_state, 0, 17).permutation(ds.n_samples)[: opts["n_rate"]]
     k = n = 0
-    step = 250
+    combos = int(np.prod([len(np.unique(ds.X[:, ds.index_of(p)])) for p in ctx.protected]))
+    step = int(max(10, min(250, 250_000 // max(1, combos))))   # ~250,000 model rows per time check
     rate_cut = False
     for s in range(0, order.size, step):
         if time.perf_counter() >= rate_end and n > 0:
@@ -775,12 +776,14 @@ def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap")
     model = ctx.model if isinstance(ctx.model, ShuffledModel) else ctx.scorer
     return np.asarray(explain(model, X, explainer, background, nsamples=nsamples, random_state=random_state,
                               feature_names=list(ctx.dataset.feature_names), data=ctx.dataset,
-                              callback=lambda i, n: i < MIN_EXPLAINED or not stop(), n_jobs=ctx.n_jobs),
+                              callback=lambda i, n: (i < MIN_EXPLAINED and time.perf_counter() < ctx.deadline)
+                              or not stop(), n_jobs=ctx.n_jobs),
                       dtype=np.float64)
 
 
-#: Rows every explainer explains even past its time (the first call of an explainer in a process can
-#: take seconds to compile; an attribution share from fewer rows would say nothing).
+#: Rows every explainer explains even past its share of the time, as long as the audit's whole budget is
+#: not spent (the first call of an explainer in a process can take seconds to compile; an attribution
+#: share from fewer rows would say nothing).
 MIN_EXPLAINED = 5
 
 
@@ -837,6 +840,11 @@ def check_explanations(ctx, seconds):
             nsamples = opts["shap_nsamples"] or 4 * ds.n_features + 2
         # SHAP may use what LIME leaves: the first explainer gets the time minus a share for the others
         left = max(0.0, t0 + seconds - time.perf_counter())
+        if time.perf_counter() >= ctx.deadline:   # the audit's budget is spent: do not start another explainer
+            out.status = "cut short"
+            out.notes.append(f"{label} did not run: the audit's time budget was spent.")
+            used[explainer] = {"nsamples": int(nsamples), "rows": 0}
+            continue
         stop, _ = _deadline_stop(left * (0.6 if k < len(explainers) - 1 else 1.0))
         A = _explain(ctx, ds.X[eidx0], ds.X[bidx], ctx.random_state, nsamples, stop, explainer)
         done = ~np.isnan(A).any(axis=1)
@@ -875,8 +883,8 @@ def check_explanations(ctx, seconds):
                                     for j in np.argsort(-mean_abs)], "note": None})
     if time.perf_counter() - t0 > seconds * 1.05:
         out.notes.append(f"The explanations took {time.perf_counter() - t0:.1f} s, beyond this check's share of the "
-                         f"time budget ({seconds:.1f} s): each explainer explains at least {MIN_EXPLAINED} rows, and "
-                         "its first call in a process can take seconds.")
+                         f"time budget ({seconds:.1f} s): each explainer explains at least {MIN_EXPLAINED} rows while "
+                         "the audit's budget lasts, and its first call in a process can take seconds.")
     out.params = {"n_consistency": int(idx.size), "n_explain": int(eidx0.size), "n_background": int(bidx.size),
                   "explainers": used, "consistency_tolerance": float(bc.tol), "confidence": conf}
     out.verdict = out.findings[0]["sentence"]
