@@ -226,34 +226,41 @@ def _elementary(fam, op, c, absolute):
     """Per-contrast p-values ``(p_hold, p_not)`` of the condition ``value op c`` (``abs`` for
     ``|value|``); ``p_hold`` small = evidence the condition holds for that contrast."""
     X, N = fam.X, fam.N
-    xs = [X[:, t] for t in range(X.shape[1])]
-    ns = [N[:, t] for t in range(N.shape[1])]
+    E = X.shape[0]
 
-    def lin(cv, alt):
-        return _stats.pvalue(xs, ns, list(fam.w), cv, alt)
-
-    def ratio(cv, alt, flip=False):   # p0 / p1 vs cv through p0 - cv p1 (MOVER-R's construction)
-        a, b = (1, 0) if flip else (0, 1)
-        return _stats.pvalue([xs[a], xs[b]], [ns[a], ns[b]], [1.0, -cv], 0.0, alt)
+    def many(cs, signs, flip=False, ratio=False):
+        """p-values of every contrast against each (c, side) pair, in one batched inversion: (k, E)."""
+        cs = np.asarray(cs, dtype=np.float64)[:, None]
+        sg = np.asarray(signs, dtype=np.float64)[:, None]
+        if ratio:   # p0 / p1 vs cv through p0 - cv p1 (MOVER-R's construction)
+            a, b = (1, 0) if flip else (0, 1)
+            out = _stats.pvalue([X[:, a], X[:, b]], [N[:, a], N[:, b]], [np.ones((1, E)), -cs], 0.0, sg)
+        else:
+            out = _stats.pvalue([X[:, t] for t in range(X.shape[1])], [N[:, t] for t in range(N.shape[1])],
+                                [np.full((1, E), wt) for wt in fam.w], cs, sg)
+        return np.broadcast_to(out, (len(cs), E))
 
     ge = op in (">", ">=")
     if fam.kind in ("range",) or (fam.kind == "signed" and absolute):
         # |d| > c: either side beyond c (twice the smaller p at c = 0, where both sides meet);
         # |d| < c: both one-sided tests (TOST)
-        beyond = np.minimum(lin(c, "greater"), lin(-c, "less")) * (2.0 if c == 0 else 1.0)
-        within = np.maximum(lin(c, "less"), lin(-c, "greater"))
-        beyond = np.minimum(beyond, 1.0)
+        up, down, below, above = many([c, -c, c, -c], [1, -1, -1, 1])
+        beyond = np.minimum(np.minimum(up, down) * (2.0 if c == 0 else 1.0), 1.0)
+        within = np.maximum(below, above)
         return (beyond, within) if ge else (within, beyond)
     if fam.kind == "signed":
-        return (lin(c, "greater"), lin(c, "less")) if ge else (lin(c, "less"), lin(c, "greater"))
+        gt, lt = many([c, c], [1, -1])
+        return (gt, lt) if ge else (lt, gt)
     if fam.kind == "min_ratio":
         # min(r, 1/r) < c: some orientation below c (the two meet at c = 1); > c: both above
-        below = np.minimum(ratio(c, "less"), ratio(c, "less", flip=True)) * (2.0 if c >= 1 else 1.0)
-        above = np.maximum(ratio(c, "greater"), ratio(c, "greater", flip=True))
-        below = np.minimum(below, 1.0)
+        lt, gt = many([c, c], [-1, 1], ratio=True)
+        lt_f, gt_f = many([c, c], [-1, 1], ratio=True, flip=True)
+        below = np.minimum(np.minimum(lt, lt_f) * (2.0 if c >= 1 else 1.0), 1.0)
+        above = np.maximum(gt, gt_f)
         return (above, below) if ge else (below, above)
     # signed ratio against a fixed reference
-    return (ratio(c, "greater"), ratio(c, "less")) if ge else (ratio(c, "less"), ratio(c, "greater"))
+    gt, lt = many([c, c], [1, -1], ratio=True)
+    return (gt, lt) if ge else (lt, gt)
 
 
 def _aggregate(fam, op, c, p_hold, p_not, absolute):
@@ -309,6 +316,8 @@ class GroupMetricsResult(Result):
         Seconds taken.
     stopped : bool
         Always False.
+    _families : dict
+        Private: ``{(attribute, measure): the comparisons behind it}`` (what :meth:`test` inverts).
 
     See Also
     --------
@@ -463,6 +472,17 @@ class GroupMetricsResult(Result):
         (se, n_contrasts) : (float, int)
             The standard error at the observed rates (of the log ratio for ratios) and the number
             of comparisons the family shares its level over; NaN when undefined.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairlens.metrics import group_metrics
+        >>> sex = np.repeat(["female", "male"], 400)
+        >>> y_pred = np.r_[np.repeat([1, 0], [120, 280]), np.repeat([1, 0], [240, 160])]
+        >>> se, k = group_metrics(y_pred, y_pred, protected={"sex": sex}).standard_error(
+        ...     "demographic_parity_difference", "sex")
+        >>> round(se, 4), k   # sqrt(0.3 * 0.7 / 400 + 0.6 * 0.4 / 400)
+        (0.0335, 1)
         """
         fam = self._families.get((attribute, name))
         if fam is None or fam.X.shape[0] == 0:

@@ -38,8 +38,11 @@ MODULES = [
     "fairlens.certify._reference",
     "fairlens.certify._results",
     "fairlens.metrics",
+    "fairlens._stats",
+    "fairlens._groupstats",
     "fairlens.audit._audit",
     "fairlens.audit._checks",
+    "fairlens.audit._gate",
 ]
 
 #: The widgets (ipywidgets needed): their examples use bundled data or scikit-learn's toy data.

@@ -315,8 +315,8 @@ class AuditReport(Result):
     ...                         time_budget=None, progress=False)
     >>> [o.id for o in report.outcomes], report.random_state, report.stopped
     (['group_fairness'], 0, False)
-    >>> report.findings.shape
-    (8, 11)
+    >>> report.findings.shape  # 8 measures of sex; one column per field of FINDING_COLUMNS
+    (8, 17)
     >>> report.passed()
     True
     """
@@ -459,8 +459,8 @@ class AuditReport(Result):
         ...                         time_budget=None, progress=False)
         >>> frame = report.to_frame()
         >>> list(frame.columns)  # doctest: +NORMALIZE_WHITESPACE
-        ['check', 'measure', 'label', 'group', 'value', 'ci_low', 'ci_high', 'threshold', 'verdict',
-         'sentence', 'unit']
+        ['check', 'measure', 'label', 'group', 'value', 'ci_low', 'ci_high', 'interval', 'condition',
+         'threshold', 'verdict', 'p_fail', 'p_pass', 'detectable', 'decided_by', 'sentence', 'unit']
         >>> frame["measure"].iloc[0], frame["group"].iloc[0], round(float(frame["value"].iloc[0]), 2)
         ('demographic_parity_difference', 'sex', 0.04)
         """

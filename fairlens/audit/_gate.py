@@ -76,7 +76,28 @@ MEASURES = {
 
 
 class Condition(NamedTuple):
-    """One condition ``measure op value`` (``absolute``: on ``|measure|``); ``text`` as normalised."""
+    """One condition ``measure op value``: what is NOT acceptable for a measure.
+
+    Parameters
+    ----------
+    measure : str
+        A measure of :data:`MEASURES`.
+    op : {">", ">=", "<", "<="}
+        The comparison.
+    value : float
+        The threshold, in document units (a proportion: 0.1 = 10 percentage points).
+    text : str
+        The condition as normalised by :func:`parse_fail_on`.
+    absolute : bool, default False
+        Compare ``|measure|`` (signed measures only).
+
+    Examples
+    --------
+    >>> from fairlens.audit import Condition
+    >>> c = Condition("statistical_parity_difference", ">", 0.1, "abs(statistical_parity_difference)>0.1", True)
+    >>> c.holds(-0.15), c.holds(0.05), c.upward
+    (True, False, True)
+    """
 
     measure: str
     op: str
@@ -85,7 +106,25 @@ class Condition(NamedTuple):
     absolute: bool = False
 
     def holds(self, v):
-        """Whether the point value ``v`` satisfies the condition."""
+        """Whether the point value ``v`` satisfies the condition.
+
+        Parameters
+        ----------
+        v : float or None
+            A value of the measure (None or NaN: not computed).
+
+        Returns
+        -------
+        bool
+            False for a value that was not computed.
+
+        Examples
+        --------
+        >>> from fairlens.audit import parse_fail_on
+        >>> c = parse_fail_on("disparate_impact<0.8")[0]
+        >>> c.holds(0.75), c.holds(0.9), c.holds(None)
+        (True, False, False)
+        """
         if v is None or not np.isfinite(v):
             return False
         v = abs(v) if self.absolute else v
