@@ -73,7 +73,7 @@ def cell_sizes(attrs, n):
     sizes = {}
     for combo in itertools.product(*[a[1] for a in attrs]):
         share, fixed_rows = 1.0, None
-        for (groups, fixed, frac), g in zip(per_attr, combo):
+        for (_groups, fixed, frac), g in zip(per_attr, combo):
             if g in fixed:
                 fixed_rows = fixed[g]
             else:
@@ -117,6 +117,34 @@ def _label(attr_set, key):
 
 
 # ------------------------------------------------------------------------------------ coverage
+def _range_of(rate, el, r):
+    v = [rate[b][r] for b in el[r]]
+    return (max(v) - min(v)) if len(v) >= 2 else math.nan
+
+
+def _rest_rate(T, lab, b, members, what):
+    """True rate of everyone compared except ``b`` (expected counts of the other groups)."""
+    others = [lab[o] for o in members if o != b]
+    rows = sum(T[k][0] for k in others)
+    if what == "selection_rate":
+        return sum(T[k][3] for k in others) / rows
+    if what == "true_positive_rate":
+        return sum(T[k][4] for k in others) / sum(T[k][1] for k in others)
+    return sum(T[k][5] for k in others) / sum(T[k][2] for k in others)
+
+
+def _signed_truth(m, rate, T, lab, b, members):
+    rest = lambda what: _rest_rate(T, lab, b, members, what)  # noqa: E731
+    if m == "statistical_parity_difference":
+        return rate[b]["selection_rate"] - rest("selection_rate")
+    if m == "disparate_impact":
+        return rate[b]["selection_rate"] / rest("selection_rate")
+    if m == "true_positive_rate_difference":
+        return rate[b]["true_positive_rate"] - rest("true_positive_rate")
+    return 0.5 * (rate[b]["true_positive_rate"] - rest("true_positive_rate")
+                  + rate[b]["false_positive_rate"] - rest("false_positive_rate"))
+
+
 def truths(res, attrs, params, sizes):
     """True value of every interval of ``res`` (the groups compared are those the result compared)."""
     from fairlens._groupstats import GROUP_MEASURES
@@ -140,47 +168,22 @@ def truths(res, attrs, params, sizes):
         el = {"selection_rate": [b for b in lab if g.loc[b, "n"] >= 30],
               "true_positive_rate": [b for b in lab if g.loc[b, "n_positive"] >= 30],
               "false_positive_rate": [b for b in lab if g.loc[b, "n_negative"] >= 30]}
-
-        def rng_(r):
-            v = [rate[b][r] for b in el[r]]
-            return (max(v) - min(v)) if len(v) >= 2 else math.nan
-
         sel = [rate[b]["selection_rate"] for b in el["selection_rate"]]
-        out[("measure", aname, "demographic_parity_difference")] = rng_("selection_rate")
+        out[("measure", aname, "demographic_parity_difference")] = _range_of(rate, el, "selection_rate")
         out[("measure", aname, "demographic_parity_ratio")] = (min(sel) / max(sel)) if len(sel) >= 2 else math.nan
-        out[("measure", aname, "equal_opportunity_difference")] = rng_("true_positive_rate")
-        out[("measure", aname, "equalized_odds_difference")] = max(rng_("true_positive_rate"),
-                                                                  rng_("false_positive_rate"))
-
-        def rest(b, members, what):
-            others = [o for o in members if o != b]
-            k = {o: lab[o] for o in others}
-            rows = sum(T[k[o]][0] for o in others)
-            if what == "selection_rate":
-                return sum(T[k[o]][3] for o in others) / rows
-            if what == "true_positive_rate":
-                return sum(T[k[o]][4] for o in others) / sum(T[k[o]][1] for o in others)
-            return sum(T[k[o]][5] for o in others) / sum(T[k[o]][2] for o in others)
-
+        out[("measure", aname, "equal_opportunity_difference")] = _range_of(rate, el, "true_positive_rate")
+        out[("measure", aname, "equalized_odds_difference")] = max(_range_of(rate, el, "true_positive_rate"),
+                                                                  _range_of(rate, el, "false_positive_rate"))
         for m, (_, _, kind, rates) in GROUP_MEASURES.items():
             if not kind.startswith("signed"):
                 continue
             members = set(el[rates[0]])
             for r in rates[1:]:
                 members &= set(el[r])
+            if len(members) < 2:
+                continue
             for b in members:
-                if len(members) < 2:
-                    continue
-                if m == "statistical_parity_difference":
-                    v = rate[b]["selection_rate"] - rest(b, members, "selection_rate")
-                elif m == "disparate_impact":
-                    v = rate[b]["selection_rate"] / rest(b, members, "selection_rate")
-                elif m == "true_positive_rate_difference":
-                    v = rate[b]["true_positive_rate"] - rest(b, members, "true_positive_rate")
-                else:
-                    v = 0.5 * (rate[b]["true_positive_rate"] - rest(b, members, "true_positive_rate")
-                               + rate[b]["false_positive_rate"] - rest(b, members, "false_positive_rate"))
-                out[("contrast", aname, m, b)] = v
+                out[("contrast", aname, m, b)] = _signed_truth(m, rate, T, lab, b, members)
     return out
 
 
