@@ -297,7 +297,8 @@ class GroupMetricsResult(Result):
     measures : DataFrame
         One row per attribute set and measure of :data:`GROUP_MEASURES`: ``attribute``, ``measure``,
         ``label``, ``value``, ``ci_low``, ``ci_high``, ``ideal``, ``group`` (signed measures: the group
-        shown, the one furthest from the ideal), ``reference`` (signed measures: the privileged group
+        shown, the one departing most clearly from parity: largest estimate over its standard error),
+        ``reference`` (signed measures: the privileged group
         or ``"everyone else"``), ``highest``/``lowest`` (the two groups whose rates give the value),
         ``rate`` (the rate those two groups are compared on), ``n_groups`` (groups compared) and
         ``n_contrasts`` (comparisons the interval's level is shared over).
@@ -763,20 +764,28 @@ def _signed_family(C, eligible, kind, rates, conf, labels, priv):
     else:
         v, lo, hi = _stats.mover([X[:, t] for t in range(X.shape[1])], [N[:, t] for t in range(N.shape[1])],
                                  list(w), z)
-    rows = [dict(group=s[2], reference=s[3], value=float(v[e]), ci_low=float(lo[e]), ci_high=float(hi[e]))
-            for e, s in enumerate(sides)]
+    with np.errstate(divide="ignore", invalid="ignore"):   # how clearly each contrast departs from parity
+        p = X / N
+        if w is None:
+            zs = np.log(p[:, 0] / p[:, 1]) / np.sqrt(((1 - p) / (p * N)).sum(1))
+        else:
+            zs = (p * np.asarray(w)).sum(1) / np.sqrt((p * (1 - p) / N * np.asarray(w) ** 2).sum(1))
+    rows = [dict(group=s[2], reference=s[3], value=float(v[e]), ci_low=float(lo[e]), ci_high=float(hi[e]),
+                 z=float(zs[e])) for e, s in enumerate(sides)]
     return fam, rows
 
 
 def _choose_shown(rows, ideal):
-    """The contrast furthest from the ideal (ties: the disfavoured side)."""
+    """The contrast that departs most clearly from parity (largest |estimate / standard error|: a small
+    group's noisy extreme does not hide a large group's clear gap); ties: the worse-off side."""
     best, key = None, None
     for r in rows:
         v = r["value"]
         if not np.isfinite(v):
             continue
-        dist = abs(math.log(v)) if ideal == 1.0 and v > 0 else (math.inf if ideal == 1.0 else abs(v - ideal))
-        k = (dist, v < ideal)
+        z = r.get("z", math.nan)
+        dist = abs(z) if np.isfinite(z) else (math.inf if (ideal == 1.0 and v == 0) else 0.0)
+        k = (round(dist, 9), v < ideal)   # a binary attribute's two mirrored contrasts tie: show the worse-off
         if key is None or k > key:
             best, key = r, k
     return best
@@ -809,8 +818,9 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y
         ``true_positive_rate_difference``) for that attribute: every other compared row against it
         (AIF360's convention; an intersection's reference is the combination of its attributes'
         privileged groups when all are given).  Without one, EVERY group is compared with everyone
-        else (``contrasts`` lists them all; ``measures`` shows the one furthest from parity, with an
-        interval simultaneous over all of them).  The reference is never chosen from the outcomes.
+        else (``contrasts`` lists them all; ``measures`` shows the one departing most clearly from
+        parity -- the largest estimate over its standard error -- with an interval simultaneous over
+        all of them).  The reference is never chosen from the outcomes.
     y_score : array-like of float, optional
         The favourable-class probability of each row: adds each group's AUC (DeLong interval on the
         logit scale) and calibration gap (mean score minus favourable rate, Student-t interval).
@@ -988,7 +998,8 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y
             else:
                 fam, rows = _signed_family(C, eligible, kind, rates, conf, labels, priv)
                 for r in rows:
-                    contrast_rows.append({"attribute": name, "measure": m, **r, "n_contrasts": fam.F})
+                    contrast_rows.append({"attribute": name, "measure": m,
+                                          **{k: v for k, v in r.items() if k != "z"}, "n_contrasts": fam.F})
                 shown = _choose_shown(rows, ideal)
                 n_cmp = len(set.intersection(*(set(eligible[r].tolist()) for r in rates)))
                 info = dict(value=math.nan, ci_low=math.nan, ci_high=math.nan, highest=None, lowest=None,

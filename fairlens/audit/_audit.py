@@ -142,10 +142,29 @@ def _condition_text(cond):
     return cond.text if shown is None else f"{cond.text} ({cond.op} {shown})"
 
 
+def _reason(f):
+    """One finding in a gate's reasons: ``measure (group): verdict: value (interval)``; the finding's
+    sentence says the rest."""
+    from ._render import format_number
+
+    unit = f.get("unit")
+    value = format_number(f["value"], unit)
+    lim = ""
+    if f.get("ci_low") is not None and f.get("ci_high") is not None:
+        lim = (f" ({f.get('interval') or 'interval'}: {format_number(f['ci_low'], unit)} to "
+               f"{format_number(f['ci_high'], unit)})")
+    kind = MEASURES[f["measure"]][5]
+    tail = (" [exact]" if kind == "exact" else
+            " [point estimate]" if f.get("p_fail") is None and f["verdict"] in ("pass", "fail") else "")
+    group = "" if f["group"] is None else f" ({f['group']})"
+    return f"{f['measure']}{group}: {f['verdict']}: {value}{lim} against {f['condition']}{tail}"
+
+
 def _p(v):
+    """``p = 0.012`` / ``p < 0.001`` (a p-value as a sentence shows it)."""
     if v is None:
-        return "n/a"
-    return "< 0.001" if v < 0.001 else f"{v:.3f}"
+        return "p n/a"
+    return "p < 0.001" if v < 0.001 else f"p = {v:.3f}"
 
 
 def _verdict_clause(f, d, cond, burden):
@@ -161,12 +180,12 @@ def _verdict_clause(f, d, cond, burden):
         return (f" Condition {words}: the point estimate {'meets' if v == 'fail' else 'does not meet'} it (point "
                 f"estimate, as asked; no error rate): {v}.")
     if v == "fail":
-        why = f"the data show {words} holds (adjusted p = {_p(d['p_hold'])})"
+        why = f"the data show {words} holds (adjusted {_p(d['p_hold'])})"
     elif v == "pass":
-        why = f"the data show {words} does not hold (adjusted p = {_p(d['p_not'])})"
+        why = f"the data show {words} does not hold (adjusted {_p(d['p_not'])})"
     else:
-        why = (f"the data cannot tell whether {words} holds (adjusted p = {_p(d['p_hold'])} for holding, "
-               f"{_p(d['p_not'])} for not holding)")
+        why = (f"the data cannot tell whether {words} holds (adjusted {_p(d['p_hold'])} that it holds, "
+               f"{_p(d['p_not'])} that it does not)")
     det = f["detectable"]
     tail = ""
     if det is not None and v != "fail":
@@ -592,14 +611,12 @@ class AuditReport(Result):
         findings = [f for o in outcomes for f in o.findings]
         if not given:
             bad = [f for f in findings if f["verdict"] == "fail"]
-            reasons = [f"{f['measure']}{'' if f['group'] is None else ' (' + str(f['group']) + ')'}: {f['sentence']}"
-                       for f in bad]
+            reasons = [_reason(f) for f in bad]
             reasons += [f"check {o.id} failed to run" for o in outcomes if o.status == "failed"]
             return not reasons, reasons
         gated = [f for f in findings if f.get("decided_by") == "gate"]
         show = ("fail", "inconclusive") if burden == "compliance" else ("fail",)
-        reasons = [f"{f['measure']}{'' if f['group'] is None else ' (' + str(f['group']) + ')'}: {f['verdict']}: "
-                   f"{f['sentence']}" for f in gated if f["verdict"] in show]
+        reasons = [_reason(f) for f in gated if f["verdict"] in show]
         reasons += [f"{m}: {m.split('>')[0].split('<')[0].replace('abs(', '').rstrip(')')} was not computed in this "
                     "audit, so the condition cannot be checked" for m in judgement.get("missing", [])]
         return judgement.get("passed"), reasons
@@ -707,12 +724,14 @@ class AuditReport(Result):
                             "compliance": "passes only on evidence of compliance",
                             "estimate": "compares point estimates"}[burden]
             if ok is None:
-                sentence = (f"The gate {glossed} could not be checked: " + "; ".join(reasons[:3]) + ".")
+                sentence = (f"The gate {glossed} could not be checked: " + "; ".join(r.rstrip(". ") for r in reasons[:3])
+                            + ".")
             elif ok:
                 sentence = f"The audit passes the gate {glossed} (the gate {burden_words})."
             else:
-                sentence = (f"The audit fails the gate {glossed} (the gate {burden_words}): " + "; ".join(reasons[:3])
-                            + ("; ..." if len(reasons) > 3 else "") + ".")
+                sentence = (f"The audit fails the gate {glossed} (the gate {burden_words}): "
+                            + "; ".join(r.rstrip(". ") for r in reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+                            + ".")
             rule = judgement.get("rule")
         else:
             status = "no gate"

@@ -436,7 +436,7 @@ def _group_finding(m, groups, res, conf):
     unit = MEASURES[measure][1]
     F = int(m["n_contrasts"])
     what = (f"{100 * conf:.0f}% interval" if F <= 1 else
-            f"{100 * conf:.0f}% interval, simultaneous over {F} comparisons")
+            f"{100 * conf:.0f}% interval simultaneous over {F} comparisons")
     g = groups[groups["attribute"] == attr].set_index("group")
     if not np.isfinite(value):
         sentence = (f"{attr}: the {label} cannot be computed: fewer than two groups are large enough to compare "
@@ -444,8 +444,9 @@ def _group_finding(m, groups, res, conf):
     elif isinstance(m["group"], str):   # signed, against a fixed reference
         side = "worse off than" if (value < m["ideal"]) else ("better off than" if value > m["ideal"] else "as")
         sentence = (f"{attr}: {m['group']!r} against {m['reference']!r}: {label} {_val(value, unit)} "
-                    f"({what} {_val(lo, unit)} to {_val(hi, unit)}); {m['group']!r} is {side} "
-                    f"{m['reference']!r} (the group furthest from parity; every group is in the section's table)")
+                    f"({what}: {_val(lo, unit)} to {_val(hi, unit)}); {m['group']!r} is {side} "
+                    f"{m['reference']!r} (of the {int(m['n_groups'])} groups compared, the one departing most clearly "
+                    "from parity; a condition is judged over every group, all in the section's table)")
     else:
         rate = m["rate"] if m["rate"] in g.columns else "selection_rate"
         a, b = m["lowest"], m["highest"]
@@ -453,7 +454,8 @@ def _group_finding(m, groups, res, conf):
                  "favourable outcome is true", "false_positive_rate": "given the favourable prediction when it "
                  "is not"}.get(rate, rate)
         sentence = (f"{attr}: {a!r} is {rname} at {_num(g.loc[a, rate])} against {_num(g.loc[b, rate])} for "
-                    f"{b!r}: a {label} of {_val(value, unit)} ({what} {_val(lo, unit)} to {_val(hi, unit)})")
+                    f"{b!r}: {'an' if label[0] in 'aeiou' else 'a'} {label} of {_val(value, unit)} ({what}: "
+                    f"{_val(lo, unit)} to {_val(hi, unit)})")
     test = (lambda cond, _n=measure, _a=attr: res.test(_n, _a, cond.op, cond.value, absolute=cond.absolute))
     se = res.standard_error(measure, attr)
     return _finding("group_fairness", measure, attr, value, lo, hi, sentence, interval=what, test=test, se=se)

@@ -335,7 +335,7 @@ def _figure_html(f: dict) -> str:
 
 _FINDING_COLUMNS = ["Measure", "Group", "Value (interval)", "Fails when", "Verdict",
                     "What it means"]
-_FINDING_WIDTHS = ("19%", "13%", "16%", "10%", "8%", "34%")
+_FINDING_WIDTHS = ("16%", "12%", "16%", "9%", "12%", "35%")
 
 
 def _condition_cell(f, unit):

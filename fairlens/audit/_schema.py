@@ -57,7 +57,7 @@ Top level (all keys required unless marked optional)
         ``"inconclusive"``: neither; ``"not computed"``; ``"info"``: no condition;
         ``"not applicable"``), ``sentence`` (plain language, ending with how the verdict was
         decided).  Optional: ``unit`` (see *Units*), ``interval`` (what ``ci_low``/``ci_high`` are,
-        e.g. ``"95% interval, simultaneous over 3 comparisons"`` or certified bounds),
+        e.g. ``"95% interval simultaneous over 3 comparisons"`` or certified bounds),
         ``condition`` (the condition judged, e.g. ``"abs(statistical_parity_difference)>0.1"``),
         ``p_fail``/``p_pass`` (Holm-adjusted p-values of the two claims), ``detectable`` (the
         smallest departure beyond the threshold the data would detect with 80% power),

@@ -119,3 +119,49 @@ def test_boosted_model_files(tmp_path, library):
                  "--target", "approved", "--favourable", "1", "--protected", "sex",
                  "--out", str(tmp_path / "r2.html"), "--no-progress"], tmp_path)
     assert proc.returncode == 2 and "'income'" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_repeated_fail_on_flags_combine_and_the_burden_is_named(files, tmp_path):
+    """Issue #33: a second --fail-on replaced the first (exit 0 with a 13.8 pp gap); now both are judged."""
+    table, model = files
+    doc = tmp_path / "r.json"
+    proc = _run(["audit", "--data", str(table), "--model", str(model), "--target", "approved",
+                 "--favourable", "yes", "--protected", "sex", "--checks", "group_fairness",
+                 "--out", str(tmp_path / "r.html"), "--json", str(doc), "--no-progress",
+                 "--fail-on", "demographic_parity_difference>0.1", "--fail-on", "disparate_impact<0.01"], tmp_path)
+    report = json.loads(doc.read_text())
+    assert report["verdict"]["fail_on"] == ["demographic_parity_difference>0.1", "disparate_impact<0.01"]
+    assert report["verdict"]["burden"] == "violation" and "Holm" in report["verdict"]["rule"]
+    gated = {f["measure"] for f in report["findings"] if f.get("decided_by") == "gate"}
+    assert gated == {"demographic_parity_difference", "disparate_impact"}
+    dpd = next(f for f in report["findings"] if f["measure"] == "demographic_parity_difference")
+    assert dpd["ci_low"] > 0.1 and dpd["verdict"] == "fail"      # the data show the gap exceeds 10 pp
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "gate FAILED (burden of proof: violation)" in proc.stdout
+    # the compliance burden: a disparate impact of 0.01 is far away, but the gap fails either way
+    proc = _run(["audit", "--data", str(table), "--model", str(model), "--target", "approved",
+                 "--favourable", "yes", "--protected", "sex", "--checks", "group_fairness",
+                 "--out", str(tmp_path / "r.html"), "--no-progress", "--burden", "compliance",
+                 "--fail-on", "disparate_impact<0.01"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+
+
+def test_a_gate_on_a_measure_not_computed_exits_3_and_reports_keep_the_umask(files, tmp_path):
+    import os
+    import stat
+
+    table, model = files
+    old = os.umask(0o022)
+    try:
+        proc = _run(["audit", "--data", str(table), "--model", str(model), "--target", "approved",
+                     "--favourable", "yes", "--protected", "sex", "--checks", "group_fairness",
+                     "--out", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json"), "--no-progress",
+                     "--fail-on", "individual_discrimination_rate>0.05"], tmp_path)
+    finally:
+        os.umask(old)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "gate NOT CHECKED" in proc.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["verdict"]["passed"] is None and doc["verdict"]["status"] == "not computed"
+    for name in ("r.html", "r.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644

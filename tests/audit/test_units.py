@@ -87,10 +87,9 @@ def test_gate_reasons_and_verdict_gloss_the_threshold(group_report):
     ok, reasons = group_report.gate("demographic_parity_difference>0.001", burden="estimate")
     assert ok is False and reasons
     value = float(group_report.findings.query("measure == 'demographic_parity_difference'")["value"].iloc[0])
-    assert reasons[0].startswith("demographic_parity_difference (sex): fail: sex: ")
+    assert reasons[0].startswith("demographic_parity_difference (sex): fail: ")
     assert f"{100 * value:.3g} pp" in reasons[0]
-    assert "demographic_parity_difference>0.001 (> 0.100 pp)" in reasons[0]
-    assert "point estimate" in reasons[0]
+    assert reasons[0].endswith("against demographic_parity_difference>0.001 [point estimate]")
     doc = group_report.to_dict("demographic_parity_difference>0.5")
     assert doc["verdict"]["passed"] is True and doc["verdict"]["burden"] == "violation"
     assert "demographic_parity_difference>0.5 (> 50.0 pp)" in doc["verdict"]["sentence"]
