@@ -382,6 +382,11 @@ def load_model(path, *, trust_pickle=False, trust_types=False):
     except Exception as exc:
         raise CliError(f"--model: {p.name!r} is not a LightGBM text model: "
                        f"{str(exc).strip().splitlines()[0][:200] if str(exc) else ''}") from None
+    k = int(booster.num_model_per_iteration())
+    objective = str((getattr(booster, "params", {}) or {}).get("objective", ""))
+    if k != 1 or objective.startswith(("multiclass", "regression", "lambdarank", "rank_xendcg")):
+        what = f"a {k}-class LightGBM model" if k != 1 else f"a LightGBM model with objective {objective!r}"
+        raise CliError(f"--model: {p.name!r} is {what}; the audit needs a binary classifier")
     return LightGBMTextModel(booster)
 
 

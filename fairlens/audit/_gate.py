@@ -369,9 +369,11 @@ def decide(entries, *, burden, confidence):
     tested = []
     for i, e in enumerate(entries):
         v = e.get("value")
-        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        missing = v is None or (isinstance(v, float) and not math.isfinite(v))
+        testable = e["how"] == "test" and e.get("test") is not None and burden != "estimate"
+        if missing and not testable:   # (a bracket without a point value, e.g. certified bounds, is testable)
             out[i] = {"verdict": "not computed", "p_hold": None, "p_not": None, "rule": None}
-        elif burden == "estimate" or e["how"] != "test":
+        elif burden == "estimate" or e["how"] != "test" or e.get("test") is None:
             out[i] = {"verdict": "fail" if e["cond"].holds(v) else "pass", "p_hold": None, "p_not": None,
                       "rule": "estimate" if burden == "estimate" and e["how"] == "test" else "exact"}
         else:
