@@ -724,8 +724,8 @@ class AuditReport(Result):
                             "compliance": "passes only on evidence of compliance",
                             "estimate": "compares point estimates"}[burden]
             if ok is None:
-                sentence = (f"The gate {glossed} could not be checked: " + "; ".join(r.rstrip(". ") for r in reasons[:3])
-                            + ".")
+                sentence = (f"The gate {glossed} could not be checked: "
+                            + "; ".join(r.rstrip(". ") for r in reasons[:3]) + ".")
             elif ok:
                 sentence = f"The audit passes the gate {glossed} (the gate {burden_words})."
             else:
