@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_memory
-from . import _boosted_kernels as _bk
+from . import _votes, _walk
 from ._families import boosted_family as _family
 
 __all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
@@ -265,32 +265,9 @@ class BoostedModel:
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
 
-    def trees(self):
-        """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group
-        (``value`` the raw leaf values, ``missing_left`` the library's default directions).
-
-        Returns
-        -------
-        Trees
-
-        Examples
-        --------
-        >>> from sklearn.datasets import load_breast_cancer
-        >>> from sklearn.ensemble import GradientBoostingClassifier
-        >>> from fairlens.certify import flatten_boosted
-        >>> X, y = load_breast_cancer(return_X_y=True)
-        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.trees().roots.tolist()
-        [0, 7, 14]
-        """
-        from ._flat import Trees
-
-        return Trees(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
-                     np.ascontiguousarray(self.default_left, dtype=bool))
-
-    def rule(self, tol=None, tol_b=None):
-        """The decision rule (argmax of the summed raw scores) as the kernels' typed
-        :class:`~fairlens.certify._flat.Rule` group.
+    def flat(self, tol=None, tol_b=None):
+        """The kernels' one :class:`~fairlens.certify._flat.FlatEnsemble` of this model (``value`` the
+        raw leaf values as one column, ``missing_left`` the library's default directions).
 
         Parameters
         ----------
@@ -301,7 +278,7 @@ class BoostedModel:
 
         Returns
         -------
-        Rule
+        FlatEnsemble
 
         Examples
         --------
@@ -310,37 +287,28 @@ class BoostedModel:
         >>> from fairlens.certify import flatten_boosted
         >>> X, y = load_breast_cancer(return_X_y=True)
         >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.rule().group.tolist(), bm.rule().f32
-        ([1, 1, 1], False)
+        >>> ens = bm.flat()
+        >>> ens.roots.tolist(), ens.group.tolist(), ens.value.shape[1], ens.f32
+        ([0, 7, 14], [1, 1, 1], 1, False)
         """
-        from ._flat import Rule
+        from ._flat import FlatEnsemble
 
         tol = float(self.tol if tol is None else tol)
         tol_b = float(tol + self.acc_err if tol_b is None else tol_b)
-        return Rule(rank=np.arange(self.n_classes, dtype=np.int64), tmax=np.zeros((0, 0, 0), np.float64),
-                    group=self.group, base=self.base, vmin=self.vmin, vmax=self.vmax, f32=bool(self.f32),
-                    tol=tol, tol_b=tol_b)
+        m = self.feature.shape[0]
+        return FlatEnsemble(self.feature, self.threshold, self.left, self.right,
+                            np.ascontiguousarray(self.default_left, dtype=bool), self.roots, np.zeros(m, np.int64),
+                            np.ascontiguousarray(self.value.reshape(m, 1)), self.group, self.base,
+                            np.arange(self.n_classes, dtype=np.int64), np.zeros((0, 0, 0), np.float64), self.vmin,
+                            self.vmax, bool(self.f32), tol, tol_b, self.values_ptr, self.values)
 
-    def value_sets(self):
-        """The relevant attack values as the kernels' typed :class:`~fairlens.certify._flat.Values` group.
+    #: The decision rule: summed raw scores (see :mod:`fairlens.certify._votes`).
+    @property
+    def vote_rule(self):
+        """The :class:`~fairlens.certify._votes.VoteRule` of a boosted model (``ADDITIVE``)."""
+        from ._votes import ADDITIVE
 
-        Returns
-        -------
-        Values
-
-        Examples
-        --------
-        >>> from sklearn.datasets import load_breast_cancer
-        >>> from sklearn.ensemble import GradientBoostingClassifier
-        >>> from fairlens.certify import flatten_boosted
-        >>> X, y = load_breast_cancer(return_X_y=True)
-        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.value_sets().ptr.shape
-        (31,)
-        """
-        from ._flat import Values
-
-        return Values(self.values_ptr, self.values)
+        return ADDITIVE
 
     def check_arrays(self):
         """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
@@ -574,7 +542,7 @@ class BoostedModel:
         True
         """
         _, Xr = self.check_X(X)
-        return _bk.raw_scores(self.trees(), self.rule(), Xr)
+        return _votes.raw_scores(self.flat(), Xr)
 
     def _lib_input(self, X64):
         if self.feature_names_in is not None and self.library in ("xgboost", "lightgbm", "sklearn_gb",
@@ -955,7 +923,7 @@ def _xgb_base(bm, booster, info, K):
         indptr = None
     n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
     Xr = bm.round_X(X)
-    leaves = _bk.leaf_values(bm.trees(), Xr).astype(np.float32)
+    leaves = _walk.leaf_values(bm.flat(), Xr).astype(np.float32)
     base = np.zeros(K)
     for gcol in range(full.shape[1]):
         g = 1 if K == 2 else gcol
@@ -1283,7 +1251,6 @@ def boosted_instance_covers(model, x, y, budget=1):
     """
     from ._common import check_budget, validate_certify_params
     from ._inputs import one_instance as _one_instance
-    from ._kernels import instance_sets
     from ._results import InstanceCovers
 
     bm = flatten_boosted(model)
@@ -1292,8 +1259,9 @@ def boosted_instance_covers(model, x, y, budget=1):
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])
-    leaves, w, margin, best = _bk.row_quantities(bm.trees(), bm.rule(), xr, yi, budget)
-    ptr, trees = instance_sets(bm.trees(), xr, d)
+    ens = bm.flat()
+    leaves, w, margin, best = _votes.row_quantities(ens, xr, yi, budget)
+    ptr, trees = _walk.instance_sets(ens, xr, d)
     mem = np.zeros((bm.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
         f, sg = divmod(k, 2)

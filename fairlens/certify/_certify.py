@@ -37,7 +37,6 @@ import pandas as pd
 
 from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
-from . import _kernels  # noqa: F401  (the kernels module, reached as _certify._kernels)
 from ._common import (
     METHODS,
     VOTES,
