@@ -36,11 +36,13 @@ from ._certify import (
 )
 from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
+from ._readers import can_certify
 from ._reference import reference_brute
 
 __all__ = [
     "FeaturePartitionedForest",
     "certify",
+    "can_certify",
     "reference_brute",
     "accuracy_under_attack",
     "CertificationResult",

@@ -71,7 +71,7 @@ from .._validation import check_memory
 from . import _votes, _walk
 from ._families import boosted_family as _family
 
-__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
+__all__ = ["BoostedModel", "Library", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
 
 # ---------------------------------------------------------------------------------------------
@@ -114,6 +114,30 @@ def relevant_values64(feature, threshold, n_features):
         ptr[f + 1] = ptr[f] + vals.size
     values = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float64)
     return ptr, values
+
+
+class Library:
+    """How a boosted library's own model predicts, for a reader that registers one (the reader's file
+    subclasses it; :class:`BoostedModel` calls it, so a new library touches no other module).
+
+    Examples
+    --------
+    >>> from fairlens.certify._boosted import Library
+    >>> Library().accepts_nan(None)
+    True
+    """
+
+    def predict(self, model, X64):
+        """The labels of the library's own ``predict`` on float64 rows (any shape with one label per row)."""
+        raise NotImplementedError
+
+    def raw_scores(self, model, X64):
+        """The library's raw scores: ``(n,)`` (binary margin) or ``(n, n_classes)``."""
+        raise NotImplementedError
+
+    def accepts_nan(self, model):
+        """Whether the library's ``predict`` accepts NaN (the reader recorded where it routes it)."""
+        return True
 
 
 @dataclass
@@ -176,6 +200,10 @@ class BoostedModel:
         The input value the library reads as missing: NaN, or XGBoost's
         ``missing`` parameter when it is set to a finite value (every such value
         then takes the node's default direction, as NaN does).
+    adapter : Library, optional
+        How the library's own model predicts and reads NaN (a :class:`Library` from the reader
+        module of a library that registers one); its ``default_left`` is then the
+        effective routing of NaN. None: the built-in XGBoost/LightGBM/scikit-learn calls.
 
     Examples
     --------
@@ -215,6 +243,7 @@ class BoostedModel:
     values: np.ndarray = field(default=None, repr=False)
     vote: str = "additive"
     missing_value: float = float("nan")
+    adapter: object = field(default=None, repr=False)
 
     def __post_init__(self):
         n_trees = self.roots.shape[0]
@@ -486,7 +515,7 @@ class BoostedModel:
         missing_value = self.missing_value if missing_value != missing_value else missing_value
         if missing_left is None:
             missing_left = self.default_left
-            if self.model is not None:
+            if self.model is not None and self.adapter is None:
                 from ._missing import missing_routing
 
                 # the library's routing of this model, read once (it dumps the model): the flat
@@ -582,6 +611,8 @@ class BoostedModel:
             return np.zeros(0, dtype=np.int64)
         m = self.model
         lib = self.library
+        if self.adapter is not None:
+            return self.encode_y(np.asarray(self.adapter.predict(m, X64)).reshape(-1), name="predict")
         if lib in ("xgboost", "lightgbm", "sklearn_gb", "sklearn_hgb"):
             labels = np.asarray(m.predict(self._lib_input(X64)))
             return self.encode_y(labels, name="predict")
@@ -628,7 +659,9 @@ class BoostedModel:
         X64 = np.ascontiguousarray(X64, dtype=np.float64)
         m = self.model
         lib = self.library
-        if lib == "xgboost":
+        if self.adapter is not None:
+            r = self.adapter.raw_scores(m, X64)
+        elif lib == "xgboost":
             r = m.predict(self._lib_input(X64), output_margin=True)
         elif lib == "xgboost_booster":
             import xgboost as xgb
@@ -774,7 +807,7 @@ class NanCodedBoosted(BoostedModel):
 
 
 def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, source, library, model,
-              feature_names_in, eps, objective=""):
+              feature_names_in, eps, objective="", adapter=None):
     """Concatenate per-tree arrays ``(feature, threshold, left, right, value, default_left)``."""
     n_nodes = int(sum(t[0].shape[0] for t in trees))
     K = len(classes)
@@ -813,7 +846,7 @@ def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, sourc
         classes_=np.asarray(classes), n_features=int(n_features), f32=bool(f32), f32_input=bool(f32_input),
         tol=float(tol), acc_err=acc_err, source=source, library=library, model=model,
         feature_names=feature_names,
-        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object),
+        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object), adapter=adapter,
     )
     bm._objective = objective
     return bm

@@ -263,6 +263,8 @@ def resolve_missing(missing, model, flat, X=None):
         return False, False
     if isinstance(model, FlatForest):
         ok = False
+    elif getattr(flat, "adapter", None) is not None and flat.model is not None:  # a reader's own library
+        ok = bool(flat.adapter.accepts_nan(flat.model))
     else:
         try:
             ok = bool(accepts_missing(model))

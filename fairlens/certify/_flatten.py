@@ -776,9 +776,10 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     else:
         kind = "a regressor" if hasattr(model, "predict") and not is_classifier(model) else type(model).__name__
         raise TypeError(
-            f"forest must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
-            f"or FeaturePartitionedForest; got {kind}. Regression forests are not supported; boosted classifiers "
-            "(XGBoost, LightGBM, scikit-learn gradient boosting) are certified by certify() directly."
+            f"model must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
+            f"or FeaturePartitionedForest for flatten_forest; got {kind}. Regression forests are not supported; "
+            "boosted classifiers and the other tree ensembles certify reads are certified by certify() directly "
+            "(fairlens.certify.can_certify(model) says whether it reads a model)."
         )
     if classes.ndim != 1:
         raise ValueError("multi-output classifiers are not supported.")

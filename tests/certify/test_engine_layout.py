@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fairlens.certify import BoostedModel, FlatForest
-from fairlens.certify._readers import READERS, read_model
+from fairlens.certify._readers import READERS, Reader, read_model
 
 PKG = pathlib.Path(__file__).resolve().parents[2] / "fairlens" / "certify"
 
@@ -51,7 +51,7 @@ def test_readers_are_keyed_on_the_model_type():
     X, y = _data(0)
     rf = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
     gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    assert ("sklearn", "RandomForestClassifier") in READERS and ("xgboost", "XGBClassifier") in READERS
+    assert all(isinstance(r, Reader) for r in READERS)
     ff, bm = read_model(rf), read_model(gb)
     assert isinstance(ff, FlatForest) and isinstance(bm, BoostedModel)
     assert read_model(ff) is ff and read_model(bm) is bm
@@ -60,12 +60,49 @@ def test_readers_are_keyed_on_the_model_type():
         pass
 
     assert isinstance(read_model(MyForest(n_estimators=2, random_state=0).fit(X, y)), FlatForest)
+
+    class XGBClassifier:  # a class *named* like a supported one is not read: the type decides
+        classes_ = np.array([0, 1])
+
+    XGBClassifier.__module__ = "xgboost.sklearn"
+    with pytest.raises(TypeError, match="model must be"):
+        read_model(XGBClassifier())
     with pytest.raises(ValueError, match="vote and tie_class"):
         read_model(gb, vote="soft")
     with pytest.raises(TypeError, match="regress"):
         from sklearn.ensemble import RandomForestRegressor
 
         read_model(RandomForestRegressor(n_estimators=2).fit(X, y))
+
+
+def test_a_library_is_one_reader_file_and_one_registration_line():
+    """CatBoost (and ONNX) are read by one module each in ``_readers``; no other certify module names them."""
+    for lib, module in (("catboost", "_catboost.py"), ("onnx", "_onnx.py")):
+        if not (PKG / "_readers" / module).exists():
+            continue
+        hits = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if lib in p.read_text().lower())
+        assert hits == sorted(["_readers/__init__.py", f"_readers/{module}"]), (lib, hits)
+        init = (PKG / "_readers" / "__init__.py").read_text()
+        assert init.count(f"_{lib}.READER") == 1, lib
+
+
+def test_can_certify_asks_the_readers():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from fairlens.certify import can_certify
+
+    from .test_boosted import _data
+
+    X, y = _data(0)
+    rf = RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
+    assert can_certify(rf)[0] is True
+    ok, why = can_certify(LogisticRegression().fit(X, y))
+    assert not ok and "model" in why
+    ok, why = can_certify(make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=2)).fit(X, y))
+    assert not ok and "Pipeline" in why and "pipe[-1]" in why
 
 
 def test_shapes_are_checked_before_the_boosted_kernels():
