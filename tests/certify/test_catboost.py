@@ -26,7 +26,8 @@ def _fit(loss="Logloss", seed=0, nan=0.0, nan_mode="Min", iterations=4, depth=2,
     if nan:
         X[rng.random(X.shape) < nan] = np.nan
     m = catboost.CatBoostClassifier(iterations=iterations, depth=depth, learning_rate=0.5, loss_function=loss,
-                                    nan_mode=nan_mode, random_seed=seed, verbose=0, thread_count=1)
+                                    nan_mode=nan_mode, random_seed=seed, verbose=0, thread_count=1,
+                                    allow_writing_files=False)
     m.fit(X[:180], y[:180])
     return m, X[180:], y[180:]
 
@@ -96,6 +97,7 @@ def test_bounds_settle_rows_and_never_certify_an_attacked_one():
     X = np.round(rng.normal(size=(260, 10)), 2)
     y = (X.sum(1) + 0.3 * rng.normal(size=260) > 0).astype(int)
     model = catboost.CatBoostClassifier(iterations=20, depth=1, learning_rate=0.3, verbose=0, random_seed=0,
+                                        allow_writing_files=False,
                                         thread_count=1).fit(X[:200], y[:200])
     X, y = X[200:], y[200:]
     for budget in (1, 2):
@@ -127,13 +129,14 @@ def test_refusals_name_the_model():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"num": rng.normal(size=100), "colour": rng.choice(["red", "blue"], 100)})
     y = (X["num"] > 0).astype(int)
-    m = catboost.CatBoostClassifier(iterations=3, verbose=0, cat_features=["colour"]).fit(X, y)
+    m = catboost.CatBoostClassifier(iterations=3, verbose=0, cat_features=["colour"],
+                                    allow_writing_files=False).fit(X, y)
     with pytest.raises(ValueError, match="model.*categorical"):
         certify(m, X, y)
     ok, why = can_certify(m)
     assert not ok and "categorical" in why
     Xn = rng.normal(size=(100, 3))
-    reg = catboost.CatBoostRegressor(iterations=3, verbose=0).fit(Xn, Xn[:, 0])
+    reg = catboost.CatBoostRegressor(iterations=3, verbose=0, allow_writing_files=False).fit(Xn, Xn[:, 0])
     with pytest.raises(TypeError, match="model"):
         certify(reg, Xn, (Xn[:, 0] > 0).astype(int))
     model, Xt, yt = _fit("Logloss")
