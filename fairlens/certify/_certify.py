@@ -198,8 +198,11 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
         boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
         ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
-        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier`` (binary
-        or multi-class) or a :class:`~fairlens.certify._boosted.BoostedModel` --
+        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier``,
+        ``catboost.CatBoostClassifier`` (numeric features), an ONNX
+        ``TreeEnsembleClassifier`` model (``onnx.ModelProto``, certified against
+        onnxruntime; binary or multi-class) or a
+        :class:`~fairlens.certify._boosted.BoostedModel` --
         certified on the argmax of its summed raw scores with each library's own
         split semantics (beyond the paper; see :mod:`fairlens.certify._boosted`:
         generalised FLB/ELB on margin swings, exact brute force whose witnesses
