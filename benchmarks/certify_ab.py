@@ -2,7 +2,8 @@
 
 Each repeat runs every workload once in a fresh subprocess per side (``PYTHONPATH`` = that
 checkout), after a warm-up call that compiles (or loads) the numba kernels; the minimum over
-repeats is reported (the least disturbed run on a shared machine), with the ratio new / old.
+repeats (the least disturbed run on a shared machine) and the median are reported, with the ratios
+new / old.
 Statuses are compared too: the two sides must give the same verdicts.
 
 Workloads: the cascade of ``certify_forests.py`` section 3 (digits 0-4 vs 5-9, 1,000 test rows,
@@ -22,6 +23,8 @@ import os
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 
 def _workloads():
@@ -82,7 +85,7 @@ def main():
         print(json.dumps(_workloads()))
         return
     sides = {"old": os.path.abspath(args.old), "new": os.path.abspath(args.new)}
-    best, status = {}, {}
+    best, status, samples = {}, {}, {}
     for r in range(args.repeats):
         for side, path in sides.items():
             env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
@@ -91,13 +94,17 @@ def main():
             for name, v in res.items():
                 key = (name, side)
                 best[key] = min(best.get(key, float("inf")), v["seconds"])
+                samples.setdefault(key, []).append(v["seconds"])
                 status.setdefault(key, v["status"])
             print(f"repeat {r + 1}/{args.repeats} {side} done", flush=True)
     names = sorted({n for n, _ in best}, key=lambda n: list(best).index((n, "old")))
-    print(f"\n{'workload':40s} {'old s':>8s} {'new s':>8s} {'new/old':>8s}  same verdicts")
+    print(f"\n{'workload':40s} {'old min':>8s} {'new min':>8s} {'new/old':>8s} {'old med':>8s} {'new med':>8s} "
+          f"{'new/old':>8s}  same verdicts")
     for n in names:
         o, w = best[(n, "old")], best[(n, "new")]
-        print(f"{n:40s} {o:8.3f} {w:8.3f} {w / o:8.2f}  {status[(n, 'old')] == status[(n, 'new')]}")
+        om, wm = float(np.median(samples[(n, "old")])), float(np.median(samples[(n, "new")]))
+        print(f"{n:40s} {o:8.3f} {w:8.3f} {w / o:8.2f} {om:8.3f} {wm:8.3f} {wm / om:8.2f}  "
+              f"{status[(n, 'old')] == status[(n, 'new')]}")
 
 
 if __name__ == "__main__":

@@ -83,12 +83,13 @@ import json, sys, time, numpy as np
 sys.path.insert(0, {root!r})
 from fairlens.certify import flatten_forest
 from fairlens.certify import _search as S
+from fairlens.certify._votes import HARD
 d = np.load({path!r}, allow_pickle=True)
 ff = d["ff"].item()
 t0 = time.perf_counter()
 b = int(d["budget"])
-out = S.brute_search(ff.trees("hard"), ff.rule(), ff.value_sets(), d["Xr"], d["y"],
-                     d["rows"], b, bool(d["prune"]), np.zeros(3 + 2 * b, np.int64), 2**62)
+out = S.brute_search(ff.flat(), HARD, d["Xr"], d["y"], d["rows"], b, bool(d["prune"]),
+                     np.zeros(3 + 2 * b, np.int64), 2**62)
 print(json.dumps({{"seconds": time.perf_counter() - t0, "attackable": out[1].tolist()}}))
 """
 
@@ -209,6 +210,7 @@ def main(argv=None):
     from fairlens.certify import FeaturePartitionedForest, certify, flatten_forest
     from fairlens.certify import _search as S
     from fairlens.certify._flatten import check_X
+    from fairlens.certify._votes import HARD
 
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)
@@ -311,13 +313,12 @@ def main(argv=None):
         n_rows = max_rows if b <= 2 else max_rows // 3  # b = 3 on a deep RF: ~0.2 s per row in plain Python
         rows_ = np.arange(min(n_rows, len(yte)), dtype=np.int64)
         state = np.zeros(3 + 2 * b, np.int64)  # fresh start; one call does every row (no pause)
-        out_nb, t_nb = timed(S.brute_search, ff.trees("hard"), ff.rule(), ff.value_sets(),
-                             Xr, yi, rows_, b, True, state, 2**62)
+        out_nb, t_nb = timed(S.brute_search, ff.flat(), HARD, Xr, yi, rows_, b, True, state, 2**62)
         # repeat the numba run to get a stable time on short runs
         reps = max(1, int(0.5 / max(t_nb, 1e-6)))
         t0 = time.perf_counter()
         for _ in range(reps):
-            S.brute_search(ff.trees("hard"), ff.rule(), ff.value_sets(), Xr, yi, rows_, b, True, state, 2**62)
+            S.brute_search(ff.flat(), HARD, Xr, yi, rows_, b, True, state, 2**62)
         t_nb = (time.perf_counter() - t0) / reps
         plain = plain_python_brute(ff, Xr, yi, rows_, b)
         assert plain["attackable"] == out_nb[1].tolist()

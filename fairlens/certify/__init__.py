@@ -20,8 +20,8 @@ Example
 >>> res.accuracy_flb <= res.accuracy_elb <= res.accuracy_exact
 True
 
-Importing this package compiles nothing; the numba kernels in ``_kernels``
-compile on first call. The widget :class:`CoverVisualizer` is imported lazily
+Importing this package compiles nothing; the numba kernels (``_bounds``,
+``_search``, ``_votes``, ``_walk``) compile on first call. The widget :class:`CoverVisualizer` is imported lazily
 so that the core does not import ipywidgets.
 """
 from ._boosted import BoostedModel, flatten_boosted
@@ -36,11 +36,13 @@ from ._certify import (
 )
 from ._flatten import VOTES, FlatForest, flatten_forest, relevant_values
 from ._fpf import FeaturePartitionedForest
+from ._readers import can_certify
 from ._reference import reference_brute
 
 __all__ = [
     "FeaturePartitionedForest",
     "certify",
+    "can_certify",
     "reference_brute",
     "accuracy_under_attack",
     "CertificationResult",

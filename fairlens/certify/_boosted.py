@@ -68,10 +68,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_memory
-from . import _boosted_kernels as _bk
+from . import _votes, _walk
 from ._families import boosted_family as _family
 
-__all__ = ["BoostedModel", "flatten_boosted", "is_boosted", "boosted_instance_covers",
+__all__ = ["BoostedModel", "Library", "flatten_boosted", "is_boosted", "boosted_instance_covers",
            "relevant_values64"]
 
 # ---------------------------------------------------------------------------------------------
@@ -114,6 +114,30 @@ def relevant_values64(feature, threshold, n_features):
         ptr[f + 1] = ptr[f] + vals.size
     values = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float64)
     return ptr, values
+
+
+class Library:
+    """How a boosted library's own model predicts, for a reader that registers one (the reader's file
+    subclasses it; :class:`BoostedModel` calls it, so a new library touches no other module).
+
+    Examples
+    --------
+    >>> from fairlens.certify._boosted import Library
+    >>> Library().accepts_nan(None)
+    True
+    """
+
+    def predict(self, model, X64):
+        """The labels of the library's own ``predict`` on float64 rows (any shape with one label per row)."""
+        raise NotImplementedError
+
+    def raw_scores(self, model, X64):
+        """The library's raw scores: ``(n,)`` (binary margin) or ``(n, n_classes)``."""
+        raise NotImplementedError
+
+    def accepts_nan(self, model):
+        """Whether the library's ``predict`` accepts NaN (the reader recorded where it routes it)."""
+        return True
 
 
 @dataclass
@@ -176,6 +200,10 @@ class BoostedModel:
         The input value the library reads as missing: NaN, or XGBoost's
         ``missing`` parameter when it is set to a finite value (every such value
         then takes the node's default direction, as NaN does).
+    adapter : Library, optional
+        How the library's own model predicts and reads NaN (a :class:`Library` from the reader
+        module of a library that registers one); its ``default_left`` is then the
+        effective routing of NaN. None: the built-in XGBoost/LightGBM/scikit-learn calls.
 
     Examples
     --------
@@ -215,6 +243,7 @@ class BoostedModel:
     values: np.ndarray = field(default=None, repr=False)
     vote: str = "additive"
     missing_value: float = float("nan")
+    adapter: object = field(default=None, repr=False)
 
     def __post_init__(self):
         n_trees = self.roots.shape[0]
@@ -265,32 +294,9 @@ class BoostedModel:
         return (self.feature, self.threshold, self.left, self.right, self.value, self.roots, self.group,
                 self.base, self.vmin, self.vmax)
 
-    def trees(self):
-        """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group
-        (``value`` the raw leaf values, ``missing_left`` the library's default directions).
-
-        Returns
-        -------
-        Trees
-
-        Examples
-        --------
-        >>> from sklearn.datasets import load_breast_cancer
-        >>> from sklearn.ensemble import GradientBoostingClassifier
-        >>> from fairlens.certify import flatten_boosted
-        >>> X, y = load_breast_cancer(return_X_y=True)
-        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.trees().roots.tolist()
-        [0, 7, 14]
-        """
-        from ._flat import Trees
-
-        return Trees(self.feature, self.threshold, self.left, self.right, self.value, self.roots,
-                     np.ascontiguousarray(self.default_left, dtype=bool))
-
-    def rule(self, tol=None, tol_b=None):
-        """The decision rule (argmax of the summed raw scores) as the kernels' typed
-        :class:`~fairlens.certify._flat.Rule` group.
+    def flat(self, tol=None, tol_b=None):
+        """The kernels' one :class:`~fairlens.certify._flat.FlatEnsemble` of this model (``value`` the
+        raw leaf values as one column, ``missing_left`` the library's default directions).
 
         Parameters
         ----------
@@ -301,7 +307,7 @@ class BoostedModel:
 
         Returns
         -------
-        Rule
+        FlatEnsemble
 
         Examples
         --------
@@ -310,37 +316,28 @@ class BoostedModel:
         >>> from fairlens.certify import flatten_boosted
         >>> X, y = load_breast_cancer(return_X_y=True)
         >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.rule().group.tolist(), bm.rule().f32
-        ([1, 1, 1], False)
+        >>> ens = bm.flat()
+        >>> ens.roots.tolist(), ens.group.tolist(), ens.value.shape[1], ens.f32
+        ([0, 7, 14], [1, 1, 1], 1, False)
         """
-        from ._flat import Rule
+        from ._flat import FlatEnsemble
 
         tol = float(self.tol if tol is None else tol)
         tol_b = float(tol + self.acc_err if tol_b is None else tol_b)
-        return Rule(rank=np.arange(self.n_classes, dtype=np.int64), tmax=np.zeros((0, 0, 0), np.float64),
-                    group=self.group, base=self.base, vmin=self.vmin, vmax=self.vmax, f32=bool(self.f32),
-                    tol=tol, tol_b=tol_b)
+        m = self.feature.shape[0]
+        return FlatEnsemble(self.feature, self.threshold, self.left, self.right,
+                            np.ascontiguousarray(self.default_left, dtype=bool), self.roots, np.zeros(m, np.int64),
+                            np.ascontiguousarray(self.value.reshape(m, 1)), self.group, self.base,
+                            np.arange(self.n_classes, dtype=np.int64), np.zeros((0, 0, 0), np.float64), self.vmin,
+                            self.vmax, bool(self.f32), tol, tol_b, self.values_ptr, self.values)
 
-    def value_sets(self):
-        """The relevant attack values as the kernels' typed :class:`~fairlens.certify._flat.Values` group.
+    #: The decision rule: summed raw scores (see :mod:`fairlens.certify._votes`).
+    @property
+    def vote_rule(self):
+        """The :class:`~fairlens.certify._votes.VoteRule` of a boosted model (``ADDITIVE``)."""
+        from ._votes import ADDITIVE
 
-        Returns
-        -------
-        Values
-
-        Examples
-        --------
-        >>> from sklearn.datasets import load_breast_cancer
-        >>> from sklearn.ensemble import GradientBoostingClassifier
-        >>> from fairlens.certify import flatten_boosted
-        >>> X, y = load_breast_cancer(return_X_y=True)
-        >>> bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
-        >>> bm.value_sets().ptr.shape
-        (31,)
-        """
-        from ._flat import Values
-
-        return Values(self.values_ptr, self.values)
+        return ADDITIVE
 
     def check_arrays(self):
         """Shapes and dtypes of the flat arrays every boosted kernel relies on (checked once per
@@ -518,7 +515,7 @@ class BoostedModel:
         missing_value = self.missing_value if missing_value != missing_value else missing_value
         if missing_left is None:
             missing_left = self.default_left
-            if self.model is not None:
+            if self.model is not None and self.adapter is None:
                 from ._missing import missing_routing
 
                 # the library's routing of this model, read once (it dumps the model): the flat
@@ -574,7 +571,7 @@ class BoostedModel:
         True
         """
         _, Xr = self.check_X(X)
-        return _bk.raw_scores(self.trees(), self.rule(), Xr)
+        return _votes.raw_scores(self.flat(), Xr)
 
     def _lib_input(self, X64):
         if self.feature_names_in is not None and self.library in ("xgboost", "lightgbm", "sklearn_gb",
@@ -614,6 +611,8 @@ class BoostedModel:
             return np.zeros(0, dtype=np.int64)
         m = self.model
         lib = self.library
+        if self.adapter is not None:
+            return self.encode_y(np.asarray(self.adapter.predict(m, X64)).reshape(-1), name="predict")
         if lib in ("xgboost", "lightgbm", "sklearn_gb", "sklearn_hgb"):
             labels = np.asarray(m.predict(self._lib_input(X64)))
             return self.encode_y(labels, name="predict")
@@ -660,7 +659,9 @@ class BoostedModel:
         X64 = np.ascontiguousarray(X64, dtype=np.float64)
         m = self.model
         lib = self.library
-        if lib == "xgboost":
+        if self.adapter is not None:
+            r = self.adapter.raw_scores(m, X64)
+        elif lib == "xgboost":
             r = m.predict(self._lib_input(X64), output_margin=True)
         elif lib == "xgboost_booster":
             import xgboost as xgb
@@ -806,7 +807,7 @@ class NanCodedBoosted(BoostedModel):
 
 
 def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, source, library, model,
-              feature_names_in, eps, objective=""):
+              feature_names_in, eps, objective="", adapter=None):
     """Concatenate per-tree arrays ``(feature, threshold, left, right, value, default_left)``."""
     n_nodes = int(sum(t[0].shape[0] for t in trees))
     K = len(classes)
@@ -845,7 +846,7 @@ def _assemble(trees, groups, base, classes, n_features, *, f32, f32_input, sourc
         classes_=np.asarray(classes), n_features=int(n_features), f32=bool(f32), f32_input=bool(f32_input),
         tol=float(tol), acc_err=acc_err, source=source, library=library, model=model,
         feature_names=feature_names,
-        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object),
+        feature_names_in=None if names_in is None else np.asarray(names_in, dtype=object), adapter=adapter,
     )
     bm._objective = objective
     return bm
@@ -955,7 +956,7 @@ def _xgb_base(bm, booster, info, K):
         indptr = None
     n0 = int(indptr[1]) if indptr is not None and len(indptr) > 1 else 1
     Xr = bm.round_X(X)
-    leaves = _bk.leaf_values(bm.trees(), Xr).astype(np.float32)
+    leaves = _walk.leaf_values(bm.flat(), Xr).astype(np.float32)
     base = np.zeros(K)
     for gcol in range(full.shape[1]):
         g = 1 if K == 2 else gcol
@@ -1283,7 +1284,6 @@ def boosted_instance_covers(model, x, y, budget=1):
     """
     from ._common import check_budget, validate_certify_params
     from ._inputs import one_instance as _one_instance
-    from ._kernels import instance_sets
     from ._results import InstanceCovers
 
     bm = flatten_boosted(model)
@@ -1292,8 +1292,9 @@ def boosted_instance_covers(model, x, y, budget=1):
     xr = Xr[0]
     d = bm.n_features
     pred = int(bm.library_predict_index(X64)[0])
-    leaves, w, margin, best = _bk.row_quantities(bm.trees(), bm.rule(), xr, yi, budget)
-    ptr, trees = instance_sets(bm.trees(), xr, d)
+    ens = bm.flat()
+    leaves, w, margin, best = _votes.row_quantities(ens, xr, yi, budget)
+    ptr, trees = _walk.instance_sets(ens, xr, d)
     mem = np.zeros((bm.n_trees, d), dtype=np.int8)
     for k in range(2 * d):
         f, sg = divmod(k, 2)

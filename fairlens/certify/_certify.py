@@ -37,7 +37,6 @@ import pandas as pd
 
 from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
-from . import _kernels  # noqa: F401  (the kernels module, reached as _certify._kernels)
 from ._common import (
     METHODS,
     VOTES,
@@ -199,8 +198,11 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
         boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
         ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
-        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier`` (binary
-        or multi-class) or a :class:`~fairlens.certify._boosted.BoostedModel` --
+        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier``,
+        ``catboost.CatBoostClassifier`` (numeric features), an ONNX
+        ``TreeEnsembleClassifier`` model (``onnx.ModelProto``, certified against
+        onnxruntime; binary or multi-class) or a
+        :class:`~fairlens.certify._boosted.BoostedModel` --
         certified on the argmax of its summed raw scores with each library's own
         split semantics (beyond the paper; see :mod:`fairlens.certify._boosted`:
         generalised FLB/ELB on margin swings, exact brute force whose witnesses

@@ -14,32 +14,30 @@ def _call(kernel, *args):
         raise
 
 
-_CHECKED = [None] * 4
+_CHECKED = [None] * 2
 
 
-def _check_kernel_inputs(tr, rule, vals, Xr, yi, rows, budget):
+def _check_kernel_inputs(ens, Xr, yi, rows, budget):
     """Shapes and dtypes every certify kernel relies on, checked before each kernel call, in this
-    one place for every model: the typed groups (``tr``: :class:`~fairlens.certify._flat.Trees`,
-    ``rule``: :class:`~fairlens.certify._flat.Rule`, ``vals``: :class:`~fairlens.certify._flat.Values`
-    or None) and the rows (``Xr`` C-contiguous float64 with one column per feature, ``yi`` int64
-    class indices, ``rows`` int64 row indices, ``1 <= budget <= n_features``)."""
+    one place for every model: the flat ensemble (``ens``: :class:`~fairlens.certify._flat.FlatEnsemble`)
+    and the rows (``Xr`` C-contiguous float64 with one column per feature, ``yi`` int64 class
+    indices, ``rows`` int64 row indices, ``1 <= budget <= n_features``)."""
     import numpy as np
 
-    from ._flat import check_groups
+    from ._flat import check_flat
 
     n, d = Xr.shape
-    K = rule.base.shape[0]
+    K = ens.base.shape[0]
     if Xr.dtype != np.float64 or not Xr.flags.c_contiguous:
         raise ValueError("internal: X must be a C-contiguous float64 array with n_features columns.")
     for last in _CHECKED:
-        if last is not None and last[0] is tr and last[1] is rule and last[2] is vals and last[3] == d:
+        if last is not None and last[0] is ens and last[1] == d:
             break
     else:
-        check_groups(tr, rule, vals, d)
-        # the (immutable) groups last checked, with and without the attack values (the bounds and
-        # the brute force of one payload alternate): checked once per payload, not per call
+        check_flat(ens, d)
+        # the (immutable) ensembles last checked: checked once per payload, not per call
         _CHECKED[1:] = _CHECKED[:-1]
-        _CHECKED[0] = (tr, rule, vals, d)
+        _CHECKED[0] = (ens, d)
     if yi.dtype != np.int64 or yi.shape != (n,):
         raise ValueError("internal: y must be an int64 array with one class index per row.")
     if n and (yi.min() < 0 or yi.max() >= K):
@@ -265,6 +263,8 @@ def resolve_missing(missing, model, flat, X=None):
         return False, False
     if isinstance(model, FlatForest):
         ok = False
+    elif getattr(flat, "adapter", None) is not None and flat.model is not None:  # a reader's own library
+        ok = bool(flat.adapter.accepts_nan(flat.model))
     else:
         try:
             ok = bool(accepts_missing(model))

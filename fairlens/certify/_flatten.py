@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import _kernels
+from . import _votes, _walk
 from ._inputs import align_frame, check_X
 
 __all__ = ["FlatForest", "flatten_forest", "relevant_values", "check_X", "align_frame", "VOTES"]
@@ -262,8 +262,8 @@ class FlatForest:
         >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1])
         >>> fc = flatten_forest(tree).nan_coded()
         >>> Xq = np.array([[0.0, np.nan], [np.nan, 1.0], [np.nan, np.nan]])
-        >>> from fairlens.certify import _kernels
-        >>> p = _kernels.soft_proba(fc.trees(), np.where(np.isnan(Xq), -np.inf, Xq))
+        >>> from fairlens.certify import _votes
+        >>> p = _votes.soft_proba(fc.flat(), np.where(np.isnan(Xq), -np.inf, Xq))
         >>> bool((p == tree.predict_proba(Xq)).all())
         True
         """
@@ -293,38 +293,8 @@ class FlatForest:
                                    leaf_proba=leaf_proba, tmax=self.tmax, missing_left=c["missing_left"],
                                    values_ptr=ptr, values=values, nan_code=True)
 
-    def trees(self, vote=None):
-        """The nodes as the kernels' typed :class:`~fairlens.certify._flat.Trees` group.
-
-        Parameters
-        ----------
-        vote : {"soft", "hard"}, optional
-            Leaf payload: class probabilities (soft) or the class index (hard); default
-            this forest's ``vote``.
-
-        Returns
-        -------
-        Trees
-            ``(feature, threshold, left, right, value, roots, missing_left)``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sklearn.tree import DecisionTreeClassifier
-        >>> from fairlens.certify import flatten_forest
-        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
-        >>> ff.trees().value.shape, ff.trees("hard").value.tolist()
-        ((3, 2), [0, 0, 1])
-        """
-        from ._flat import Trees
-
-        vote = self.vote if vote is None else vote
-        value = self.leaf_proba if vote == "soft" else self.leaf_class
-        return Trees(self.feature, self.threshold, self.left, self.right, value, self.roots, self.missing_left)
-
-    def rule(self, tol=0.0):
-        """The decision rule as the kernels' typed :class:`~fairlens.certify._flat.Rule` group.
+    def flat(self, tol=0.0):
+        """The kernels' one :class:`~fairlens.certify._flat.FlatEnsemble` of this forest.
 
         Parameters
         ----------
@@ -333,8 +303,9 @@ class FlatForest:
 
         Returns
         -------
-        Rule
-            ``rank`` and ``tmax`` of this forest; the boosted fields are zeros.
+        FlatEnsemble
+            The nodes, ``leaf_class`` (the hard vote), ``value`` (the leaves' class probabilities),
+            ``rank``, ``tmax`` and the relevant values; the boosted fields are zeros.
 
         Examples
         --------
@@ -343,36 +314,25 @@ class FlatForest:
         >>> from fairlens.certify import flatten_forest
         >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
-        >>> ff.rule().rank.tolist(), ff.rule().tmax.shape
-        ([1, 2], (1, 2, 2))
+        >>> ens = ff.flat()
+        >>> ens.value.shape, ens.leaf_class.tolist(), ens.rank.tolist(), ens.tmax.shape
+        ((3, 2), [0, 0, 1], [1, 2], (1, 2, 2))
         """
-        from ._flat import Rule, empty_rule_parts
+        from ._flat import FlatEnsemble
 
-        parts = empty_rule_parts(self.n_trees, self.n_classes)
-        parts.update(rank=self.rank, tmax=self.tmax)
-        return Rule(**parts, f32=False, tol=float(tol), tol_b=float(tol))
+        T, K = self.n_trees, self.n_classes
+        z = np.zeros(T, np.float64)
+        return FlatEnsemble(self.feature, self.threshold, self.left, self.right, self.missing_left, self.roots,
+                            self.leaf_class, self.leaf_proba, np.zeros(T, np.int64), np.zeros(K, np.float64),
+                            self.rank, self.tmax, z, z.copy(), False, float(tol), float(tol), self.values_ptr,
+                            self.values)
 
-    def value_sets(self):
-        """The relevant attack values as the kernels' typed :class:`~fairlens.certify._flat.Values` group.
+    @property
+    def vote_rule(self):
+        """The :class:`~fairlens.certify._votes.VoteRule` of this forest's vote."""
+        from ._votes import HARD, SOFT
 
-        Returns
-        -------
-        Values
-            ``(values_ptr, values)``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sklearn.tree import DecisionTreeClassifier
-        >>> from fairlens.certify import flatten_forest
-        >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-        >>> ff = flatten_forest(DecisionTreeClassifier(random_state=0).fit(X, [0, 0, 1, 1]))
-        >>> ff.value_sets().ptr.tolist()
-        [0, 0, 2]
-        """
-        from ._flat import Values
-
-        return Values(self.values_ptr, self.values)
+        return SOFT if self.vote == "soft" else HARD
 
     @property
     def n_trees(self):
@@ -532,7 +492,7 @@ class FlatForest:
         [0, 0, 1, 1]
         """
         _, Xr = self.check_X(X)
-        return _kernels.predict_trees(self.trees("hard"), Xr)
+        return _walk.leaf_classes(self.flat(), Xr)
 
     def vote_index(self, X, vote=None):
         """Index (into ``classes_``) of the prediction under ``vote`` (default ``self.vote``).
@@ -563,7 +523,7 @@ class FlatForest:
         vote = self.vote if vote is None else vote
         if vote == "soft":
             return np.argmax(self.predict_proba(X), axis=1)
-        return _kernels.vote(self.predict_trees(X), self.n_classes, self.rank)
+        return _votes.hard_vote(self.predict_trees(X), self.n_classes, self.rank)
 
     def predict_proba(self, X):
         """Mean of the trees' leaf probabilities, in scikit-learn's summation order.
@@ -591,7 +551,7 @@ class FlatForest:
         True
         """
         _, Xr = self.check_X(X)
-        return _kernels.soft_proba(self.trees("soft"), Xr)
+        return _votes.soft_proba(self.flat(), Xr)
 
     def predict(self, X, vote=None):
         """The certified label: soft vote (``forest.predict``) or the hard majority vote.
@@ -816,9 +776,10 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     else:
         kind = "a regressor" if hasattr(model, "predict") and not is_classifier(model) else type(model).__name__
         raise TypeError(
-            f"forest must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
-            f"or FeaturePartitionedForest; got {kind}. Regression forests are not supported; boosted classifiers "
-            "(XGBoost, LightGBM, scikit-learn gradient boosting) are certified by certify() directly."
+            f"model must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
+            f"or FeaturePartitionedForest for flatten_forest; got {kind}. Regression forests are not supported; "
+            "boosted classifiers and the other tree ensembles certify reads are certified by certify() directly "
+            "(fairlens.certify.can_certify(model) says whether it reads a model)."
         )
     if classes.ndim != 1:
         raise ValueError("multi-output classifiers are not supported.")

@@ -27,8 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import _boosted_kernels as _bk
-from . import _kernels, _search
+from . import _bounds, _search, _votes, _walk
 from ._boosted import BoostedModel, NanCodedBoosted, boosted_instance_covers
 from ._common import _call, _check_kernel_inputs
 from ._flatten import FlatForest
@@ -50,8 +49,8 @@ _LIBRARY_LOCK = threading.Lock()
 
 
 class _Predictor:
-    """Shared parts of the protocol: the typed kernel groups, the checks (once per payload: the
-    groups are immutable and :func:`_check_kernel_inputs` remembers the last ones it checked).
+    """Shared parts of the protocol: the flat ensemble, the checks (once per payload: the
+    ensemble is immutable and :func:`_check_kernel_inputs` remembers the last ones it checked).
 
     Two class attributes tune how the driver cuts the exhaustive search (never its answer, its
     witnesses or its evaluation counts, which do not depend on them): ``brute_block``, the rows
@@ -71,10 +70,9 @@ class _Predictor:
     def local(self):
         return self
 
-    def _run(self, kernel, rows, vals=None):
-        tr, rule, vs = self.groups
-        _check_kernel_inputs(tr, rule, vs if vals else None, self.Xr, self.yi, rows, self.budget)
-        return tr, rule, vs
+    def _run(self, rows):
+        _check_kernel_inputs(self.ens, self.Xr, self.yi, rows, self.budget)
+        return self.ens, self.flat.vote_rule
 
     @property
     def source(self):
@@ -94,18 +92,18 @@ class _Predictor:
 
     # --- the bounds, written once for every decision rule (paper, sections 4.3, 4.4, 4.6) ----------
     def flb(self, rows):
-        """``(attackable, flb_sum, delta)`` of the rows ``rows``: :func:`~fairlens.certify._search.flb_search`
+        """``(attackable, flb_sum, delta)`` of the rows ``rows``: :func:`~fairlens.certify._bounds.flb_search`
         (``delta`` the margin of the class closest to reachable: a tree count for the hard vote, a
         real number otherwise)."""
-        tr, rule, _ = self._run(None, rows)
-        _, att, fsum, dlt, _ = _call(_search.flb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
+        ens, vote = self._run(rows)
+        _, att, fsum, dlt, _ = _call(_bounds.flb_search, ens, vote, self.Xr, self.yi, rows, self.budget)
         return att, fsum, dlt
 
     def elb(self, rows):
         """``(attackable, cover_f, cover_s, delta)`` of the rows ``rows``:
-        :func:`~fairlens.certify._search.elb_search`."""
-        tr, rule, _ = self._run(None, rows)
-        _, att, cf, cs, _, _, dlt = _call(_search.elb_search, tr, rule, self.Xr, self.yi, rows, self.budget)
+        :func:`~fairlens.certify._bounds.elb_search`."""
+        ens, vote = self._run(rows)
+        _, att, cf, cs, _, _, dlt = _call(_bounds.elb_search, ens, vote, self.Xr, self.yi, rows, self.budget)
         return att, cf, cs, dlt
 
     def new_state(self):
@@ -123,7 +121,7 @@ class _Predictor:
 
 class ForestPredictor(_Predictor):
     """A voting forest (:class:`~fairlens.certify.FlatForest`, soft or hard vote): the clean vote is
-    a kernel of :mod:`fairlens.certify._kernels`, the bounds and the exhaustive search the ones of
+    a kernel of :mod:`fairlens.certify._votes`, the bounds and the exhaustive search the ones of
     :mod:`fairlens.certify._search`; witnesses are exact replays."""
 
     _FLAT_ARRAYS = ("feature", "threshold", "left", "right", "leaf_class", "roots", "rank", "values_ptr", "values",
@@ -135,7 +133,7 @@ class ForestPredictor(_Predictor):
         self.vote = ff.vote
         self.score_dtype = np.float64 if self.soft else np.int64
         self.tol = SOFT_TOL * ff.n_trees
-        self.groups = (ff.trees(), ff.rule(self.tol), ff.value_sets())
+        self.ens = ff.flat(self.tol)
 
     # --- rows ----------------------------------------------------------------------------------
     @classmethod
@@ -178,18 +176,18 @@ class ForestPredictor(_Predictor):
 
     # --- stages --------------------------------------------------------------------------------
     def predict_index(self, sl):
-        tr = self.groups[0]
+        ens = self.ens
         if self.soft:
-            return np.argmax(_call(_kernels.soft_proba, tr, self.Xr[sl]), axis=1)
+            return np.argmax(_call(_votes.soft_proba, ens, self.Xr[sl]), axis=1)
         ff = self.flat
-        return _call(_kernels.vote, _call(_kernels.predict_trees, tr, self.Xr[sl]), ff.n_classes, ff.rank)
+        return _call(_votes.hard_vote, _call(_walk.leaf_classes, ens, self.Xr[sl]), ff.n_classes, ff.rank)
 
     def brute(self, rows, state, work):
         """Exact search (section 4.1) of ``rows`` from ``state`` (modified in place)."""
-        tr, rule, vals = self._run(None, rows, vals=True)
+        ens, vote = self._run(rows)
         if state.shape != (3 + 2 * self.budget,) or state.dtype != np.int64:
             raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
-        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, tr, rule, vals, self.Xr, self.yi, rows,
+        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, ens, vote, self.Xr, self.yi, rows,
                                                self.budget, self.prune, state, int(work))
         n_done = int(n_done)
         return n_done, outcome[:n_done] > 0, wf[:n_done], wv[:n_done], int(ne.sum()), state
@@ -201,8 +199,9 @@ class ForestPredictor(_Predictor):
         _, Xr, yi = _one_instance(ff, x, y)
         xr = Xr[0]
         d = ff.n_features
-        votes, counts, ok, dlt = _kernels._prepare(ff.trees("hard"), ff.n_classes, ff.rank, xr, yi)
-        ptr, trees = _kernels.instance_sets(ff.trees("hard"), xr, d)
+        ens = ff.flat()
+        votes, counts, ok, dlt = _votes.prepare_hard(ens, ff.n_classes, ff.rank, xr, yi)
+        ptr, trees = _walk.instance_sets(ens, xr, d)
         mem = np.zeros((ff.n_trees, d), dtype=np.int8)
         for k in range(2 * d):
             f, s = divmod(k, 2)
@@ -215,7 +214,7 @@ class ForestPredictor(_Predictor):
             dmat = np.empty((ff.n_trees, K))
             w = np.empty((ff.n_trees, K))
             margin = np.empty(K)
-            ok = _kernels._prepare_soft(ff.trees("soft"), ff.tmax, xr, yi, leaves, acc, dmat, w, margin)
+            ok = _votes.prepare_soft(ens, xr, yi, leaves, acc, dmat, w, margin)
         for c in range(ff.n_classes):
             if c == yi:
                 continue
@@ -241,7 +240,7 @@ class ForestPredictor(_Predictor):
 
 class BoostedPredictor(_Predictor):
     """A boosted model (:class:`~fairlens.certify.BoostedModel`: argmax of the summed raw scores):
-    the searches of :mod:`fairlens.certify._search` (steps in :mod:`fairlens.certify._boosted_kernels`);
+    the searches of :mod:`fairlens.certify._search` (the steps of :data:`fairlens.certify._votes.ADDITIVE`);
     the clean vote is the library's own ``predict``, and a brute-force candidate inside the float32
     ambiguity zone is confirmed by it.
 
@@ -261,7 +260,7 @@ class BoostedPredictor(_Predictor):
         n = X64.shape[0]
         self.pred = bm.library_predict_index(X64)
         # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-        rep = _call(_bk.raw_scores, bm.trees(), bm.rule(), Xr)
+        rep = _call(_votes.raw_scores, bm.flat(), Xr)
         lib = bm.library_scores(X64)
         if lib.shape != rep.shape:
             raise RuntimeError(f"internal: library scores have shape {lib.shape}, replay {rep.shape}.")
@@ -269,10 +268,10 @@ class BoostedPredictor(_Predictor):
         self.tol = max(bm.tol, 8.0 * err)
         self.tol_b = self.tol + bm.acc_err + 2.0 * err
         for i in np.flatnonzero(self.pred == yi):
-            if _bk._decide(rep[i], int(yi[i]), self.tol) == 1:
+            if _votes.decide_scores(rep[i], int(yi[i]), self.tol) == 1:
                 raise RuntimeError(f"internal: the replay of the {bm.source} disagrees with its predict on row "
                                    f"{int(i)}.")
-        self.groups = (bm.trees(), bm.rule(self.tol, self.tol_b), bm.value_sets())
+        self.ens = bm.flat(self.tol, self.tol_b)
 
     # --- rows ----------------------------------------------------------------------------------
     @classmethod
@@ -323,11 +322,11 @@ class BoostedPredictor(_Predictor):
         :func:`~fairlens.certify._search.brute_search`); candidates of the finished rows are confirmed
         by the library's ``predict`` in one call (a rejected ambiguous one leaves its row unfinished,
         its search resuming right after it)."""
-        tr, rule, vals = self._run(None, rows, vals=True)
+        ens, vote = self._run(rows)
         if state.shape != (3 + 2 * self.budget,) or state.dtype != np.int64:
             raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
         # the boosted search always prunes (prune=False would give the same answer, slower)
-        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, tr, rule, vals, self.Xr, self.yi, rows,
+        _, outcome, wf, wv, ne, n_done = _call(_search.brute_search, ens, vote, self.Xr, self.yi, rows,
                                                self.budget, True, state, int(work))
         n_done = int(n_done)
         att = outcome[:n_done] > 0

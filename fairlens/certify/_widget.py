@@ -255,9 +255,9 @@ class CoverVisualizer(FairlensWidget):
                     summary=None if self.summary_frame is None else id(self.summary_frame))
 
     def _busy_text(self, state):
-        from . import _kernels
+        from . import _bounds
 
-        return f"computing b = {state['budget']}..." + (f" {COMPILING}" if kernels_cold(_kernels) else "")
+        return f"computing b = {state['budget']}..." + (f" {COMPILING}" if kernels_cold(_bounds) else "")
 
     # -- rendering -------------------------------------------------------
     def _compute_views(self, state):
@@ -300,7 +300,7 @@ class CoverVisualizer(FairlensWidget):
                  + (f"{len(ic.votes)} boosted trees (summed raw scores)." if self.forest.vote == "additive" else
                     f"{int(ic.wrong.sum())} of {len(ic.votes)} trees wrong before the attack.")]
         if ic.correct:
-            # the class closest to being reachable (largest FLB sum - delta), as in _search.flb_search
+            # the class closest to being reachable (largest FLB sum - delta), as in _bounds.flb_search
             target = max(ic.delta, key=lambda c: ic.flb[c][0] - ic.delta[c])
             verdict = "FLB certifies" if ic.flb[target][0] < ic.delta[target] else "FLB cannot certify"
             cls = _plain(self.forest.classes_[target])
@@ -425,10 +425,10 @@ class CoverVisualizer(FairlensWidget):
         """
         import pandas as pd
 
-        from . import _kernels
+        from . import _bounds
 
         self.progress.value = 0
-        cold = kernels_cold(_kernels)
+        cold = kernels_cold(_bounds)
         self._set_status("computing accuracy vs b..." + (f" {COMPILING}" if cold else ""), busy=True)
 
         def job(stop):

@@ -1,4 +1,4 @@
-"""The budget-aware swings of the boosted bounds (``_boosted_kernels._budget_weights``) against a
+"""The budget-aware swings of the boosted bounds (``_votes._budget_weights``) against a
 leaf-by-leaf enumeration written independently here.
 
 For every tree and every leaf ``L`` the enumeration lists the nodes where ``L``'s path leaves the
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fairlens.certify._boosted import flatten_boosted
-from fairlens.certify._boosted_kernels import _subtree_extremes, row_quantities
+from fairlens.certify._votes import _subtree_extremes, row_quantities
 
 from .test_boosted import _fit
 
@@ -24,7 +24,7 @@ def _goes_left(v, thr, miss):
 
 def _reference_best(tr, group, x, yi, budget, n_features):
     feature, threshold, left, right = tr.feature, tr.threshold, tr.left, tr.right
-    value, roots, miss = tr.value, tr.roots, tr.missing_left
+    value, roots, miss = tr.value[:, 0], tr.roots, tr.missing_left
     n_trees = roots.shape[0]
     best = np.zeros((n_trees, 2 * n_features))
     for t in range(n_trees):
@@ -66,7 +66,7 @@ CASES = [("xgboost", 2), ("xgboost", 3), ("lightgbm", 2), ("lightgbm", 3), ("gb"
 def test_budget_credits_match_leaf_enumeration(kind, n_classes):
     model, Xt, yt = _fit(kind, n_classes, seed=3, n_trees=6, depth=4)
     bm = flatten_boosted(model)
-    tr, rule = bm.trees(), bm.rule()
+    tr = bm.flat()
     _, Xr = bm.check_X(Xt[:12])
     yi = bm.encode_y(yt[:12])
     rows = [(Xr[i], int(yi[i])) for i in range(Xr.shape[0])]
@@ -78,8 +78,8 @@ def test_budget_credits_match_leaf_enumeration(kind, n_classes):
     n_checked = 0
     for x, y in rows:
         for budget in (1, 2, 3):
-            _, _, _, best = row_quantities(tr, rule, x, y, budget)
-            ref = _reference_best(tr, rule.group, x, y, budget, d)
+            _, _, _, best = row_quantities(tr, x, y, budget)
+            ref = _reference_best(tr, tr.group, x, y, budget, d)
             assert np.array_equal(best, ref), (kind, n_classes, budget)
             n_checked += int(np.count_nonzero(ref))
     assert n_checked > 0  # the models do have reachable gains
@@ -87,14 +87,21 @@ def test_budget_credits_match_leaf_enumeration(kind, n_classes):
 
 def test_subtree_extremes_hand_tree():
     # two trees; node order deliberately not parent-before-child in the second one
-    from fairlens.certify._flat import Trees
+    from fairlens.certify._flat import FlatEnsemble
+
+    def flat(feature, left, right, value, roots):
+        m, T = feature.shape[0], roots.shape[0]
+        z = np.zeros(T)
+        return FlatEnsemble(feature, np.zeros(m), left, right, np.zeros(m, bool), roots, np.zeros(m, np.int64),
+                            value.reshape(m, 1).copy(), np.ones(T, np.int64), np.zeros(2), np.arange(2),
+                            np.zeros((0, 0, 0)), z, z, False, 0.0, 0.0, np.zeros(4, np.int64), np.zeros(0))
 
     # tree 1: 0 -> (1, 2), 2 -> (3, 4); tree 2: 7 -> (5, 6)
     feature = np.array([0, -1, 1, -1, -1, -1, -1, 2], np.int64)
     left = np.array([1, -1, 3, -1, -1, -1, -1, 5], np.int64)
     right = np.array([2, -1, 4, -1, -1, -1, -1, 6], np.int64)
     value = np.array([0.0, -1.5, 0.0, 2.0, 0.25, 7.0, -3.0, 0.0])
-    tr = Trees(feature, np.zeros(8), left, right, value, np.array([0, 7], np.int64), np.zeros(8, bool))
+    tr = flat(feature, left, right, value, np.array([0, 7], np.int64))
     lo, hi = _subtree_extremes(tr)
     assert lo[0] == -1.5 and hi[0] == 2.0
     assert lo[2] == 0.25 and hi[2] == 2.0
@@ -102,6 +109,6 @@ def test_subtree_extremes_hand_tree():
     for leaf in (1, 3, 4, 5, 6):
         assert lo[leaf] == hi[leaf] == value[leaf]
     # the first tree alone is in parent-before-child order: the one backward pass, same answers
-    tr1 = Trees(feature[:5], np.zeros(5), left[:5], right[:5], value[:5], np.array([0], np.int64), np.zeros(5, bool))
+    tr1 = flat(feature[:5], left[:5], right[:5], value[:5], np.array([0], np.int64))
     lo1, hi1 = _subtree_extremes(tr1)
     assert np.array_equal(lo1, lo[:5]) and np.array_equal(hi1, hi[:5])
