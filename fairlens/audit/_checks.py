@@ -908,30 +908,24 @@ def _certifiable(model):
 
 
 def tree_ensemble_kind(model):
-    """``(True, family)`` for a model :func:`fairlens.certify.certify` certifies directly, else
-    ``(False, reason)``."""
-    from ..certify._boosted import is_boosted
+    """``(True, family)`` for a model :func:`fairlens.certify.certify` certifies directly (asked of certify's
+    own reader registry, :func:`fairlens.certify.can_certify`), else ``(False, reason)``."""
+    from ..certify import can_certify
 
     model = _certifiable(model)
-    name = type(model).__name__
-    mod = type(model).__module__
-    if is_boosted(model):
-        return True, name
-    if mod.startswith("sklearn.ensemble") and name in ("RandomForestClassifier", "ExtraTreesClassifier"):
-        return True, name
-    if mod.startswith("sklearn.tree") and name == "DecisionTreeClassifier":
-        return True, name
-    if name == "FeaturePartitionedForest":
-        return True, name
-    if name == "Pipeline" and hasattr(model, "steps"):
+    ok, why = can_certify(model)
+    if ok:
+        return True, type(model).__name__
+    if type(model).__name__ == "Pipeline" and hasattr(model, "steps"):
         last = model.steps[-1][1]
-        ok, _ = tree_ensemble_kind(last)
-        if ok:
+        if can_certify(last)[0]:
             return False, (f"the model is a Pipeline whose final step is a {type(last).__name__}: the certificate "
                            "is about the trees' own inputs, which the preceding steps transform; certify the final "
                            "estimator on the transformed table with fairlens.certify.certify")
+    generic = why.startswith("model must be a fitted tree ensemble")
     return False, (f"certification against b-feature attacks applies to tree ensembles (scikit-learn forests and "
-                   f"gradient boosting, XGBoost, LightGBM); the model is a {name}")
+                   f"gradient boosting, XGBoost, LightGBM, CatBoost, ONNX tree ensembles); the model is a "
+                   f"{type(model).__name__}" + ("" if generic else f" that certify cannot read: {why}"))
 
 
 def _certify(ctx, X, y, budget, time_limit):
