@@ -28,10 +28,10 @@ import stat
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 LEVEL = os.environ.get("FAIRLENS_BINDER_TEST", "")
