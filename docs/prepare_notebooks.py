@@ -251,6 +251,10 @@ def rewrite_links(nb, src: Path, copy: Path) -> None:
         if path.endswith(".ipynb") and in_copy_tree.resolve().parent in SOURCES.values():
             return match.group(0)  # another executed notebook: MyST resolves it
         repo_path = (src.parent / path).resolve()
+        if repo_path.is_file() and repo_path.suffix == ".md" and DOCS in repo_path.parents:
+            # a page of the site (e.g. ../docs/limits/maft.md from tutorials/): link the page
+            rel = os.path.relpath(repo_path, copy.parent.resolve())
+            return f"{match.group(1)}{rel}{'#' + anchor if anchor else ''}{match.group(3)}"
         try:
             rel = repo_path.relative_to(ROOT).as_posix()
         except ValueError:
