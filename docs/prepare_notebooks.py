@@ -59,6 +59,8 @@ REPO_URL = "https://github.com/fairlens-lab/fairlens/blob/main/"
 META = "fairlens_docs"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+#: what a widget shows before its long action ran: a snapshot on the site must show a result
+NOT_A_RESULT = ("press Start",)
 
 
 def _mode() -> str:
@@ -334,6 +336,12 @@ def finalize(src: Path, copy: Path) -> bool:
         print(f"ERROR: {copy.relative_to(ROOT)} has error outputs in cells {bad}: not used for the site")
         return False
     n = staticize_widgets(nb)
+    idle = [i for i, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
+            if any(p in str(out.get("data", {}).get("text/html", "")) for p in NOT_A_RESULT)]
+    if idle:
+        print(f"ERROR: {copy.relative_to(ROOT)}: widget snapshots in cells {idle} show no result "
+              f"({' / '.join(NOT_A_RESULT)}): start the action in the notebook so the page shows what it does")
+        return False
     rewrite_links(nb, src, copy)
     nb.metadata[META] = {"key": cache_key(src), "executed": True, "mode": _mode(),
                          "source": src.relative_to(ROOT).as_posix(), "static_widgets": n}

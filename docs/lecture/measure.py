@@ -73,6 +73,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the papers' sizes (FAIRLENS_REDUCED unset)")
     ap.add_argument("--only", nargs="*", help="notebook paths or exercise names to measure")
+    ap.add_argument("--widgets", action="store_true", help="also time each widget's first interaction "
+                    "(docs/lecture/first_interaction.py, a fresh process with the warmed cache)")
     args = ap.parse_args(argv)
     cache = Path(tempfile.mkdtemp(prefix="fl-numba-"))
     env = {"NUMBA_CACHE_DIR": str(cache), "NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": "",
@@ -101,8 +103,16 @@ def main(argv=None):
         wall, sections = run(master, env, master.parent)
         out["exercises"][name] = {"wall": round(wall, 1), "load": load}
         print(f"{name}: {wall:.0f} s (load {load:.1f})", flush=True)
+    if args.widgets:
+        load = _load()
+        proc = subprocess.run([sys.executable, str(Path(__file__).with_name("first_interaction.py"))],
+                              env={**os.environ, **env}, capture_output=True, text=True, check=True)
+        out["widgets"] = {"load": load, "seconds": json.loads(proc.stdout.strip().splitlines()[-1])}
+        print(f"widgets: {out['widgets']}", flush=True)
     dest = Path(__file__).with_name("timings.json")
     old = json.loads(dest.read_text()) if dest.exists() and args.only else {}
+    if "widgets" not in out and "widgets" in old:
+        out["widgets"] = old["widgets"]
     for k in ("notebooks", "exercises"):
         out[k] = {**old.get(k, {}), **out[k]}
     dest.write_text(json.dumps(out, indent=1) + "\n")
@@ -123,6 +133,10 @@ def write_table(data):
     lines += ["", "| exercise | Run All of the solution (s) | load |", "|---|---|---|"]
     for name, d in data["exercises"].items():
         lines.append(f"| `{name}` | {d['wall']:.0f} | {d['load']:.1f} |")
+    if data.get("widgets"):
+        lines += ["", "| widget: first interaction in a fresh process (warmed cache) | seconds | load |", "|---|---|---|"]
+        for name, sec in data["widgets"]["seconds"].items():
+            lines.append(f"| {name} | {sec} | {data['widgets']['load']:.1f} |")
     Path(__file__).with_name("timings.md").write_text("\n".join(lines) + "\n")
 
 
