@@ -348,9 +348,14 @@ def message_png(text, figsize=(5, 3.6)):
     """A figure that says ``text`` (empty states are never a blank image)."""
     import textwrap
 
+    size = 13 * _scale()
+    # characters per line that fit the figure's width (a glyph is about 0.55 em wide)
+    grow = 1.0 if _scale() == 1.0 else min(PROJECTOR_SIZE, max(1.0, COLUMN_PX / (PX_PER_INCH * figsize[0])))
+    per_line = max(12, int(0.85 * figsize[0] * grow * 72 / (0.55 * size)))
+
     def fn(fig, ax):
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "\n".join(textwrap.wrap(text, 40)), ha="center", va="center", fontsize=13 * _scale(),
+        ax.text(0.5, 0.5, "\n".join(textwrap.wrap(text, per_line)), ha="center", va="center", fontsize=size,
                 color="0.3", transform=ax.transAxes)
 
     return draw_png(fn, figsize)
@@ -389,6 +394,12 @@ _CSS = """<style>
 .fl-widget .lm-TabBar-tab, .fl-widget .p-TabBar-tab
 {min-width: max-content !important; max-width: none !important; flex: 0 0 auto !important}
 .fl-widget .lm-TabBar-tabLabel, .fl-widget .p-TabBar-tabLabel {overflow: visible !important}
+/* drop-downs as wide as their longest option; slider tracks never below 200 px (a row of
+   controls wraps instead of squeezing them) */
+.fl-widget .widget-dropdown {width: auto !important; max-width: 100%}
+.fl-widget .widget-dropdown > select {width: auto !important; min-width: max-content !important}
+.fl-widget .widget-hslider {width: auto !important; max-width: 100%; flex-wrap: wrap}
+.fl-widget .widget-hslider .slider-container {min-width: 200px !important; flex: 1 0 200px !important}
 /* projector (1280x720 lecture hall): every text >= 16 px, controls sized by their text,
    slider tracks >= 220 px, lists as wide as the column */
 .fl-projector * {font-size: max(16px, 1em)}
@@ -405,10 +416,11 @@ _CSS = """<style>
 .fl-projector .widget-hslider {width: auto !important; flex: 1 1 auto; flex-wrap: wrap}
 .fl-projector .widget-hslider .slider-container {min-width: 220px !important; flex: 1 0 220px !important}
 .fl-projector .widget-readout {min-width: max-content !important; overflow: visible !important}
-.fl-projector .widget-dropdown > select, .fl-projector .widget-text > input
-{width: auto !important; min-width: max-content !important}
-.fl-projector .widget-select {width: 100% !important; flex-wrap: wrap}
-.fl-projector .widget-select > select {width: 100% !important; min-width: 0 !important}
+.fl-projector .widget-text > input {width: auto !important; min-width: max-content !important}
+.fl-projector .widget-dropdown {flex-wrap: wrap}
+.fl-projector .fl-list {width: 100% !important; flex-wrap: wrap}
+.fl-projector .fl-list > select {width: 100% !important; min-width: 0 !important}
+.fl-projector .fl-list > select, .fl-projector .fl-list option {font-size: 16px !important}
 .fl-projector .widget-progress {width: auto !important}
 </style>"""
 

@@ -31,7 +31,7 @@ def _option_label(r):
     estimate, each labelled; the side; the whole rule set."""
     arrow = "▲" if r.side > 0 else "▼"
     if np.isfinite(r.fresh_score):
-        est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (selection {r.score:.1%})"
+        est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (sel. {r.score:.1%})"
     else:
         est = f"selection {r.score:5.1%} ± {r.margin:4.1%} {arrow}"
     return f"{est} | {r.rule_set}"
@@ -186,6 +186,7 @@ class RuleSetBrowser(FairlensWidget):
         self.error_out = self.error_html
         for k in ("sort_by", "ascending", "filter", "theta"):
             c[k].observe(self._on_filter, names="value")
+        c["select"].add_class("fl-list")  # projector mode: as wide as the column, 16 px (fairlens._widgets)
         c["select"].observe(lambda _: None if self._filling else self.request_render(), names="value")
         c["error"].observe(lambda _: self.request_render(), names="value")
         c["reestimate"].on_click(self._on_reestimate)
@@ -291,7 +292,7 @@ class RuleSetBrowser(FairlensWidget):
                           f"{state['n_match']} of {n_all} rule sets match"
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
                           " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
-                          "the top rule sets on independent samples; <i>selection</i>: the estimate that ranked "
+                          "the top rule sets on independent samples; <i>sel.</i> (selection): the estimate that ranked "
                           "them (biased upward at the top of a ranking)</span>"}}
         if r is None:
             msg = "No rule set matches the filter; loosen the filter or lower theta."

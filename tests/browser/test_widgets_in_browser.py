@@ -431,7 +431,10 @@ _FIT_JS = """([el, minPx]) => {
       clipped.push(`${e.tagName}.${e.className.toString().slice(0, 30)} '${own.slice(0, 25)}' `
                    + `${e.scrollWidth}>${e.clientWidth}`);
     if (e.tagName === 'SELECT') {
-      const room = e.clientWidth - (e.size > 1 || e.multiple ? 10 : 34);
+      const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+      // the drop-down arrow: ipywidgets draws it in the padding (appearance: none), else 16 px
+      const arrow = e.size > 1 || e.multiple || cs.appearance === 'none' ? 0 : 16;
+      const room = e.clientWidth - pad - arrow;
       for (const o of e.options) {
         const w = textWidth(e, o.text);
         if (parseFloat(getComputedStyle(e).fontSize) < minPx - 0.01) small.push(`SELECT '${o.text.slice(0, 25)}'`);
@@ -445,7 +448,9 @@ _FIT_JS = """([el, minPx]) => {
   const img = [...el.querySelectorAll('img')].find(i => vis(i) && i.naturalWidth > 0);
   return {small, clipped, tracks, height: Math.round(r.height),
           toFigure: img ? Math.round(img.getBoundingClientRect().top - r.top) : null,
-          overflow: el.scrollWidth > el.clientWidth + 1};
+          overflow: el.scrollWidth > el.clientWidth + 1 ? [...el.querySelectorAll('*')].filter(e => vis(e)
+              && e.getBoundingClientRect().right > r.right + 1).slice(-3).map(e => `${e.tagName}.${e.className
+              .toString().slice(0, 40)} ${Math.round(e.getBoundingClientRect().right - r.right)} px`) : null};
 }"""
 
 MIN_TRACK_PX = 200
@@ -480,7 +485,7 @@ def test_every_widget_fits_the_lecture_hall_in_both_modes(page, css):
         if any(t < MIN_TRACK_PX for t in fit["tracks"]):
             bad.append(f"slider tracks below {MIN_TRACK_PX} px: {fit['tracks']}")
         if fit["overflow"]:
-            bad.append("the widget overflows its column")
+            bad.append(f"the widget overflows its column: {fit['overflow']}")
         if fit["toFigure"] is None or fit["toFigure"] > VIEWPORT[1]:
             bad.append(f"main figure starts {fit['toFigure']} px below the widget's top (> one screen)")
         if bad:
