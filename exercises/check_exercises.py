@@ -314,6 +314,22 @@ def solution_lines(master: Path) -> set[str]:
     return lines
 
 
+def _strings(node):
+    """Every string of a JSON document (a notebook's sources, outputs and metadata: the public
+    tests otter stores in it included); a list of strings (a cell source) is joined."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        if node and all(isinstance(x, str) for x in node):
+            yield "".join(node)
+        else:
+            for x in node:
+                yield from _strings(x)
+    elif isinstance(node, dict):
+        for x in node.values():
+            yield from _strings(x)
+
+
 def leaked(paths, fingerprints: set[str]) -> list[str]:
     found = []
     for path in paths:
@@ -321,10 +337,9 @@ def leaked(paths, fingerprints: set[str]) -> list[str]:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        if path.suffix == ".ipynb":  # the JSON escapes quotes: compare on the cell sources
+        if path.suffix == ".ipynb":  # the JSON escapes quotes: compare on every string it holds
             try:
-                text = "\n".join(c.get("source", "") if isinstance(c.get("source"), str) else
-                                 "".join(c.get("source", [])) for c in json.loads(text).get("cells", []))
+                text = "\n".join(_strings(json.loads(text)))
             except ValueError:
                 pass
         for line in fingerprints:

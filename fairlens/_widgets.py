@@ -418,8 +418,8 @@ _CSS = """<style>
 .fl-projector .widget-readout {min-width: max-content !important; overflow: visible !important}
 .fl-projector .widget-text > input {width: auto !important; min-width: max-content !important}
 .fl-projector .widget-dropdown {flex-wrap: wrap}
-.fl-projector .fl-list {width: 100% !important; flex-wrap: wrap}
-.fl-projector .fl-list > select {width: 100% !important; min-width: 0 !important}
+.fl-projector .fl-list {width: calc(100% - 8px) !important; flex-wrap: wrap; box-sizing: border-box}
+.fl-projector .fl-list > select {width: 100% !important; min-width: 0 !important; box-sizing: border-box}
 .fl-projector .fl-list > select, .fl-projector .fl-list option {font-size: 16px !important}
 .fl-projector .widget-progress {width: auto !important}
 </style>"""
