@@ -42,7 +42,6 @@ after the checks above pass. Exit status 0 only if every check passes.
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib.util
 import json
 import os

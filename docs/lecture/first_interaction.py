@@ -4,9 +4,10 @@ Run with the environment of a student's pod (``NUMBA_CACHE_DIR`` warmed by ``bin
 ``NUMBA_CPU_NAME=generic``); ``measure.py --widgets`` does that. Prints one JSON line: for each
 widget the seconds from the first control change (or button) to the settled views, and the
 seconds of TestSGD's *mitigate* with the widget's default amounts. Same data and settings as
-``tutorials/00_start_here.ipynb`` in reduced mode.
+``tutorials/00_start_here.ipynb`` (its reduced mode when ``FAIRLENS_REDUCED=1``).
 """
 import json
+import os
 import time
 import warnings
 
@@ -21,6 +22,7 @@ from fairlens.datasets import load_admission, load_adult, load_breast_cancer  # 
 from fairlens.models import train_mlp  # noqa: E402
 
 out = {}
+REDUCED = os.environ.get("FAIRLENS_REDUCED") == "1"   # as the notebook: Binder runs the full mode
 
 
 def timed(name, w, action, timeout=1800):
@@ -56,8 +58,9 @@ from fairlens.maft import MAFTSession  # noqa: E402
 
 census = load_adult(encoding="benchmark")
 mlp = train_mlp(census, random_state=0)
-s = MAFTSession(mlp, census, protected=["sex"], n_seeds=20, n_local=20)
-timed("MAFTSession: Start (20 seeds x 20 local)", s, s.start)
+k = 20 if REDUCED else 50
+s = MAFTSession(mlp, census, protected=["sex"], n_seeds=k, n_local=k)
+timed(f"MAFTSession: Start ({k} seeds x {k} local)", s, s.start)
 
 from fairlens.testsgd import RuleSetBrowser, TestSGD  # noqa: E402
 
@@ -66,7 +69,8 @@ order = np.random.default_rng(0).permutation(people.n_samples)
 n_train = int(0.8 * people.n_samples)
 train, test = people.subset(order[:n_train]), people.subset(order[n_train:n_train + 2000])
 income_model = train_mlp(train, random_state=0)
-report = TestSGD(income_model, train, protected=["sex", "race"], sample_thr=200, max_samples=2000,
+report = TestSGD(income_model, train, protected=["sex", "race"] if REDUCED else ["sex", "race", "age"],
+                 sample_thr=200 if REDUCED else 500, max_samples=2000 if REDUCED else 10000,
                  random_state=0, binning="round").run()
 b = RuleSetBrowser(report, test=test)
 sel = b.controls["select"]

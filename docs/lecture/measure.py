@@ -124,7 +124,8 @@ def write_table(data):
     lines = [f"Measured {data['date']} in {data['mode']} mode on a 2-core machine shared with other jobs "
              f"(the load average beside each number; an idle machine is faster). Fresh environment: an empty "
              f"numba cache warmed by `binder/warmup.py` for the generic CPU, as the Binder image is "
-             f"({data['warmup']['seconds']:.0f} s at load {data['warmup']['load']:.1f}, at image build, not in class).", "",
+             f"({data['warmup']['seconds']:.0f} s at load {data['warmup']['load']:.1f}, at image build, "
+             "not in class).", "",
              "| notebook | section | compute time (s) | load |", "|---|---|---|---|"]
     for rel, d in data["notebooks"].items():
         for i, (name, sec) in enumerate(d["sections"]):
@@ -134,7 +135,8 @@ def write_table(data):
     for name, d in data["exercises"].items():
         lines.append(f"| `{name}` | {d['wall']:.0f} | {d['load']:.1f} |")
     if data.get("widgets"):
-        lines += ["", "| widget: first interaction in a fresh process (warmed cache) | seconds | load |", "|---|---|---|"]
+        lines += ["", "| widget: first interaction in a fresh process (warmed cache) | seconds | load |",
+                  "|---|---|---|"]
         for name, sec in data["widgets"]["seconds"].items():
             lines.append(f"| {name} | {sec} | {data['widgets']['load']:.1f} |")
     Path(__file__).with_name("timings.md").write_text("\n".join(lines) + "\n")
