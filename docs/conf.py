@@ -63,7 +63,7 @@ extensions = [
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "prepare_notebooks.py", "_inventories", "_ext",
-                    "lecture/timings.md", "_static/reveal",
+                    "lecture/timings.md", "lecture/timings-full.md", "_static/reveal",
                     "README.md"]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}

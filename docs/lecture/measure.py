@@ -2,7 +2,9 @@
 Binder-like environment (empty numba cache warmed by ``binder/warmup.py`` for the generic CPU,
 exactly as the Binder image is built), and the compute time of every exercise's solution.
 
-    python docs/lecture/measure.py            # writes docs/lecture/timings.md (and .json)
+    python docs/lecture/measure.py --widgets          # writes docs/lecture/timings.md (and .json)
+    python docs/lecture/measure.py --full --widgets --only tutorials/00_start_here.ipynb
+                                                      # Binder's (full) mode: timings-full.md
 
 Notebooks run with nbclient in ``FAIRLENS_REDUCED=1`` (the class size; unset it with
 ``--full`` for the papers' sizes). A section is a ``##`` heading and the cells up to the next
@@ -109,18 +111,19 @@ def main(argv=None):
                               env={**os.environ, **env}, capture_output=True, text=True, check=True)
         out["widgets"] = {"load": load, "seconds": json.loads(proc.stdout.strip().splitlines()[-1])}
         print(f"widgets: {out['widgets']}", flush=True)
-    dest = Path(__file__).with_name("timings.json")
+    stem = "timings-full" if args.full else "timings"
+    dest = Path(__file__).with_name(f"{stem}.json")
     old = json.loads(dest.read_text()) if dest.exists() and args.only else {}
     if "widgets" not in out and "widgets" in old:
         out["widgets"] = old["widgets"]
     for k in ("notebooks", "exercises"):
         out[k] = {**old.get(k, {}), **out[k]}
     dest.write_text(json.dumps(out, indent=1) + "\n")
-    write_table(out)
+    write_table(out, stem)
     return 0
 
 
-def write_table(data):
+def write_table(data, stem="timings"):
     lines = [f"Measured {data['date']} in {data['mode']} mode on a 2-core machine shared with other jobs "
              f"(the load average beside each number; an idle machine is faster). Fresh environment: an empty "
              f"numba cache warmed by `binder/warmup.py` for the generic CPU, as the Binder image is "
@@ -139,7 +142,7 @@ def write_table(data):
                   "|---|---|---|"]
         for name, sec in data["widgets"]["seconds"].items():
             lines.append(f"| {name} | {sec} | {data['widgets']['load']:.1f} |")
-    Path(__file__).with_name("timings.md").write_text("\n".join(lines) + "\n")
+    Path(__file__).with_name(f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
