@@ -111,13 +111,14 @@ def build(docs: Path, outdir: Path) -> list[Path]:
 
     out = outdir / "slides"
     out.mkdir(parents=True, exist_ok=True)
-    exporter = SlidesExporter(extra_template_basedirs=[str(HERE)], template_name="slides_template")
+    exporter = SlidesExporter(extra_template_basedirs=[str(HERE)], template_name="slides_template",
+                              reveal_url_prefix="../_static/reveal", reveal_theme="white",
+                              reveal_transition="none")
     written, index = [], []
     for block in BLOCKS:
         nb = deck(docs, block)
-        body, _ = exporter.from_notebook_node(nb, resources={
-            "reveal": {"url_prefix": "../_static/reveal", "theme": "white", "transition": "none"},
-            "fl_static": "../_static", "metadata": {"name": block[1]}})
+        body, _ = exporter.from_notebook_node(nb, resources={"fl_static": "../_static",
+                                                            "metadata": {"name": block[1]}})
         path = out / f"{block[0]}.html"
         path.write_text(body, encoding="utf-8")
         written.append(path)
