@@ -83,8 +83,10 @@ class RuleSetBrowser(FairlensWidget):
         Rows shown in the list.
     mitigation_amounts : list of int, optional
         Numbers of generated rows the mitigation adds to the training data, one retraining
-        each (``amounts`` of :func:`fairlens.testsgd.mitigate`; default: 6 geometric steps
-        from 50 to 10% of the training size).
+        each (``amounts`` of :func:`fairlens.testsgd.mitigate`). Default: 3 geometric steps
+        from 50 to 10% of the training size, the ends of :func:`~fairlens.testsgd.mitigate`'s
+        default of 6 and its middle, so that the button answers while a class waits (each
+        amount is one retraining); pass a list for more.
     background : bool, default True
         Run re-estimation/mitigation and redraws in background threads
         (``wait()`` joins them); ``False`` runs everything synchronously.
@@ -555,8 +557,12 @@ class RuleSetBrowser(FairlensWidget):
             if not stop.detached:
                 self.progress.value = done / total
 
+        amounts = self.mitigation_amounts
+        if amounts is None:  # the widget's default: 3 retrainings (see the class docstring)
+            n = int(np.asarray(getattr(t.dataset, "X", t.dataset)).shape[0])
+            amounts = [int(a) for a in np.unique(np.geomspace(50, max(50, int(0.1 * n)), 3).astype(int))]
         res = mitigate(
-            t.model, t.dataset, self.test, rule_set, _protected_of(t), amounts=self.mitigation_amounts,
+            t.model, t.dataset, self.test, rule_set, _protected_of(t), amounts=amounts,
             error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
             threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
             progress=prog, stop=stop)
