@@ -134,7 +134,8 @@ def write_table(data, stem="timings"):
         for i, (name, sec) in enumerate(d["sections"]):
             lines.append(f"| {Path(rel).stem if i == 0 else ''} | {name} | {sec:.0f} | {d['load']:.1f} |")
         lines.append(f"| | **Run All, wall clock** | **{d['wall']:.0f}** | {d['load']:.1f} |")
-    lines += ["", "| exercise | Run All of the solution (s) | load |", "|---|---|---|"]
+    if data["exercises"]:
+        lines += ["", "| exercise | Run All of the solution (s) | load |", "|---|---|---|"]
     for name, d in data["exercises"].items():
         lines.append(f"| `{name}` | {d['wall']:.0f} | {d['load']:.1f} |")
     if data.get("widgets"):
