@@ -58,10 +58,12 @@ extensions = [
     # MathJax 3 served from the site (sets mathjax_path, copies the files at the end of the build)
     "sphinx-mathjax-offline",
     "numpydoc",
+    "slides",  # docs/_ext/slides.py: reveal.js lecture slides per block, served from the site
     "offline_check",  # docs/_ext/offline_check.py: fail the build if a page loads a remote file
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "prepare_notebooks.py", "_inventories", "_ext",
+                    "lecture/timings.md", "lecture/timings-full.md", "_static/reveal",
                     "README.md"]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -209,7 +211,16 @@ html_theme_options = {
 }
 # notebook pages get the full width (wide DataFrames and figures); their own headings are in
 # the right-hand page table of contents
-html_sidebars = {"tutorials/*": [], "notebooks/*": [], "_generated/*": []}
+# (and so do the prose pages: their own headings are in the page table of contents, and an empty
+# 320 px left column would only narrow the text at 1280 px)
+html_sidebars = {"tutorials/*": [], "notebooks/*": [], "_generated/*": [], "papers/*": [], "limits/*": [],
+                 "lecture/*": [], "instructors": [], "getting_started": []}
+# pydata-sphinx-theme needs a valid default mode (an empty one logs "Got invalid theme mode" on
+# every page); light reads best on a projector
+html_context = {"default_mode": "light"}
+# search results without page excerpts: Sphinx fetches each result page for its excerpt, which a
+# browser refuses for a site opened from disk (file://); titles only, and no blocked requests
+html_show_search_summary = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
 

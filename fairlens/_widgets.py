@@ -348,9 +348,14 @@ def message_png(text, figsize=(5, 3.6)):
     """A figure that says ``text`` (empty states are never a blank image)."""
     import textwrap
 
+    size = 13 * _scale()
+    # characters per line that fit the figure's width (a glyph is about 0.55 em wide)
+    grow = 1.0 if _scale() == 1.0 else min(PROJECTOR_SIZE, max(1.0, COLUMN_PX / (PX_PER_INCH * figsize[0])))
+    per_line = max(12, int(0.85 * figsize[0] * grow * 72 / (0.55 * size)))
+
     def fn(fig, ax):
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "\n".join(textwrap.wrap(text, 40)), ha="center", va="center", fontsize=13 * _scale(),
+        ax.text(0.5, 0.5, "\n".join(textwrap.wrap(text, per_line)), ha="center", va="center", fontsize=size,
                 color="0.3", transform=ax.transAxes)
 
     return draw_png(fn, figsize)
@@ -374,15 +379,49 @@ def labelled(widget, tooltip):
     return widget
 
 
+# the status line of a failed redraw or action: the message itself is the red line just below it
+# (every widget puts error_html right after status_html)
+_ERROR_STATUS = ("<b style='color:#b00020'>error{where}</b>: the message is just below; "
+                 "the views keep the last result")
+
 STOP_GRACE_S = 0.5  # Stop: a job still running after this is detached (the widget is idle within 1 s)
 
 _CSS = """<style>
 .fl-widget .fl-small, .fl-widget pre {font-size: 13px}
+/* whole labels everywhere: buttons and tab titles grow with their text instead of cutting it */
+.fl-widget .jupyter-button, .fl-widget .widget-button, .fl-widget .widget-toggle-button
+{min-width: max-content !important; overflow: visible !important}
+.fl-widget .lm-TabBar-tab, .fl-widget .p-TabBar-tab
+{min-width: max-content !important; max-width: none !important; flex: 0 0 auto !important}
+.fl-widget .lm-TabBar-tabLabel, .fl-widget .p-TabBar-tabLabel {overflow: visible !important}
+/* drop-downs as wide as their longest option; slider tracks never below 200 px (a row of
+   controls wraps instead of squeezing them) */
+.fl-widget .widget-dropdown {width: auto !important; max-width: 100%}
+.fl-widget .widget-dropdown > select {width: auto !important; min-width: max-content !important}
+.fl-widget .widget-hslider {width: auto !important; max-width: 100%; flex-wrap: wrap}
+.fl-widget .widget-hslider .slider-container {min-width: 200px !important; flex: 1 0 200px !important}
+/* projector (1280x720 lecture hall): every text >= 16 px, controls sized by their text,
+   slider tracks >= 220 px, lists as wide as the column */
+.fl-projector * {font-size: max(16px, 1em)}
 .fl-projector .widget-html-content, .fl-projector .widget-label, .fl-projector .widget-readout,
-.fl-projector button, .fl-projector input, .fl-projector .p-TabBar-tabLabel,
-.fl-projector .lm-TabBar-tabLabel, .fl-projector .fl-small, .fl-projector pre
-{font-size: 18px !important; line-height: 1.35 !important}
-.fl-projector select {font-size: 15px !important}
+.fl-projector button, .fl-projector input, .fl-projector select, .fl-projector option,
+.fl-projector textarea, .fl-projector label, .fl-projector .p-TabBar-tabLabel,
+.fl-projector .lm-TabBar-tabLabel, .fl-projector .fl-small, .fl-projector pre, .fl-projector td,
+.fl-projector th {font-size: 18px !important; line-height: 1.35 !important}
+.fl-projector .jupyter-button, .fl-projector .widget-button, .fl-projector .widget-toggle-button
+{width: auto !important; height: auto !important; padding: 2px 10px !important}
+.fl-projector .widget-inline-hbox .widget-label
+{width: auto !important; max-width: none !important; min-width: max-content !important}
+.fl-projector .widget-inline-hbox {width: auto !important; max-width: 100%; height: auto !important}
+.fl-projector .widget-hslider {width: auto !important; flex: 1 1 auto; flex-wrap: wrap}
+.fl-projector .widget-hslider .slider-container {min-width: 220px !important; flex: 1 0 220px !important}
+.fl-projector .widget-readout {min-width: max-content !important; overflow: visible !important}
+.fl-projector .widget-text > input {width: auto !important; min-width: max-content !important}
+.fl-projector .widget-dropdown {flex-wrap: wrap}
+.fl-projector .fl-list {width: calc(100% - 8px) !important; flex-wrap: wrap; box-sizing: border-box}
+.fl-projector .fl-list > select {width: 100% !important; min-width: 0 !important; box-sizing: border-box}
+.fl-projector .fl-list > select, .fl-projector .fl-list option {font-size: 16px !important}
+.fl-projector .widget-progress {width: auto !important}
 </style>"""
 
 
@@ -597,7 +636,7 @@ class WidgetProtocol:
                 if error is not None:
                     self._published_gen = gen
                     self._show_error(error)
-                    self._paint_status(busy=bool(self._jobs), text="error (see above)")
+                    self._paint_status(busy=bool(self._jobs), text=_ERROR_STATUS.format(where=""))
                     continue
                 self._publish(gen, state, views)
 
@@ -660,7 +699,7 @@ class WidgetProtocol:
                     if not stop.detached:
                         self._show_error(exc, f" in {name}")
                         self._job_error = True
-                        self._status_text = f"error in {name} (see above)"
+                        self._status_text = _ERROR_STATUS.format(where=f" in {name}")
             finally:
                 with self._cond:
                     if stop.detached:

@@ -27,6 +27,12 @@ from ._search import ADF, AEQUITAS, EIDIG, MAFT
 __all__ = ["MAFTSession"]
 
 _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
+# The largest budgets the controls offer: the papers' 1,000 x 1,000 fit, and so does every
+# combination of the controls' maxima within the searches' memory limit on the census data
+# (2,000 seeds x (50 + 1,000) steps; a larger request is refused by the search, and the
+# widget keeps its last result). tests/widgets sweeps each control's min and max.
+_MAX_SEEDS = 2000
+_MAX_LOCAL = 1000
 _FIG = (4.0, 3.4)  # inches of 100 CSS px: timeline and projection side by side in a 1280 px window
 
 
@@ -154,15 +160,17 @@ class MAFTSession(FairlensWidget):
             "h": labelled(W.FloatLogSlider(value=h, base=10, min=-10, max=1, step=1,
                                            description="h (MAFT step)", continuous_update=False, layout=wide),
                           "MAFT only: finite-difference step of the zero-order gradient estimate"),
-            "n_seeds": labelled(W.BoundedIntText(value=n_seeds, min=1, max=100000, description="seeds",
+            "n_seeds": labelled(W.BoundedIntText(value=n_seeds, min=1, max=_MAX_SEEDS, description="seeds",
                                                  layout=wide), "Seeds of the global phase"),
-            "n_local": labelled(W.BoundedIntText(value=n_local, min=0, max=100000,
+            "n_local": labelled(W.BoundedIntText(value=n_local, min=0, max=_MAX_LOCAL,
                                                  description="local iterations", layout=wide),
                                 "Local-phase perturbations per global instance"),
             "max_iter": labelled(W.IntSlider(value=max_iter, min=1, max=50, description="max_iter",
                                              continuous_update=False, layout=wide),
                                  "Global-phase iterations per seed"),
-            "random_state": labelled(W.IntText(value=random_state, description="random_state", layout=wide),
+            "random_state": labelled(W.BoundedIntText(value=random_state, min=0, max=2**32 - 1,
+                                                    description="random_state",
+                                                    layout=wide),
                                      "Seed of the search (same seed, same result)"),
             "start": labelled(W.Button(description="Start", button_style="success", icon="play"),
                               "Run the selected searches (clears the previous run's views)"),
@@ -273,6 +281,8 @@ class MAFTSession(FairlensWidget):
             self._show_error("select at least one method")
             return
         self._clear_error()
+        # what the views show now: restored if the new run fails (an error keeps the last result)
+        self._previous = (self._run_id, dict(self._run_params), dict(self.results), self.result)
         self._run_id += 1
         self._run_params = dict(methods=methods, h=float(c["h"].value), n_seeds=int(c["n_seeds"].value),
                                 n_local=int(c["n_local"].value), max_iter=int(c["max_iter"].value),
@@ -292,6 +302,14 @@ class MAFTSession(FairlensWidget):
         self._searching = True
         try:
             self._search_all(stop, warmup)
+        except Exception:
+            # the run was refused or failed: the views go back to the last result (the error
+            # itself is shown by the job machinery, under the status line)
+            with self._committing(stop) as keep:
+                if keep and not self.results and getattr(self, "_previous", None) is not None:
+                    self._run_id, self._run_params, self.results, self.result = self._previous
+                    self.live = {}
+            raise
         finally:
             self._searching = False
 

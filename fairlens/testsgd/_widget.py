@@ -31,7 +31,7 @@ def _option_label(r):
     estimate, each labelled; the side; the whole rule set."""
     arrow = "▲" if r.side > 0 else "▼"
     if np.isfinite(r.fresh_score):
-        est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (selection {r.score:.1%})"
+        est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (sel. {r.score:.1%})"
     else:
         est = f"selection {r.score:5.1%} ± {r.margin:4.1%} {arrow}"
     return f"{est} | {r.rule_set}"
@@ -83,8 +83,10 @@ class RuleSetBrowser(FairlensWidget):
         Rows shown in the list.
     mitigation_amounts : list of int, optional
         Numbers of generated rows the mitigation adds to the training data, one retraining
-        each (``amounts`` of :func:`fairlens.testsgd.mitigate`; default: 6 geometric steps
-        from 50 to 10% of the training size).
+        each (``amounts`` of :func:`fairlens.testsgd.mitigate`). Default: 3 geometric steps
+        from 50 to 10% of the training size, the ends of :func:`~fairlens.testsgd.mitigate`'s
+        default of 6 and its middle, so that the button answers while a class waits (each
+        amount is one retraining); pass a list for more.
     background : bool, default True
         Run re-estimation/mitigation and redraws in background threads
         (``wait()`` joins them); ``False`` runs everything synchronously.
@@ -186,6 +188,7 @@ class RuleSetBrowser(FairlensWidget):
         self.error_out = self.error_html
         for k in ("sort_by", "ascending", "filter", "theta"):
             c[k].observe(self._on_filter, names="value")
+        c["select"].add_class("fl-list")  # projector mode: as wide as the column, 16 px (fairlens._widgets)
         c["select"].observe(lambda _: None if self._filling else self.request_render(), names="value")
         c["error"].observe(lambda _: self.request_render(), names="value")
         c["reestimate"].on_click(self._on_reestimate)
@@ -291,7 +294,7 @@ class RuleSetBrowser(FairlensWidget):
                           f"{state['n_match']} of {n_all} rule sets match"
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
                           " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
-                          "the top rule sets on independent samples; <i>selection</i>: the estimate that ranked "
+                          "the top rule sets on independent samples; <i>sel.</i> (selection): the estimate that ranked "
                           "them (biased upward at the top of a ranking)</span>"}}
         if r is None:
             msg = "No rule set matches the filter; loosen the filter or lower theta."
@@ -554,8 +557,12 @@ class RuleSetBrowser(FairlensWidget):
             if not stop.detached:
                 self.progress.value = done / total
 
+        amounts = self.mitigation_amounts
+        if amounts is None:  # the widget's default: 3 retrainings (see the class docstring)
+            n = int(np.asarray(getattr(t.dataset, "X", t.dataset)).shape[0])
+            amounts = [int(a) for a in np.unique(np.geomspace(50, max(50, int(0.1 * n)), 3).astype(int))]
         res = mitigate(
-            t.model, t.dataset, self.test, rule_set, _protected_of(t), amounts=self.mitigation_amounts,
+            t.model, t.dataset, self.test, rule_set, _protected_of(t), amounts=amounts,
             error=t.error, confidence=t.confidence, sample_thr=t.sample_thr, max_samples=t.max_samples,
             threshold=t.threshold, perturbation=t.perturbation, random_state=t.random_state,
             progress=prog, stop=stop)

@@ -2,6 +2,10 @@
 
 Two levels, both opt-in because they need the package registry (every other test is offline):
 
+Offline, always: ``binder/requirements.txt`` pins every package exactly (``binder/lock.py``
+writes it from ``binder/requirements.in``), within ``requirements.in`` and pyproject's bounds, and
+holds no course-building tool (otter-grader, Sphinx, Playwright...).
+
 ``FAIRLENS_BINDER_TEST=1`` (what ``.ci/run`` runs, last, in its own stage): **resolve, don't
 rebuild.** ``pip install --dry-run --ignore-installed --report`` resolves
 ``binder/requirements.txt`` from the repository root against PyPI, exactly as repo2docker's
@@ -24,19 +28,55 @@ import stat
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 LEVEL = os.environ.get("FAIRLENS_BINDER_TEST", "")
 
-pytestmark = [pytest.mark.slow, pytest.mark.network]
+pytestmark = [pytest.mark.slow]
 
-if LEVEL not in ("1", "full"):
-    pytest.skip("needs the package registry: set FAIRLENS_BINDER_TEST=1 (resolve, .ci/run does) "
-                "or FAIRLENS_BINDER_TEST=full (build and run)", allow_module_level=True)
+#: course-building tools that must not be in the student image (issue 35)
+COURSE_TOOLS = {"otter-grader", "sphinx", "pydata-sphinx-theme", "myst-nb", "myst-parser", "playwright",
+                "pytest", "nbmake", "ruff", "numpydoc", "voila"}
+
+
+def _pins():
+    pins = {}
+    for line in (REPO / "binder" / "requirements.txt").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or line.startswith("-e "):
+            continue
+        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;=<>!~]+)", line)
+        assert m, f"binder/requirements.txt: {line!r} is not an exact pin (name==version); run binder/lock.py"
+        pins[_canon(m.group(1))] = m.group(2)
+    return pins
+
+
+def test_binder_environment_is_pinned_and_has_no_course_tools():
+    """Offline: every package of binder/requirements.txt is pinned exactly (a rebuild on the day of
+    class installs what was tested), the pins satisfy binder/requirements.in and pyproject's
+    bounds, and no course-building tool is in the student image."""
+    from packaging.requirements import Requirement
+
+    pins = _pins()
+    assert len(pins) > 50, "binder/requirements.txt should pin the whole environment (binder/lock.py)"
+    assert not COURSE_TOOLS & set(pins), f"course-building tools in the student image: {COURSE_TOOLS & set(pins)}"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = [line for line in (REPO / "binder" / "requirements.in").read_text().splitlines()
+              if line.strip() and not line.startswith(("#", "-e "))]
+    for spec in wanted + project["dependencies"] + project["optional-dependencies"]["lab"]:
+        req = Requirement(spec)
+        name = _canon(req.name)
+        assert name in pins, f"{req.name} is not pinned in binder/requirements.txt (run binder/lock.py)"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{req.name}=={pins[name]} outside {req.specifier}"
+
+
+NEEDS_REGISTRY = pytest.mark.skipif(
+    LEVEL not in ("1", "full"), reason="needs the package registry: set FAIRLENS_BINDER_TEST=1 (resolve, "
+    ".ci/run does) or FAIRLENS_BINDER_TEST=full (build and run)")
 
 
 def _run(cmd, **kw):
@@ -74,6 +114,8 @@ def test_binder_files_are_consistent():
     assert re.search(r"^-e \.\[lab\]", reqs, re.M), "binder/requirements.txt must install this checkout (-e .[lab])"
 
 
+@NEEDS_REGISTRY
+@pytest.mark.network
 def test_binder_requirements_resolve(tmp_path):
     from packaging.requirements import Requirement
 
@@ -97,6 +139,7 @@ def test_binder_requirements_resolve(tmp_path):
             f"Binder resolves {req.name} {resolved[name]}, outside {req.specifier}")
 
 
+@pytest.mark.network
 @pytest.mark.skipif(LEVEL != "full", reason="full Binder build: FAIRLENS_BINDER_TEST=full")
 def test_binder_files_build_a_working_environment(tmp_path):
     venv = tmp_path / "venv"

@@ -37,7 +37,8 @@ print(json.dumps(st))
 
 def _env(cache):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-           "NUMBA_CACHE_DIR": str(cache), "MPLBACKEND": "Agg"}
+           "NUMBA_CACHE_DIR": str(cache), "MPLBACKEND": "Agg",
+           "NUMBA_CPU_NAME": "generic", "NUMBA_CPU_FEATURES": ""}  # as binder/postBuild and binder/start
     env.pop("NUMBA_DISABLE_JIT", None)
     env.pop("FAIRLENS_DATA_HOME", None)  # bundled data, as on Binder
     return env
@@ -49,6 +50,26 @@ def test_postbuild_runs_the_warmup_with_the_servers_cache_dir():
     assert "python binder/warmup.py" in post
     cache = re.search(r'NUMBA_CACHE_DIR="([^"]+)"', post).group(1)
     assert f'NUMBA_CACHE_DIR="{cache}"' in start  # the same folder at build and at run time
+    for var in ('NUMBA_CPU_NAME="generic"', 'NUMBA_CPU_FEATURES=""'):  # and the same CPU target
+        assert f"export {var}" in post and f"export {var}" in start
+    assert "python binder/student_tree.py" in post  # the image holds the student tree only
+
+
+def test_student_tree_removes_the_instructor_material(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("student_tree", REPO / "binder" / "student_tree.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    (tmp_path / "exercises" / "instructor" / "x").mkdir(parents=True)
+    (tmp_path / "exercises" / "instructor" / "x" / "x.ipynb").write_text("{}")
+    (tmp_path / "exercises" / "x").mkdir()
+    (tmp_path / "exercises" / "x" / "x.ipynb").write_text("{}")
+    (tmp_path / ".git").mkdir()
+    removed = mod.apply(tmp_path)
+    assert "exercises/instructor" in removed and ".git" in removed
+    assert not (tmp_path / "exercises" / "instructor").exists()
+    assert (tmp_path / "exercises" / "x" / "x.ipynb").exists()  # the student notebook stays
 
 
 def test_after_the_warmup_the_notebook_compiles_nothing(tmp_path):

@@ -392,9 +392,10 @@ def test_cover_visualizer_moves_to_next_instance(page):
 def test_stop_frees_maft_session_quickly(page):
     """Stop during a long search: the widget is idle again, saying it stopped (time recorded)."""
     w = _widget(page, "fl-maft")
-    seeds = w.locator("input[type='number']").first
-    seeds.fill("100000")
-    seeds.press("Enter")
+    boxes = w.locator("input[type='number']")
+    for k, value in ((0, "2000"), (1, "1000")):   # the largest seeds x local budget the boxes offer
+        boxes.nth(k).fill(value)
+        boxes.nth(k).press("Enter")
     w.locator("button:has-text('Start')").click()
     page.wait_for_function("el => !el.querySelector('button.mod-danger, button[disabled]') ? false : "
                            "[...el.querySelectorAll('button')].some(b => b.innerText.includes('Stop') && !b.disabled)",
@@ -411,3 +412,87 @@ def test_stop_frees_maft_session_quickly(page):
     print(f"\n[browser] MAFTSession: Stop -> Start enabled in {dt * 1000:.0f} ms; status {st['text']!r}")
     assert "stopped" in st["text"]
     _screenshots(page, w, "maft-stopped")
+
+
+# --- the lecture hall (issue 35 item 4): whole text, no shrunk control, one screen to the figure --
+_FIT_JS = """([el, minPx]) => {
+  const vis = e => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden';
+  const ctx = document.createElement('canvas').getContext('2d');
+  const textWidth = (e, t) => { const cs = getComputedStyle(e);
+      ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`; return ctx.measureText(t).width; };
+  const small = [], clipped = [], tracks = [];
+  for (const e of el.querySelectorAll('*')) {
+    if (!vis(e) || e.closest('.fl-export')) continue;
+    const own = [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join(' ');
+    const cs = getComputedStyle(e);
+    if (own && parseFloat(cs.fontSize) < minPx - 0.01)
+      small.push(`${e.tagName}.${e.className.toString().slice(0, 30)} '${own.slice(0, 25)}' ${cs.fontSize}`);
+    if (own && e.scrollWidth > e.clientWidth + 1 && cs.overflowX !== 'visible' && e.clientWidth > 0)
+      clipped.push(`${e.tagName}.${e.className.toString().slice(0, 30)} '${own.slice(0, 25)}' `
+                   + `${e.scrollWidth}>${e.clientWidth}`);
+    if (e.tagName === 'SELECT') {
+      const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+      // the drop-down arrow: ipywidgets draws it in the padding (appearance: none), else 16 px
+      const arrow = e.size > 1 || e.multiple || cs.appearance === 'none' ? 0 : 16;
+      const room = e.clientWidth - pad - arrow;
+      for (const o of e.options) {
+        const w = textWidth(e, o.text);
+        if (parseFloat(getComputedStyle(e).fontSize) < minPx - 0.01) small.push(`SELECT '${o.text.slice(0, 25)}'`);
+        if (w > room + 1) clipped.push(`option '${o.text.slice(0, 30)}' ${Math.round(w)}>${room}`);
+      }
+    }
+  }
+  for (const s of el.querySelectorAll('.widget-hslider .slider-container, .widget-hslider .slider'))
+    if (vis(s)) tracks.push(Math.round(s.getBoundingClientRect().width));
+  const r = el.getBoundingClientRect();
+  const img = [...el.querySelectorAll('img')].find(i => vis(i) && i.naturalWidth > 0);
+  return {small, clipped, tracks, height: Math.round(r.height),
+          toFigure: img ? Math.round(img.getBoundingClientRect().top - r.top) : null,
+          overflow: el.scrollWidth > el.clientWidth + 1 ? [...el.querySelectorAll('*')].filter(e => vis(e)
+              && e.getBoundingClientRect().right > r.right + 1).slice(-3).map(e => `${e.tagName}.${e.className
+              .toString().slice(0, 40)} ${Math.round(e.getBoundingClientRect().right - r.right)} px`) : null};
+}"""
+
+MIN_TRACK_PX = 200
+
+
+@pytest.mark.parametrize("css", ["fl-shuffle", "fl-maft", "fl-testsgd", "fl-certify"])
+def test_every_widget_fits_the_lecture_hall_in_both_modes(page, css):
+    """At 1280x720: no text cut and none below 12 px (16 px in projector mode), slider tracks of
+    at least 200 px, nothing wider than the output column, and the main figure within one
+    screen of the widget's top; screenshots of both modes in test-artifacts/browser/."""
+    w = _widget(page, css)
+    projector = w.locator("button:has-text('projector')").first
+    problems = {}
+    for mode, min_px in (("normal", 12), ("projector", 16)):
+        pressed = "mod-active" in (projector.get_attribute("class") or "")
+        if (mode == "projector") != pressed:
+            g = _state(w)["generation"]
+            projector.click()
+            _settled(page, w, css, g)
+        page.wait_for_timeout(500)
+        fit = page.evaluate(_FIT_JS, [w.element_handle(), min_px])
+        print(f"\n[browser] {css} {mode}: height {fit['height']} px, main figure at {fit['toFigure']} px, "
+              f"slider tracks {fit['tracks']}")
+        w.evaluate("el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(ARTIFACTS / f"fit-{css}-{mode}.png"))
+        bad = []
+        if fit["small"]:
+            bad.append(f"text below {min_px} px: {fit['small'][:8]}")
+        if fit["clipped"]:
+            bad.append(f"clipped text: {fit['clipped'][:8]}")
+        if any(t < MIN_TRACK_PX for t in fit["tracks"]):
+            bad.append(f"slider tracks below {MIN_TRACK_PX} px: {fit['tracks']}")
+        if fit["overflow"]:
+            bad.append(f"the widget overflows its column: {fit['overflow']}")
+        if fit["toFigure"] is None or fit["toFigure"] > VIEWPORT[1]:
+            bad.append(f"main figure starts {fit['toFigure']} px below the widget's top (> one screen)")
+        if bad:
+            problems[mode] = bad
+    if "mod-active" in (projector.get_attribute("class") or ""):
+        g = _state(w)["generation"]
+        projector.click()
+        _settled(page, w, css, g)
+    if problems:
+        raise _report(page, w, css, f"{css} does not fit the lecture hall: {problems}")
