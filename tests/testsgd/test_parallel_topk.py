@@ -234,9 +234,12 @@ def test_browser_shows_selection_and_fresh_estimates(seq_report):
     opts = c["select"].options
     k = seq_report.params["top_k"]
     # the list follows the report: the first k carry both numbers, in the report's order
-    firsts = [lab.split("|", 1)[1].strip() for lab, _ in opts[:k]]
+    firsts = [b.frame.loc[v, "rule_set"] for _, v in opts[:k]]
+    assert all(f"| {name}" in lab for (lab, _), name in zip(opts[:k], firsts))
     merged = seq_report.merge_equivalent()
     assert firsts == [str(r.rule_set) for r in merged.results[:k]]
+    for (lab, _), r in zip(opts[:k], merged.results[:k]):   # a group standing for others says how many
+        assert (f"(+{len(r.aliases)} same rows)" in lab) == bool(r.aliases)
     for (lab, _), r in zip(opts[:k], merged.results[:k]):
         if r.fresh is not None:
             assert f"fresh {r.fresh.score:5.1%} ± {r.fresh.margin:4.1%}" in lab and f"{r.score:6.1%}" in lab
