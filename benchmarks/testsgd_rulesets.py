@@ -41,7 +41,10 @@ def bench(name, n_ref=3, random_state=0, reduced=False):
     acc = float(np.mean(model.predict(test.X) == test.y))
     kw = paper_kwargs(ds)
     sens = kw.pop("protected")
-    ts = TestSGD(model, train, protected=sens, theta=0.05, random_state=random_state, **kw)
+    # every mined rule set scored on its own (merge_equivalent=False): the paper's workload of Table 5,
+    # and the rule sets the faithful reference below is compared with, one by one
+    ts = TestSGD(model, train, protected=sens, theta=0.05, random_state=random_state, merge_equivalent=False,
+                 **kw)
 
     tracemalloc.start()
     rep = ts.run()

@@ -28,11 +28,18 @@ class MitigationResult(Result):
         Label given to the generated samples (the one the model under-predicts
         inside the group).
     before : dict
-        ``accuracy, score, rate_in, rate_out`` of the original model.
+        ``accuracy, score, rate_in, rate_out, margin, pred_rate, constant`` of the original
+        model, and ``base_rate``: the share of favourable labels in the test data (the
+        accuracy of a model that predicts "favourable" for everybody).
     steps : pandas.DataFrame
-        One row per amount: ``n_added, accuracy, score, rate_in, rate_out, margin``.
+        One row per amount: ``n_added, accuracy, score, rate_in, rate_out, margin,
+        pred_rate, constant``. ``pred_rate`` is the share of test rows the retrained model
+        predicts favourable; ``constant`` is True when that is 0 or 1: the retraining
+        produced a model that gives everybody the same decision, whose score is 0 (or NaN)
+        trivially and whose accuracy is the base rate (or its complement) -- a collapse, not a
+        mitigation.
     best : int or None
-        Row of ``steps`` with the lowest score among those whose accuracy
+        Row of ``steps`` with the lowest score among the non-constant models whose accuracy
         dropped by at most ``max_accuracy_drop`` (None if none qualifies).
     best_model : estimator or None
         The retrained model of row ``best``.
@@ -46,6 +53,10 @@ class MitigationResult(Result):
         The integer seed actually used (None: deterministic).
     stopped : bool
         True when the run was cut short by ``stop``.
+    baseline : dict or None
+        With ``baseline=True``: the same retraining with nothing added (the columns of a
+        ``steps`` row, ``n_added`` 0), which separates what the added samples do from what
+        retraining alone does.
 
     Examples
     --------
@@ -58,8 +69,10 @@ class MitigationResult(Result):
     >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
     >>> str(res.rule_set), res.target_label, len(res.steps), res.best
     ('sex=female', 0, 2, 0)
-    >>> res.after["n_added"]
-    20.0
+    >>> int(res.after["n_added"]), bool(res.after["constant"])
+    (20, False)
+    >>> bool(res.steps["constant"].any()), round(res.before["base_rate"], 3)
+    (False, 0.7)
     """
 
     rule_set: RuleSet
@@ -73,8 +86,14 @@ class MitigationResult(Result):
     params: dict = field(default_factory=dict)
     random_state: int | None = None
     stopped: bool = False
+    baseline: dict | None = None
 
     title = "TestSGD mitigation by retraining"
+
+    @property
+    def n_constant(self) -> int:
+        """Retrained models (steps) that predict the same decision for every test row."""
+        return int(self.steps["constant"].sum()) if "constant" in self.steps else 0
 
     @property
     def after(self) -> dict | None:
@@ -129,11 +148,15 @@ class MitigationResult(Result):
         ('sex=female', 2, 20.0)
         """
         a = self.after or {}
+        b = self.baseline or {}
         nan = float("nan")
         return pd.DataFrame([{
             "rule_set": str(self.rule_set), "target_label": int(self.target_label),
-            "n_steps": int(len(self.steps)), "score_before": self.before.get("score", nan),
-            "accuracy_before": self.before.get("accuracy", nan), "n_added": a.get("n_added", nan),
+            "n_steps": int(len(self.steps)), "n_constant": self.n_constant,
+            "score_before": self.before.get("score", nan),
+            "accuracy_before": self.before.get("accuracy", nan), "base_rate": self.before.get("base_rate", nan),
+            "score_baseline": b.get("score", nan), "accuracy_baseline": b.get("accuracy", nan),
+            "n_added": a.get("n_added", nan),
             "score_after": a.get("score", nan), "accuracy_after": a.get("accuracy", nan),
         }])
 
@@ -252,6 +275,50 @@ def _accuracy(model, X, y, threshold, table=None):
     return float(np.mean((np.asarray(s(X)) >= threshold).astype(int) == np.asarray(y)))
 
 
+def _decisions(model, X, y, threshold, table=None):
+    """Accuracy, share predicted favourable and whether that share is 0 or 1 (a constant model)."""
+    pred = (np.asarray(make_scorer(model, table)(X)) >= threshold).astype(int)
+    rate = float(pred.mean()) if pred.size else float("nan")
+    return dict(accuracy=float(np.mean(pred == np.asarray(y))), pred_rate=rate,
+                constant=bool(pred.size and (rate == 0.0 or rate == 1.0)))
+
+
+#: How ``mitigate`` retrains (``retrain=``).
+RETRAIN = ("scratch", "continue")
+
+
+def _continue_fit(model, own):
+    """``fit(X, y)`` that continues training a COPY of ``model`` from its fitted weights.
+
+    The paper: "we retrain the original model with these additional instances". The final
+    estimator of the pipeline (or the model) must have scikit-learn's ``warm_start``; the
+    preprocessing steps of a pipeline keep their fitted state (the weights were learned on their
+    output), only the final estimator is fitted again, starting from its current weights.
+    """
+    import copy
+
+    last = model.steps[-1][1] if hasattr(model, "steps") else model
+    if not hasattr(last, "get_params") or "warm_start" not in last.get_params():
+        raise ValueError(f"retrain='continue' needs a model (or pipeline whose last step) has scikit-learn's "
+                         f"warm_start parameter; {type(last).__name__} has none. Use retrain='scratch' or pass "
+                         "fit=callable(X, y) -> fitted model")
+
+    def fit(X, y):
+        m = copy.deepcopy(model)
+        est = m.steps[-1][1] if hasattr(m, "steps") else m
+        est.set_params(warm_start=True)
+        Xin, yin = own.model_input(X), own.model_labels(y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if hasattr(m, "steps") and len(m.steps) > 1:
+                est.fit(m[:-1].transform(Xin), yin)
+            else:
+                est.fit(Xin, yin)
+        return m
+
+    return fit
+
+
 def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
     """``fit(X, y)`` in a daemon thread, polled every ``poll`` s: the fitted model, or
     ``None`` as soon as ``stop_fn()`` is true (the abandoned fit's result is discarded)."""
@@ -278,7 +345,8 @@ def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
 
 @accepts_renamed(sensitive="protected")
 def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, max_accuracy_drop: float = 0.01,
-             fit=None, error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
+             fit=None, retrain: str = "scratch", baseline: bool = False, error: float = 0.05,
+             confidence: float = 0.95, sample_thr: int = 1000,
              max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,
              random_state=None, progress=None, stop=None) -> MitigationResult:
     """Mitigate the discrimination of ``rule_set`` by retraining (RQ3).
@@ -290,11 +358,16 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     geometric steps from 50 to 10% of the training size), retrains, and
     re-measures accuracy on ``test`` and the group fairness score of
     ``rule_set`` (Algorithm 2 on ``train``, same seed). The best trade-off is
-    the lowest score whose accuracy drop is at most ``max_accuracy_drop``.
+    the lowest score whose accuracy drop is at most ``max_accuracy_drop``, among the
+    retrained models that do not predict the same decision for everybody (a constant model
+    scores 0 trivially: it is flagged in ``steps["constant"]``, never chosen).
 
-    Retraining (our choice; the paper says "retrain the original model"):
-    ``fit(X, y) -> model`` if given, else ``sklearn.base.clone(model).fit``
-    (same hyper-parameters and seed, trained from scratch).
+    Retraining (the paper says "retrain the original model with these additional
+    instances"): ``fit(X, y) -> model`` if given; else ``retrain="scratch"`` (default):
+    ``sklearn.base.clone(model).fit`` (same hyper-parameters and seed, trained from scratch),
+    or ``retrain="continue"``: a copy of the original model trained further from its fitted
+    weights (scikit-learn's ``warm_start``; a pipeline's preprocessing keeps its fitted state).
+    ``baseline=True`` also retrains with nothing added (``result.baseline``).
 
     A model fitted on the readable frame (or on the readable target labels) is refit in
     that same form (:meth:`fairlens.models.Scorer.model_input` / ``model_labels``); a
@@ -320,7 +393,11 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     max_accuracy_drop : float in [0, 1], default 0.01
         Largest accepted loss of test accuracy.
     fit : callable, optional
-        ``fit(X, y) -> fitted model`` on encoded ``X`` and 0/1 ``y``.
+        ``fit(X, y) -> fitted model`` on encoded ``X`` and 0/1 ``y`` (overrides ``retrain``).
+    retrain : {"scratch", "continue"}, default "scratch"
+        See above.
+    baseline : bool, default False
+        Also retrain once with no sample added (``result.baseline``).
     error, confidence, sample_thr, max_samples, threshold, perturbation
         Algorithm 2's parameters (see :func:`group_fairness_score`).
     random_state : None, int, numpy Generator or RandomState
@@ -339,8 +416,8 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     Raises
     ------
     TypeError, ValueError
-        For data without labels, a model that cannot be cloned without ``fit`` or a bad
-        parameter (named in the message).
+        For data without labels, a model that cannot be cloned without ``fit``, a model without
+        ``warm_start`` under ``retrain="continue"`` or a bad parameter (named in the message).
 
     Examples
     --------
@@ -377,8 +454,13 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     amounts = [check_int("amounts[i]", int(a) if isinstance(a, np.integer) else a, min=1)
                for a in amounts]
     max_accuracy_drop = check_real("max_accuracy_drop", max_accuracy_drop, min=0.0, max=1.0)
+    custom_fit = fit is not None
     if fit is not None and not callable(fit):
         raise TypeError(f"fit must be None or a callable fit(X, y) -> model; got {fit!r}")
+    from .._validation import check_bool, check_choice
+
+    check_choice("retrain", retrain, RETRAIN)
+    check_bool("baseline", baseline)
     if fit is None:
         from sklearn.base import clone
 
@@ -387,43 +469,60 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
                             "retraining; pass fit=callable(X, y) -> fitted model")
 
         own = make_scorer(model, train)  # the model's own input form and class labels
-
-        def fit(X, y):
-            m = clone(model)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return m.fit(own.model_input(X), own.model_labels(y))
+        if retrain == "continue":
+            fit = _continue_fit(model, own)
+        else:
+            def fit(X, y):
+                m = clone(model)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return m.fit(own.model_input(X), own.model_labels(y))
 
     kw = dict(error=error, confidence=confidence, sample_thr=sample_thr, max_samples=max_samples,
               threshold=threshold, perturbation=perturbation, random_state=seed)
     s0 = group_fairness_score(model, tr, rule_set, protected, **kw)
-    before = dict(accuracy=_accuracy(model, te.X, te.y, threshold, te), score=s0.score, rate_in=s0.rate_in,
-                  rate_out=s0.rate_out, margin=s0.margin)
+    before = dict(score=s0.score, rate_in=s0.rate_in, rate_out=s0.rate_out, margin=s0.margin,
+                  **_decisions(model, te.X, te.y, threshold, te),
+                  base_rate=float(np.mean(np.asarray(te.y) == 1)))
     label = 1 if s0.rate_in < s0.rate_out else 0
     extra = generate_group_samples(model, tr, rule_set, protected, max(amounts), label, threshold=threshold,
                                    perturbation=perturbation, random_state=seed)
-    rows, models = [], []
-    for i, k in enumerate(amounts):
-        if stop_fn():
-            break
+
+    def step(k):
+        """Retrain with the first k generated samples; the step's row and model (None if stopped)."""
         k = min(k, extra.shape[0])
         X = np.vstack([tr.X, extra[:k]])
         y = np.concatenate([tr.y, np.full(k, label, dtype=tr.y.dtype)])
         m = _fit_or_stop(fit, X, y, stop_fn) if stop_given else fit(X, y)
         if m is None:  # stopped during the retraining: that step is abandoned
-            break
+            return None, None
         s = group_fairness_score(m, tr, rule_set, protected, **kw)
-        rows.append(dict(n_added=k, accuracy=_accuracy(m, te.X, te.y, threshold, te), score=s.score,
-                         rate_in=s.rate_in, rate_out=s.rate_out, margin=s.margin))
+        return dict(n_added=k, score=s.score, rate_in=s.rate_in, rate_out=s.rate_out, margin=s.margin,
+                    **_decisions(m, te.X, te.y, threshold, te)), m
+
+    base_row = None
+    if baseline and not stop_fn():
+        base_row, _ = step(0)
+    rows, models = [], []
+    for i, k in enumerate(amounts):
+        if stop_fn():
+            break
+        row, m = step(k)
+        if row is None:
+            break
+        rows.append(row)
         models.append(m)
         if report is not None:
             report(i + 1, len(amounts))
-    steps = pd.DataFrame(rows, columns=["n_added", "accuracy", "score", "rate_in", "rate_out", "margin"])
-    ok = steps.index[steps["accuracy"] >= before["accuracy"] - max_accuracy_drop]
+    cols = ["n_added", "accuracy", "score", "rate_in", "rate_out", "margin", "pred_rate", "constant"]
+    steps = pd.DataFrame(rows, columns=cols)
+    steps["constant"] = steps["constant"].astype(bool)
+    ok = steps.index[(steps["accuracy"] >= before["accuracy"] - max_accuracy_drop) & ~steps["constant"]]
     best = None if len(ok) == 0 else int(steps.loc[ok, "score"].idxmin())
     params = dict(protected=list(protected) if not isinstance(protected, str) else [protected],
                   amounts=list(amounts), max_accuracy_drop=max_accuracy_drop, error=error,
-                  confidence=confidence, sample_thr=sample_thr, max_samples=max_samples, threshold=threshold)
+                  confidence=confidence, sample_thr=sample_thr, max_samples=max_samples, threshold=threshold,
+                  retrain="custom fit" if custom_fit else retrain, baseline=bool(baseline))
     return MitigationResult(rule_set, label, before, steps, best, None if best is None else models[best],
                             time.perf_counter() - t0, max_accuracy_drop, params=params, random_state=seed,
-                            stopped=len(rows) < len(amounts))
+                            stopped=len(rows) < len(amounts), baseline=base_row)

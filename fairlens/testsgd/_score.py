@@ -165,7 +165,8 @@ class ScoreResult(Result):
     support : float
         Fraction of D satisfying R.
     aliases : tuple of str
-        Other rule sets selecting exactly the same rows of D (filled by
+        Other rule sets selecting exactly the same rows of D: one finding, listed once
+        (filled by :class:`TestSGD`, which scores one rule set per distinct row mask, and by
         :meth:`TestSGDReport.merge_equivalent`).
     fresh : ScoreResult or None
         For the top rule sets of a :class:`TestSGDReport`: the same rule set re-estimated on
@@ -174,6 +175,14 @@ class ScoreResult(Result):
         (it is the maximum of many noisy estimates); ``fresh.score`` is independent of the
         selection, so its bound ``fresh.margin`` holds at ``fresh.confidence`` for the
         rule sets that were chosen.
+    n_in, n_out : int
+        Rows of D inside the group R and outside it (the seeds each side is sampled from);
+        -1 when unknown (text reports).
+    small_side : str
+        ``"rest"`` (or ``"group"``) when that side holds fewer rows of D than the minimum the
+        run asked for (:class:`TestSGD`'s ``min_side_rows``): the comparison is then with a
+        handful of people, not with "everybody else"; ``""`` when both sides are large enough
+        or nobody checked.
 
     Notes
     -----
@@ -209,6 +218,9 @@ class ScoreResult(Result):
     support: float = float("nan")
     aliases: tuple = ()
     fresh: object = None
+    n_in: int = -1
+    n_out: int = -1
+    small_side: str = ""
 
     title = "TestSGD group fairness score"
 
@@ -401,7 +413,8 @@ class ScoreResult(Result):
             "disfavoured": self.disfavoured, "disfavoured_rate": self.disfavoured_rate,
             "margin": self.margin, "n_samples": self.n_samples, "converged": self.converged,
             "confidence": self.confidence, "status": self.status,
-            "aliases": "; ".join(self.aliases), **self._fresh_columns(),
+            "aliases": "; ".join(self.aliases), "n_in": int(self.n_in), "n_out": int(self.n_out),
+            "small_side": self.small_side, **self._fresh_columns(),
         }])
 
 
@@ -761,9 +774,10 @@ def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confi
     mask = rule_set.mask(table.X)
     s_in, s_out = _seeds(mask)
     support = float(mask.mean())
+    sizes = dict(n_in=int(s_in.size), n_out=int(s_out.size))
     if s_in.size == 0 or s_out.size == 0:
         return ScoreResult(rule_set, np.nan, np.nan, np.nan, np.nan, 0, False, confidence ** 2,
-                           "no-seeds", support)
+                           "no-seeds", support, **sizes)
     c_in = c_out = 0
     num = 0
     eps = math.inf
@@ -783,7 +797,7 @@ def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confi
             eps = z * math.sqrt(phi_r * (1 - phi_r) / num) + z * math.sqrt(phi_nr * (1 - phi_nr) / num)
     conv = eps <= error_thr
     return ScoreResult(rule_set, float(phi_r), float(phi_nr), float(abs(phi_r - phi_nr)), float(eps),
-                       num, bool(conv), confidence ** 2, "ok" if conv else "cap", support)
+                       num, bool(conv), confidence ** 2, "ok" if conv else "cap", support, **sizes)
 
 
 @accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
@@ -980,7 +994,8 @@ def _score_block(payload, chunk):
         s_in, s_out = _seeds(cmask[t])
         sup = float(cmask[t].mean())
         if s_in.size == 0 or s_out.size == 0:
-            results[t] = ScoreResult(rule_sets[j], np.nan, np.nan, np.nan, np.nan, 0, False, conf2, "no-seeds", sup)
+            results[t] = ScoreResult(rule_sets[j], np.nan, np.nan, np.nan, np.nan, 0, False, conf2, "no-seeds", sup,
+                                     n_in=int(s_in.size), n_out=int(s_out.size))
             continue
         seeds[j] = (s_in, s_out, sup)
         counts_in[j] = np.zeros(0, np.int64)
@@ -1034,13 +1049,15 @@ def _score_block(payload, chunk):
                 nn = k + 1
                 pr, pn = ci[k] / nn, co[k] / nn
                 results[t] = ScoreResult(rule_sets[j], float(pr), float(pn), float(abs(pr - pn)),
-                                         float(eps[hit[0]]), int(nn), True, conf2, "ok", sup)
+                                         float(eps[hit[0]]), int(nn), True, conf2, "ok", sup,
+                                         n_in=int(seeds[j][0].size), n_out=int(seeds[j][1].size))
             elif drawn[j] >= max_samples:
                 k = drawn[j] - 1
                 nn = k + 1
                 pr, pn = ci[k] / nn, co[k] / nn
                 results[t] = ScoreResult(rule_sets[j], float(pr), float(pn), float(abs(pr - pn)),
-                                         float(eps[-1]), int(nn), False, conf2, "cap", sup)
+                                         float(eps[-1]), int(nn), False, conf2, "cap", sup,
+                                         n_in=int(seeds[j][0].size), n_out=int(seeds[j][1].size))
             else:
                 still.append(j)
         active = still

@@ -167,8 +167,10 @@ class TestSGDReport(Result):
         re-estimate on fresh samples of the top rule sets (NaN for the others).
         Besides the paper's unsigned ``score`` it shows which way the group is treated:
         ``signed_score = rate_in - rate_out``, the ``favoured`` and ``disfavoured`` group
-        (the rule set or its complement ``not (...)``) with their favourable rates, and
-        ``aliases`` (rule sets selecting the same rows, after :meth:`merge_equivalent`).
+        (the rule set or its complement ``not (...)``) with their favourable rates,
+        ``aliases`` (rule sets selecting the same rows of the data: one finding), the rows of
+        the data inside and outside the group (``n_in``, ``n_out``) and ``small_side``
+        (``"rest"`` when everybody else is fewer rows than ``params["min_side_rows"]``).
 
         Returns
         -------
@@ -199,12 +201,14 @@ class TestSGDReport(Result):
             "favoured_rate": r.favoured_rate, "disfavoured": r.disfavoured,
             "disfavoured_rate": r.disfavoured_rate, "margin": r.margin,
             "n_samples": r.n_samples, "converged": r.converged, "status": r.status,
-            "aliases": "; ".join(getattr(r, "aliases", ()) or ()), **r._fresh_columns(),
+            "aliases": "; ".join(getattr(r, "aliases", ()) or ()), "n_in": int(r.n_in),
+            "n_out": int(r.n_out), "small_side": r.small_side, **r._fresh_columns(),
         } for r in self.results]
         cols = ["rule_set", "n_rules", "support", "rate_in", "rate_out", "score", "signed_score",
                 "favoured", "favoured_rate", "disfavoured", "disfavoured_rate", "margin",
-                "n_samples", "converged", "status", "aliases", "fresh_score", "fresh_margin",
-                "fresh_rate_in", "fresh_rate_out", "fresh_n_samples", "fresh_confidence"]
+                "n_samples", "converged", "status", "aliases", "n_in", "n_out", "small_side",
+                "fresh_score", "fresh_margin", "fresh_rate_in", "fresh_rate_out", "fresh_n_samples",
+                "fresh_confidence"]
         df = pd.DataFrame(rows, columns=cols)
         df.index.name = "rank"
         return df
@@ -253,6 +257,9 @@ class TestSGDReport(Result):
         rank order), with its own estimate; the others are listed in its ``aliases``
         (shown in :meth:`to_frame`). E.g. with ``age`` bins 0-10 empty in the data,
         ``age<20`` and ``10<=age<20`` select the same people and become one row.
+        :class:`TestSGD` does this by default before scoring (``merge_equivalent=True``), so
+        this method matters for reports run with ``merge_equivalent=False`` (it leaves a merged
+        report as it is). ``frequent`` (the mined rule sets, ``n_rule_sets``) is kept whole.
         The original report is not changed.
 
         Returns
@@ -290,18 +297,13 @@ class TestSGDReport(Result):
             i = index.get(str(r.rule_set))
             key = fr.bits[i].tobytes() if i is not None else ("unmatched", str(r.rule_set))
             groups.setdefault(key, []).append(r)
-        merged, keep_idx = [], []
+        merged = []
         for members in groups.values():
             best = min(members, key=lambda r: (len(r.rule_set), len(str(r.rule_set))))
             others = tuple(str(r.rule_set) for r in members if r is not best)
             merged.append(replace(best, aliases=tuple(best.aliases) + others))
-            if str(best.rule_set) in index:
-                keep_idx.append(index[str(best.rule_set)])
-        keep_idx = np.asarray(sorted(keep_idx), dtype=np.int64)
-        new_fr = replace(fr, rule_sets=[fr.rule_sets[i] for i in keep_idx], counts=fr.counts[keep_idx],
-                         bits=fr.bits[keep_idx])
         params = dict(self.params, merged_equivalent=True)
-        return replace(self, results=_rank(merged), frequent=new_fr, params=params)
+        return replace(self, results=_rank(merged), params=params)
 
     def __getitem__(self, i) -> ScoreResult:
         return self.results[i]
@@ -352,12 +354,13 @@ class TestSGDReport(Result):
         Returns
         -------
         ScoreResult
-            Its estimate (with ``fresh`` for a top rule set).
+            Its estimate (with ``fresh`` for a top rule set); for an alias (a rule set selecting
+            the same rows as a listed one), the listed rule set's result.
 
         Raises
         ------
         KeyError
-            If the rule set is not in the report.
+            If the rule set is not in the report (nor an alias of one).
 
         Examples
         --------
@@ -376,6 +379,9 @@ class TestSGDReport(Result):
         key = str(rule_set)
         for r in self.results:
             if str(r.rule_set) == key:
+                return r
+        for r in self.results:   # an alias: the same rows as a listed rule set, one finding
+            if key in (getattr(r, "aliases", ()) or ()):
                 return r
         raise KeyError(f"rule set {key!r} is not in the report")
 
@@ -449,6 +455,41 @@ class TestSGDReport(Result):
             "top_fresh_margin": best.fresh_margin if best else np.nan,
             "accuracy": self.accuracy,
         }])
+
+
+def _distinct_masks(fr):
+    """One rule set per distinct row mask of the mined rule sets ``fr``.
+
+    Returns ``(scored, aliases)``: the indices (into ``fr.rule_sets``, ascending) of the rule
+    set kept for each mask -- the simplest description: fewest rules, then the shortest text,
+    then the first mined -- and ``{kept index: (printed aliases, in mining order)}``.
+    """
+    m = len(fr.rule_sets)
+    if fr.bits is None or fr.bits.shape[0] != m:
+        return np.arange(m, dtype=np.int64), {}
+    classes: dict = {}
+    for j in range(m):
+        classes.setdefault(fr.bits[j].tobytes(), []).append(j)
+    keep, aliases = [], {}
+    for members in classes.values():
+        best = min(members, key=lambda j: (len(fr.rule_sets[j]), len(str(fr.rule_sets[j])), j))
+        keep.append(best)
+        if len(members) > 1:
+            aliases[best] = tuple(str(fr.rule_sets[j]) for j in members if j != best)
+    return np.asarray(sorted(keep), dtype=np.int64), aliases
+
+
+def _finish(result, aliases, min_side):
+    """A scored result with its aliases and its small-side flag (``min_side`` rows, 0 = off)."""
+    small = ""
+    if min_side > 0 and result.n_out >= 0 and result.n_in >= 0:
+        if result.n_out < min_side:
+            small = "rest"
+        elif result.n_in < min_side:
+            small = "group"
+    if not aliases and small == result.small_side:
+        return result
+    return replace(result, aliases=tuple(result.aliases) + tuple(aliases), small_side=small)
 
 
 def _rank(results):
@@ -568,6 +609,22 @@ class TestSGD(Analysis):
         Give the fresh re-estimates simultaneous (Bonferroni over ``top_k``) bounds: each is
         estimated at per-group confidence :func:`simultaneous_confidence` so that all
         ``top_k`` bounds hold at once with probability ``>= confidence**2`` (more samples).
+    merge_equivalent : bool, default True
+        Rule sets whose row masks on the data are identical describe the same group (e.g.
+        ``age>=20`` and ``20<=age<90`` when nobody is 90 or older): they are one finding. Only
+        the simplest description of each such class (fewest rules, then the shortest text,
+        then the first mined) is scored and ranked, on its own random stream; the others are
+        listed in its ``aliases`` (:meth:`TestSGDReport.result_for` finds them). ``False``
+        scores and ranks every frequent rule set separately (the paper's listing, where the
+        same group can appear several times); ``n_rule_sets`` counts the mined rule sets
+        either way.
+    min_side_rows : int >= 0, optional
+        A finding whose group or whose rest (everybody else) holds fewer rows of the data than
+        this is flagged: ``result.small_side`` is ``"group"`` or ``"rest"`` and the row counts
+        are in ``n_in``/``n_out`` (a comparison with one 19-year-old is not one with
+        "everybody else"). Default: ``max(30, ceil(theta * n))``, the paper's own support
+        threshold applied to the rest too, and at least 30 rows; 0 turns the flag off. The
+        ranking is unchanged (the paper's).
     *args
         Deprecated positional form (see Notes).
     **old
@@ -629,6 +686,8 @@ class TestSGD(Analysis):
         "binning": [Options(*BINNINGS)],
         "top_k": [Interval(Integral, 0, None)],
         "simultaneous": ["boolean"],
+        "merge_equivalent": ["boolean"],
+        "min_side_rows": [Interval(Integral, 0, None), None],
     }
 
     _OLD_POSITIONAL = ("protected", "theta", "error", "confidence", "sample_thr", "random_state")
@@ -641,7 +700,7 @@ class TestSGD(Analysis):
                  max_size: int | None = None, rule_form: str = "interval",
                  max_rule_sets: int = 2_000_000, strategy: str = "auto", favourable=1,
                  binning: str = "equal_width", top_k: int = 10, simultaneous: bool = False,
-                 **old):
+                 merge_equivalent: bool = True, min_side_rows: int | None = None, **old):
         given = dict(protected=protected, theta=theta, error=error, confidence=confidence,
                      sample_thr=sample_thr, random_state=random_state, favourable=favourable)
         defaults = dict(protected=None, theta=0.05, error=0.05, confidence=0.95, sample_thr=1000,
@@ -682,6 +741,7 @@ class TestSGD(Analysis):
         self.threshold, self.batch_rows, self.max_values, self.max_size = threshold, batch_rows, max_values, max_size
         self.rule_form, self.max_rule_sets, self.strategy = rule_form, max_rule_sets, strategy
         self.binning, self.top_k, self.simultaneous = binning, top_k, simultaneous
+        self.merge_equivalent, self.min_side_rows = merge_equivalent, min_side_rows
         self._validate_params()
         # ---- semantic checks beyond the table (columns exist, sample sizes, memory)
         self.table = as_table(data)
@@ -764,7 +824,15 @@ class TestSGD(Analysis):
                     max_size=self.max_size, rule_form=self.rule_form, binning=self.binning,
                     favourable=self.favourable, model_input=self.scorer.describe(),
                     top_k=self.top_k, simultaneous=self.simultaneous,
-                    fresh_confidence=self._fresh_confidence() ** 2)
+                    fresh_confidence=self._fresh_confidence() ** 2,
+                    merge_equivalent=bool(self.merge_equivalent), min_side_rows=self._min_side())
+
+    def _min_side(self) -> int:
+        """Rows each side of a finding needs before it is flagged (``min_side_rows``)."""
+        if self.min_side_rows is not None:
+            return int(self.min_side_rows)
+        n = self.table.X.shape[0]
+        return int(max(30, np.ceil(self.theta * n - 1e-9)))
 
     def _fresh_confidence(self) -> float:
         """Per-group confidence of the fresh re-estimates (Bonferroni-adjusted if simultaneous)."""
@@ -832,9 +900,13 @@ class TestSGD(Analysis):
         kw = dict(error=self.error, sample_thr=self.sample_thr, max_samples=self.max_samples,
                   threshold=self.threshold, perturbation=self._perturbation, seed=seed,
                   batch_rows=self.batch_rows, n_jobs=n_jobs, stop=stop_fn, info=info)
+        # which rule sets are scored: one per distinct row mask (merge_equivalent) or all; rule
+        # set j (its index among the mined ones) keeps its own stream either way
+        scored, aliases = _distinct_masks(fr) if self.merge_equivalent else (np.arange(len(fr)), {})
         try:
             results, n_rows, table = _score_rule_sets(
-                self.scorer, self.table, fr.rule_sets, self._protected, bits=fr.bits,
+                self.scorer, self.table, [fr.rule_sets[j] for j in scored], self._protected,
+                bits=None if fr.bits is None else fr.bits[scored], keys=scored,
                 confidence=self.confidence, strategy=self.strategy, progress=report, return_table=True,
                 stream=0, **kw)
         finally:
@@ -842,10 +914,12 @@ class TestSGD(Analysis):
                 report.close()
         stopped = any(r is None for r in results)
         if not stopped and self.top_k:
-            results, n_fresh = self._refresh(fr, results, table, kw)
+            results, n_fresh = self._refresh(fr, scored, results, table, kw)
             n_rows += n_fresh
             stopped = any(r is None for r in results)
-        results = [r for r in results if r is not None]
+        min_side = self._min_side()
+        results = [_finish(r, aliases.get(int(j), ()), min_side)
+                   for j, r in zip(scored, results) if r is not None]
         t2 = time.perf_counter()
         acc = None
         if self.table.y is not None and len(self.table.y) == self.table.X.shape[0]:
@@ -861,20 +935,21 @@ class TestSGD(Analysis):
         return TestSGDReport(_rank(results), fr, params, t2 - t0, t1 - t0, t2 - t1,
                              int(n_rows), self.table.name, acc, stopped, tester=self, random_state=seed)
 
-    def _refresh(self, fr, results, table, kw):
-        """Re-estimate the ``top_k`` of the selection ranking on the fresh streams ``(seed, j, 1)``."""
-        finite = [j for j in range(len(results)) if np.isfinite(results[j].score)]
-        order = sorted(finite, key=lambda j: (-results[j].score, str(results[j].rule_set)))[:self.top_k]
+    def _refresh(self, fr, scored, results, table, kw):
+        """Re-estimate the ``top_k`` of the selection ranking on the fresh streams ``(seed, j, 1)``
+        (``j`` the rule set's index among the mined ones, ``scored[t]`` for ``results[t]``)."""
+        finite = [t for t in range(len(results)) if np.isfinite(results[t].score)]
+        order = sorted(finite, key=lambda t: (-results[t].score, str(results[t].rule_set)))[:self.top_k]
         if not order:
             return results, 0
-        idx = np.asarray(order, dtype=np.int64)
+        idx = np.asarray([scored[t] for t in order], dtype=np.int64)
         fresh, n_rows = _score_rule_sets(
-            self.scorer, self.table, [fr.rule_sets[j] for j in order], self._protected, bits=fr.bits[idx],
+            self.scorer, self.table, [fr.rule_sets[j] for j in idx], self._protected, bits=fr.bits[idx],
             keys=idx, stream=1, confidence=self._fresh_confidence(), label_table=table,
             strategy=self.strategy, **kw)
         out = list(results)
-        for j, f in zip(order, fresh):
-            out[j] = None if f is None else replace(results[j], fresh=f)
+        for t, f in zip(order, fresh):
+            out[t] = None if f is None else replace(results[t], fresh=f)
         return out, n_rows
 
     def score(self, rule_set: RuleSet, *, error: float | None = None, method: str = "batched",

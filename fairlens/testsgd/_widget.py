@@ -23,18 +23,37 @@ from ._rules import as_table, bin_index
 
 __all__ = ["RuleSetBrowser"]
 
-_SORTABLE = ["rank", "score", "fresh_score", "margin", "support", "rate_in", "rate_out", "n_samples", "n_rules"]
+_SORTABLE = ["rank", "score", "fresh_score", "margin", "support", "rate_in", "rate_out", "n_samples", "n_rules",
+             "n_out"]
+
+
+def _rows(n):
+    return f"{int(n)} row{'' if int(n) == 1 else 's'}"
+
+
+def _small_note(r):
+    """'⚠ rest: 1 row' when a side of the finding is below the run's minimum, else ''."""
+    side = getattr(r, "small_side", "") or ""
+    if side == "rest":
+        return f"⚠ rest: {_rows(r.n_out)}"
+    if side == "group":
+        return f"⚠ group: {_rows(r.n_in)}"
+    return ""
 
 
 def _option_label(r):
     """One list entry: the fresh estimate with its bound where there is one, else the selection
-    estimate, each labelled; the side; the whole rule set."""
+    estimate, each labelled; the side; the whole rule set; a warning when one side is a handful
+    of rows; how many equivalent rule sets (same rows) it stands for."""
     arrow = "▲" if r.side > 0 else "▼"
     if np.isfinite(r.fresh_score):
         est = f"fresh {r.fresh_score:5.1%} ± {r.fresh_margin:4.1%} {arrow} (sel. {r.score:.1%})"
     else:
         est = f"selection {r.score:5.1%} ± {r.margin:4.1%} {arrow}"
-    return f"{est} | {r.rule_set}"
+    note = _small_note(r)
+    n_alias = len(r.aliases.split("; ")) if getattr(r, "aliases", "") else 0
+    extra = (f" | {note}" if note else "") + (f" (+{n_alias} same rows)" if n_alias else "")
+    return f"{est} | {r.rule_set}{extra}"
 
 
 def _mitigation_text(res, stopped):
@@ -43,12 +62,17 @@ def _mitigation_text(res, stopped):
     if stopped and n == 0:
         return "stopped before the first retraining finished: no amount tried, nothing to compare"
     head = f"stopped after {n} amount(s): " if stopped else ""
+    n_const = getattr(res, "n_constant", 0)
+    const = (f"; {n_const} of the {n} retrained models predict the same decision for everybody (a collapse, "
+             f"not a mitigation: accuracy = the base rate {res.before.get('base_rate', float('nan')):.3f} or "
+             "its complement)" if n_const else "")
     b = res.after
     if b is None:
         return head + (f"none of the {n} amounts tried kept the accuracy (within "
-                       f"{res.max_accuracy_drop:.1%}); score before {res.before['score']:.1%}")
+                       f"{res.max_accuracy_drop:.1%}) with a non-constant model; score before "
+                       f"{res.before['score']:.1%}") + const
     return head + (f"best {int(b['n_added'])} added samples: score {res.before['score']:.1%} -> {b['score']:.1%}, "
-                   f"accuracy {res.before['accuracy']:.3f} -> {b['accuracy']:.3f}")
+                   f"accuracy {res.before['accuracy']:.3f} -> {b['accuracy']:.3f}") + const
 
 
 def _protected_of(tester):
@@ -71,7 +95,9 @@ class RuleSetBrowser(FairlensWidget):
     threshold and run mitigation on it (needs ``test=`` data with labels),
     both in the background; Stop interrupts a mitigation between retraining
     steps and keeps the steps done. Rule sets that select exactly the same
-    rows of the data are merged (one entry, the others listed as aliases).
+    rows of the data are one finding (one entry, the others listed as aliases).
+    A finding whose rest (or group) holds fewer rows than the run's ``min_side_rows`` is
+    marked "⚠ rest: n rows" in the list and explained in the detail.
 
     Parameters
     ----------
@@ -195,10 +221,13 @@ class RuleSetBrowser(FairlensWidget):
         c["mitigate"].on_click(self._on_mitigate)
         c["stop"].on_click(lambda _: self.stop())
         c["mitigate"].disabled = test is None
-        merged = (f"; {sum(len(v) for v in self.aliases.values())} equivalent rule sets merged"
-                  if self.aliases else "")
+        merged = (f"; {sum(len(v) for v in self.aliases.values())} of them select the same rows as another "
+                  f"and are listed as its aliases ({len(self.frame)} distinct groups)" if self.aliases else "")
+        n_small = int((self.frame["small_side"] != "").sum()) if "small_side" in self.frame else 0
+        min_side = report.params.get("min_side_rows")
+        small = (f"; ⚠ {n_small} compare with a side of fewer than {min_side} rows" if n_small else "")
         head = widgets.HTML(f"<b>TestSGD</b> on <i>{html.escape(str(report.dataset_name))}</i>: "
-                            f"{report.n_rule_sets} frequent rule sets{merged}, {report.elapsed:.2f} s, "
+                            f"{report.n_rule_sets} frequent rule sets{merged}{small}, {report.elapsed:.2f} s, "
                             f"confidence {report.confidence:.4g}")
         # the list spans the full width (whole rule names); the detail figure at natural size below
         # it, the group description beside the figure or under it when the column is narrow
@@ -295,7 +324,8 @@ class RuleSetBrowser(FairlensWidget):
                           f"{' (first ' + str(self.max_rows) + ' listed)' if state['n_match'] > self.max_rows else ''}"
                           " &middot; ▲ group R favoured, ▼ R disfavoured &middot; <i>fresh</i>: estimate of "
                           "the top rule sets on independent samples; <i>sel.</i> (selection): the estimate that ranked "
-                          "them (biased upward at the top of a ranking)</span>"}}
+                          "them (biased upward at the top of a ranking) &middot; ⚠ rest: the group is compared "
+                          "with only that many rows of the data, not with a sizable 'everybody else'</span>"}}
         if r is None:
             msg = "No rule set matches the filter; loosen the filter or lower theta."
             self._extra = None
@@ -327,9 +357,23 @@ class RuleSetBrowser(FairlensWidget):
 
         png = draw_png(draw, (7.6, 3.6), ncols=2)
         side = self._side(shown.rate_in, shown.rate_out)
-        n = int(round(r.support * as_table(self.tester.dataset).X.shape[0])) if self.tester else None
-        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side}; group size {n} rows "
-                 f"({r.support:.1%})"]
+        if getattr(r, "n_in", -1) >= 0:
+            n_in, n_out = int(r.n_in), int(r.n_out)
+        elif self.tester:
+            n_all = as_table(self.tester.dataset).X.shape[0]
+            n_in = int(round(r.support * n_all))
+            n_out = n_all - n_in
+        else:
+            n_in = n_out = None
+        parts = [f"<b class='fl-detail-rule'>{html.escape(str(r.rule_set))}</b>: {side}; group {n_in} rows "
+                 f"({r.support:.1%}), everybody else {n_out} rows"]
+        note = _small_note(r)
+        if note:
+            need = self.report.params.get("min_side_rows")
+            parts.append(f"<span class='fl-small' style='color:#b35806'><b>{html.escape(note)}</b>: below the "
+                         f"{need} rows this run asks of each side, so the score compares the group with a "
+                         "handful of people (their perturbed copies), not with the rest of the population."
+                         "</span>")
         est = ["<table class='fl-estimates fl-small'><tr><th style='text-align:left'>estimate"
                "</th><th>score ± bound</th><th>rate in R</th><th>outside</th><th>n</th></tr>"]
 
@@ -586,7 +630,8 @@ class RuleSetBrowser(FairlensWidget):
         st = self._state()
         f = (self.filtered if self.filtered is not None else self._apply_filter()).head(self.max_rows)
         keep = [c for c in ("rank", "rule_set", "score", "margin", "fresh_score", "fresh_margin", "support",
-                            "rate_in", "rate_out", "n_samples", "n_rules") if c in f.columns]
+                            "rate_in", "rate_out", "n_samples", "n_rules", "n_in", "n_out", "small_side",
+                            "aliases") if c in f.columns]
         out = f[keep].rename(columns={"score": "selection_score", "margin": "selection_margin"}).copy()
         out["selected"] = out.index == st["index"]
         out["reestimate_error"] = np.nan

@@ -238,17 +238,19 @@ def test_merge_equivalent_hand_example():
         A = np.asarray(A)
         return np.where((A[:, 0] == 1) & (A[:, 1] >= 50), 0.9, 0.2)
 
-    rep = TestSGD(model, ds, protected=["age"], theta=0.05, **FAST).run()
+    rep = TestSGD(model, ds, protected=["age"], theta=0.05, merge_equivalent=False, **FAST).run()
     merged = rep.merge_equivalent()
     strs = [str(r.rule_set) for r in rep.results]
     assert "age<30" in strs and "20<=age<30" in strs
     kept = merged.result_for("age<30")
     assert "20<=age<30" in kept.aliases
     assert "20<=age<30" not in [str(r.rule_set) for r in merged.results]
+    assert merged.result_for("20<=age<30") is kept          # an alias finds its finding
     assert kept.score == rep.result_for("age<30").score
     # brute force: one row per distinct support mask, each alias has the kept mask
     masks = {r.rule_set.mask(ds.X).tobytes() for r in rep.results}
-    assert len(merged.results) == len(masks) == merged.n_rule_sets
+    assert len(merged.results) == len(masks) < len(rep.results)
+    assert merged.n_rule_sets == rep.n_rule_sets == len(rep.results)   # the mined rule sets stay counted
     for r in merged.results:
         for a in r.aliases:
             np.testing.assert_array_equal(rep.result_for(a).rule_set.mask(ds.X), r.rule_set.mask(ds.X))
@@ -256,6 +258,75 @@ def test_merge_equivalent_hand_example():
     assert merged.to_frame().loc[merged.to_frame().rule_set == "age<30", "aliases"].iloc[0].count(
         "20<=age<30") == 1
     assert len(rep.results) == len(strs)      # the original report is unchanged
+
+
+def test_identical_masks_are_one_finding_by_default():
+    """TestSGD scores one rule set per distinct row mask (issue 36): the others are its aliases,
+    the numbers are those the unmerged run gives that rule set (same stream), nothing is lost."""
+    ds = _merge_data()
+
+    def model(A):
+        A = np.asarray(A)
+        return np.where((A[:, 0] == 1) & (A[:, 1] >= 50), 0.9, 0.2)
+
+    rep = TestSGD(model, ds, protected=["age", "gender"], theta=0.05, random_state=3, top_k=4,
+                  **{k: v for k, v in FAST.items() if k != "random_state"}).run()
+    full = TestSGD(model, ds, protected=["age", "gender"], theta=0.05, random_state=3, top_k=0,
+                   merge_equivalent=False, **{k: v for k, v in FAST.items() if k != "random_state"}).run()
+    assert rep.params["merge_equivalent"] and not full.params["merge_equivalent"]
+    masks = {}
+    for r in full.results:
+        masks.setdefault(r.rule_set.mask(ds.X).tobytes(), []).append(str(r.rule_set))
+    assert len(rep.results) == len(masks) < len(full.results)       # one finding per distinct mask
+    assert rep.n_rule_sets == full.n_rule_sets                      # the mined rule sets still counted
+    seen = set()
+    for r in rep.results:
+        key = r.rule_set.mask(ds.X).tobytes()
+        assert key not in seen
+        seen.add(key)
+        assert sorted([str(r.rule_set), *r.aliases]) == sorted(masks[key])   # the whole class, once
+        for a in r.aliases:                                                  # the simplest text is kept
+            assert (len(a.split(", ")), len(a)) >= (len(r.rule_set), len(str(r.rule_set)))
+            assert rep.result_for(a) is r
+        twin = full.result_for(str(r.rule_set))
+        assert (r.score, r.rate_in, r.rate_out, r.n_samples) == (twin.score, twin.rate_in, twin.rate_out,
+                                                                 twin.n_samples)
+    again = rep.merge_equivalent()                                   # a merged report stays as it is
+    assert [str(r.rule_set) for r in again.results] == [str(r.rule_set) for r in rep.results]
+    assert [r.aliases for r in again.results] == [r.aliases for r in rep.results]
+
+
+def test_small_rest_is_flagged_with_its_row_count():
+    """A rule set that almost everybody satisfies compares its group with a handful of rows: the
+    result says how many (n_out) and flags it (small_side="rest"); the ranking is unchanged."""
+    rng = np.random.default_rng(0)
+    n = 400
+    age = np.where(np.arange(n) < 3, 19, rng.integers(25, 70, n))       # three 19-year-olds
+    X = np.column_stack([age, rng.integers(0, 2, n), rng.integers(0, 10, n)]).astype(float)
+    ds = SimpleNamespace(name="rest", X=X, y=None, feature_names=["age", "sex", "edu"],
+                         feature_types=["integer", "categorical", "integer"],
+                         bounds=np.array([[0, 100], [0, 1], [0, 9]], float),
+                         categories={"sex": {0: "female", 1: "male"}})
+
+    def model(A):
+        return np.where(np.asarray(A)[:, 0] < 20, 0.9, 0.1)
+
+    kw = {k: v for k, v in FAST.items() if k != "random_state"}
+    rep = TestSGD(model, ds, protected=["age", "sex"], theta=0.05, random_state=0, **kw).run()
+    assert rep.params["min_side_rows"] == max(30, int(np.ceil(0.05 * n)))
+    for r in rep.results:
+        mask = r.rule_set.mask(X)
+        assert (r.n_in, r.n_out) == (int(mask.sum()), int((~mask).sum()))
+        want = "rest" if r.n_out < 30 else ("group" if r.n_in < 30 else "")
+        assert r.small_side == want
+    top = rep.results[0]
+    assert top.n_out == 3 and top.small_side == "rest"              # age>=20 vs three people
+    df = rep.to_frame()
+    assert {"n_in", "n_out", "small_side"} <= set(df.columns)
+    assert df.loc[0, "small_side"] == "rest" and df.loc[0, "n_out"] == 3
+    off = TestSGD(model, ds, protected=["age", "sex"], theta=0.05, random_state=0, min_side_rows=0, **kw).run()
+    assert not any(r.small_side for r in off.results)
+    assert [str(r.rule_set) for r in off.results] == [str(r.rule_set) for r in rep.results]
 
 
 def test_signed_scores_say_which_side_is_favoured(toy, planted):

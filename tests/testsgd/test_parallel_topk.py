@@ -93,7 +93,7 @@ def test_progress_and_stop_still_work():
     ts = TestSGD(PLANTED, TOY, protected=SENS, theta=0.05, sample_thr=100, random_state=0, strategy="sample",
                  batch_rows=2000)
     full = ts.run(progress=lambda d, t: seen.append((d, t)))
-    m = full.n_rule_sets
+    m = len(full.results)   # the rule sets scored: one per distinct row mask
     assert seen and seen[-1] == (m, m) and all(t == m for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     done = []   # stop once two blocks are reported done
@@ -115,7 +115,8 @@ def test_bad_n_jobs():
         with pytest.raises(TypeError, match="n_jobs"):
             ts.run(n_jobs=bad)
     for kw, exc in ((dict(top_k=-1), ValueError), (dict(top_k=2.5), TypeError),
-                    (dict(simultaneous="yes"), TypeError)):
+                    (dict(simultaneous="yes"), TypeError), (dict(merge_equivalent="yes"), TypeError),
+                    (dict(min_side_rows=-1), ValueError), (dict(min_side_rows=2.5), TypeError)):
         with pytest.raises(exc, match=list(kw)[0]):
             TestSGD(PLANTED, TOY, protected=SENS, **kw)
 
@@ -233,9 +234,12 @@ def test_browser_shows_selection_and_fresh_estimates(seq_report):
     opts = c["select"].options
     k = seq_report.params["top_k"]
     # the list follows the report: the first k carry both numbers, in the report's order
-    firsts = [lab.split("|", 1)[1].strip() for lab, _ in opts[:k]]
+    firsts = [b.frame.loc[v, "rule_set"] for _, v in opts[:k]]
+    assert all(f"| {name}" in lab for (lab, _), name in zip(opts[:k], firsts))
     merged = seq_report.merge_equivalent()
     assert firsts == [str(r.rule_set) for r in merged.results[:k]]
+    for (lab, _), r in zip(opts[:k], merged.results[:k]):   # a group standing for others says how many
+        assert (f"(+{len(r.aliases)} same rows)" in lab) == bool(r.aliases)
     for (lab, _), r in zip(opts[:k], merged.results[:k]):
         if r.fresh is not None:
             assert f"fresh {r.fresh.score:5.1%} ± {r.fresh.margin:4.1%}" in lab and f"{r.score:6.1%}" in lab

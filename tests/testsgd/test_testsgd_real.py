@@ -46,3 +46,34 @@ def test_compas_report_readable(require_data):
     assert any(c in " ".join(df["rule_set"]) for c in ("African-American", "Caucasian", "Hispanic", "Other"))
     assert 0 < rep.accuracy < 1 and rep.n_rule_sets == len(rep.frequent)
     assert (rep.to_frame()["support"].dropna() >= 0.05 - 1e-12).all()
+
+
+def test_german_credit_identical_masks_are_one_finding():
+    """Issue 36: on German credit (the tutorial's split and rule setup) ``age>=20`` and
+    ``20<=age<90`` select the same 749 of 750 rows; they are one finding (the others its
+    aliases), and its rest -- one 19-year-old applicant -- is counted and flagged."""
+    from fairlens.datasets import load_dataset
+
+    ds = load_dataset("german_credit", download=False)      # bundled: runs without the mirror
+    tr, _ = ds.split(test_size=0.25, random_state=0)
+    model = LogisticRegression(max_iter=2000).fit(tr.X, tr.y)
+    kw = paper_kwargs(ds)
+    sens = kw.pop("protected")
+    rep = TestSGD(model, tr, protected=sens, theta=0.05, sample_thr=300, random_state=0, **kw).run()
+    r = rep.result_for("age>=20")
+    assert str(r.rule_set) == "age>=20" and {"20<=age<90", "20<=age<80"} <= set(r.aliases)
+    assert rep.result_for("20<=age<90") is r
+    age = tr.X[:, tr.index_of("age")]
+    assert r.n_out == int((age < 20).sum()) == 1 and r.n_in == tr.n_samples - 1
+    assert r.small_side == "rest" and rep.params["min_side_rows"] == 38   # ceil(5% of 750)
+    masks = [x.rule_set.mask(tr.X).tobytes() for x in rep.results]
+    assert len(set(masks)) == len(masks)                     # no group listed twice
+    listed = {str(x.rule_set): x for x in rep.results}
+    names = set(listed) | {a for x in rep.results for a in x.aliases}
+    assert names == {str(rs) for rs in rep.frequent.rule_sets}   # nothing lost
+    for x in rep.results:
+        for a in x.aliases:
+            rs = next(q for q in rep.frequent.rule_sets if str(q) == a)
+            assert rs.mask(tr.X).tobytes() == x.rule_set.mask(tr.X).tobytes()
+    df = rep.to_frame()
+    assert df.loc[df.rule_set == "age>=20", "n_out"].iloc[0] == 1

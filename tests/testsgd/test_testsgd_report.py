@@ -27,7 +27,10 @@ def test_report_frame_and_top(report):
     df = report.to_frame()
     for col in ("rule_set", "support", "rate_in", "rate_out", "score", "margin", "n_samples"):
         assert col in df.columns
-    assert len(df) == report.n_rule_sets == len(report.frequent)
+    # one row per distinct row mask (identical masks are one finding, their aliases listed)
+    n_masks = len({report.frequent.bits[i].tobytes() for i in range(report.n_rule_sets)})
+    assert len(df) == n_masks <= report.n_rule_sets == len(report.frequent)
+    assert sum(1 + len(a.split("; ")) if a else 1 for a in df["aliases"]) == report.n_rule_sets
     # ranked by selection score (issue 23: the fresh estimates are reported, never used to
     # re-rank); the first top_k carry their fresh re-estimate
     k = report.params["top_k"]
@@ -63,7 +66,10 @@ def test_planted_discrimination_is_found(toy):
         return abs(group[m].mean() - group[~m].mean())
 
     tops = [r for r in rep.results if r.score == 1.0]
-    assert {"gender=male, age>=40", "gender=male, 40<=age<100"} <= {str(r.rule_set) for r in tops}
+    named = {str(r.rule_set) for r in tops} | {a for r in tops for a in r.aliases}
+    assert {"gender=male, age>=40", "gender=male, 40<=age<100"} <= named
+    # the two select the same rows: one finding, listed once, the other its alias
+    assert rep.result_for("gender=male, 40<=age<100") is rep.result_for("gender=male, age>=40")
     assert all(r.score == 1.0 for r in rep.results[:len(tops)])  # ranked first
     for r in tops:
         assert exact(r.rule_set) > 0.97, str(r.rule_set)

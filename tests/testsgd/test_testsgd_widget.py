@@ -198,3 +198,40 @@ def test_mitigation_can_stop_and_keeps_steps(browser):
     assert "stopped" in browser.status_html.value
     assert browser.controls["stop"].disabled
     del orig
+
+
+def test_browser_lists_a_group_once_and_flags_a_small_rest():
+    """Issue 36: identical masks are one entry (aliases shown); a rest of a handful of rows is
+    flagged in the list and explained in the detail."""
+    from fairlens.testsgd import RuleSetBrowser
+
+    rng = np.random.default_rng(0)
+    n = 400
+    age = np.where(np.arange(n) < 3, 19, rng.integers(25, 70, n))       # three 19-year-olds, nobody >= 70
+    X = np.column_stack([age, rng.integers(0, 2, n), rng.integers(0, 10, n)]).astype(float)
+    ds = SimpleNamespace(name="rest", X=X, y=None, feature_names=["age", "sex", "edu"],
+                         feature_types=["integer", "categorical", "integer"],
+                         bounds=np.array([[0, 100], [0, 1], [0, 9]], float),
+                         categories={"sex": {0: "female", 1: "male"}})
+
+    def model(A):
+        return np.where(np.asarray(A)[:, 0] < 20, 0.9, 0.1)
+
+    rep = TestSGD(model, ds, protected=["age", "sex"], theta=0.05, sample_thr=100, max_samples=2000,
+                  bins={"age": [float(v) for v in range(0, 101, 10)]}, random_state=0).run()
+    b = RuleSetBrowser(rep, background=False)
+    frame = b.frame
+    assert frame["rule_set"].is_unique and len(frame) == len(rep.results)
+    masks = [rep.result_for(r).rule_set.mask(X).tobytes() for r in frame["rule_set"]]
+    assert len(set(masks)) == len(masks)                                   # each group once
+    row = frame[frame.rule_set == "age>=20"].iloc[0]
+    assert "20<=age<70" in row["aliases"]
+    i = int(frame.index[frame.rule_set == "age>=20"][0])
+    label = dict((v, k) for k, v in b.controls["select"].options)[i]
+    assert "⚠ rest: 3 rows" in label and "same rows" in label
+    b.controls["select"].value = i
+    b.wait(60)
+    info = b.snapshot()["info"]["html"] if "html" in b.snapshot()["info"] else b.info_html.value
+    assert "everybody else 3 rows" in info and "⚠ rest: 3 rows" in info and "same rows as" in info
+    exported = b._export_frame()
+    assert {"n_out", "small_side", "aliases"} <= set(exported.columns)
