@@ -64,9 +64,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 NOT_A_RESULT = ("press Start", "methods_shown&quot;: []")
 #: notebooks whose idle snapshot is a known, tracked gap: reported, not failed (remove the entry
 #: once the notebook starts its action, e.g. ``session.start()`` after creating the MAFTSession)
-IDLE_SNAPSHOT_PENDING = {
-    "tutorials/02_maft.ipynb": "its MAFTSession (section 8) is shown before any search: add session.start()",
-}
+IDLE_SNAPSHOT_PENDING = {}
 
 
 def _mode() -> str:

@@ -877,7 +877,7 @@ def _testsgd_section(budget, random_state):
     plt.close(fig)
     best = table.iloc[0]
     direction = best.get("direction", "")
-    headline = (f"{report.n_rule_sets:,} frequent groups over sex, race and age were scored; the "
+    headline = (f"{report.n_groups:,} distinct frequent groups over sex, race and age were scored; the "
                 f"largest gap is for {best['rule_set']} ({direction}): "
                 f"{100 * best['fresh_score']:.1f} pp ± {100 * best['fresh_margin']:.1f} pp "
                 f"re-estimated on fresh samples ({100 * best['score']:.1f} pp when selected).")

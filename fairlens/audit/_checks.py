@@ -667,7 +667,7 @@ def check_subgroup(ctx, seconds):
     if rep.stopped:
         out.status = "cut short"
         out.notes.append(f"TestSGD was cut short by the time budget: {len(rep.results):,} of "
-                         f"{rep.n_rule_sets:,} frequent rule sets were scored.")
+                         f"{rep.n_groups:,} distinct groups ({rep.n_rule_sets:,} frequent rule sets) were scored.")
     if same_split:
         out.notes.append(f"{same_split} rule set(s) split the rows exactly as a listed one does (e.g. a group and "
                          "its complement) and are not listed again.")
@@ -709,9 +709,10 @@ def check_subgroup(ctx, seconds):
     if not chosen:
         if rep.stopped and not len(rep.results):
             out.verdict = ("Not computed: the time budget ran out before TestSGD scored any rule set "
-                           f"({rep.n_rule_sets:,} frequent rule sets were found).")
+                           f"({rep.n_groups:,} distinct groups among {rep.n_rule_sets:,} frequent rule sets were "
+                           "found).")
         elif rep.stopped:
-            out.verdict = (f"Not computed: the time budget ran out after {len(rep.results):,} of {rep.n_rule_sets:,} "
+            out.verdict = (f"Not computed: the time budget ran out after {len(rep.results):,} of {rep.n_groups:,} "
                            "rule sets, none with both sides large enough to report.")
         else:
             out.verdict = "No rule set with both sides large enough could be reported."

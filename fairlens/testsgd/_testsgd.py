@@ -118,7 +118,16 @@ class TestSGDReport(Result):
 
     @property
     def n_rule_sets(self) -> int:
+        """Rule sets mined (several may select the same rows: see :attr:`n_groups`)."""
         return len(self.frequent)
+
+    @property
+    def n_groups(self) -> int:
+        """Distinct groups among the mined rule sets (distinct row masks): what is scored when equivalent
+        rule sets are merged (the default), else :attr:`n_rule_sets`."""
+        if not bool(self.params.get("merge_equivalent", True)):
+            return self.n_rule_sets
+        return int(len(_distinct_masks(self.frequent)[0]))
 
     @property
     def confidence(self) -> float:
