@@ -132,6 +132,12 @@ def _write_api_pages():
 
 _write_api_pages()
 
+# the papers' index, from the slice registry (a registered slice with a docs page is listed)
+from fairlens._registry import slices as _slices  # noqa: E402
+from slices_index import write_papers_index  # noqa: E402
+
+write_papers_index(HERE, _slices())
+
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": True}

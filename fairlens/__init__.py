@@ -1,8 +1,9 @@
 """fairlens: attacks on explanations, fairness testing and robustness certification.
 
 A Jupyter-native teaching and audit package. Each research result lives in its
-own subpackage (``fairlens.shuffle``, ``fairlens.maft``, ``fairlens.testsgd``,
-``fairlens.certify``) on top of shared ``datasets``, ``models`` and ``metrics``.
+own subpackage, a *slice* (``fairlens.shuffle``, ``fairlens.maft``, ``fairlens.testsgd``,
+``fairlens.certify``: the slice registry, :mod:`fairlens._registry`, lists them) on top of
+shared ``datasets``, ``models`` and ``metrics``.
 
 Importing :mod:`fairlens` is cheap: subpackages are imported on first use, so
 no numba compilation or heavy dependency import happens at ``import fairlens``.
@@ -11,9 +12,12 @@ from __future__ import annotations
 
 import importlib
 
+from ._registry import slices as _slices
 from ._version import __version__
 
-_SUBMODULES = ("datasets", "models", "metrics", "shuffle", "maft", "testsgd", "certify", "audit")
+#: the shared modules, then every built-in slice of the registry (read without importing them)
+_SUBMODULES = ("datasets", "models", "metrics", *(s.name for s in _slices() if s.module == f"fairlens.{s.name}"),
+               "audit")
 
 __all__ = ["__version__", "DASK_RECOMMENDED_CONFIG", *_SUBMODULES]
 

@@ -59,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also write the JSON report document here (.json)")
     tour.add_argument("--seed", type=_seed, default=0,
                       help="random_state of every step, an int in [0, 2**32 - 1]")
-    tour.add_argument("--only", nargs="+", choices=["shuffle", "maft", "testsgd", "certify"],
-                      help="run only these analyses")
+    from ._registry import slices
+
+    tour.add_argument("--only", nargs="+", choices=[s.name for s in slices() if s.tour is not None],
+                      help="run only these analyses (the registered slices)")
     tour.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     from .audit import _cli as audit_cli

@@ -29,7 +29,10 @@ MODULES = [
     "fairlens.shuffle._shuffled",
     "fairlens.shuffle._consistency",
     "fairlens.shuffle._detect",
-    "fairlens.tour",
+    "fairlens.tour._report",
+    "fairlens._registry",
+    "fairlens.report._schema",
+    "fairlens.report._render",
     "fairlens.certify",
     "fairlens.certify._boosted",
     "fairlens.certify._certify",
@@ -41,7 +44,7 @@ MODULES = [
     "fairlens._stats",
     "fairlens._groupstats",
     "fairlens.audit._audit",
-    "fairlens.audit._checks",
+    "fairlens.audit._core",
     "fairlens.audit._gate",
 ]
 

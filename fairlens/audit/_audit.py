@@ -15,11 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .._base import Interval, Options, Result, resolve_random_state, to_jsonable, validate_params
-from ._checks import CHECKS, CheckOutcome, Context
+from .._registry import resolve
+from ._checks import check_specs
+from ._core import CheckOutcome, Context
 from ._gate import (
     BURDENS,
     DEFAULT_THRESHOLDS,
     MEASURES,
+    all_measures,
     decide,
     detectable,
     gate_outcome,
@@ -129,9 +132,9 @@ def _check_options(options):
 def _shown(measure, v):
     """``v`` of ``measure`` as the report shows it (a rate in %, a difference of rates in percentage
     points), or ``None`` when the report shows the plain number (ratios, counts)."""
-    from ._checks import _val
+    from ._core import _val
 
-    unit = MEASURES.get(measure, (None, None))[1]
+    unit = all_measures().get(measure, (None, None))[1]
     return _val(v, unit) if unit in ("rate", "difference") else None
 
 
@@ -145,7 +148,7 @@ def _condition_text(cond):
 def _reason(f):
     """One finding in a gate's reasons: ``measure (group): verdict: value (interval)``; the finding's
     sentence says the rest."""
-    from ._render import format_number
+    from ..report._render import format_number
 
     unit = f.get("unit")
     value = format_number(f["value"], unit)
@@ -153,7 +156,7 @@ def _reason(f):
     if f.get("ci_low") is not None and f.get("ci_high") is not None:
         lim = (f" ({f.get('interval') or 'interval'}: {format_number(f['ci_low'], unit)} to "
                f"{format_number(f['ci_high'], unit)})")
-    kind = MEASURES[f["measure"]][5]
+    kind = all_measures().get(f["measure"], (None,) * 6)[5]
     tail = (" [exact]" if kind == "exact" else
             " [point estimate]" if f.get("p_fail") is None and f["verdict"] in ("pass", "fail") else "")
     group = "" if f["group"] is None else f" ({f['group']})"
@@ -207,7 +210,7 @@ def _judge(outcomes, conditions, thresholds, burden, confidence):
             cond = gated.get(f["measure"]) or thresholds.get(f["measure"])
             if cond is None:
                 continue
-            how = MEASURES[f["measure"]][5]
+            how = all_measures().get(f["measure"], (None,) * 6)[5]
             entry = {"value": f["value"], "cond": cond, "how": how, "test": f.get("_test")}
             if f["measure"] in gated:
                 gate_entries.append(entry)
@@ -462,7 +465,7 @@ class AuditReport(Result):
             ``ci_low``, ``ci_high`` and ``threshold`` are raw numbers: a rate or a difference of rates
             is a proportion (0.05), and ``unit`` says how the report and the sentences show it
             (``"rate"``: 5.0%, ``"difference"``: 5.0 percentage points, ``"ratio"``: 0.05); see
-            *Units* in :mod:`fairlens.audit._schema`.
+            *Units* in :mod:`fairlens.report._schema`.
 
         Examples
         --------
@@ -664,7 +667,7 @@ class AuditReport(Result):
 
     # ---------------------------------------------------------------- the document
     def to_dict(self, fail_on=None, burden=None):
-        """The report document (``fairlens.report/2``, see :mod:`fairlens.audit._schema`).
+        """The report document (``fairlens.report/2``, see :mod:`fairlens.report._schema`).
 
         Parameters
         ----------
@@ -842,7 +845,7 @@ class AuditReport(Result):
         ...     os.path.getsize(os.path.join(tmp, "audit.html")) > 0
         True
         """
-        from ._render import render_html
+        from ..report._render import render_html
 
         html = render_html(self.to_dict(fail_on))
         if path is not None:
@@ -859,7 +862,7 @@ class AuditReport(Result):
 
 def _environment(version):
     try:
-        from ._schema import environment_info
+        from ..report._schema import environment_info
 
         return environment_info()
     except ImportError:  # pragma: no cover - the schema module ships with the renderer
@@ -1090,14 +1093,16 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     favourable : label
         The value of ``target`` that is the favourable outcome (required with a DataFrame).
     checks : list of str, optional
-        Subset of ``"group_fairness"``, ``"individual"``, ``"subgroup"``, ``"explanations"``,
-        ``"robustness"`` (default: all, in that order).
+        Subset of the check ids of :data:`CHECKS` (default: all, in that order): ``"group_fairness"``
+        (the audit's own) and the check each registered slice adds (:mod:`fairlens._registry`; the
+        built-in ones: ``"individual"``, ``"subgroup"``, ``"explanations"``, ``"robustness"``).
     time_budget : float > 0 or None, default 60
-        Seconds shared by the checks: each gets its share (group 10%, individual 25%, subgroup 30%,
-        explanations 20%, robustness 15%) of the time left when it starts, so time a check does not
-        use passes to the next.  A check that reaches its share stops and says so ("cut short");
-        its intervals still hold for what it measured.  ``None``: no limit (each check runs its full
-        budget of :data:`AUDIT_DEFAULTS`).
+        Seconds shared by the checks: each gets its registered share (``CHECKS[id][1]``: group 10%,
+        individual 25%, subgroup 30%, explanations 20%, robustness 15%) of the time left when it
+        starts, so time a check does not use passes to the next; a check that does not apply to the
+        model takes no share.  A check that reaches its share stops and says so ("cut short"); its
+        intervals still hold for what it measured.  ``None``: no limit (each check runs its full budget
+        of :data:`AUDIT_DEFAULTS`).
     n_jobs : int or None
         Workers for the checks' parallel loops (scikit-learn's convention); the findings are the
         same at every ``n_jobs`` for the same ``random_state`` (unless a check is cut short).
@@ -1168,16 +1173,17 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
 
     validate_params(dict(time_budget=time_budget, threshold=threshold, random_state=random_state,
                          n_jobs=n_jobs, progress=progress, burden=burden), _AUDIT_CONSTRAINTS, caller="audit")
+    specs = check_specs()   # the group check and every registered slice's check, in order
     if checks is None:
-        checks = list(CHECKS)
+        checks = list(specs)
     elif isinstance(checks, str):
         checks = [checks]
     if not isinstance(checks, (list, tuple)) or not checks:
-        raise TypeError(f"checks must be a non-empty list of check names from {list(CHECKS)}; got {checks!r}.")
-    unknown = [c for c in checks if c not in CHECKS]
+        raise TypeError(f"checks must be a non-empty list of check names from {list(specs)}; got {checks!r}.")
+    unknown = [c for c in checks if c not in specs]
     if unknown:
-        raise ValueError(f"checks: unknown check(s) {unknown}; choose from {list(CHECKS)}.")
-    checks = [c for c in CHECKS if c in checks]
+        raise ValueError(f"checks: unknown check(s) {unknown}; choose from {list(specs)}.")
+    checks = [c for c in specs if c in checks]
     opts = _check_options(options)
     thr = dict(DEFAULT_THRESHOLDS)
     if thresholds is not None:
@@ -1256,14 +1262,12 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     else:
         report_fn = check_progress(progress)
     outcomes = []
-    shares = {c: CHECKS[c][1] for c in checks}
-    if "robustness" in shares:  # a check that does not apply takes no share of the budget
-        from ._checks import tree_ensemble_kind
-
-        if not tree_ensemble_kind(model)[0]:
-            shares["robustness"] = 0.0
+    shares = {}
+    for c in checks:   # a check that does not apply takes no share of the budget
+        applies = specs[c].applies
+        shares[c] = specs[c].share if applies is None or resolve(applies)(model)[0] else 0.0
     for i, cid in enumerate(checks):
-        func = CHECKS[cid][0]
+        func = resolve(specs[cid].function)
         if bar is not None:
             bar.set_description(f"fairlens audit: {cid.replace('_', ' ')}")
         if time_budget is None:
@@ -1278,7 +1282,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
                 warnings.simplefilter("ignore", FutureWarning)
                 out = func(ctx, seconds if math.isfinite(seconds) else 1e9)
         except Exception as exc:  # noqa: BLE001 - one failing check must not lose the others
-            out = CheckOutcome(cid, cid.replace("_", " ").capitalize(), status="failed",
+            out = CheckOutcome(cid, specs[cid].title, status="failed",
                                verdict=f"The check failed: {type(exc).__name__}: {exc}",
                                error=f"{type(exc).__name__}: {exc}")
         out.elapsed = time.perf_counter() - t0

@@ -34,7 +34,14 @@ import numpy as np
 
 __all__ = ["add_parsers", "main", "load_table", "load_model", "write_example", "CliError"]
 
-CHECK_IDS = ("group_fairness", "individual", "subgroup", "explanations", "robustness")
+
+
+def _check_ids():
+    """The audit's check ids: the group check and every registered slice's (:mod:`fairlens._registry`)."""
+    from ..report._schema import check_ids
+
+    return check_ids()
+
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet", ".pq")
 MODEL_SUFFIXES = {".skops": "skops", ".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm",
                   ".lgb": "lightgbm", ".pkl": "pickle", ".pickle": "pickle",
@@ -85,7 +92,7 @@ def add_parsers(sub, *, seed_type=int):
                         "against everyone else); repeat for several columns")
     a.add_argument("--checks", nargs="+", default=None, metavar="CHECK",
                    help=f"run only these checks (default: all that apply): "
-                        f"{', '.join(CHECK_IDS)}")
+                        f"{', '.join(_check_ids())}")
     a.add_argument("--time-budget", type=float, default=60.0, metavar="SECONDS",
                    help="seconds shared by the checks (default: %(default)s)")
     a.add_argument("--n-jobs", type=int, default=None, metavar="N",
@@ -444,8 +451,8 @@ def _audit(args) -> int:
 
     age = _process_age()
     t_start = time.perf_counter() - (age or 0.0)   # the budget bounds the whole command, start-up included
-    from ._output import check_output_path, write_text_atomic
-    from ._schema import sha256_file
+    from ..report._output import check_output_path, write_text_atomic
+    from ..report._schema import sha256_file
 
     # 1. outputs, the gate, checks: no file is read and nothing runs before these hold
     try:
@@ -483,10 +490,10 @@ def _audit(args) -> int:
             privileged[col] = val
     if args.checks is not None:
         checks = [c for part in args.checks for c in part.split(",") if c]
-        bad = [c for c in checks if c not in CHECK_IDS]
+        bad = [c for c in checks if c not in _check_ids()]
         if bad or not checks:
             raise CliError(f"--checks: unknown check(s) {', '.join(map(repr, bad))}; choose "
-                           f"from {', '.join(CHECK_IDS)}")
+                           f"from {', '.join(_check_ids())}")
         args.checks = checks
     if not (args.time_budget > 0 and np.isfinite(args.time_budget)):
         raise CliError(f"--time-budget: must be a positive number of seconds; got "
@@ -530,7 +537,7 @@ def _audit(args) -> int:
     # 4. the report and the gate
     import json
 
-    from ._render import render_html
+    from ..report._render import render_html
 
     doc = report.to_dict()
     try:
@@ -540,7 +547,7 @@ def _audit(args) -> int:
                                                    ensure_ascii=False))
     except OSError as exc:
         raise CliError(f"the report could not be written: {exc}") from None
-    from ._render import format_number
+    from ..report._render import format_number
 
     for f in doc["findings"]:  # one line per finding, in the report's number format
         value = format_number(f["value"], f.get("unit"))

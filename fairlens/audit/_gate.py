@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import _stats
 
-__all__ = ["Condition", "BURDENS", "MEASURES", "DEFAULT_THRESHOLDS", "parse_fail_on", "parse_threshold",
+__all__ = ["Condition", "BURDENS", "MEASURES", "all_measures", "DEFAULT_THRESHOLDS", "parse_fail_on", "parse_threshold",
            "decide", "VerdictRule"]
 
 #: The burdens of proof of the gate and what each means.
@@ -73,6 +73,20 @@ MEASURES = {
     "clean_accuracy": ("Accuracy without attack", "rate", 0.0, 1.0, False, "test"),
     "accuracy_under_attack": ("Accuracy under attack", "rate", 0.0, 1.0, False, "test"),
 }
+
+
+def all_measures():
+    """:data:`MEASURES` and the measures the registered slices' checks declare
+    (:class:`fairlens._registry.AuditCheck` ``measures`` entries written as
+    ``(name, label, unit, lowest, highest, signed, how)``), by name."""
+    from .._registry import audit_checks
+
+    out = dict(MEASURES)
+    for _, spec in audit_checks():
+        for m in spec.measures:
+            if not isinstance(m, str):
+                out.setdefault(m[0], tuple(m[1:]))
+    return out
 
 
 class Condition(NamedTuple):
@@ -169,7 +183,7 @@ def _check_condition(cond, where):
     if not math.isfinite(c):
         raise ValueError(f"{where}: {cond.text!r} compares with a non-finite value ({c}); give a finite "
                          "threshold, e.g. 'demographic_parity_difference>0.1'.")
-    label, unit, lo, hi, signed, how = MEASURES[name]
+    label, unit, lo, hi, signed, how = all_measures()[name]
     if cond.absolute and not signed:
         raise ValueError(f"{where}: {cond.text!r}: {name} is never negative, so abs() changes nothing; write "
                          f"{name}{op}{c:g}.")
@@ -198,8 +212,9 @@ def _parse_one(text, where):
     absolute = m.group(1) is not None
     name = m.group(2) or m.group(3)
     op, raw = m.group(4), m.group(5)
-    if name not in MEASURES:
-        raise ValueError(f"{where}: unknown measure {name!r}; known measures: {', '.join(MEASURES)}.")
+    known = all_measures()
+    if name not in known:
+        raise ValueError(f"{where}: unknown measure {name!r}; known measures: {', '.join(known)}.")
     value = float(raw)
     norm = f"abs({name}){op}{raw}" if absolute else f"{name}{op}{raw}"
     cond = Condition(name, op, value, norm, absolute)
@@ -425,7 +440,7 @@ def detectable(cond, se, F, m, confidence, power=0.8):
         return None
     alpha = 1.0 - confidence
     z = float(_stats.z_of(1.0 - alpha / (2.0 * max(1, m) * max(1, F)))) + float(_stats.z_of(power))
-    unit = MEASURES[cond.measure][1]
+    unit = all_measures()[cond.measure][1]
     if unit == "ratio":
         return cond.value * (math.exp(z * se) if cond.upward else math.exp(-z * se))
     return cond.value + z * se if cond.upward else cond.value - z * se

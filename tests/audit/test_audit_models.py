@@ -137,5 +137,5 @@ def test_model_that_does_not_read_the_protected_column(german, small):
     assert "row_id" not in rep.dataset.feature_names and "sex" in rep.dataset.feature_names
     assert rep.findings.query("check == 'group_fairness' and group == 'sex'")["value"].notna().all()
     assert "does not read" in rep.to_dict()["model"]["note"]
-    schema = pytest.importorskip("fairlens.audit._schema")
+    schema = pytest.importorskip("fairlens.report._schema")
     schema.validate_document(rep.to_dict())

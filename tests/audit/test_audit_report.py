@@ -105,11 +105,11 @@ def test_report_document_is_json_safe_and_valid(report, tmp_path):
     assert [s["id"] for s in doc["sections"]] == ["group_fairness", "individual", "subgroup", "explanations",
                                                   "robustness"]
     assert all(s["elapsed"] is not None for s in doc["sections"]) and doc["limitations"]
-    schema = pytest.importorskip("fairlens.audit._schema")
+    schema = pytest.importorskip("fairlens.report._schema")
     schema.validate_document(doc)
     p = report.to_json(tmp_path / "audit.json")
     assert json.loads(open(p).read())["findings"]
-    pytest.importorskip("fairlens.audit._render")
+    pytest.importorskip("fairlens.report._render")
     html = report.to_html(tmp_path / "audit.html")
     assert "<html" in html.lower() and (tmp_path / "audit.html").exists()
     assert isinstance(report._repr_html_(), str)

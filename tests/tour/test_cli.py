@@ -15,7 +15,7 @@ def no_analysis(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("an analysis ran before --out was validated")
 
-    monkeypatch.setattr(tour, "_SECTIONS", [(k, t, boom) for k, t, _ in tour._SECTIONS])
+    monkeypatch.setattr("fairlens._registry.resolve", lambda ref: boom)
     monkeypatch.setattr(tour, "run_tour", boom)
 
 
@@ -80,7 +80,7 @@ def test_run_tour_checks_out_before_running(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("analysis ran")
 
-    monkeypatch.setattr(tour, "_SECTIONS", [(k, t, boom) for k, t, _ in tour._SECTIONS])
+    monkeypatch.setattr("fairlens._registry.resolve", lambda ref: boom)
     with pytest.raises(ValueError, match="does not exist"):
         tour.run_tour(out=tmp_path / "no" / "r.html", progress=False)
     with pytest.raises(ValueError, match="is a directory"):
@@ -154,7 +154,7 @@ def test_run_tour_refuses_bad_seed_and_extension(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("analysis ran")
 
-    monkeypatch.setattr(tour, "_SECTIONS", [(k, t, boom) for k, t, _ in tour._SECTIONS])
+    monkeypatch.setattr("fairlens._registry.resolve", lambda ref: boom)
     with pytest.raises(ValueError, match=r"random_state must be an int in \[0, 2\*\*32 - 1\]"):
         tour.run_tour(random_state=2**40, progress=False)
     with pytest.raises(TypeError, match="random_state"):
@@ -171,9 +171,9 @@ def test_report_written_by_extension(tmp_path, monkeypatch):
         return dict(table=None, figures=[], headline="nothing to see", paragraphs=["p"],
                     dataset="none", params={"random_state": random_state})
 
-    monkeypatch.setattr(tour, "_SECTIONS", [("shuffle", "tiny section", tiny)])
+    monkeypatch.setattr("fairlens._registry.resolve", lambda ref: tiny)
     report = tour.run_tour(out=tmp_path / "r.json", json_out=tmp_path / "d.json",
-                           progress=False, random_state=7)
+                           progress=False, random_state=7, only=["shuffle"])
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["schema"] == "fairlens.report/2" and doc["kind"] == "tour"
     assert doc["parameters"]["random_state"] == 7 and doc["sections"][0]["verdict"] == \

@@ -51,7 +51,7 @@ def test_quick_tour_sections_and_html(tmp_path, no_data_home):
     # FLB/ELB at 0% is explained, not shown as "certify 0.000"
     assert "certify 0.000" not in report.sections[1].headline
     doc = report.to_dict()
-    from fairlens.audit._schema import validate_document
+    from fairlens.report._schema import validate_document
     validate_document(doc)
     assert doc["kind"] == "tour" and len(doc["data"]["datasets"]) == 2
     # the conclusion states the results, not only that the analyses ran
@@ -65,8 +65,8 @@ def test_failed_section_is_reported_not_swallowed(tmp_path, monkeypatch, no_data
     def broken(budget, random_state):
         raise RuntimeError("boom in the section")
 
-    monkeypatch.setattr(tour, "_SECTIONS", [("shuffle", "broken section", broken)])
-    report = tour.run_tour(quick=True, out=tmp_path / "r.html", progress=False)
+    monkeypatch.setattr("fairlens._registry.resolve", lambda ref: broken)
+    report = tour.run_tour(quick=True, out=tmp_path / "r.html", progress=False, only=["shuffle"])
     assert not report.ok
     assert "FAILED: RuntimeError: boom in the section" in report.summary().result[0]
     assert "boom in the section" in (tmp_path / "r.html").read_text()

@@ -1,7 +1,7 @@
 """One renderer for every fairlens report: a report document -> self-contained HTML.
 
 :func:`render_html` turns a report document (schema ``fairlens.report/2``, see
-:mod:`fairlens.audit._schema`) into one HTML page that needs nothing else: the CSS is inline,
+:mod:`fairlens.report._schema`) into one HTML page that needs nothing else: the CSS is inline,
 figures are ``data:`` URIs, there are no scripts, fonts or links to fetch, so it opens offline
 and prints (or saves to PDF, A4) cleanly.  Every string of the document is escaped, so a column
 named ``<img src=x onerror=alert(1)>`` is shown as text and runs nothing.
@@ -530,7 +530,7 @@ def render_html(doc, *, fragment=False) -> str:
     ----------
     doc : dict
         A report document, schema ``fairlens.report/2`` (checked with
-        :func:`~fairlens.audit._schema.validate_document`).
+        :func:`~fairlens.report._schema.validate_document`).
 
     fragment : bool, default False
         Return a ``<div class="fairlens-report">`` with its styles scoped to it instead of a
@@ -552,7 +552,7 @@ def render_html(doc, *, fragment=False) -> str:
 
     Examples
     --------
-    >>> from fairlens.audit._schema import environment_info, SCHEMA_VERSION
+    >>> from fairlens.report._schema import environment_info, SCHEMA_VERSION
     >>> doc = {"schema": SCHEMA_VERSION, "kind": "audit", "title": "<b>t</b>",
     ...        "created": "2026-11-24T18:40:00+00:00", "environment": environment_info(),
     ...        "data": {"name": "d", "source": None, "n_rows": 1, "n_columns": 1,

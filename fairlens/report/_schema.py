@@ -2,7 +2,7 @@
 
 An audit (:func:`fairlens.audit`, ``fairlens audit``) and the tour (``fairlens tour``) both
 describe what they did in one JSON-safe dict, the *report document*.  ``.to_json(path)`` writes
-it as it is; ``.to_html(path)`` writes :func:`fairlens.audit._render.render_html` of it.  Values
+it as it is; ``.to_html(path)`` writes :func:`fairlens.report._render.render_html` of it.  Values
 stay raw numbers in the document (a rate is ``0.213``, never ``"21.3%"``): only the renderer
 formats them, in one number format.  This docstring is the documentation of the schema;
 :func:`validate_document` checks a document against it and raises ``ValueError`` naming the
@@ -73,9 +73,11 @@ Top level (all keys required unless marked optional)
     ``limitations`` : list of str
         What the report does not show.
 
-Check ids (audit)
-    ``"group_fairness"``, ``"individual"``, ``"subgroup"``, ``"explanations"``,
-    ``"robustness"``.  A tour uses ``"shuffle"``, ``"maft"``, ``"testsgd"``, ``"certify"``.
+Check ids
+    An audit's sections are ``"group_fairness"`` and the audit checks of the slices in the registry
+    (:func:`fairlens._registry.audit_checks`: ``"individual"``, ``"subgroup"``, ``"explanations"``,
+    ``"robustness"`` for the four built-in slices); a tour's sections are the slices' names
+    (``"shuffle"``, ``"maft"``, ``"testsgd"``, ``"certify"``).  :func:`check_ids` lists them.
 
 Table
     ``title`` (str), ``columns`` (list of readable names), ``rows`` (list of lists of *cell*, one
@@ -125,12 +127,30 @@ import math
 import numbers
 import platform
 
-__all__ = ["SCHEMA_VERSION", "CHECK_IDS", "VERDICTS", "STATUSES", "UNITS", "validate_document",
+__all__ = ["SCHEMA_VERSION", "check_ids", "VERDICTS", "STATUSES", "UNITS", "validate_document",
            "environment_info", "sha256_file", "frame_sha256", "utc_now"]
 
 SCHEMA_VERSION = "fairlens.report/2"
 KINDS = ("audit", "tour")
-CHECK_IDS = ("group_fairness", "individual", "subgroup", "explanations", "robustness")
+
+
+def check_ids():
+    """The audit's section ids: ``"group_fairness"`` and every registered slice's check, in order.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> from fairlens.report._schema import check_ids
+    >>> check_ids()
+    ('group_fairness', 'individual', 'subgroup', 'explanations', 'robustness')
+    """
+    from .._registry import audit_checks
+
+    return ("group_fairness", *(c.id for _, c in audit_checks()))
+
 VERDICTS = ("pass", "fail", "inconclusive", "not computed", "info", "not applicable")
 GATE_STATUSES = ("passed", "failed", "not computed", "no gate")
 BURDENS = ("violation", "compliance", "estimate")
