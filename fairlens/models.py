@@ -478,7 +478,8 @@ class Scorer:
         if kind in ("callable", "encoded"):
             return np.array(X, dtype=np.float64, order="C", copy=True)
         if kind == "readable":
-            frame = self.data.decode(X)
+            # only the columns the model reads are decoded (a wide table's others cost time)
+            return self.data.decode(X, columns=self.model_feature_names)
         else:
             import pandas as pd
 

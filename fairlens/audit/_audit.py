@@ -48,9 +48,10 @@ AUDIT_DEFAULTS = {
     "n_consistency": 500,      # rows of the batch-consistency check
     "n_explain": 40,           # rows explained by SHAP
     "n_background": 50,        # SHAP background rows
-    # attribution methods, SHAP first, LIME in the time left.  "shap" is shap's exact/permutation
-    # explainer (its first call in a process compiles for ~5-20 s); "kernel" (KernelSHAP) keeps only the
-    # 10 largest attributions per row under shap's default l1_reg, which can zero a protected feature
+    # attribution methods, SHAP first, LIME in the time left.  "shap" is exact: Kernel SHAP over every
+    # coalition for at most 10 features, else shap's permutation explainer (whose first call in a
+    # process compiles for 10-40 s); "kernel" (sampled KernelSHAP) keeps only the 10 largest
+    # attributions per row under shap's default l1_reg, which can zero a protected feature
     "explainers": ("shap", "lime"),
     "shap_nsamples": None,     # SHAP evaluations per row (default 4 d + 2: two permutations)
     "lime_nsamples": 1000,     # LIME perturbations per row

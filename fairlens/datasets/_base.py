@@ -203,13 +203,17 @@ class Dataset:
         )
 
     # ----------------------------------------------------------- two-way codes
-    def decode(self, X) -> pd.DataFrame:
+    def decode(self, X, columns=None) -> pd.DataFrame:
         """Readable DataFrame of encoded rows ``X`` (codes become category labels).
 
         Parameters
         ----------
         X : array-like of shape (n, n_features) or (n_features,)
             Encoded rows.
+        columns : list of str, optional
+            Decode only these features, in this order (default: every feature, in
+            ``feature_names`` order).  A model that reads a few columns of a wide table is
+            then not handed (or made to wait for) the others.
 
         Returns
         -------
@@ -222,7 +226,7 @@ class Dataset:
         Raises
         ------
         ValueError
-            If ``X`` has the wrong number of columns.
+            If ``X`` has the wrong number of columns, or ``columns`` names no feature.
 
         Examples
         --------
@@ -230,6 +234,8 @@ class Dataset:
         >>> ds = load_german_credit()
         >>> ds.decode(ds.X[:2])["sex"].tolist() == ds.frame["sex"][:2].tolist()
         True
+        >>> list(ds.decode(ds.X[:2], columns=["sex", "age"]).columns)
+        ['sex', 'age']
         """
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
@@ -239,8 +245,14 @@ class Dataset:
                 f"X must have shape (n, {self.n_features}) for dataset {self.name!r}; "
                 f"got {X.shape}"
             )
+        names = list(self.feature_names) if columns is None else [str(c) for c in columns]
+        unknown = [c for c in names if c not in self.feature_names]
+        if unknown:
+            raise ValueError(f"columns={unknown!r} are not features of dataset {self.name!r}; "
+                             f"choose from {list(self.feature_names)!r}")
         out = {}
-        for j, name in enumerate(self.feature_names):
+        for name in names:
+            j = self.feature_names.index(name)
             col = X[:, j]
             dtype = self._frame_dtype(name)
             if name in self.categories:
@@ -249,7 +261,7 @@ class Dataset:
                 out[name] = _as_int_dtype(col, dtype)
             else:
                 out[name] = col
-        return pd.DataFrame(out, columns=self.feature_names)
+        return pd.DataFrame(out, columns=names)
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         """Encode a readable DataFrame (as in ``frame``) into the ``X`` space.

@@ -376,6 +376,10 @@ def _explain_block(payload, chunk):
             kw = {"silent": True}
             if payload.nsamples is not None:
                 kw["nsamples"] = int(payload.nsamples)
+                if d <= 30 and payload.nsamples >= 2 ** d - 2:
+                    # every coalition is evaluated: the exact Shapley values, with no l1 feature
+                    # selection (shap's default keeps 10 features and moves values by ~1e-5)
+                    kw["l1_reg"] = False
             for i in range(stop - start):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -419,7 +423,9 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         ``"shap"``: ``shap.Explainer(model, Independent(background))`` -- the
         default algorithm picks exact enumeration for ``d <= 10`` and the
         permutation explainer otherwise (``nsamples`` -> ``max_evals``);
-        ``"kernel"``: ``shap.KernelExplainer`` with ``nsamples``;
+        ``"kernel"``: ``shap.KernelExplainer`` with ``nsamples`` (with
+        ``nsamples >= 2**d - 2`` every coalition is evaluated and shap's l1 feature
+        selection is switched off: the exact Shapley values, no numba compilation);
         ``"lime"``: ``LimeTabularExplainer`` in regression mode with
         ``num_samples=nsamples`` (coefficients of the local surrogate);
         integer-coded columns with at most 10 levels in the background are
