@@ -56,6 +56,7 @@ DATA_MODULES = [
     "fairlens.maft._analysis",
     "fairlens.maft._gradients",
     "fairlens.maft._mitigation",
+    "fairlens.maft._problem",
     "fairlens.maft._result",
     "fairlens.maft._search",
     "fairlens.maft._sg",
