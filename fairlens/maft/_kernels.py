@@ -771,7 +771,7 @@ def zo_gradient(Y, steps, G):  # pragma: no cover
 
 @numba.njit(cache=True)
 def finds_add(step, codec, hset, found, counts):  # pragma: no cover
-    """One local step's discoveries into the found set (:class:`fairlens.maft._search._Finds`), in
+    """One local step's discoveries into the found set (:class:`fairlens.maft._state.Finds`), in
     one pass: for every walker ``w`` with ``ok[w]``, in walker order, the row ``X[w]`` is packed
     (:func:`pack_rows`) and inserted (:func:`key_insert1`); a new row appends its counterpart's
     protected values (the differing-label similar instance with the largest score gap, the first

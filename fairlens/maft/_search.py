@@ -76,6 +76,19 @@ from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._problem import _SIMILAR_COPIES, _Problem, select_seeds
 from ._result import FairnessTestResult
+from ._state import (
+    Finds,
+    GlobalHits,
+    HitRecorder,
+    Live,
+    LocalPhase,
+    ModelCalls,
+    OwnShare,
+    Rows,
+    RunState,
+    ShareOutcome,
+    presize,
+)
 from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_counter, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
@@ -117,18 +130,9 @@ def warmup():
     rows = np.empty((2 * 4, 3))
     _kcall.zo_probe_rows(X, G, rows)
     _kcall.zo_gradient(np.zeros(8), G, np.empty((2, 3)))
-    finds = _Finds(codec, np.array([0], dtype=np.int64), capacity=4)
+    finds = Finds(codec, np.array([0], dtype=np.int64), capacity=4)
     finds.add_step(np.array([True, False]), X, S3, sc2, np.arange(2, dtype=np.int64))
 
-
-def _counterpart(S, sc):
-    """Differing-label similar instance with the largest score gap (per walker)."""
-    y0 = sc[:, :1] > 0.5
-    differ = (sc[:, 1:] > 0.5) != y0
-    gap = np.where(differ, np.abs(sc[:, 1:] - sc[:, :1]), -1.0)
-    j = 1 + np.argmax(gap, axis=1)
-    r = np.arange(S.shape[0])
-    return S[r, j], sc[r, j]
 
 
 #: Walkers sharing AEQUITAS's adaptive probabilities (a constant: groups of consecutive global
@@ -151,234 +155,11 @@ def _cuts(n, parts, align=1):
     return [(a, e) for a, e in zip(edges[:-1], edges[1:]) if e > a]
 
 
-#: Most keys a row set is pre-sized for (its upper bound of rows, capped): growing a hash set by
-#: doubling re-inserts every key once more, but a table sized for the upper bound is mostly empty
-#: (census 1000 x 1000: 384,632 explored rows of a 1.5 M bound) and its fresh pages cost page
-#: faults on first touch (a 64 MB table: ~0.1 s, as much as all the inserts).  2^19 keys is a
-#: 16 MB slot table (``KeySet``: 16 bytes a slot, load <= 1/2; 8 MB for the membership-only set of
-#: explored rows).  The found rows' set too: census 1000 x 1000 finds 322,256 local rows, and a set
-#: pre-sized for 2^15 keys grew four times on the way (0.03-0.08 s: 1.31-1.39 s against 1.30 s).
-PRESIZE_KEYS = 1 << 19
-
-
-def _presize(bound, extra=0):
-    """Initial capacity of a row set: its upper bound of keys (``bound + extra``), capped at
-    :data:`PRESIZE_KEYS` (or at ``extra``, the keys inserted up front, if more)."""
-    extra = int(extra)
-    if bound is None:
-        return 1024 + extra
-    return int(min(max(1024, float(bound) + extra), max(PRESIZE_KEYS, extra)))
-
-
-class _Grow:
-    """A growable array (amortised doubling) of rows of a fixed trailing shape."""
-
-    def __init__(self, shape=(), dtype=np.float64, capacity=256):
-        self.a = np.empty((capacity,) + tuple(shape), dtype=dtype)
-        self.n = 0
-
-    def reserve(self, m):
-        """Room for ``m`` more rows without growing."""
-        if self.n + m > self.a.shape[0]:
-            cap = self.a.shape[0]
-            while cap < self.n + m:
-                cap *= 2
-            a = np.empty((cap,) + self.a.shape[1:], dtype=self.a.dtype)
-            a[: self.n] = self.a[: self.n]
-            self.a = a
-
-    def extend(self, v):
-        m = v.shape[0]
-        self.reserve(m)
-        self.a[self.n : self.n + m] = v
-        self.n += m
-
-    @property
-    def view(self):
-        return self.a[: self.n]
-
-
-def _order_permutation(order):
-    """``np.argsort(order, kind="stable")`` of a share's order keys, by direct addressing.
-
-    A share's order keys (``walker * n_local + iteration``) are distinct (a walker finds at most
-    one row per iteration) and lie in a range of ``walkers x n_local``: one scatter into a table
-    of that range and one compaction give the sorted permutation in O(n + range) (census 1000 x
-    1000, a 161,000-row share: about 2 ms against 5 ms for timsort).  Used when the range is at
-    most 8 times the count; else, or if two keys were ever equal, the argsort."""
-    n = order.shape[0]
-    if n:
-        lo = int(order.min())
-        span = int(order.max()) - lo + 1
-        if span <= 8 * n + 4096 and span < 2**31:
-            slot = np.full(span, -1, dtype=np.int32)
-            slot[order - lo] = np.arange(n, dtype=np.int32)
-            o = slot[slot >= 0]
-            if o.shape[0] == n:  # distinct keys: this is the (unique) sorted permutation
-                return o
-    return np.argsort(order, kind="stable")
-
-
-class _Finds:
-    """The local discoveries of one share of walkers, de-duplicated, in canonical order.
-
-    A row is kept once with its counterpart's protected values, both scores and its *order
-    key* ``walker * n_local + iteration`` -- the smallest over its occurrences, i.e. the
-    place Algorithm 4 (walker after walker) finds it first.  Rows in ``exclude`` (the run's
-    global instances) are not kept.  Keys are one int64 per row on an integer grid
-    (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.
-    """
-
-    def __init__(self, codec, prot_idx, exclude=None, capacity=None):
-        self.codec = codec
-        self.prot_idx = prot_idx
-        n_ex = 0 if exclude is None else len(exclude)
-        self.set = KeySet(codec.k, _presize(capacity, n_ex))
-        if exclude is not None and len(exclude):
-            self.set.index(exclude)
-        self.n_pre = len(self.set)
-        self.cp = _Grow((len(prot_idx),))
-        self.s1 = _Grow()
-        self.s2 = _Grow()
-        self.order = _Grow(dtype=np.int64)
-
-    def __len__(self):
-        return len(self.set) - self.n_pre
-
-    def add(self, X, S, sc, order):
-        """Record the discriminatory rows ``X`` (similar sets ``S``, scores ``sc``) found at
-        ``order`` (one order key per row)."""
-        if X.shape[0] == 0:
-            return
-        pos, new = self.set.index(self.codec.keys(X))
-        if new.any():
-            cpx, cps = _counterpart(S[new], sc[new])
-            self.cp.extend(cpx[:, self.prot_idx])
-            self.s1.extend(sc[new, 0])
-            self.s2.extend(cps)
-            self.order.extend(np.asarray(order, dtype=np.int64)[new])
-        dup = ~new & (pos >= self.n_pre)
-        if dup.any():
-            np.minimum.at(self.order.a, pos[dup] - self.n_pre, np.asarray(order, dtype=np.int64)[dup])
-
-    def add_step(self, ok, X, S, sc, order_key):
-        """:meth:`add` for one lockstep step, in one kernel (rows on the integer grid, one int64
-        key each): the rows ``X[ok]`` with their similar sets ``S[ok]`` and scores ``sc[ok]`` at
-        ``order_key[ok]``.  The same rows, counterparts, scores and order keys as :meth:`add`.
-
-        The arguments' shapes are the caller's phase buffers (checked once per phase by
-        ``_local_lockstep``); the set and the growable arrays are this object's own, given room
-        for ``len(ok)`` more rows here, so the kernel is called unchecked."""
-        W = ok.shape[0]
-        self.set.reserve(W)
-        for g in (self.cp, self.s1, self.s2, self.order):
-            g.reserve(W)
-        n_found = len(self)
-        st = self.set
-        st.n, n_found = _kcall.raw.finds_add((ok, X, S, sc, order_key), (self.prot_idx, self.codec.lo, self.codec.mult),
-                                             (st._table, st._store), (self.cp.a, self.s1.a, self.s2.a, self.order.a),
-                                             (st.n, self.n_pre, n_found))
-        for g in (self.cp, self.s1, self.s2, self.order):
-            g.n = n_found
-
-    def pack(self):
-        """Compact, sorted by order key: ``{keys, cp, s1, s2, order}``."""
-        o = _order_permutation(self.order.view)
-        return {"keys": self.set.keys[self.n_pre :][o], "cp": self.cp.view[o], "s1": self.s1.view[o],
-                "s2": self.s2.view[o], "order": self.order.view[o]}
-
-
-class _Rows:
-    """The run's instances and counterparts, each row written once into the result's arrays:
-    the global instances (the walkers) first, then every share's unique local rows, decoded
-    from their keys as the share is merged (:meth:`add`, in share order).
-
-    With several processes the share this process works is decoded while the workers still
-    run, instead of after the last share (``reserve`` makes room for the shares still to come;
-    the arrays grow or shrink in place, ``ndarray.resize``, at most once more each).  Growing in
-    place (``realloc``, small pages, zero-filled by numpy) costs about 20 ms per 35 MB here and
-    never more; new ``np.empty`` arrays of that size get huge pages (5 ms in a fresh process)
-    but took 47-101 ms in most runs of a long session on this VM (``benchmarks/README.md``,
-    round seven)."""
-
-    def __init__(self, walkers, cp_global, prot_idx, codec):
-        n, d = walkers.shape
-        self.codec, self.prot_idx, self.n = codec, prot_idx, n
-        self.X = np.empty((n, d))
-        self.CP = np.empty((n, d))
-        self.X[:] = walkers
-        self.CP[:] = walkers
-        self.CP[:, prot_idx] = cp_global
-
-    def _room(self, rows):
-        if rows != self.X.shape[0]:
-            # the only references are ours (the slices handed to the decoder are gone)
-            self.X.resize((rows, self.X.shape[1]), refcheck=False)
-            self.CP.resize((rows, self.CP.shape[1]), refcheck=False)
-
-    def add(self, keys, cp, reserve=0):
-        """Decode the rows of ``keys`` (their counterparts' protected values ``cp``) after the
-        rows so far; ``reserve``: room for about this many more rows of later shares."""
-        a, m = self.n, keys.shape[0]
-        if a + m > self.X.shape[0]:
-            self._room(a + m + max(0, int(reserve)))
-        self.codec.pairs(keys, cp, self.prot_idx, self.X[a : a + m], self.CP[a : a + m])
-        self.n = a + m
-
-    def arrays(self):
-        """``(instances, counterparts)``, exactly as many rows as were added."""
-        self._room(self.n)
-        return self.X, self.CP
-
-
-class _Live:
-    """One share's run-time bookkeeping: explored rows, the found count, the callback, the
-    progress report and the stop test."""
-
-    def __init__(self, codec, track_explored, callback=None, stop=None, t0=None, report=None, capacity=None,
-                 explored=None):
-        self.codec = codec
-        # membership only (8-byte slots) when a row is one int64 key: nobody asks where a row sits;
-        # ``explored``: a set to add to (the run's own, for the share this process works)
-        if not track_explored:
-            self.explored = None
-        elif explored is not None:
-            self.explored = explored
-        else:
-            self.explored = KeySet(codec.k, _presize(capacity), positions=False)
-        self.count = lambda: 0
-        self.n_global = 0
-        self.timeline = [(0.0, 0)]
-        self.callback = callback
-        self.stop = stop if stop is not None else (lambda: False)
-        self.t0 = time.perf_counter() if t0 is None else t0
-        self.report = report
-        self.stopped = False
-
-    def explore(self, X):
-        if self.explored is not None and X.shape[0]:
-            self.explored.insert(self.codec.keys(X))
-
-    def explored_keys(self):
-        return self.explored.keys.copy() if self.explored is not None else np.empty((0, self.codec.k), np.int64)
-
-    def tick(self, phase, step, total):
-        el = time.perf_counter() - self.t0
-        n = self.count()
-        self.timeline.append((el, n))
-        if self.callback is not None:
-            self.callback({"phase": phase, "step": step, "total": total, "n_global": self.n_global,
-                           "n_total": n, "elapsed": el})
-        if self.report is not None:
-            self.report(step, total)
-        if self.stop():
-            self.stopped = True
-        return self.stopped
 
 
 def _task_scorer(search):
     scorer = CountingScorer(search.scorer, fast=search.__dict__.get("_replay"))
-    return scorer, search._source(scorer)
+    return ModelCalls(scorer, search._source(scorer))
 
 
 def _here(payload, share):
@@ -387,7 +168,7 @@ def _here(payload, share):
     (:class:`fairlens._parallel.Payload` ships no ``_here`` attribute), and a share run in a
     thread of this process (threading or in-process dask backends) is told apart by its bounds."""
     here = payload.__dict__.get("_here")
-    return here if here is not None and tuple(here["share"]) == tuple(share) else None
+    return here if here is not None and tuple(here.share) == tuple(share) else None
 
 
 def _global_task(payload, share):
@@ -397,14 +178,12 @@ def _global_task(payload, share):
     s = payload.search
     here = _here(payload, share)
     with _blas_limit(s.blas_threads):
-        scorer, source = _task_scorer(s)
-        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C,
-                     stop=here and here["stop"], explored=here and here["explored"])
-        out = s._global_phase(scorer, source, payload.seeds[a:e], live)
-    out["explored"] = None if here else live.explored_keys()
-    out["queries"] = int(scorer.rows + getattr(source, "rows", 0))
-    out["calls"] = int(scorer.calls)
-    return out
+        model = _task_scorer(s)
+        live = Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C,
+                    stop=here and here.stop, explored=here and here.explored)
+        hits = s._global_phase(model, payload.seeds[a:e], live)
+    return ShareOutcome(queries=model.queries, calls=model.calls, explored=None if here else live.explored_keys(),
+                        hits=hits)
 
 
 def _local_task(payload, share):
@@ -418,16 +197,15 @@ def _local_task(payload, share):
     here = _here(payload, share)
     mine = here is not None
     with _blas_limit(s.blas_threads):
-        scorer, source = _task_scorer(s)
-        live = _Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C,
-                     stop=here and here["stop"], explored=here and here["explored"])
-        finds = _Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
-        tries = s._local_phase(scorer, source, payload.walkers[a:e], a, payload.key, finds, live)
-    pk = finds.pack()
-    del pk["order"]  # the pack is already in order; the parent needs keys, counterparts and scores only
-    return {"finds": pk, "tries": tries, "explored": None if mine else live.explored_keys(),
-            "found_set": finds.set if mine else None,
-            "queries": int(scorer.rows + getattr(source, "rows", 0)), "calls": int(scorer.calls)}
+        model = _task_scorer(s)
+        live = Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C,
+                    stop=here and here.stop, explored=here and here.explored)
+        finds = Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
+        tries = s._local_phase(model, payload.walkers[a:e], a, payload.key, finds, live)
+    found = finds.pack()
+    found.order = None  # already in order; the parent needs keys, counterparts and scores only
+    return ShareOutcome(queries=model.queries, calls=model.calls, explored=None if mine else live.explored_keys(),
+                        found=found, tries=tries, found_set=finds.set if mine else None)
 
 
 _RUN_MOVED = ("n_seeds", "n_local", "random_state", "engine", "seeds", "track_explored", "blas_threads")
@@ -793,34 +571,34 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         codec = self._codec(seeds)
         workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
         t0 = time.perf_counter()
-        st = {"queries": 0, "calls": 0, "notes": [], "stopped": False, "t0": t0,
-              "explored": None}
         with _blas_limit(self.blas_threads):
-            scorer, source = _task_scorer(self)
+            model = _task_scorer(self)
             bound = seeds.shape[0] * (self.max_iter + self.n_local) * self.problem.C
-            live = _Live(codec, self.track_explored, callback, stop, t0, report, capacity=bound)
-            st["explored"] = live.explored  # the workers' explored rows are merged into it (one pass)
-            g = self._run_global(seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st)
+            # the workers' explored rows are merged into live.explored (one pass)
+            live = Live(codec, self.track_explored, callback=callback, stop=stop, t0=t0, report=report,
+                        capacity=bound)
+            run = RunState(model=model, live=live, codec=codec, n_jobs=n_jobs, workers=workers, stop=stop,
+                           callback=callback, report=report, t0=t0, seed=seed, seeds=seeds)
+            g = self._run_global(run)
             walkers, gkeys, gi = self._unique_global(g, codec)
-            rows = _Rows(walkers, g["cp"][gi], self.problem.prot_idx, codec)
+            rows = Rows(walkers, g.cp[gi], self.problem.prot_idx, codec)
             n_global = walkers.shape[0]
             live.n_global = n_global
             live.count = lambda: n_global
-            if g["stopped"] or live.stopped:
-                st["stopped"] = True
+            if g.stopped or live.stopped:
+                run.stopped = True
             else:
                 live.tick("global", self.max_iter, self.max_iter)
-                st["stopped"] = live.stopped
+                run.stopped = live.stopped
             loc = None
-            if not st["stopped"] and self.n_local > 0 and n_global > 0:
-                loc = self._run_local(walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop,
-                                      callback, report, st, rows)
+            if not run.stopped and self.n_local > 0 and n_global > 0:
+                loc = self._run_local(run, walkers, gkeys, key, rows)
             elapsed = time.perf_counter() - t0
-        st["queries"] += int(scorer.rows + getattr(source, "rows", 0))
-        st["calls"] += int(scorer.calls)
-        res = self._assemble(seeds, seed, g, gi, rows, loc, st, live, elapsed)
+        run.queries += model.queries
+        run.calls += model.calls
+        res = self._assemble(run, g, gi, rows, loc, elapsed)
         res.params.update(n_jobs=n_jobs, n_walkers=int(n_global),
-                          parallel="; ".join(st["notes"]) or "sequential (one worker)")
+                          parallel="; ".join(run.notes) or "sequential (one worker)")
         return res
 
     _seeds_from_pool = True
@@ -868,7 +646,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                        f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
         return workers
 
-    def _parallel(self, task, payload, shares, n_jobs, stop, callback, report, phase, st, merge=None):
+    def _parallel(self, run, task, payload, shares, phase, merge=None):
         """Run ``task`` on ``shares``; each share's result is merged as soon as it arrives (its
         explored rows into the run's set, ``merge(index, result)`` for the rest), while the
         other workers still run."""
@@ -877,135 +655,123 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         marks = []
 
         def on_task(done, total):
-            el = time.perf_counter() - st["t0"]
+            el = time.perf_counter() - run.t0
             marks.append((el, done))
-            if report is not None:
-                report(done, total)
-            if callback is not None:
-                callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
-                          "elapsed": el})
+            if run.report is not None:
+                run.report(done, total)
+            if run.callback is not None:
+                run.callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
+                              "elapsed": el})
 
         def on_result(i, o):
-            st["queries"] += o["queries"]
-            st["calls"] += o["calls"]
-            if st["explored"] is not None and o["explored"] is not None:
-                st["explored"].insert(o["explored"])
-            o["explored"] = None  # merged (this process's share added its rows itself): free it
+            run.merge(o)
             if merge is not None:
                 merge(i, o)
 
         info = {}
         # this process works the first share (no round trip for it) and merges it while the
         # workers still run: n_jobs processes compute, this one among them
-        outs = run_chunks(task, payload, shares, n_jobs=n_jobs, stop=stop, progress=on_task, on_result=on_result,
-                          info=info, share_here=True)
+        outs = run_chunks(task, payload, shares, n_jobs=run.n_jobs, stop=run.stop, progress=on_task,
+                          on_result=on_result, info=info, share_here=True)
         where = "processes (this one works the first)" if info.get("share_here") else "workers"
-        st["notes"].append(f"{phase} phase on {len(shares)} {where}")
+        run.notes.append(f"{phase} phase on {len(shares)} {where}")
         return outs, marks, len(outs) < len(shares)
 
-    def _run_global(self, seeds, scorer, source, live, codec, workers, n_jobs, stop, callback, report, st):
+    def _run_global(self, run):
         """Algorithm 3 for every seed: here in lockstep, or in lockstep shares on the workers."""
+        seeds = run.seeds
         W = seeds.shape[0]
-        plan = self._plan("global", W, self.max_iter, workers)
+        plan = self._plan("global", W, self.max_iter, run.workers)
         if isinstance(plan, tuple):
             plan, note = plan
-            st["notes"].append(note)
+            run.notes.append(note)
         if plan <= 1:
-            out = self._global_phase(scorer, source, seeds, live)
-            out["stopped"] = live.stopped
-            return out
+            hits = self._global_phase(run.model, seeds, run.live)
+            hits.stopped = run.live.stopped
+            return hits
         from fairlens._parallel import Payload
 
         shares = _cuts(W, plan)
-        payload = Payload(search=self._shippable(), seeds=seeds, codec=codec)
-        payload._here = {"share": shares[0], "explored": st["explored"], "stop": stop}  # see _here()
-        outs, marks, stopped = self._parallel(_global_task, payload, shares, n_jobs, stop, callback, report,
-                                              "global", st)
-        cat = {k: np.concatenate([o[k] for o in outs]) if outs else None for k in ("X", "cp", "s1", "s2")}
-        idx = [o["idx"] + a for o, (a, _) in zip(outs, shares)]
-        return {"idx": np.concatenate(idx) if idx else np.zeros(0, np.int64),
-                "X": cat["X"] if outs else np.empty((0, self.problem.d)),
-                "cp": cat["cp"] if outs else np.empty((0, len(self.problem.prot_idx))),
-                "s1": cat["s1"] if outs else np.empty(0), "s2": cat["s2"] if outs else np.empty(0),
-                "tries": int(sum(o["tries"] for o in outs)), "stopped": stopped}
+        payload = Payload(search=self._shippable(), seeds=seeds, codec=run.codec)
+        payload._here = OwnShare(shares[0], run.explored, run.stop)  # see _here()
+        outs, marks, stopped = self._parallel(run, _global_task, payload, shares, "global")
+        return GlobalHits.concat([o.hits for o in outs], [a for a, _ in shares],
+                                 (self.problem.d, len(self.problem.prot_idx)), stopped)
 
     def _unique_global(self, g, codec):
         """The run's global instances, each once, in seed order (the local walkers)."""
-        keys = codec.keys(g["X"])
+        keys = codec.keys(g.X)
         _, new = KeySet(codec.k, max(16, keys.shape[0])).index(keys)
         gi = np.flatnonzero(new)
-        return np.ascontiguousarray(g["X"][gi]), keys[gi], gi
+        return np.ascontiguousarray(g.X[gi]), keys[gi], gi
 
-    def _run_local(self, walkers, gkeys, key, scorer, source, live, codec, workers, n_jobs, stop, callback,
-                   report, st, rows):
+    def _run_local(self, run, walkers, gkeys, key, rows):
         """Algorithm 4 for every unique global instance: here, or in lockstep shares on the workers.
-        Each share's unique rows are decoded into ``rows`` (a :class:`_Rows`) as it is merged."""
+        Each share's unique rows are decoded into ``rows`` (a :class:`Rows`) as it is merged."""
         G = walkers.shape[0]
-        plan = self._plan("local", G, self.n_local, workers)
+        plan = self._plan("local", G, self.n_local, run.workers)
         if isinstance(plan, tuple):
             plan, note = plan
-            st["notes"].append(note)
+            run.notes.append(note)
         shares = _cuts(G, plan, self._walker_align)
         if len(shares) <= 1:
             plan = 1
         if plan <= 1:
-            finds = _Finds(codec, self.problem.prot_idx, gkeys, capacity=G * self.n_local)
+            finds = Finds(run.codec, self.problem.prot_idx, gkeys, capacity=G * self.n_local)
             n_global = G
-            live.count = lambda: n_global + len(finds)
-            tries = self._local_phase(scorer, source, walkers, 0, key, finds, live)
-            st["stopped"] = live.stopped
-            pk = finds.pack()
-            rows.add(pk["keys"], pk["cp"])
-            return {"packs": [pk], "tries": tries, "marks": None}
+            run.live.count = lambda: n_global + len(finds)
+            tries = self._local_phase(run.model, walkers, 0, key, finds, run.live)
+            run.stopped = run.live.stopped
+            found = finds.pack()
+            rows.add(found.keys, found.cp)
+            return LocalPhase(found=[found], tries=tries)
         from fairlens._parallel import Payload
 
-        payload = Payload(search=self._shippable(), walkers=walkers, codec=codec, exclude=gkeys, key=key)
+        payload = Payload(search=self._shippable(), walkers=walkers, codec=run.codec, exclude=gkeys, key=key)
         # the share this process works stops with the run, adds its explored rows to the run's set
         # and hands over its found-row set (``_local_task``, ``_here``)
-        payload._here = {"share": shares[0], "explored": st["explored"], "stop": stop}
-        box = {"merged": None}
+        payload._here = OwnShare(shares[0], run.explored, run.stop)
+        merged = []  # the run's set of local rows (this process's share's own set, when it comes first)
 
         def merge(i, o):
             # linear: a row found by two shares is kept at its first place (shares arrive in order,
             # the first one may be this process's); each share's rows are then decoded into place
-            pk = o["finds"]
-            found = o.pop("found_set", None)
-            if box["merged"] is None and found is not None:
-                box["merged"] = found  # this process's share, the first: all its rows are new
+            own, o.found_set = o.found_set, None
+            if not merged and own is not None:
+                merged.append(own)  # this process's share, the first: all its rows are new
             else:
-                if box["merged"] is None:
-                    box["merged"] = KeySet(codec.k, _presize(G * self.n_local))
-                keep = box["merged"].index(pk["keys"])[1]
+                if not merged:
+                    merged.append(KeySet(run.codec.k, presize(G * self.n_local)))
+                keep = merged[0].index(o.found.keys)[1]
                 if not keep.all():
-                    for k in ("keys", "cp", "s1", "s2"):
-                        pk[k] = pk[k][keep]
+                    o.found = o.found.keep(keep)
             a, e = shares[i]
-            n = pk["keys"].shape[0]
-            rows.add(pk["keys"], pk["cp"], reserve=1.25 * n * (G - e) / max(1, e - a))
+            n = len(o.found)
+            rows.add(o.found.keys, o.found.cp, reserve=1.25 * n * (G - e) / max(1, e - a))
 
-        outs, marks, stopped = self._parallel(_local_task, payload, shares, n_jobs, stop, callback, report,
-                                              "local", st, merge)
-        st["stopped"] = stopped
-        return {"packs": [o["finds"] for o in outs], "tries": int(sum(o["tries"] for o in outs)), "marks": marks}
+        outs, marks, stopped = self._parallel(run, _local_task, payload, shares, "local", merge)
+        run.stopped = stopped
+        return LocalPhase(found=[o.found for o in outs], tries=int(sum(o.tries for o in outs)), marks=marks)
 
-    def _assemble(self, seeds, seed, g, gi, rows, loc, st, live, elapsed):
+    def _assemble(self, run, g, gi, rows, loc, elapsed):
         """Global instances (seed order), then the local ones (walker after walker, each row once)."""
         pb = self.problem
+        seeds, seed, live = run.seeds, run.seed, run.live
         n_global = int(gi.shape[0])
-        packs = loc["packs"] if loc is not None else []
-        tries_local = loc["tries"] if loc is not None else 0
-        counts = list(n_global + np.cumsum([pk["keys"].shape[0] for pk in packs], dtype=np.int64))
+        packs = loc.found if loc is not None else []
+        tries_local = loc.tries if loc is not None else 0
+        counts = list(n_global + np.cumsum([len(pk) for pk in packs], dtype=np.int64))
         n_loc = int(counts[-1]) - n_global if counts else 0
         # the instances and their counterparts were written once into their final arrays as each
-        # share was merged (_Rows): the global ones (the walkers) first, then each share's rows
+        # share was merged (Rows): the global ones (the walkers) first, then each share's rows
         X, CP = rows.arrays()
         if X.shape[0] != n_global + n_loc:  # pragma: no cover - an internal invariant
             raise RuntimeError(f"internal: {X.shape[0]} rows decoded for {n_global + n_loc} instances")
-        s1 = [g["s1"][gi]] + [pk["s1"] for pk in packs]
-        s2 = [g["s2"][gi]] + [pk["s2"] for pk in packs]
-        if loc is not None and loc["marks"] is not None:
+        s1 = [g.s1[gi]] + [pk.s1 for pk in packs]
+        s2 = [g.s2[gi]] + [pk.s2 for pk in packs]
+        if loc is not None and loc.marks is not None:
             t_g = live.timeline[-1][0] if len(live.timeline) > 1 else 0.0
-            timeline = [(0.0, 0), (t_g, n_global)] + [(t, counts[k - 1]) for t, k in loc["marks"]
+            timeline = [(0.0, 0), (t_g, n_global)] + [(t, counts[k - 1]) for t, k in loc.marks
                                                      if 0 < k <= len(counts)]
         else:
             timeline = live.timeline
@@ -1024,14 +790,14 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             n_global=int(n_global),
             n_local=int(n_loc),
             elapsed=elapsed,
-            queries=int(st["queries"]),
-            model_calls=int(st["calls"]),
-            tries_global=int(g["tries"]),
+            queries=int(run.queries),
+            model_calls=int(run.calls),
+            tries_global=int(g.tries),
             tries_local=int(tries_local),
-            n_explored=len(st["explored"]) if st["explored"] is not None else 0,
+            n_explored=len(run.explored) if run.explored is not None else 0,
             seeds=seeds,
             timeline=np.asarray(timeline, dtype=np.float64),
-            stopped=bool(st["stopped"]),
+            stopped=bool(run.stopped),
             params=params,
             random_state=seed,
             feature_names=pb.feature_names,
@@ -1039,50 +805,31 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         )
 
     # ------------------------------------------------------------------ the two phases
-    def _global_phase(self, scorer, source, seeds, live):
-        """Algorithm 3 for ``seeds``: ``{idx, X, cp, s1, s2, tries}`` of the seeds that reached a
-        discriminatory instance (``cp``: the counterpart's protected values)."""
+    def _global_phase(self, model, seeds, live):
+        """Algorithm 3 for ``seeds``: the :class:`GlobalHits` of the seeds that reached a
+        discriminatory instance."""
         if self.engine == "reference":
-            return self._global_reference(scorer, source, seeds, live)
-        return self._global_lockstep(scorer, source, seeds, live)
+            return self._global_reference(model, seeds, live)
+        return self._global_lockstep(model, seeds, live)
 
-    def _local_phase(self, scorer, source, walkers, w0, key, finds, live):
+    def _local_phase(self, model, walkers, w0, key, finds, live):
         """Algorithm 4 for the walkers ``w0, w0 + 1, ...`` (rows ``walkers``); the instances go
         to ``finds``; returns the number of local tries."""
         if walkers.shape[0] == 0 or self.n_local == 0:
             return 0
         if self.engine == "reference":
-            return self._local_reference(scorer, source, walkers, w0, key, finds, live)
-        return self._local_lockstep(scorer, source, walkers, w0, key, finds, live)
+            return self._local_reference(model, walkers, w0, key, finds, live)
+        return self._local_lockstep(model, walkers, w0, key, finds, live)
 
-    def _hits(self, W):
-        P = len(self.problem.prot_idx)
-        return {"hit": np.zeros(W, dtype=np.bool_), "X": np.empty((W, self.problem.d)), "cp": np.empty((W, P)),
-                "s1": np.empty(W), "s2": np.empty(W)}
-
-    def _record_hits(self, h, rows, Xh, S, sc):
-        if rows.size:
-            cpx, cps = _counterpart(S, sc)
-            h["hit"][rows] = True
-            h["X"][rows] = Xh
-            h["cp"][rows] = cpx[:, self.problem.prot_idx]
-            h["s1"][rows] = sc[:, 0]
-            h["s2"][rows] = cps
-
-    @staticmethod
-    def _hit_dict(h, tries):
-        idx = np.flatnonzero(h["hit"])
-        return {"idx": idx, "X": h["X"][idx], "cp": h["cp"][idx], "s1": h["s1"][idx], "s2": h["s2"][idx],
-                "tries": int(tries)}
-
-    def _global_lockstep(self, scorer, source, seeds, live):
+    def _global_lockstep(self, model, seeds, live):
+        scorer, source = model.scorer, model.source
         pb = self.problem
         W, d, C = seeds.shape[0], pb.d, pb.C
         X = seeds.copy()
         M1 = np.zeros((W, d))
         M2 = np.zeros((W, d))
         active = np.arange(W)
-        h = self._hits(W)
+        h = HitRecorder(W, d, pb.prot_idx)
         tries = 0
         zeros = np.zeros(W)
         for it in range(self.max_iter):
@@ -1097,7 +844,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             pair = np.empty(m, dtype=np.int64)
             mdiff = np.empty(m, dtype=np.int64)
             _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
-            self._record_hits(h, active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
+            h.record(active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
             rest = ~is_disc
             ar = active[rest]
             if ar.size:
@@ -1118,9 +865,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             active = ar
             if live.tick("global", it + 1, self.max_iter):
                 break
-        return self._hit_dict(h, tries)
+        return h.hits(tries)
 
-    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
+    def _local_lockstep(self, model, walkers, w0, key, finds, live):
         """All walkers of the share in lockstep: one model call per step.
 
         The buffers every step reuses are checked once here, at the phase boundary
@@ -1129,6 +876,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         :func:`~fairlens.maft._kcall.check_step`; the kernels are then called unchecked
         (``_kcall.raw``): a parallel share pays the per-step cost again, so it is kept small.
         """
+        scorer, source = model.scorer, model.source
         pb = self.problem
         G, d, C = walkers.shape[0], pb.d, pb.C
         n_local = self.n_local
@@ -1235,16 +983,17 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         S = self.problem.similar(x[None, :])[0]
         return S, scorer(S)
 
-    def _global_reference(self, scorer, source, seeds, live):
+    def _global_reference(self, model, seeds, live):
         """One seed at a time, literally as Algorithm 3 is printed.
 
         Each candidate is scored together with its similar instances in one model call (the
         authors' code makes one call per similar instance) and each gradient is one
         Algorithm-2 call per point (``x`` then ``x'``).
         """
+        scorer, source = model.scorer, model.source
         pb = self.problem
         d = pb.d
-        h = self._hits(seeds.shape[0])
+        h = HitRecorder(seeds.shape[0], d, pb.prot_idx)
         tries = 0
         for i in range(seeds.shape[0]):
             x = seeds[i].copy()
@@ -1255,7 +1004,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 S, sc = self._score_similar(scorer, x)
                 y = sc[0] > 0.5
                 if np.any((sc[1:] > 0.5) != y):
-                    self._record_hits(h, np.array([i]), x[None, :], S[None], sc[None])
+                    h.record(np.array([i]), x[None, :], S[None], sc[None])
                     break
                 dist = (sc[0] - sc[1:]) ** 2
                 x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
@@ -1269,10 +1018,11 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 live.explore(x[None, :])
             if live.tick("global", i + 1, seeds.shape[0]):
                 break
-        return self._hit_dict(h, tries)
+        return h.hits(tries)
 
-    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
+    def _local_reference(self, model, walkers, w0, key, finds, live):
         """One walker at a time, literally as Algorithm 4 is printed."""
+        scorer, source = model.scorer, model.source
         pb = self.problem
         ui = self.update_interval
         n_local = self.n_local
@@ -1833,17 +1583,18 @@ class AEQUITAS(_TwoPhaseSearch):
 
     _walker_align = BLOCK_SIZE
 
-    def _global_phase(self, scorer, source, seeds, live):
+    def _global_phase(self, model, seeds, live):
         """Every seed checked once (one model call for all)."""
+        scorer = model.scorer
         pb = self.problem
         S = pb.similar(seeds)
         sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
         live.explore(seeds)
         disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-        h = self._hits(seeds.shape[0])
-        self._record_hits(h, np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
+        h = HitRecorder(seeds.shape[0], pb.d, pb.prot_idx)
+        h.record(np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
         live.tick("global", 1, 1)
-        return self._hit_dict(h, seeds.shape[0])
+        return h.hits(seeds.shape[0])
 
     def _groups(self, wid):
         """``[(start, stop), ...]`` of the walkers sharing probabilities (global ids // BLOCK_SIZE)."""
@@ -1851,7 +1602,8 @@ class AEQUITAS(_TwoPhaseSearch):
         edges = np.concatenate([[0], np.flatnonzero(np.diff(g)) + 1, [wid.size]])
         return [(int(a), int(e)) for a, e in zip(edges[:-1], edges[1:])]
 
-    def _local_lockstep(self, scorer, source, walkers, w0, key, finds, live):
+    def _local_lockstep(self, model, walkers, w0, key, finds, live):
+        scorer = model.scorer
         pb = self.problem
         G, d, C = walkers.shape[0], pb.d, pb.C
         n_local = self.n_local
@@ -1884,7 +1636,8 @@ class AEQUITAS(_TwoPhaseSearch):
                 break
         return tries
 
-    def _local_reference(self, scorer, source, walkers, w0, key, finds, live):
+    def _local_reference(self, model, walkers, w0, key, finds, live):
+        scorer = model.scorer
         pb = self.problem
         cs = self.change_size
         n_local = self.n_local

@@ -52,12 +52,12 @@ from ._result import FairnessTestResult
 from ._search import (
     _COMMON_CONSTRAINTS,
     _blas_limit,
-    _counterpart,
     _favourable_alias,
     _legacy_run_keywords,
     _positional_protected,
     _TwoPhaseSearch,
 )
+from ._state import counterpart
 from ._utils import CountingScorer, RowSet
 
 __all__ = ["SG"]
@@ -344,7 +344,7 @@ class SG(_TwoPhaseSearch):
                 if disc:
                     new = found.add(t[None, :])
                     if new[0]:
-                        cpx, cps = _counterpart(S[None], sc[None])
+                        cpx, cps = counterpart(S[None], sc[None])
                         parts[phase].append((t.copy(), cpx[0], sc[0], cps[0]))
                         if phase == "global":
                             budget_l += n_local

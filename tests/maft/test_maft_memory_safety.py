@@ -56,9 +56,9 @@ def test_kernel_calls_are_checked():
     import inspect
 
     import fairlens.maft as fm
-    from fairlens.maft import _analysis, _kcall, _mitigation, _search, _utils
+    from fairlens.maft import _analysis, _kcall, _mitigation, _search, _state, _utils
 
-    for mod in (_analysis, _mitigation, _search, _utils, fm):
+    for mod in (_analysis, _mitigation, _search, _state, _utils, fm):
         assert "_kernels." not in inspect.getsource(mod).replace("fairlens.maft._kernels", "")
     # unchecked kernel calls (``_kcall.raw``) only where the arguments are checked at the phase
     # boundary (the local lockstep phase) or allocated by the caller itself (KeySet, RowCodec)
@@ -79,12 +79,12 @@ def test_kernel_calls_are_checked():
     from fairlens.maft import _gradients
 
     audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
-               "_Finds.add_step"}
-    for mod in (_analysis, _mitigation, _search, _utils, _gradients, fm):
+               "Finds.add_step"}
+    for mod in (_analysis, _mitigation, _search, _state, _utils, _gradients, fm):
         users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
         assert users <= audited, (mod.__name__, users - audited)
-    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep",
-                                                                          "_Finds.add_step"}
+    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep"}
+    assert raw_users(ast.parse(inspect.getsource(_state)), "", set()) == {"Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
         _kcall.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), np.empty((2, 2, 2)))

@@ -89,26 +89,26 @@ def test_walkers_are_the_unique_global_instances_at_1000_seeds(toy, smooth):
     """Issue 24: one local walker per unique global instance of the WHOLE run (the paper's
     global_id set), not per 256-seed block.  The per-seed global hits come from the literal
     Algorithm-3 twin, one seed at a time, without any de-duplication."""
-    from fairlens.maft._search import _Live, _task_scorer
+    from fairlens.maft._search import _task_scorer
+    from fairlens.maft._state import Live
 
     grid = AEQUITAS(smooth, toy).draw_seeds(1000, random_state=0)  # 1000 distinct-ish points of the domain
     s = MAFT(smooth, toy, seeds=grid, n_local=7, random_state=0)
     res = s.run()
     seeds = res.seeds
     assert seeds.shape[0] == 1000
-    scorer, source = _task_scorer(s)
-    hits = s._global_reference(scorer, source, seeds, _Live(s._codec(seeds), False))
-    rows = [tuple(x) for x in hits["X"]]
+    hits = s._global_reference(_task_scorer(s), seeds, Live(s._codec(seeds), False))
+    rows = [tuple(x) for x in hits.X]
     unique = list(dict.fromkeys(rows))  # seed order, first occurrence
     assert len(rows) > len(unique)  # duplicates exist: the test can tell the two policies apart
     per_block = sum(len(set(rows[a:b])) for a, b in
-                    [(np.searchsorted(hits["idx"], k), np.searchsorted(hits["idx"], k + 256))
+                    [(np.searchsorted(hits.idx, k), np.searchsorted(hits.idx, k + 256))
                      for k in range(0, 1000, 256)])
     assert per_block > len(unique)  # what the per-block de-duplication used to walk
     assert res.n_global == res.params["n_walkers"] == len(unique)
     np.testing.assert_array_equal(res.instances[: res.n_global], np.array(unique))
     assert res.tries_local == len(unique) * 7  # every walker walks n_local steps, once
-    assert res.tries_global == hits["tries"]
+    assert res.tries_global == hits.tries
 
 
 def test_duplicates_counted_once(toy, smooth, always_parallel):
