@@ -34,7 +34,7 @@ the walkers, in lockstep (one call per step for its share): this process works t
 while the workers run the others (``run_chunks(share_here=True)``), each worker returns its rows
 as int64 keys (:class:`fairlens.maft._utils.RowCodec`) and this process merges the shares with
 one linear pass of a hash set, then decodes every row once into the result's arrays.  A phase
-too small to gain runs here (:data:`MIN_PARALLEL_ROWS`).
+too small to gain runs here (:data:`~fairlens.maft._plan.MIN_PARALLEL_ROWS`).
 
 Both engines use identical random numbers and -- for a model whose row scores do not
 depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and
@@ -74,6 +74,7 @@ from fairlens._validation import check_int, check_memory
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
+from ._plan import cuts, own_share, plan_phase, run_shares
 from ._problem import _SIMILAR_COPIES, _Problem, select_seeds
 from ._result import FairnessTestResult
 from ._state import (
@@ -139,44 +140,19 @@ def warmup():
 #: instances, never derived from ``n_jobs``; parallel shares are cut on group boundaries).
 BLOCK_SIZE = 256
 
-#: Below this many model rows (an upper bound of a phase's work, ``walkers x steps x
-#: combinations``) a phase runs in this process even when ``n_jobs`` asks for workers: starting
-#: the tasks and shipping the model would cost more than the work (measured in
-#: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
-MIN_PARALLEL_ROWS = 1_000_000
-
-
-def _cuts(n, parts, align=1):
-    """``[(start, stop), ...]``: ``range(n)`` in at most ``parts`` contiguous shares whose
-    boundaries are multiples of ``align``."""
-    units = -(-n // align)
-    parts = max(1, min(parts, units))
-    edges = [min(n, align * round(units * i / parts)) for i in range(parts + 1)]
-    return [(a, e) for a, e in zip(edges[:-1], edges[1:]) if e > a]
-
-
-
 
 def _task_scorer(search):
     scorer = CountingScorer(search.scorer, fast=search.__dict__.get("_replay"))
     return ModelCalls(scorer, search._source(scorer))
 
 
-def _here(payload, share):
-    """What this process hands the share it works itself (``payload._here``: the run's explored
-    set and stop test), or None for a worker's share.  ``_here`` never travels to a worker
-    (:class:`fairlens._parallel.Payload` ships no ``_here`` attribute), and a share run in a
-    thread of this process (threading or in-process dask backends) is told apart by its bounds."""
-    here = payload.__dict__.get("_here")
-    return here if here is not None and tuple(here.share) == tuple(share) else None
-
-
 def _global_task(payload, share):
     """A parallel task: the global phase of the seeds ``share = (start, stop)``; the share this
-    process works adds its explored rows to the run's set and stops with the run (:func:`_here`)."""
+    process works adds its explored rows to the run's set and stops with the run
+    (:func:`~fairlens.maft._plan.own_share`)."""
     a, e = share
     s = payload.search
-    here = _here(payload, share)
+    here = own_share(payload, share)
     with _blas_limit(s.blas_threads):
         model = _task_scorer(s)
         live = Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C,
@@ -189,12 +165,12 @@ def _global_task(payload, share):
 def _local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
-    The share this process works itself (:func:`_here`) stops with the run, adds its explored
+    The share this process works itself (:func:`~fairlens.maft._plan.own_share`) stops with the run, adds its explored
     rows straight to the run's set and returns its found-row set, so that this process does not
     copy and re-insert them (about 10 ms of a census 1000 x 1000 run)."""
     a, e = share
     s = payload.search
-    here = _here(payload, share)
+    here = own_share(payload, share)
     mine = here is not None
     with _blas_limit(s.blas_threads):
         model = _task_scorer(s)
@@ -504,9 +480,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             share of the seeds (global phase), then of the unique global instances (local
             phase), in lockstep: this process works the first share while the workers run the
             others (on dask only when the cluster is a ``LocalCluster``; a remote cluster's
-            workers get every share).  A phase too small to gain (fewer than :data:`MIN_PARALLEL_ROWS` model
-            rows at most) runs in this process; ``result.params["parallel"]`` says what ran
-            where.  The instances found are the same at every ``n_jobs``.
+            workers get every share).  A phase too small to gain (fewer than
+            :data:`~fairlens.maft._plan.MIN_PARALLEL_ROWS` model rows at most) runs in this
+            process; ``result.params["parallel"]`` says what ran where.  The instances found are
+            the same at every ``n_jobs``.
         callback : callable, optional
             Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
             ``elapsed``) after every step in this process; with several workers after each
@@ -636,65 +613,23 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 and float(self.local_step).is_integer())
         return RowCodec(pb.lo, pb.hi, grid)
 
-    def _plan(self, phase, walkers, steps, workers):
-        """Workers for one phase: fall back to this process when the phase is too small."""
-        if workers <= 1:
-            return 1
-        rows = float(walkers) * steps * self.problem.C
-        if rows < MIN_PARALLEL_ROWS:
-            return 1, (f"{phase} phase in this process: at most {rows:,.0f} model rows, below "
-                       f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
-        return workers
-
-    def _parallel(self, run, task, payload, shares, phase, merge=None):
-        """Run ``task`` on ``shares``; each share's result is merged as soon as it arrives (its
-        explored rows into the run's set, ``merge(index, result)`` for the rest), while the
-        other workers still run."""
-        from fairlens._parallel import run_chunks
-
-        marks = []
-
-        def on_task(done, total):
-            el = time.perf_counter() - run.t0
-            marks.append((el, done))
-            if run.report is not None:
-                run.report(done, total)
-            if run.callback is not None:
-                run.callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
-                              "elapsed": el})
-
-        def on_result(i, o):
-            run.merge(o)
-            if merge is not None:
-                merge(i, o)
-
-        info = {}
-        # this process works the first share (no round trip for it) and merges it while the
-        # workers still run: n_jobs processes compute, this one among them
-        outs = run_chunks(task, payload, shares, n_jobs=run.n_jobs, stop=run.stop, progress=on_task,
-                          on_result=on_result, info=info, share_here=True)
-        where = "processes (this one works the first)" if info.get("share_here") else "workers"
-        run.notes.append(f"{phase} phase on {len(shares)} {where}")
-        return outs, marks, len(outs) < len(shares)
-
     def _run_global(self, run):
         """Algorithm 3 for every seed: here in lockstep, or in lockstep shares on the workers."""
         seeds = run.seeds
         W = seeds.shape[0]
-        plan = self._plan("global", W, self.max_iter, run.workers)
-        if isinstance(plan, tuple):
-            plan, note = plan
-            run.notes.append(note)
-        if plan <= 1:
+        plan = plan_phase("global", float(W) * self.max_iter * self.problem.C, run.workers)
+        if plan.note:
+            run.notes.append(plan.note)
+        if plan.workers <= 1:
             hits = self._global_phase(run.model, seeds, run.live)
             hits.stopped = run.live.stopped
             return hits
         from fairlens._parallel import Payload
 
-        shares = _cuts(W, plan)
+        shares = cuts(W, plan.workers)
         payload = Payload(search=self._shippable(), seeds=seeds, codec=run.codec)
         payload._here = OwnShare(shares[0], run.explored, run.stop)  # see _here()
-        outs, marks, stopped = self._parallel(run, _global_task, payload, shares, "global")
+        outs, marks, stopped = run_shares(run, _global_task, payload, shares, "global")
         return GlobalHits.concat([o.hits for o in outs], [a for a, _ in shares],
                                  (self.problem.d, len(self.problem.prot_idx)), stopped)
 
@@ -709,14 +644,11 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         """Algorithm 4 for every unique global instance: here, or in lockstep shares on the workers.
         Each share's unique rows are decoded into ``rows`` (a :class:`Rows`) as it is merged."""
         G = walkers.shape[0]
-        plan = self._plan("local", G, self.n_local, run.workers)
-        if isinstance(plan, tuple):
-            plan, note = plan
-            run.notes.append(note)
-        shares = _cuts(G, plan, self._walker_align)
+        plan = plan_phase("local", float(G) * self.n_local * self.problem.C, run.workers)
+        if plan.note:
+            run.notes.append(plan.note)
+        shares = cuts(G, plan.workers, self._walker_align)
         if len(shares) <= 1:
-            plan = 1
-        if plan <= 1:
             finds = Finds(run.codec, self.problem.prot_idx, gkeys, capacity=G * self.n_local)
             n_global = G
             run.live.count = lambda: n_global + len(finds)
@@ -749,7 +681,7 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             n = len(o.found)
             rows.add(o.found.keys, o.found.cp, reserve=1.25 * n * (G - e) / max(1, e - a))
 
-        outs, marks, stopped = self._parallel(run, _local_task, payload, shares, "local", merge)
+        outs, marks, stopped = run_shares(run, _local_task, payload, shares, "local", merge)
         run.stopped = stopped
         return LocalPhase(found=[o.found for o in outs], tries=int(sum(o.tries for o in outs)), marks=marks)
 

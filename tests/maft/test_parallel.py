@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fairlens.maft._search as search_mod
+import fairlens.maft._plan as plan_mod
 from fairlens.maft import ADF, AEQUITAS, EIDIG, MAFT, discrimination_rate
 
 from ._maft_oracle import check_result
@@ -18,7 +18,7 @@ KW = dict(n_seeds=60, n_local=15, random_state=3)
 @pytest.fixture
 def always_parallel(monkeypatch):
     """The toy workloads are far below MIN_PARALLEL_ROWS: force the workers anyway."""
-    monkeypatch.setattr(search_mod, "MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
 
 
 def _fields(r):
