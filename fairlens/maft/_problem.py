@@ -118,6 +118,16 @@ class _Problem:
             raise ValueError("the seed pool (data=) contains NaN or inf; fill or drop those rows.")
         self.pool = np.ascontiguousarray(pool)
 
+    def stripped(self):
+        """A copy for the workers: no dataset and an empty seed pool (the domain, the protected
+        attributes and their combinations stay)."""
+        import copy
+
+        pb = copy.copy(self)
+        pb.dataset = None
+        pb.pool = self.pool[:0]
+        return pb
+
     # ------------------------------------------------------------------ combinations
     def describe_combinations(self):
         parts = [f"{n:,} values of {self.feature_names[i]!r}" for n, i in zip(self.n_values, self.prot_idx)]

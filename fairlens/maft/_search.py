@@ -62,6 +62,7 @@ Choices where the paper is silent or ambiguous (documented here once):
 from __future__ import annotations
 
 import abc
+import functools
 import numbers
 import time
 
@@ -83,14 +84,15 @@ from ._state import (
     HitRecorder,
     Live,
     LocalPhase,
-    ModelCalls,
     OwnShare,
     Rows,
     RunState,
+    SearchSpec,
     ShareOutcome,
+    Walks,
     presize,
 )
-from ._utils import CountingScorer, KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_counter, stream_uniform
+from ._utils import KeySet, RowCodec, RowSet, mlp_replay, resolve_scorer, stream_counter, stream_uniform
 
 __all__ = ["MAFT", "EIDIG", "ADF", "AEQUITAS", "select_seeds", "warmup"]
 
@@ -141,23 +143,18 @@ def warmup():
 BLOCK_SIZE = 256
 
 
-def _task_scorer(search):
-    scorer = CountingScorer(search.scorer, fast=search.__dict__.get("_replay"))
-    return ModelCalls(scorer, search._source(scorer))
-
-
 def _global_task(payload, share):
     """A parallel task: the global phase of the seeds ``share = (start, stop)``; the share this
     process works adds its explored rows to the run's set and stops with the run
     (:func:`~fairlens.maft._plan.own_share`)."""
     a, e = share
-    s = payload.search
+    spec = payload.spec
     here = own_share(payload, share)
-    with _blas_limit(s.blas_threads):
-        model = _task_scorer(s)
-        live = Live(payload.codec, s.track_explored, capacity=(e - a) * s.max_iter * s.problem.C,
+    with _blas_limit(spec.blas_threads):
+        model = spec.open_model()
+        live = Live(payload.codec, spec.track_explored, capacity=(e - a) * spec.max_iter * spec.problem.C,
                     stop=here and here.stop, explored=here and here.explored)
-        hits = s._global_phase(model, payload.seeds[a:e], live)
+        hits = global_phase(spec, model, payload.seeds[a:e], live)
     return ShareOutcome(queries=model.queries, calls=model.calls, explored=None if here else live.explored_keys(),
                         hits=hits)
 
@@ -169,19 +166,406 @@ def _local_task(payload, share):
     rows straight to the run's set and returns its found-row set, so that this process does not
     copy and re-insert them (about 10 ms of a census 1000 x 1000 run)."""
     a, e = share
-    s = payload.search
+    spec = payload.spec
     here = own_share(payload, share)
     mine = here is not None
-    with _blas_limit(s.blas_threads):
-        model = _task_scorer(s)
-        live = Live(payload.codec, s.track_explored, capacity=(e - a) * s.n_local * s.problem.C,
+    with _blas_limit(spec.blas_threads):
+        model = spec.open_model()
+        live = Live(payload.codec, spec.track_explored, capacity=(e - a) * spec.n_local * spec.problem.C,
                     stop=here and here.stop, explored=here and here.explored)
-        finds = Finds(payload.codec, s.problem.prot_idx, payload.exclude, capacity=(e - a) * s.n_local)
-        tries = s._local_phase(model, payload.walkers[a:e], a, payload.key, finds, live)
+        finds = Finds(payload.codec, spec.problem.prot_idx, payload.exclude, capacity=(e - a) * spec.n_local)
+        tries = local_phase(spec, model, payload.walkers[a:e], a, payload.key, finds, live)
     found = finds.pack()
     found.order = None  # already in order; the parent needs keys, counterparts and scores only
     return ShareOutcome(queries=model.queries, calls=model.calls, explored=None if mine else live.explored_keys(),
                         found=found, tries=tries, found_set=finds.set if mine else None)
+
+
+# ----------------------------------------------------------------------------- the two phases
+def global_phase(spec, model, seeds, live):
+    """Algorithm 3 (or the method's own global phase) for ``seeds`` with the run's ``spec``
+    (:class:`~fairlens.maft._state.SearchSpec`) and counted ``model``: the
+    :class:`~fairlens.maft._state.GlobalHits` of the seeds that reached a discriminatory
+    instance."""
+    walk = spec.walks.global_reference if spec.engine == "reference" else spec.walks.global_lockstep
+    return walk(spec, model, seeds, live)
+
+
+def local_phase(spec, model, walkers, w0, key, finds, live):
+    """Algorithm 4 (or the method's own local phase) for the walkers ``w0, w0 + 1, ...`` (rows
+    ``walkers``); the instances go to ``finds``; returns the number of local tries."""
+    if walkers.shape[0] == 0 or spec.n_local == 0:
+        return 0
+    walk = spec.walks.local_reference if spec.engine == "reference" else spec.walks.local_lockstep
+    return walk(spec, model, walkers, w0, key, finds, live)
+
+
+def global_lockstep(spec, model, seeds, live):
+    """Algorithm 3 for every seed in lockstep: one model call per step for all active seeds."""
+    scorer, source = model.scorer, model.source
+    pb = spec.problem
+    W, d, C = seeds.shape[0], pb.d, pb.C
+    X = seeds.copy()
+    M1 = np.zeros((W, d))
+    M2 = np.zeros((W, d))
+    active = np.arange(W)
+    h = HitRecorder(W, d, pb.prot_idx)
+    tries = 0
+    zeros = np.zeros(W)
+    for it in range(spec.max_iter):
+        if active.size == 0:
+            break
+        Xa = X[active]
+        S = pb.similar(Xa)
+        sc = scorer(S.reshape(-1, d)).reshape(-1, C)
+        tries += active.size
+        m = active.size
+        is_disc = np.empty(m, dtype=np.bool_)
+        pair = np.empty(m, dtype=np.int64)
+        mdiff = np.empty(m, dtype=np.int64)
+        _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
+        h.record(active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
+        rest = ~is_disc
+        ar = active[rest]
+        if ar.size:
+            x1 = np.ascontiguousarray(Xa[rest])
+            x2 = S[rest][np.arange(ar.size), mdiff[rest]]
+            G = source(np.concatenate([x1, x2]))
+            g1 = np.ascontiguousarray(G[: ar.size])
+            g2 = np.ascontiguousarray(G[ar.size :])
+            M1a = np.ascontiguousarray(M1[ar])
+            M2a = np.ascontiguousarray(M2[ar])
+            _kcall.global_update(
+                x1, M1a, M2a, g1, g2, spec.decay, source.direction_sign, pb.free, spec.global_step, pb.lo, pb.hi
+            )
+            X[ar] = x1
+            M1[ar] = M1a
+            M2[ar] = M2a
+            live.explore(x1)
+        active = ar
+        if live.tick("global", it + 1, spec.max_iter):
+            break
+    return h.hits(tries)
+
+
+def local_lockstep(spec, model, walkers, w0, key, finds, live):
+    """All walkers of the share in lockstep: one model call per step.
+
+    The buffers every step reuses are checked once here, at the phase boundary
+    (:func:`fairlens.maft._kcall.check_phase`); what changes per step (the scores, the
+    refreshed walkers' rows and gradients) is checked at every step with the O(1)
+    :func:`~fairlens.maft._kcall.check_step`; the kernels are then called unchecked
+    (``_kcall.raw``): a parallel share pays the per-step cost again, so it is kept small.
+    """
+    scorer, source = model.scorer, model.source
+    pb = spec.problem
+    G, d, C = walkers.shape[0], pb.d, pb.C
+    n_local = spec.n_local
+    raw = _kcall.raw
+    F, I64, B = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
+    wid = np.arange(w0, w0 + G, dtype=np.int64)
+    ukey = np.uint64(key)
+    X = np.ascontiguousarray(walkers, dtype=np.float64).copy()
+    X0 = X.copy()
+    gS = pb.similar(X0)
+    gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
+    S_cur, sc_cur = gS.copy(), gsc.copy()
+    P = np.zeros((G, d))
+    P0 = np.zeros((G, d))
+    suc = np.full(G, spec.update_interval, dtype=np.int64)
+    is_disc = np.empty(G, dtype=np.bool_)
+    pair = np.empty(G, dtype=np.int64)
+    mdiff = np.empty(G, dtype=np.int64)
+    attr = np.empty(G, dtype=np.int64)
+    sgn = np.empty(G)
+    ua = np.empty(G)
+    ud = np.empty(G)
+    zeros = np.zeros(G)
+    combos = pb.combos
+    prot_idx = pb.prot_idx
+    # the phase boundary: every buffer reused at each step, checked once (its shape never changes)
+    P_ = len(prot_idx)
+    _kcall.check_phase("local_perturb", {
+        "X": (X, F, (G, d)), "prob": (P, F, (G, d)), "u_attr": (ua, F, (G,)), "u_dir": (ud, F, (G,)),
+        "lo": (pb.lo, F, (d,)), "hi": (pb.hi, F, (d,)), "attr_out": (attr, I64, (G,)), "dir_out": (sgn, F, (G,))},
+        out=("X", "attr_out", "dir_out"))
+    _kcall.check_phase("similar_rows", {"X": (X, F, (G, d)), "prot_idx": (prot_idx, I64, (P_,)),
+                                        "combos": (combos, F, (C, P_))})
+    _kcall._check_index("similar_rows", "prot_idx", prot_idx, d)
+    _kcall.check_phase("check_discrimination", {
+        "u_pair": (zeros, F, (G,)), "is_disc": (is_disc, B, (G,)), "pair_idx": (pair, I64, (G,)),
+        "maxdiff_idx": (mdiff, I64, (G,))}, out=("is_disc", "pair_idx", "maxdiff_idx"))
+    _kcall.check_phase("stream_fill", {"walkers": (wid, I64, (G,)), "out": (ua, F, (G,))}, out=("out",))
+    _kcall.check_phase("stream_fill", {"out": (ud, F, (G,))}, out=("out",))
+    _kcall.check_phase("local_commit", {
+        "X0": (X0, F, (G, d)), "P0": (P0, F, (G, d)), "suc": (suc, I64, (G,)), "S_cur": (S_cur, F, (G, C, d)),
+        "sc_cur": (sc_cur, F, (G, C)), "gS": (gS, F, (G, C, d)), "gsc": (gsc, F, (G, C))},
+        out=("suc", "S_cur", "sc_cur"))
+    # the found rows in one kernel per step when every row is one int64 key
+    fast_finds = bool(getattr(finds, "codec", None) is not None and finds.codec.packed and finds.set.k == 1)
+    if fast_finds:
+        _kcall.check_phase("finds_add", {
+            "prot_idx": (finds.prot_idx, I64, (P_,)), "lo": (finds.codec.lo, F, (d,)),
+            "mult": (finds.codec.mult, I64, (d,)), "cp": (finds.cp.a, F, (None, P_))})
+        _kcall._check_index("finds_add", "prot_idx", finds.prot_idx, d)
+    _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
+    _kcall._check_any_free("normalized_probability", pb.free)
+    if G and (wid[0] < 0):
+        raise ValueError("stream_fill: argument walkers holds negative walker ids")
+    tries = 0
+    for it in range(n_local):
+        ref = np.flatnonzero(suc >= spec.update_interval)
+        if ref.size:
+            m = ref.size
+            wr = wid[ref]
+            u = np.empty(m)
+            raw.stream_fill(ukey, wr, stream_counter(it, _SLOT_PAIR), u)  # wr, u: (m,) made here
+            scr = np.ascontiguousarray(sc_cur[ref])  # (m, C) float64, made here
+            raw.check_discrimination(scr, u, is_disc[:m], pair[:m], mdiff[:m])
+            x1 = X[ref]
+            x2 = S_cur[ref, pair[:m]]
+            Gd = np.ascontiguousarray(source(np.concatenate([x1, x2])))
+            _kcall.check_step("normalized_probability", "g", Gd, F, (2 * m, d))
+            Pr = np.empty((m, d))
+            raw.normalized_probability(np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free,
+                                       float(spec.epsilon), Pr)
+            if not np.all((Pr > 0).any(axis=1)):  # P's rows come only from here: local_perturb needs one > 0
+                raise ValueError("local_perturb: every row of prob needs a positive entry")
+            P[ref] = Pr
+            if it == 0:
+                P0[:] = P
+            suc[ref] = 0
+        suc += 1
+        raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_ATTR), ua)
+        raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_DIR), ud)
+        raw.local_perturb(X, P, ua, ud, float(spec.local_step), pb.lo, pb.hi, attr, sgn)
+        S = np.empty((G, C, d))  # (G, C, d) float64, made here
+        if G and raw.similar_rows(X, prot_idx, combos, S):
+            raise ValueError("rows have protected values outside the protected attributes' domain; "
+                             "rows must lie within dataset.bounds.")
+        sc = scorer(S.reshape(-1, d)).reshape(G, C)
+        _kcall.check_step("check_discrimination", "scores", sc, F, (G, C))
+        live.explore(X)
+        raw.check_discrimination(sc, zeros, is_disc, pair, mdiff)
+        ok = is_disc
+        tries += G
+        if fast_finds:
+            finds.add_step(ok, X, S, sc, wid * n_local + it)  # (G,) int64, made here
+        elif ok.any():
+            finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
+        # keep the new instance, or go back to the global one (S: (G, C, d) made above)
+        raw.local_commit(ok, (S, sc), (X, P, suc, S_cur, sc_cur), (X0, P0, gS, gsc))
+        if live.tick("local", it + 1, n_local):
+            break
+    return tries
+
+
+# ----------------------------------------------------------------------------- literal reference
+def _score_similar(problem, scorer, x):
+    S = problem.similar(x[None, :])[0]
+    return S, scorer(S)
+
+
+def global_reference(spec, model, seeds, live):
+    """One seed at a time, literally as Algorithm 3 is printed.
+
+    Each candidate is scored together with its similar instances in one model call (the
+    authors' code makes one call per similar instance) and each gradient is one
+    Algorithm-2 call per point (``x`` then ``x'``).
+    """
+    scorer, source = model.scorer, model.source
+    pb = spec.problem
+    d = pb.d
+    h = HitRecorder(seeds.shape[0], d, pb.prot_idx)
+    tries = 0
+    for i in range(seeds.shape[0]):
+        x = seeds[i].copy()
+        grad1 = np.zeros(d)
+        grad2 = np.zeros(d)
+        for _ in range(spec.max_iter):
+            tries += 1
+            S, sc = _score_similar(spec.problem, scorer, x)
+            y = sc[0] > 0.5
+            if np.any((sc[1:] > 0.5) != y):
+                h.record(np.array([i]), x[None, :], S[None], sc[None])
+                break
+            dist = (sc[0] - sc[1:]) ** 2
+            x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
+            grad1 = spec.decay * grad1 + source(x[None, :])[0]
+            grad2 = spec.decay * grad2 + source(x2[None, :])[0]
+            direction = np.zeros(d)
+            for a in range(d):
+                if pb.free[a] and np.sign(grad1[a]) == np.sign(grad2[a]):
+                    direction[a] = source.direction_sign * np.sign(grad1[a])
+            x = np.minimum(pb.hi, np.maximum(pb.lo, x + spec.global_step * direction))
+            live.explore(x[None, :])
+        if live.tick("global", i + 1, seeds.shape[0]):
+            break
+    return h.hits(tries)
+
+
+def local_reference(spec, model, walkers, w0, key, finds, live):
+    """One walker at a time, literally as Algorithm 4 is printed."""
+    scorer, source = model.scorer, model.source
+    pb = spec.problem
+    ui = spec.update_interval
+    n_local = spec.n_local
+    tries = 0
+    for i, x_start in enumerate(walkers):
+        w = w0 + i
+        x = x_start.copy()
+        x0 = x_start.copy()
+        prob = prob0 = None
+        suc_iter = ui
+        for it in range(n_local):
+            if suc_iter >= ui:
+                S, sc = _score_similar(spec.problem, scorer, x)
+                differ = np.flatnonzero((sc[1:] > 0.5) != (sc[0] > 0.5)) + 1
+                u = stream_uniform(key, [w], it, _SLOT_PAIR)[0]
+                k = min(int(u * differ.size), differ.size - 1)
+                x2 = S[differ[k]]
+                grad1 = source(x[None, :])[0]
+                grad2 = source(x2[None, :])[0]
+                inv = np.where(pb.free, 1.0 / (np.abs(grad1) + np.abs(grad2) + spec.epsilon), 0.0)
+                prob = inv / inv.sum()
+                if prob0 is None:
+                    prob0 = prob.copy()
+                suc_iter = 0
+            suc_iter += 1
+            ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
+            ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
+            cum = np.cumsum(prob)
+            above = np.flatnonzero(cum > ua)
+            a = int(above[0]) if above.size else int(np.flatnonzero(prob > 0)[-1])
+            s = -1.0 if ud < 0.5 else 1.0
+            x[a] = x[a] + s * spec.local_step
+            x = np.minimum(pb.hi, np.maximum(pb.lo, x))
+            tries += 1
+            live.explore(x[None, :])
+            S, sc = _score_similar(spec.problem, scorer, x)
+            if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
+                finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
+            else:
+                x = x0.copy()
+                prob = prob0.copy()
+                suc_iter = 0
+        if live.tick("local", i + 1, walkers.shape[0]):
+            break
+    return tries
+
+
+# ----------------------------------------------------------------------------- AEQUITAS
+def _init_probs(problem):
+    d = problem.d
+    pp = np.where(problem.free, 1.0, 0.0)
+    return pp / pp.sum(), np.full(d, 0.5)
+
+
+def aequitas_global(spec, model, seeds, live):
+    """AEQUITAS's global phase: every seed checked once (one model call for all)."""
+    scorer = model.scorer
+    pb = spec.problem
+    S = pb.similar(seeds)
+    sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
+    live.explore(seeds)
+    disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+    h = HitRecorder(seeds.shape[0], pb.d, pb.prot_idx)
+    h.record(np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
+    live.tick("global", 1, 1)
+    return h.hits(seeds.shape[0])
+
+
+def _groups(wid):
+    """``[(start, stop), ...]`` of the walkers sharing probabilities (global ids // BLOCK_SIZE)."""
+    g = wid // BLOCK_SIZE
+    edges = np.concatenate([[0], np.flatnonzero(np.diff(g)) + 1, [wid.size]])
+    return [(int(a), int(e)) for a, e in zip(edges[:-1], edges[1:])]
+
+
+def aequitas_local_lockstep(spec, model, walkers, w0, key, finds, live):
+    """AEQUITAS's local phase, every walker of the share in lockstep (probabilities updated after
+    each step in walker order)."""
+    scorer = model.scorer
+    pb = spec.problem
+    G, d, C = walkers.shape[0], pb.d, pb.C
+    n_local = spec.n_local
+    wid = np.arange(w0, w0 + G, dtype=np.int64)
+    ranges = _groups(wid)
+    probs = [_init_probs(pb) for _ in ranges]  # adaptive probabilities, shared within a group
+    X = walkers.copy()
+    attr = np.empty(G, dtype=np.int64)
+    sgn = np.empty(G)
+    tries = 0
+    for it in range(n_local):
+        ua = stream_uniform(key, wid, it, _SLOT_ATTR)
+        ud = stream_uniform(key, wid, it, _SLOT_DIR)
+        ue = stream_uniform(key, wid, it, _SLOT_EDGE)
+        for (s, e), (pp, dp) in zip(ranges, probs):
+            _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], spec.local_step, pb.lo, pb.hi,
+                                    attr[s:e], sgn[s:e])
+        S = pb.similar(X)
+        sc = scorer(S.reshape(-1, d)).reshape(G, C)
+        live.explore(X)
+        ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
+        tries += G
+        if ok.any():
+            finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
+        X[~ok] = walkers[~ok]
+        for (s, e), (pp, dp) in zip(ranges, probs):
+            _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], spec.change_size, spec.change_size,
+                                   spec.local_step)
+        if live.tick("local", it + 1, n_local):
+            break
+    return tries
+
+
+def aequitas_local_reference(spec, model, walkers, w0, key, finds, live):
+    """AEQUITAS's local phase one walker at a time (probabilities updated after each iteration)."""
+    scorer = model.scorer
+    pb = spec.problem
+    cs = spec.change_size
+    n_local = spec.n_local
+    probs = {}
+    tries = 0
+    for i, x_start in enumerate(walkers):
+        w = w0 + i
+        if w // BLOCK_SIZE not in probs:
+            probs[w // BLOCK_SIZE] = _init_probs(pb)
+        pp, dp = probs[w // BLOCK_SIZE]
+        x = x_start.copy()
+        for it in range(n_local):
+            ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
+            ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
+            ue = stream_uniform(key, [w], it, _SLOT_EDGE)[0]
+            above = np.flatnonzero(np.cumsum(pp) > ua)
+            a = int(above[0]) if above.size else int(np.flatnonzero(pp > 0)[-1])
+            s = -1.0 if ud < dp[a] else 1.0
+            if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
+                s = -1.0 if ue < 0.5 else 1.0
+            x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * spec.local_step))
+            tries += 1
+            live.explore(x[None, :])
+            S, sc = _score_similar(spec.problem, scorer, x)
+            ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
+            if ok:
+                finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
+            else:
+                x = x_start.copy()
+            if (ok and s < 0) or (not ok and s > 0):
+                dp[a] = min(dp[a] + cs * spec.local_step, 1.0)
+            else:
+                dp[a] = max(dp[a] - cs * spec.local_step, 0.0)
+            pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
+            pp /= pp.sum()
+        if live.tick("local", i + 1, walkers.shape[0]):
+            break
+    return tries
+
+
+#: The phases of the gradient searches (MAFT, EIDIG, ADF) and of AEQUITAS.
+GRADIENT_WALKS = Walks(global_lockstep, global_reference, local_lockstep, local_reference)
+AEQUITAS_WALKS = Walks(aequitas_global, aequitas_global, aequitas_local_lockstep, aequitas_local_reference,
+                       align=BLOCK_SIZE)
 
 
 _RUN_MOVED = ("n_seeds", "n_local", "random_state", "engine", "seeds", "track_explored", "blas_threads")
@@ -401,9 +785,23 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         return self
 
     # -- hooks
+    #: The method's phases (:class:`~fairlens.maft._state.Walks`).
+    _walks = GRADIENT_WALKS
+
     @abc.abstractmethod
-    def _source(self, scorer):
-        """The gradient source of the method (zero-order, output or loss gradient)."""
+    def _source_factory(self):
+        """``f(counting_scorer) -> gradient source`` of the method (zero-order, output or loss
+        gradient), picklable; None for a method without gradients."""
+
+    def _spec(self, replay):
+        """This run's :class:`~fairlens.maft._state.SearchSpec` (``replay``: the model's exact
+        replay checked on the run's seeds, or None)."""
+        return SearchSpec(method=self.method, problem=self.problem, scorer=self.scorer, replay=replay,
+                          source=self._source_factory(), walks=self._walks, max_iter=self.max_iter,
+                          n_local=self.n_local, global_step=self.global_step, local_step=self.local_step,
+                          decay=self.decay, update_interval=self.update_interval, epsilon=self.epsilon,
+                          change_size=getattr(self, "change_size", None), engine=self.engine,
+                          track_explored=self.track_explored, blas_threads=self.blas_threads)
 
     def _result_params(self):
         return {
@@ -443,20 +841,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         if key not in cache:
             cache[key] = self.problem.check_rows(select_seeds(self.problem.pool, n_seeds, self.n_clusters, seed))
         return cache[key].copy()
-
-    def _shippable(self):
-        """A shallow copy for the workers: no dataset, no seed pool, no seed cache (the
-        scorer keeps what it needs to call the model)."""
-        import copy
-
-        c = copy.copy(self)
-        c.__dict__ = {k: v for k, v in self.__dict__.items() if k not in ("_seed_cache", "seeds", "pool")}
-        c.data = None
-        pb = copy.copy(self.problem)
-        pb.dataset = None
-        pb.pool = self.problem.pool[:0]
-        c.problem = pb
-        return c
 
     def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
         """Run the global then the local phase.
@@ -542,20 +926,20 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         seeds = self._run_seeds(seed)
         self._check_run_memory(seeds)
         # scikit-learn MLPs: an exact replay without the per-call validation (checked bit for bit
-        # on the seeds, else the model is called as usual); it travels to the workers with the search
-        self.__dict__["_replay"] = mlp_replay(self.scorer, seeds[:256]) if self.engine == "lockstep" else None
+        # on the seeds, else the model is called as usual); it travels to the workers in the spec
+        spec = self._spec(mlp_replay(self.scorer, seeds[:256]) if self.engine == "lockstep" else None)
         key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
         codec = self._codec(seeds)
         workers = effective_n_jobs(n_jobs) if self.engine == "lockstep" else 1
         t0 = time.perf_counter()
         with _blas_limit(self.blas_threads):
-            model = _task_scorer(self)
+            model = spec.open_model()
             bound = seeds.shape[0] * (self.max_iter + self.n_local) * self.problem.C
             # the workers' explored rows are merged into live.explored (one pass)
             live = Live(codec, self.track_explored, callback=callback, stop=stop, t0=t0, report=report,
                         capacity=bound)
-            run = RunState(model=model, live=live, codec=codec, n_jobs=n_jobs, workers=workers, stop=stop,
-                           callback=callback, report=report, t0=t0, seed=seed, seeds=seeds)
+            run = RunState(spec=spec, model=model, live=live, codec=codec, n_jobs=n_jobs, workers=workers,
+                           stop=stop, callback=callback, report=report, t0=t0, seed=seed, seeds=seeds)
             g = self._run_global(run)
             walkers, gkeys, gi = self._unique_global(g, codec)
             rows = Rows(walkers, g.cp[gi], self.problem.prot_idx, codec)
@@ -579,8 +963,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         return res
 
     _seeds_from_pool = True
-    #: Parallel shares of the local walkers start at multiples of this (AEQUITAS: its groups).
-    _walker_align = 1
 
     def _run_seeds(self, seed):
         """The seeds of this run (explicit ``seeds`` or drawn with ``seed``), memory-checked."""
@@ -621,13 +1003,13 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         if plan.note:
             run.notes.append(plan.note)
         if plan.workers <= 1:
-            hits = self._global_phase(run.model, seeds, run.live)
+            hits = global_phase(run.spec, run.model, seeds, run.live)
             hits.stopped = run.live.stopped
             return hits
         from fairlens._parallel import Payload
 
         shares = cuts(W, plan.workers)
-        payload = Payload(search=self._shippable(), seeds=seeds, codec=run.codec)
+        payload = Payload(spec=run.spec.for_workers(), seeds=seeds, codec=run.codec)
         payload._here = OwnShare(shares[0], run.explored, run.stop)  # see _here()
         outs, marks, stopped = run_shares(run, _global_task, payload, shares, "global")
         return GlobalHits.concat([o.hits for o in outs], [a for a, _ in shares],
@@ -647,19 +1029,19 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         plan = plan_phase("local", float(G) * self.n_local * self.problem.C, run.workers)
         if plan.note:
             run.notes.append(plan.note)
-        shares = cuts(G, plan.workers, self._walker_align)
+        shares = cuts(G, plan.workers, run.spec.walks.align)
         if len(shares) <= 1:
             finds = Finds(run.codec, self.problem.prot_idx, gkeys, capacity=G * self.n_local)
             n_global = G
             run.live.count = lambda: n_global + len(finds)
-            tries = self._local_phase(run.model, walkers, 0, key, finds, run.live)
+            tries = local_phase(run.spec, run.model, walkers, 0, key, finds, run.live)
             run.stopped = run.live.stopped
             found = finds.pack()
             rows.add(found.keys, found.cp)
             return LocalPhase(found=[found], tries=tries)
         from fairlens._parallel import Payload
 
-        payload = Payload(search=self._shippable(), walkers=walkers, codec=run.codec, exclude=gkeys, key=key)
+        payload = Payload(spec=run.spec.for_workers(), walkers=walkers, codec=run.codec, exclude=gkeys, key=key)
         # the share this process works stops with the run, adds its explored rows to the run's set
         # and hands over its found-row set (``_local_task``, ``_here``)
         payload._here = OwnShare(shares[0], run.explored, run.stop)
@@ -735,271 +1117,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             feature_names=pb.feature_names,
             dataset=self.data,
         )
-
-    # ------------------------------------------------------------------ the two phases
-    def _global_phase(self, model, seeds, live):
-        """Algorithm 3 for ``seeds``: the :class:`GlobalHits` of the seeds that reached a
-        discriminatory instance."""
-        if self.engine == "reference":
-            return self._global_reference(model, seeds, live)
-        return self._global_lockstep(model, seeds, live)
-
-    def _local_phase(self, model, walkers, w0, key, finds, live):
-        """Algorithm 4 for the walkers ``w0, w0 + 1, ...`` (rows ``walkers``); the instances go
-        to ``finds``; returns the number of local tries."""
-        if walkers.shape[0] == 0 or self.n_local == 0:
-            return 0
-        if self.engine == "reference":
-            return self._local_reference(model, walkers, w0, key, finds, live)
-        return self._local_lockstep(model, walkers, w0, key, finds, live)
-
-    def _global_lockstep(self, model, seeds, live):
-        scorer, source = model.scorer, model.source
-        pb = self.problem
-        W, d, C = seeds.shape[0], pb.d, pb.C
-        X = seeds.copy()
-        M1 = np.zeros((W, d))
-        M2 = np.zeros((W, d))
-        active = np.arange(W)
-        h = HitRecorder(W, d, pb.prot_idx)
-        tries = 0
-        zeros = np.zeros(W)
-        for it in range(self.max_iter):
-            if active.size == 0:
-                break
-            Xa = X[active]
-            S = pb.similar(Xa)
-            sc = scorer(S.reshape(-1, d)).reshape(-1, C)
-            tries += active.size
-            m = active.size
-            is_disc = np.empty(m, dtype=np.bool_)
-            pair = np.empty(m, dtype=np.int64)
-            mdiff = np.empty(m, dtype=np.int64)
-            _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
-            h.record(active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
-            rest = ~is_disc
-            ar = active[rest]
-            if ar.size:
-                x1 = np.ascontiguousarray(Xa[rest])
-                x2 = S[rest][np.arange(ar.size), mdiff[rest]]
-                G = source(np.concatenate([x1, x2]))
-                g1 = np.ascontiguousarray(G[: ar.size])
-                g2 = np.ascontiguousarray(G[ar.size :])
-                M1a = np.ascontiguousarray(M1[ar])
-                M2a = np.ascontiguousarray(M2[ar])
-                _kcall.global_update(
-                    x1, M1a, M2a, g1, g2, self.decay, source.direction_sign, pb.free, self.global_step, pb.lo, pb.hi
-                )
-                X[ar] = x1
-                M1[ar] = M1a
-                M2[ar] = M2a
-                live.explore(x1)
-            active = ar
-            if live.tick("global", it + 1, self.max_iter):
-                break
-        return h.hits(tries)
-
-    def _local_lockstep(self, model, walkers, w0, key, finds, live):
-        """All walkers of the share in lockstep: one model call per step.
-
-        The buffers every step reuses are checked once here, at the phase boundary
-        (:func:`fairlens.maft._kcall.check_phase`); what changes per step (the scores, the
-        refreshed walkers' rows and gradients) is checked at every step with the O(1)
-        :func:`~fairlens.maft._kcall.check_step`; the kernels are then called unchecked
-        (``_kcall.raw``): a parallel share pays the per-step cost again, so it is kept small.
-        """
-        scorer, source = model.scorer, model.source
-        pb = self.problem
-        G, d, C = walkers.shape[0], pb.d, pb.C
-        n_local = self.n_local
-        raw = _kcall.raw
-        F, I64, B = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
-        wid = np.arange(w0, w0 + G, dtype=np.int64)
-        ukey = np.uint64(key)
-        X = np.ascontiguousarray(walkers, dtype=np.float64).copy()
-        X0 = X.copy()
-        gS = pb.similar(X0)
-        gsc = scorer(gS.reshape(-1, d)).reshape(G, C)
-        S_cur, sc_cur = gS.copy(), gsc.copy()
-        P = np.zeros((G, d))
-        P0 = np.zeros((G, d))
-        suc = np.full(G, self.update_interval, dtype=np.int64)
-        is_disc = np.empty(G, dtype=np.bool_)
-        pair = np.empty(G, dtype=np.int64)
-        mdiff = np.empty(G, dtype=np.int64)
-        attr = np.empty(G, dtype=np.int64)
-        sgn = np.empty(G)
-        ua = np.empty(G)
-        ud = np.empty(G)
-        zeros = np.zeros(G)
-        combos = pb.combos
-        prot_idx = pb.prot_idx
-        # the phase boundary: every buffer reused at each step, checked once (its shape never changes)
-        P_ = len(prot_idx)
-        _kcall.check_phase("local_perturb", {
-            "X": (X, F, (G, d)), "prob": (P, F, (G, d)), "u_attr": (ua, F, (G,)), "u_dir": (ud, F, (G,)),
-            "lo": (pb.lo, F, (d,)), "hi": (pb.hi, F, (d,)), "attr_out": (attr, I64, (G,)), "dir_out": (sgn, F, (G,))},
-            out=("X", "attr_out", "dir_out"))
-        _kcall.check_phase("similar_rows", {"X": (X, F, (G, d)), "prot_idx": (prot_idx, I64, (P_,)),
-                                            "combos": (combos, F, (C, P_))})
-        _kcall._check_index("similar_rows", "prot_idx", prot_idx, d)
-        _kcall.check_phase("check_discrimination", {
-            "u_pair": (zeros, F, (G,)), "is_disc": (is_disc, B, (G,)), "pair_idx": (pair, I64, (G,)),
-            "maxdiff_idx": (mdiff, I64, (G,))}, out=("is_disc", "pair_idx", "maxdiff_idx"))
-        _kcall.check_phase("stream_fill", {"walkers": (wid, I64, (G,)), "out": (ua, F, (G,))}, out=("out",))
-        _kcall.check_phase("stream_fill", {"out": (ud, F, (G,))}, out=("out",))
-        _kcall.check_phase("local_commit", {
-            "X0": (X0, F, (G, d)), "P0": (P0, F, (G, d)), "suc": (suc, I64, (G,)), "S_cur": (S_cur, F, (G, C, d)),
-            "sc_cur": (sc_cur, F, (G, C)), "gS": (gS, F, (G, C, d)), "gsc": (gsc, F, (G, C))},
-            out=("suc", "S_cur", "sc_cur"))
-        # the found rows in one kernel per step when every row is one int64 key
-        fast_finds = bool(getattr(finds, "codec", None) is not None and finds.codec.packed and finds.set.k == 1)
-        if fast_finds:
-            _kcall.check_phase("finds_add", {
-                "prot_idx": (finds.prot_idx, I64, (P_,)), "lo": (finds.codec.lo, F, (d,)),
-                "mult": (finds.codec.mult, I64, (d,)), "cp": (finds.cp.a, F, (None, P_))})
-            _kcall._check_index("finds_add", "prot_idx", finds.prot_idx, d)
-        _kcall.check_phase("normalized_probability", {"free": (pb.free, B, (d,))})
-        _kcall._check_any_free("normalized_probability", pb.free)
-        if G and (wid[0] < 0):
-            raise ValueError("stream_fill: argument walkers holds negative walker ids")
-        tries = 0
-        for it in range(n_local):
-            ref = np.flatnonzero(suc >= self.update_interval)
-            if ref.size:
-                m = ref.size
-                wr = wid[ref]
-                u = np.empty(m)
-                raw.stream_fill(ukey, wr, stream_counter(it, _SLOT_PAIR), u)  # wr, u: (m,) made here
-                scr = np.ascontiguousarray(sc_cur[ref])  # (m, C) float64, made here
-                raw.check_discrimination(scr, u, is_disc[:m], pair[:m], mdiff[:m])
-                x1 = X[ref]
-                x2 = S_cur[ref, pair[:m]]
-                Gd = np.ascontiguousarray(source(np.concatenate([x1, x2])))
-                _kcall.check_step("normalized_probability", "g", Gd, F, (2 * m, d))
-                Pr = np.empty((m, d))
-                raw.normalized_probability(np.ascontiguousarray(Gd[:m]), np.ascontiguousarray(Gd[m:]), pb.free,
-                                           float(self.epsilon), Pr)
-                if not np.all((Pr > 0).any(axis=1)):  # P's rows come only from here: local_perturb needs one > 0
-                    raise ValueError("local_perturb: every row of prob needs a positive entry")
-                P[ref] = Pr
-                if it == 0:
-                    P0[:] = P
-                suc[ref] = 0
-            suc += 1
-            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_ATTR), ua)
-            raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_DIR), ud)
-            raw.local_perturb(X, P, ua, ud, float(self.local_step), pb.lo, pb.hi, attr, sgn)
-            S = np.empty((G, C, d))  # (G, C, d) float64, made here
-            if G and raw.similar_rows(X, prot_idx, combos, S):
-                raise ValueError("rows have protected values outside the protected attributes' domain; "
-                                 "rows must lie within dataset.bounds.")
-            sc = scorer(S.reshape(-1, d)).reshape(G, C)
-            _kcall.check_step("check_discrimination", "scores", sc, F, (G, C))
-            live.explore(X)
-            raw.check_discrimination(sc, zeros, is_disc, pair, mdiff)
-            ok = is_disc
-            tries += G
-            if fast_finds:
-                finds.add_step(ok, X, S, sc, wid * n_local + it)  # (G,) int64, made here
-            elif ok.any():
-                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
-            # keep the new instance, or go back to the global one (S: (G, C, d) made above)
-            raw.local_commit(ok, (S, sc), (X, P, suc, S_cur, sc_cur), (X0, P0, gS, gsc))
-            if live.tick("local", it + 1, n_local):
-                break
-        return tries
-
-    # ------------------------------------------------------------------ literal reference
-    def _score_similar(self, scorer, x):
-        S = self.problem.similar(x[None, :])[0]
-        return S, scorer(S)
-
-    def _global_reference(self, model, seeds, live):
-        """One seed at a time, literally as Algorithm 3 is printed.
-
-        Each candidate is scored together with its similar instances in one model call (the
-        authors' code makes one call per similar instance) and each gradient is one
-        Algorithm-2 call per point (``x`` then ``x'``).
-        """
-        scorer, source = model.scorer, model.source
-        pb = self.problem
-        d = pb.d
-        h = HitRecorder(seeds.shape[0], d, pb.prot_idx)
-        tries = 0
-        for i in range(seeds.shape[0]):
-            x = seeds[i].copy()
-            grad1 = np.zeros(d)
-            grad2 = np.zeros(d)
-            for _ in range(self.max_iter):
-                tries += 1
-                S, sc = self._score_similar(scorer, x)
-                y = sc[0] > 0.5
-                if np.any((sc[1:] > 0.5) != y):
-                    h.record(np.array([i]), x[None, :], S[None], sc[None])
-                    break
-                dist = (sc[0] - sc[1:]) ** 2
-                x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
-                grad1 = self.decay * grad1 + source(x[None, :])[0]
-                grad2 = self.decay * grad2 + source(x2[None, :])[0]
-                direction = np.zeros(d)
-                for a in range(d):
-                    if pb.free[a] and np.sign(grad1[a]) == np.sign(grad2[a]):
-                        direction[a] = source.direction_sign * np.sign(grad1[a])
-                x = np.minimum(pb.hi, np.maximum(pb.lo, x + self.global_step * direction))
-                live.explore(x[None, :])
-            if live.tick("global", i + 1, seeds.shape[0]):
-                break
-        return h.hits(tries)
-
-    def _local_reference(self, model, walkers, w0, key, finds, live):
-        """One walker at a time, literally as Algorithm 4 is printed."""
-        scorer, source = model.scorer, model.source
-        pb = self.problem
-        ui = self.update_interval
-        n_local = self.n_local
-        tries = 0
-        for i, x_start in enumerate(walkers):
-            w = w0 + i
-            x = x_start.copy()
-            x0 = x_start.copy()
-            prob = prob0 = None
-            suc_iter = ui
-            for it in range(n_local):
-                if suc_iter >= ui:
-                    S, sc = self._score_similar(scorer, x)
-                    differ = np.flatnonzero((sc[1:] > 0.5) != (sc[0] > 0.5)) + 1
-                    u = stream_uniform(key, [w], it, _SLOT_PAIR)[0]
-                    k = min(int(u * differ.size), differ.size - 1)
-                    x2 = S[differ[k]]
-                    grad1 = source(x[None, :])[0]
-                    grad2 = source(x2[None, :])[0]
-                    inv = np.where(pb.free, 1.0 / (np.abs(grad1) + np.abs(grad2) + self.epsilon), 0.0)
-                    prob = inv / inv.sum()
-                    if prob0 is None:
-                        prob0 = prob.copy()
-                    suc_iter = 0
-                suc_iter += 1
-                ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
-                ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
-                cum = np.cumsum(prob)
-                above = np.flatnonzero(cum > ua)
-                a = int(above[0]) if above.size else int(np.flatnonzero(prob > 0)[-1])
-                s = -1.0 if ud < 0.5 else 1.0
-                x[a] = x[a] + s * self.local_step
-                x = np.minimum(pb.hi, np.maximum(pb.lo, x))
-                tries += 1
-                live.explore(x[None, :])
-                S, sc = self._score_similar(scorer, x)
-                if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
-                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
-                else:
-                    x = x0.copy()
-                    prob = prob0.copy()
-                    suc_iter = 0
-            if live.tick("local", i + 1, walkers.shape[0]):
-                break
-        return tries
 
 
 _BASE_ARGS = ("protected", "n_seeds", "n_local", "random_state", "seeds", "pool", "favourable", "max_iter",
@@ -1162,8 +1279,8 @@ class MAFT(_TwoPhaseSearch):
         p.update(h=self.h, vectored=self.vectored)
         return p
 
-    def _source(self, scorer):
-        return ZeroOrderSource(scorer, self.h, self.vectored, self._zo_bounds)
+    def _source_factory(self):
+        return functools.partial(ZeroOrderSource, h=self.h, vectored=self.vectored, bounds=self._zo_bounds)
 
 
 class _WhiteBox(_TwoPhaseSearch):
@@ -1182,8 +1299,8 @@ class _WhiteBox(_TwoPhaseSearch):
         p["gradient"] = "user gradient=" if self.gradient is not None else "analytic MLPClassifier gradient"
         return p
 
-    def _source(self, scorer):
-        return self._source_cls(self.model, scorer, None, self.gradient)
+    def _source_factory(self):
+        return functools.partial(self._source_cls, self.model, n_features=None, gradient=self.gradient)
 
 
 class EIDIG(_WhiteBox):
@@ -1466,7 +1583,9 @@ class AEQUITAS(_TwoPhaseSearch):
         p["change_size"] = self.change_size
         return p
 
-    def _source(self, scorer):
+    _walks = AEQUITAS_WALKS
+
+    def _source_factory(self):
         return None
 
     def draw_seeds(self, n_seeds=None, random_state=None):
@@ -1506,105 +1625,3 @@ class AEQUITAS(_TwoPhaseSearch):
         lo = np.ceil(pb.lo)
         hi = np.floor(pb.hi)
         return np.ascontiguousarray(lo + np.floor(rng.random((n_seeds, pb.d)) * (hi - lo + 1.0)))
-
-
-    def _init_probs(self):
-        d = self.problem.d
-        pp = np.where(self.problem.free, 1.0, 0.0)
-        return pp / pp.sum(), np.full(d, 0.5)
-
-    _walker_align = BLOCK_SIZE
-
-    def _global_phase(self, model, seeds, live):
-        """Every seed checked once (one model call for all)."""
-        scorer = model.scorer
-        pb = self.problem
-        S = pb.similar(seeds)
-        sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
-        live.explore(seeds)
-        disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-        h = HitRecorder(seeds.shape[0], pb.d, pb.prot_idx)
-        h.record(np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
-        live.tick("global", 1, 1)
-        return h.hits(seeds.shape[0])
-
-    def _groups(self, wid):
-        """``[(start, stop), ...]`` of the walkers sharing probabilities (global ids // BLOCK_SIZE)."""
-        g = wid // BLOCK_SIZE
-        edges = np.concatenate([[0], np.flatnonzero(np.diff(g)) + 1, [wid.size]])
-        return [(int(a), int(e)) for a, e in zip(edges[:-1], edges[1:])]
-
-    def _local_lockstep(self, model, walkers, w0, key, finds, live):
-        scorer = model.scorer
-        pb = self.problem
-        G, d, C = walkers.shape[0], pb.d, pb.C
-        n_local = self.n_local
-        wid = np.arange(w0, w0 + G, dtype=np.int64)
-        ranges = self._groups(wid)
-        probs = [self._init_probs() for _ in ranges]  # adaptive probabilities, shared within a group
-        X = walkers.copy()
-        attr = np.empty(G, dtype=np.int64)
-        sgn = np.empty(G)
-        tries = 0
-        for it in range(n_local):
-            ua = stream_uniform(key, wid, it, _SLOT_ATTR)
-            ud = stream_uniform(key, wid, it, _SLOT_DIR)
-            ue = stream_uniform(key, wid, it, _SLOT_EDGE)
-            for (s, e), (pp, dp) in zip(ranges, probs):
-                _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], self.local_step, pb.lo, pb.hi,
-                                        attr[s:e], sgn[s:e])
-            S = pb.similar(X)
-            sc = scorer(S.reshape(-1, d)).reshape(G, C)
-            live.explore(X)
-            ok = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-            tries += G
-            if ok.any():
-                finds.add(X[ok], S[ok], sc[ok], wid[ok] * n_local + it)
-            X[~ok] = walkers[~ok]
-            for (s, e), (pp, dp) in zip(ranges, probs):
-                _kcall.aequitas_update(pp, dp, attr[s:e], sgn[s:e], ok[s:e], self.change_size, self.change_size,
-                                       self.local_step)
-            if live.tick("local", it + 1, n_local):
-                break
-        return tries
-
-    def _local_reference(self, model, walkers, w0, key, finds, live):
-        scorer = model.scorer
-        pb = self.problem
-        cs = self.change_size
-        n_local = self.n_local
-        probs = {}
-        tries = 0
-        for i, x_start in enumerate(walkers):
-            w = w0 + i
-            if w // BLOCK_SIZE not in probs:
-                probs[w // BLOCK_SIZE] = self._init_probs()
-            pp, dp = probs[w // BLOCK_SIZE]
-            x = x_start.copy()
-            for it in range(n_local):
-                ua = stream_uniform(key, [w], it, _SLOT_ATTR)[0]
-                ud = stream_uniform(key, [w], it, _SLOT_DIR)[0]
-                ue = stream_uniform(key, [w], it, _SLOT_EDGE)[0]
-                above = np.flatnonzero(np.cumsum(pp) > ua)
-                a = int(above[0]) if above.size else int(np.flatnonzero(pp > 0)[-1])
-                s = -1.0 if ud < dp[a] else 1.0
-                if x[a] == pb.lo[a] or x[a] == pb.hi[a]:
-                    s = -1.0 if ue < 0.5 else 1.0
-                x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * self.local_step))
-                tries += 1
-                live.explore(x[None, :])
-                S, sc = self._score_similar(scorer, x)
-                ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
-                if ok:
-                    finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
-                else:
-                    x = x_start.copy()
-                if (ok and s < 0) or (not ok and s > 0):
-                    dp[a] = min(dp[a] + cs * self.local_step, 1.0)
-                else:
-                    dp[a] = max(dp[a] - cs * self.local_step, 0.0)
-                pp[a] = pp[a] + cs if ok else max(pp[a] - cs, 0.0)
-                pp /= pp.sum()
-            if live.tick("local", i + 1, walkers.shape[0]):
-                break
-        return tries

@@ -165,7 +165,7 @@ class SG(_TwoPhaseSearch):
         p.update(n_samples=self.n_samples, max_depth=self.max_depth, confidence_threshold=self.confidence_threshold)
         return p
 
-    def _source(self, scorer):
+    def _source_factory(self):
         return None
 
     # ------------------------------------------------------------------ steps

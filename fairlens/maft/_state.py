@@ -4,6 +4,8 @@ Nothing here is stored on a searcher: a run builds these objects, hands them to 
 (:mod:`fairlens.maft._global`, :mod:`fairlens.maft._local`) and to its workers' tasks, and
 assembles the result from them.
 
+* :class:`SearchSpec` -- one run's configuration, what its phases read here and in the workers
+  (with :class:`Walks`, the method's phases).
 * :class:`RunState` -- what one run accumulates in this process (model rows, calls, notes on
   where each phase ran, whether it stopped), with the context every phase reads (the counted
   model, the progress, the stop test).
@@ -25,10 +27,10 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from . import _kcall
-from ._utils import KeySet, RowCodec
+from ._utils import CountingScorer, KeySet, RowCodec
 
-__all__ = ["RunState", "ModelCalls", "Live", "GlobalHits", "HitRecorder", "Finds", "FoundRows", "LocalPhase",
-           "Rows", "OwnShare", "ShareOutcome", "counterpart"]
+__all__ = ["SearchSpec", "Walks", "RunState", "ModelCalls", "Live", "GlobalHits", "HitRecorder", "Finds",
+           "FoundRows", "LocalPhase", "Rows", "OwnShare", "ShareOutcome", "counterpart"]
 
 
 def counterpart(S, sc):
@@ -157,7 +159,7 @@ class Finds:
         ``order_key[ok]``.  The same rows, counterparts, scores and order keys as :meth:`add`.
 
         The arguments' shapes are the caller's phase buffers (checked once per phase by
-        ``_local_lockstep``); the set and the growable arrays are this object's own, given room
+        ``local_lockstep``); the set and the growable arrays are this object's own, given room
         for ``len(ok)`` more rows here, so the kernel is called unchecked."""
         W = ok.shape[0]
         self.set.reserve(W)
@@ -486,6 +488,8 @@ class RunState:
 
     Attributes
     ----------
+    spec : SearchSpec
+        The run's configuration (what the phases read; shipped to the workers).
     model : ModelCalls
         This process's counted model and gradient source.
     live : Live
@@ -515,6 +519,7 @@ class RunState:
         The run was stopped.
     """
 
+    spec: SearchSpec
     model: ModelCalls
     live: Live
     codec: RowCodec
@@ -543,3 +548,93 @@ class RunState:
         if self.explored is not None and outcome.explored is not None:
             self.explored.insert(outcome.explored)
         outcome.explored = None  # merged (this process's share added its rows itself): free it
+
+
+class Walks(NamedTuple):
+    """The phases of one search method, per engine (module-level functions: they travel to the
+    workers by name).
+
+    Attributes
+    ----------
+    global_lockstep, global_reference : callable
+        ``f(spec, model, seeds, live) -> GlobalHits``: the global phase of the lockstep engine
+        and of the literal reference.
+    local_lockstep, local_reference : callable
+        ``f(spec, model, walkers, w0, key, finds, live) -> tries``: the local phase of both engines.
+    align : int
+        Parallel shares of the local walkers start at multiples of this (AEQUITAS: the groups of
+        walkers sharing its adaptive probabilities).
+    """
+
+    global_lockstep: Callable
+    global_reference: Callable
+    local_lockstep: Callable
+    local_reference: Callable
+    align: int = 1
+
+
+@dataclass
+class SearchSpec:
+    """One run's configuration: everything its phases read, here and in the workers.
+
+    Built by each run from the searcher (never stored on it) and shipped to the workers in its
+    place (:meth:`for_workers`: no dataset, no seed pool).
+
+    Attributes
+    ----------
+    method : str
+        ``"MAFT"``, ``"EIDIG"``, ``"ADF"`` or ``"AEQUITAS"``.
+    problem : _Problem
+        The search space (:class:`fairlens.maft._problem._Problem`).
+    scorer : Scorer
+        The adapted model (:func:`fairlens.models.as_scorer`).
+    replay : MLPReplay or None
+        The exact replay of a scikit-learn MLP, checked on this run's seeds
+        (:func:`fairlens.maft._utils.mlp_replay`), or None.
+    source : callable or None
+        ``source(counting_scorer)`` builds the method's gradient source (zero-order, output or
+        loss gradient); None for a method without gradients (AEQUITAS).
+    walks : Walks
+        The method's global and local phases.
+    max_iter, n_local, global_step, local_step, decay, update_interval, epsilon
+        The searcher's parameters of the same names.
+    change_size : float or None
+        AEQUITAS's reinforcement step (None for the other methods).
+    engine : str
+        ``"lockstep"`` or ``"reference"``.
+    track_explored : bool
+        Keep the explored rows.
+    blas_threads : int or None
+        BLAS thread limit in every process.
+    """
+
+    method: str
+    problem: Any
+    scorer: Any
+    replay: Any
+    source: Optional[Callable]
+    walks: Walks
+    max_iter: int
+    n_local: int
+    global_step: float
+    local_step: float
+    decay: float
+    update_interval: int
+    epsilon: float
+    change_size: Optional[float]
+    engine: str
+    track_explored: bool
+    blas_threads: Optional[int]
+
+    def open_model(self):
+        """A :class:`ModelCalls` for one process: the counted model (through the replay when
+        there is one) and the method's gradient source on it."""
+        scorer = CountingScorer(self.scorer, fast=self.replay)
+        return ModelCalls(scorer, None if self.source is None else self.source(scorer))
+
+    def for_workers(self):
+        """A copy to ship to the workers: the problem without its dataset and seed pool (the
+        payload ships the scorer without its dataset's rows, :class:`fairlens._parallel.Payload`)."""
+        import dataclasses
+
+        return dataclasses.replace(self, problem=self.problem.stripped())

@@ -78,12 +78,12 @@ def test_kernel_calls_are_checked():
 
     from fairlens.maft import _gradients
 
-    audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
+    audited = {"local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
                "Finds.add_step"}
     for mod in (_analysis, _mitigation, _search, _state, _utils, _gradients, fm):
         users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
         assert users <= audited, (mod.__name__, users - audited)
-    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep"}
+    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"local_lockstep"}
     assert raw_users(ast.parse(inspect.getsource(_state)), "", set()) == {"Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
