@@ -300,3 +300,10 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
         m = members[i % len(members)]
         rows[i] = m[rng.integers(m.size)]
     return pool[rows].copy()
+
+
+def score_similar(problem, scorer, x):
+    """One row ``x`` and its similar instances (the reference engines' check): ``(S, scores)``,
+    ``S`` of shape ``(C, d)`` with ``x`` first."""
+    S = problem.similar(x[None, :])[0]
+    return S, scorer(S)

@@ -74,14 +74,13 @@ from fairlens._parallel import chunk_rng, effective_n_jobs
 from fairlens._validation import check_int, check_memory
 
 from . import _kcall
+from ._global import aequitas_global, global_lockstep, global_reference, run_global, unique_global
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._plan import cuts, own_share, plan_phase, run_shares
-from ._problem import _SIMILAR_COPIES, _Problem, select_seeds
+from ._problem import _SIMILAR_COPIES, _Problem, score_similar, select_seeds
 from ._result import FairnessTestResult
 from ._state import (
     Finds,
-    GlobalHits,
-    HitRecorder,
     Live,
     LocalPhase,
     OwnShare,
@@ -143,22 +142,6 @@ def warmup():
 BLOCK_SIZE = 256
 
 
-def _global_task(payload, share):
-    """A parallel task: the global phase of the seeds ``share = (start, stop)``; the share this
-    process works adds its explored rows to the run's set and stops with the run
-    (:func:`~fairlens.maft._plan.own_share`)."""
-    a, e = share
-    spec = payload.spec
-    here = own_share(payload, share)
-    with _blas_limit(spec.blas_threads):
-        model = spec.open_model()
-        live = Live(payload.codec, spec.track_explored, capacity=(e - a) * spec.max_iter * spec.problem.C,
-                    stop=here and here.stop, explored=here and here.explored)
-        hits = global_phase(spec, model, payload.seeds[a:e], live)
-    return ShareOutcome(queries=model.queries, calls=model.calls, explored=None if here else live.explored_keys(),
-                        hits=hits)
-
-
 def _local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
@@ -182,15 +165,6 @@ def _local_task(payload, share):
 
 
 # ----------------------------------------------------------------------------- the two phases
-def global_phase(spec, model, seeds, live):
-    """Algorithm 3 (or the method's own global phase) for ``seeds`` with the run's ``spec``
-    (:class:`~fairlens.maft._state.SearchSpec`) and counted ``model``: the
-    :class:`~fairlens.maft._state.GlobalHits` of the seeds that reached a discriminatory
-    instance."""
-    walk = spec.walks.global_reference if spec.engine == "reference" else spec.walks.global_lockstep
-    return walk(spec, model, seeds, live)
-
-
 def local_phase(spec, model, walkers, w0, key, finds, live):
     """Algorithm 4 (or the method's own local phase) for the walkers ``w0, w0 + 1, ...`` (rows
     ``walkers``); the instances go to ``finds``; returns the number of local tries."""
@@ -198,54 +172,6 @@ def local_phase(spec, model, walkers, w0, key, finds, live):
         return 0
     walk = spec.walks.local_reference if spec.engine == "reference" else spec.walks.local_lockstep
     return walk(spec, model, walkers, w0, key, finds, live)
-
-
-def global_lockstep(spec, model, seeds, live):
-    """Algorithm 3 for every seed in lockstep: one model call per step for all active seeds."""
-    scorer, source = model.scorer, model.source
-    pb = spec.problem
-    W, d, C = seeds.shape[0], pb.d, pb.C
-    X = seeds.copy()
-    M1 = np.zeros((W, d))
-    M2 = np.zeros((W, d))
-    active = np.arange(W)
-    h = HitRecorder(W, d, pb.prot_idx)
-    tries = 0
-    zeros = np.zeros(W)
-    for it in range(spec.max_iter):
-        if active.size == 0:
-            break
-        Xa = X[active]
-        S = pb.similar(Xa)
-        sc = scorer(S.reshape(-1, d)).reshape(-1, C)
-        tries += active.size
-        m = active.size
-        is_disc = np.empty(m, dtype=np.bool_)
-        pair = np.empty(m, dtype=np.int64)
-        mdiff = np.empty(m, dtype=np.int64)
-        _kcall.check_discrimination(sc, zeros[:m], is_disc, pair, mdiff)
-        h.record(active[is_disc], Xa[is_disc], S[is_disc], sc[is_disc])
-        rest = ~is_disc
-        ar = active[rest]
-        if ar.size:
-            x1 = np.ascontiguousarray(Xa[rest])
-            x2 = S[rest][np.arange(ar.size), mdiff[rest]]
-            G = source(np.concatenate([x1, x2]))
-            g1 = np.ascontiguousarray(G[: ar.size])
-            g2 = np.ascontiguousarray(G[ar.size :])
-            M1a = np.ascontiguousarray(M1[ar])
-            M2a = np.ascontiguousarray(M2[ar])
-            _kcall.global_update(
-                x1, M1a, M2a, g1, g2, spec.decay, source.direction_sign, pb.free, spec.global_step, pb.lo, pb.hi
-            )
-            X[ar] = x1
-            M1[ar] = M1a
-            M2[ar] = M2a
-            live.explore(x1)
-        active = ar
-        if live.tick("global", it + 1, spec.max_iter):
-            break
-    return h.hits(tries)
 
 
 def local_lockstep(spec, model, walkers, w0, key, finds, live):
@@ -361,49 +287,6 @@ def local_lockstep(spec, model, walkers, w0, key, finds, live):
 
 
 # ----------------------------------------------------------------------------- literal reference
-def _score_similar(problem, scorer, x):
-    S = problem.similar(x[None, :])[0]
-    return S, scorer(S)
-
-
-def global_reference(spec, model, seeds, live):
-    """One seed at a time, literally as Algorithm 3 is printed.
-
-    Each candidate is scored together with its similar instances in one model call (the
-    authors' code makes one call per similar instance) and each gradient is one
-    Algorithm-2 call per point (``x`` then ``x'``).
-    """
-    scorer, source = model.scorer, model.source
-    pb = spec.problem
-    d = pb.d
-    h = HitRecorder(seeds.shape[0], d, pb.prot_idx)
-    tries = 0
-    for i in range(seeds.shape[0]):
-        x = seeds[i].copy()
-        grad1 = np.zeros(d)
-        grad2 = np.zeros(d)
-        for _ in range(spec.max_iter):
-            tries += 1
-            S, sc = _score_similar(spec.problem, scorer, x)
-            y = sc[0] > 0.5
-            if np.any((sc[1:] > 0.5) != y):
-                h.record(np.array([i]), x[None, :], S[None], sc[None])
-                break
-            dist = (sc[0] - sc[1:]) ** 2
-            x2 = S[1 + int(np.argmax(dist))] if np.max(dist) > 0 else x.copy()
-            grad1 = spec.decay * grad1 + source(x[None, :])[0]
-            grad2 = spec.decay * grad2 + source(x2[None, :])[0]
-            direction = np.zeros(d)
-            for a in range(d):
-                if pb.free[a] and np.sign(grad1[a]) == np.sign(grad2[a]):
-                    direction[a] = source.direction_sign * np.sign(grad1[a])
-            x = np.minimum(pb.hi, np.maximum(pb.lo, x + spec.global_step * direction))
-            live.explore(x[None, :])
-        if live.tick("global", i + 1, seeds.shape[0]):
-            break
-    return h.hits(tries)
-
-
 def local_reference(spec, model, walkers, w0, key, finds, live):
     """One walker at a time, literally as Algorithm 4 is printed."""
     scorer, source = model.scorer, model.source
@@ -419,7 +302,7 @@ def local_reference(spec, model, walkers, w0, key, finds, live):
         suc_iter = ui
         for it in range(n_local):
             if suc_iter >= ui:
-                S, sc = _score_similar(spec.problem, scorer, x)
+                S, sc = score_similar(pb, scorer, x)
                 differ = np.flatnonzero((sc[1:] > 0.5) != (sc[0] > 0.5)) + 1
                 u = stream_uniform(key, [w], it, _SLOT_PAIR)[0]
                 k = min(int(u * differ.size), differ.size - 1)
@@ -442,7 +325,7 @@ def local_reference(spec, model, walkers, w0, key, finds, live):
             x = np.minimum(pb.hi, np.maximum(pb.lo, x))
             tries += 1
             live.explore(x[None, :])
-            S, sc = _score_similar(spec.problem, scorer, x)
+            S, sc = score_similar(pb, scorer, x)
             if np.any((sc[1:] > 0.5) != (sc[0] > 0.5)):
                 finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
             else:
@@ -459,20 +342,6 @@ def _init_probs(problem):
     d = problem.d
     pp = np.where(problem.free, 1.0, 0.0)
     return pp / pp.sum(), np.full(d, 0.5)
-
-
-def aequitas_global(spec, model, seeds, live):
-    """AEQUITAS's global phase: every seed checked once (one model call for all)."""
-    scorer = model.scorer
-    pb = spec.problem
-    S = pb.similar(seeds)
-    sc = scorer(S.reshape(-1, pb.d)).reshape(-1, pb.C)
-    live.explore(seeds)
-    disc = np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1)
-    h = HitRecorder(seeds.shape[0], pb.d, pb.prot_idx)
-    h.record(np.flatnonzero(disc), seeds[disc], S[disc], sc[disc])
-    live.tick("global", 1, 1)
-    return h.hits(seeds.shape[0])
 
 
 def _groups(wid):
@@ -545,7 +414,7 @@ def aequitas_local_reference(spec, model, walkers, w0, key, finds, live):
             x[a] = min(pb.hi[a], max(pb.lo[a], x[a] + s * spec.local_step))
             tries += 1
             live.explore(x[None, :])
-            S, sc = _score_similar(spec.problem, scorer, x)
+            S, sc = score_similar(pb, scorer, x)
             ok = bool(np.any((sc[1:] > 0.5) != (sc[0] > 0.5)))
             if ok:
                 finds.add(x[None, :].copy(), S[None], sc[None], [w * n_local + it])
@@ -940,8 +809,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                         capacity=bound)
             run = RunState(spec=spec, model=model, live=live, codec=codec, n_jobs=n_jobs, workers=workers,
                            stop=stop, callback=callback, report=report, t0=t0, seed=seed, seeds=seeds)
-            g = self._run_global(run)
-            walkers, gkeys, gi = self._unique_global(g, codec)
+            g = run_global(run)
+            walkers, gkeys, gi = unique_global(g, codec)
             rows = Rows(walkers, g.cp[gi], self.problem.prot_idx, codec)
             n_global = walkers.shape[0]
             live.n_global = n_global
@@ -994,33 +863,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
                 and np.all(seeds == np.round(seeds)) and float(self.global_step).is_integer()
                 and float(self.local_step).is_integer())
         return RowCodec(pb.lo, pb.hi, grid)
-
-    def _run_global(self, run):
-        """Algorithm 3 for every seed: here in lockstep, or in lockstep shares on the workers."""
-        seeds = run.seeds
-        W = seeds.shape[0]
-        plan = plan_phase("global", float(W) * self.max_iter * self.problem.C, run.workers)
-        if plan.note:
-            run.notes.append(plan.note)
-        if plan.workers <= 1:
-            hits = global_phase(run.spec, run.model, seeds, run.live)
-            hits.stopped = run.live.stopped
-            return hits
-        from fairlens._parallel import Payload
-
-        shares = cuts(W, plan.workers)
-        payload = Payload(spec=run.spec.for_workers(), seeds=seeds, codec=run.codec)
-        payload._here = OwnShare(shares[0], run.explored, run.stop)  # see _here()
-        outs, marks, stopped = run_shares(run, _global_task, payload, shares, "global")
-        return GlobalHits.concat([o.hits for o in outs], [a for a, _ in shares],
-                                 (self.problem.d, len(self.problem.prot_idx)), stopped)
-
-    def _unique_global(self, g, codec):
-        """The run's global instances, each once, in seed order (the local walkers)."""
-        keys = codec.keys(g.X)
-        _, new = KeySet(codec.k, max(16, keys.shape[0])).index(keys)
-        gi = np.flatnonzero(new)
-        return np.ascontiguousarray(g.X[gi]), keys[gi], gi
 
     def _run_local(self, run, walkers, gkeys, key, rows):
         """Algorithm 4 for every unique global instance: here, or in lockstep shares on the workers.

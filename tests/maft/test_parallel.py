@@ -89,7 +89,7 @@ def test_walkers_are_the_unique_global_instances_at_1000_seeds(toy, smooth):
     """Issue 24: one local walker per unique global instance of the WHOLE run (the paper's
     global_id set), not per 256-seed block.  The per-seed global hits come from the literal
     Algorithm-3 twin, one seed at a time, without any de-duplication."""
-    from fairlens.maft._search import global_reference
+    from fairlens.maft._global import global_reference
     from fairlens.maft._state import Live
 
     grid = AEQUITAS(smooth, toy).draw_seeds(1000, random_state=0)  # 1000 distinct-ish points of the domain
