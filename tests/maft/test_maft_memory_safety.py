@@ -56,9 +56,10 @@ def test_kernel_calls_are_checked():
     import inspect
 
     import fairlens.maft as fm
-    from fairlens.maft import _analysis, _kcall, _mitigation, _search, _state, _utils
+    from fairlens.maft import _analysis, _global, _kcall, _local, _mitigation, _plan, _problem, _search, _state, _utils
 
-    for mod in (_analysis, _mitigation, _search, _state, _utils, fm):
+    engine = (_problem, _state, _plan, _global, _local, _search)
+    for mod in (_analysis, _mitigation, *engine, _utils, fm):
         assert "_kernels." not in inspect.getsource(mod).replace("fairlens.maft._kernels", "")
     # unchecked kernel calls (``_kcall.raw``) only where the arguments are checked at the phase
     # boundary (the local lockstep phase) or allocated by the caller itself (KeySet, RowCodec)
@@ -80,10 +81,10 @@ def test_kernel_calls_are_checked():
 
     audited = {"local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
                "Finds.add_step"}
-    for mod in (_analysis, _mitigation, _search, _state, _utils, _gradients, fm):
+    for mod in (_analysis, _mitigation, *engine, _utils, _gradients, fm):
         users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
         assert users <= audited, (mod.__name__, users - audited)
-    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"local_lockstep"}
+    assert raw_users(ast.parse(inspect.getsource(_local)), "", set()) == {"local_lockstep"}
     assert raw_users(ast.parse(inspect.getsource(_state)), "", set()) == {"Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
