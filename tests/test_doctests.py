@@ -58,7 +58,7 @@ DATA_MODULES = [
     "fairlens.maft._mitigation",
     "fairlens.maft._problem",
     "fairlens.maft._result",
-    "fairlens.maft._search",
+    "fairlens.maft._searchers",
     "fairlens.maft._sg",
 ]
 

@@ -36,7 +36,7 @@ from ._gradients import zero_order_gradient
 from ._mitigation import MAX_SAMPLES, RetrainResult, discrimination_rate, discriminatory_mask, retrain_with_instances
 from ._problem import select_seeds
 from ._result import FairnessTestResult
-from ._search import ADF, AEQUITAS, EIDIG, MAFT
+from ._searchers import ADF, AEQUITAS, EIDIG, MAFT
 from ._sg import SG
 
 __all__ = [

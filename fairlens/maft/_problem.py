@@ -25,6 +25,10 @@ __all__ = ["select_seeds"]
 #: global and the new ones plus one indexed copy; each row is d float64 plus a score.
 _SIMILAR_COPIES = 4
 
+#: Seed draws a problem remembers (:meth:`_Problem.pool_seeds`; a widget or a benchmark runs the
+#: same draw again and again, and k-means costs 15-20 ms on census).
+_SEED_MEMO = 8
+
 
 class _Problem:
     """Validated description of the search space.
@@ -117,6 +121,7 @@ class _Problem:
         if not np.all(np.isfinite(pool)):
             raise ValueError("the seed pool (data=) contains NaN or inf; fill or drop those rows.")
         self.pool = np.ascontiguousarray(pool)
+        self._seed_memo = {}
 
     def stripped(self):
         """A copy for the workers: no dataset and an empty seed pool (the domain, the protected
@@ -126,7 +131,19 @@ class _Problem:
         pb = copy.copy(self)
         pb.dataset = None
         pb.pool = self.pool[:0]
+        pb._seed_memo = {}
         return pb
+
+    def pool_seeds(self, n_seeds, n_clusters, seed):
+        """The seeds :func:`select_seeds` draws from the pool for ``(n_seeds, n_clusters, seed)``,
+        checked against the domain (a copy).  k-means runs once per key: the last
+        :data:`_SEED_MEMO` draws are kept."""
+        key = (int(n_seeds), int(n_clusters), seed)
+        if key not in self._seed_memo:
+            while len(self._seed_memo) >= _SEED_MEMO:
+                self._seed_memo.pop(next(iter(self._seed_memo)))
+            self._seed_memo[key] = self.check_rows(select_seeds(self.pool, n_seeds, n_clusters, seed))
+        return self._seed_memo[key].copy()
 
     # ------------------------------------------------------------------ combinations
     def describe_combinations(self):

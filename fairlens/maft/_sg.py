@@ -47,11 +47,12 @@ import time
 import numpy as np
 
 from fairlens._base import Interval
+from fairlens._parallel import blas_limit as _blas_limit
 
 from ._result import FairnessTestResult
-from ._search import (
+from ._searchers import (
     _COMMON_CONSTRAINTS,
-    _blas_limit,
+    _document,
     _favourable_alias,
     _legacy_run_keywords,
     _positional_protected,
@@ -76,30 +77,30 @@ def _require_z3():
     return z3
 
 
+#: SG's own parameters and the shared ones whose meaning differs for SG (the rest are
+#: documented once in :data:`fairlens.maft._searchers._PARAMETER_DOCS`).
+_SG_DOCS = {
+    "n_local": """n_local : int, default={default}
+    Local-rank inputs allowed per unique global-rank discriminatory instance.""",
+    "max_iter": """max_iter : int, default={default}
+    Sets the global budget ``n_seeds * max_iter`` (explained inputs of global rank).""",
+    "track_explored": """track_explored : bool, default={default}
+    Count the unique explained inputs (``n_explored``, for ``success_rate``).""",
+    "n_samples": """n_samples : int, default={default}
+    LIME perturbations per explanation (the authors' code uses 5000).""",
+    "max_depth": """max_depth : int or None, default={default}
+    Depth of the explanation tree (None: grown fully, as in the authors' code).""",
+    "confidence_threshold": """confidence_threshold : float in [0, 1], default={default}
+    ``T1``: the global search stops walking a path at a branch of lower confidence.""",
+}
+
+
+@_document(own=_SG_DOCS)
 class SG(_TwoPhaseSearch):
     """Symbolic Generation (Aggarwal et al., ESEC/FSE 2019): local decision-tree explanations
     and Z3-solved path constraints (see the module docstring for the algorithm).
 
-    Parameters
-    ----------
-    model, data, protected, n_seeds, random_state, seeds, pool, favourable, n_clusters
-        As :class:`MAFT` (seeds are chosen as for the other searchers).
-    n_local : int, default=1000
-        Local-rank inputs allowed per unique global-rank discriminatory instance.
-    max_iter : int, default=10
-        Sets the global budget ``n_seeds * max_iter`` (explained inputs of global rank).
-    track_explored : bool, default=True
-        Count the unique explained inputs (``n_explored``, for ``success_rate``).
-    blas_threads : int or None, default=1
-        BLAS thread limit during the run.
-    n_samples : int, default=5000
-        LIME perturbations per explanation (the authors' code uses 5000).
-    max_depth : int or None, default=None
-        Depth of the explanation tree (None: grown fully, as in the authors' code).
-    confidence_threshold : float in [0, 1], default=0.3
-        ``T1``: the global search stops walking a path at a branch of lower confidence.
-    **deprecated
-        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    {parameters}
 
     Raises
     ------

@@ -151,11 +151,11 @@ def test_mlp_replay_is_bitwise_and_refuses_what_it_cannot_replay(toy, toy_mlp):
 
 
 def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypatch):
-    from fairlens.maft import MAFT, _search
+    from fairlens.maft import MAFT, _searchers
 
     kw = dict(n_seeds=30, n_local=40, random_state=2)
     fast = MAFT(toy_mlp, toy, **kw).run()
-    monkeypatch.setattr(_search, "mlp_replay", lambda scorer, probe: None)
+    monkeypatch.setattr(_searchers, "mlp_replay", lambda scorer, probe: None)
     slow = MAFT(toy_mlp, toy, **kw).run()
     assert fast.n_global > 0 and fast.n_local > 0
     np.testing.assert_array_equal(fast.instances, slow.instances)

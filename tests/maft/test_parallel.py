@@ -90,6 +90,7 @@ def test_walkers_are_the_unique_global_instances_at_1000_seeds(toy, smooth):
     global_id set), not per 256-seed block.  The per-seed global hits come from the literal
     Algorithm-3 twin, one seed at a time, without any de-duplication."""
     from fairlens.maft._global import global_reference
+    from fairlens.maft._search import row_codec
     from fairlens.maft._state import Live
 
     grid = AEQUITAS(smooth, toy).draw_seeds(1000, random_state=0)  # 1000 distinct-ish points of the domain
@@ -98,7 +99,7 @@ def test_walkers_are_the_unique_global_instances_at_1000_seeds(toy, smooth):
     seeds = res.seeds
     assert seeds.shape[0] == 1000
     spec = s._spec(None)
-    hits = global_reference(spec, spec.open_model(), seeds, Live(s._codec(seeds), False))
+    hits = global_reference(spec, spec.open_model(), seeds, Live(row_codec(spec, seeds), False))
     rows = [tuple(x) for x in hits.X]
     unique = list(dict.fromkeys(rows))  # seed order, first occurrence
     assert len(rows) > len(unique)  # duplicates exist: the test can tell the two policies apart
