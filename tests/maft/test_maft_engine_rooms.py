@@ -33,6 +33,16 @@ def test_a_run_writes_nothing_onto_the_searcher(toy, smooth, monkeypatch, n_jobs
         assert "on 2 processes" in res.params["parallel"]
 
 
+def test_an_sg_run_writes_nothing_onto_the_searcher(toy, smooth):
+    """SG kept its run's Z3 solver and variables on the searcher; they are the run's own now."""
+    pytest.importorskip("z3")
+    s = SG(smooth, toy, protected=["sex"], n_seeds=3, n_local=3, n_samples=100, random_state=0)
+    s.draw_seeds()
+    before = _snapshot(s)
+    s.run()
+    assert _snapshot(s) == before
+
+
 def test_changing_n_clusters_draws_new_seeds(toy, smooth):
     """The seeds were remembered by (n_seeds, random_state) only: after set_params(n_clusters=...)
     a run reused the old clusters' seeds.  They are remembered by n_clusters too."""
