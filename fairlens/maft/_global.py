@@ -69,9 +69,8 @@ def global_lockstep(spec, model, seeds, live):
             g2 = np.ascontiguousarray(G[ar.size :])
             M1a = np.ascontiguousarray(M1[ar])
             M2a = np.ascontiguousarray(M2[ar])
-            _kcall.global_update(
-                x1, M1a, M2a, g1, g2, spec.decay, source.direction_sign, pb.free, spec.global_step, pb.lo, pb.hi
-            )
+            _kcall.global_update((x1, M1a, M2a), (g1, g2), (spec.decay, source.direction_sign, spec.global_step),
+                                 (pb.free, pb.lo, pb.hi))
             X[ar] = x1
             M1[ar] = M1a
             M2[ar] = M2a

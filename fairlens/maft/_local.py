@@ -135,7 +135,7 @@ def local_lockstep(spec, model, walkers, w0, key, finds, live):
         suc += 1
         raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_ATTR), ua)
         raw.stream_fill(ukey, wid, stream_counter(it, _SLOT_DIR), ud)
-        raw.local_perturb(X, P, ua, ud, float(spec.local_step), pb.lo, pb.hi, attr, sgn)
+        raw.local_perturb(X, P, (ua, ud), float(spec.local_step), (pb.lo, pb.hi), (attr, sgn))
         S = np.empty((G, C, d))  # (G, C, d) float64, made here
         if G and raw.similar_rows(X, prot_idx, combos, S):
             raise ValueError("rows have protected values outside the protected attributes' domain; "
@@ -239,8 +239,8 @@ def aequitas_local_lockstep(spec, model, walkers, w0, key, finds, live):
         ud = stream_uniform(key, wid, it, _SLOT_DIR)
         ue = stream_uniform(key, wid, it, _SLOT_EDGE)
         for (s, e), (pp, dp) in zip(ranges, probs):
-            _kcall.aequitas_perturb(X[s:e], pp, dp, ua[s:e], ud[s:e], ue[s:e], spec.local_step, pb.lo, pb.hi,
-                                    attr[s:e], sgn[s:e])
+            _kcall.aequitas_perturb(X[s:e], (pp, dp), (ua[s:e], ud[s:e], ue[s:e]), spec.local_step, (pb.lo, pb.hi),
+                                    (attr[s:e], sgn[s:e]))
         S = pb.similar(X)
         sc = scorer(S.reshape(-1, d)).reshape(G, C)
         live.explore(X)

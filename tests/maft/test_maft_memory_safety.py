@@ -98,8 +98,8 @@ def test_kernel_calls_are_checked():
         _kcall.table_insert(np.full(8, -1, np.int64), np.empty((2, 3)), 0, np.zeros((3, 3)),
                             np.zeros(3, np.int64), np.empty(3, bool))
     with pytest.raises(ValueError, match="C-contiguous"):
-        _kcall.local_perturb(np.zeros((3, 2)).T, np.ones((2, 3)), np.zeros(2), np.zeros(2), 1.0,
-                             np.zeros(3), np.ones(3), np.empty(2, np.int64), np.empty(2))
+        _kcall.local_perturb(np.zeros((3, 2)).T, np.ones((2, 3)), (np.zeros(2), np.zeros(2)), 1.0,
+                             (np.zeros(3), np.ones(3)), (np.empty(2, np.int64), np.empty(2)))
     from fairlens.maft._utils import RowSet
 
     with pytest.raises(ValueError, match="RowSet"):
