@@ -45,10 +45,9 @@ are in :mod:`~fairlens.maft._searchers`.
 Both engines use identical random numbers and -- for a model whose row scores do not
 depend on the batch they are computed in -- return identical instances for MAFT, EIDIG and
 ADF.  AEQUITAS shares its adaptive probabilities across groups of
-:data:`~fairlens.maft._local.BLOCK_SIZE`
-consecutive walkers (parallel shares are cut on group boundaries); the lockstep engine
-updates them after each step in walker order, the reference after each iteration, so those
-two differ by design.
+:data:`~fairlens.maft._local.BLOCK_SIZE` consecutive walkers (parallel shares are cut on group
+boundaries); the lockstep engine updates them after each step in walker order, the reference
+after each iteration, so those two differ by design.
 
 Choices where the paper is silent or ambiguous (documented here once):
 
