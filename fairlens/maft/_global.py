@@ -21,8 +21,8 @@ from ._problem import score_similar
 from ._state import GlobalHits, HitRecorder, Live, OwnShare, ShareOutcome
 from ._utils import KeySet
 
-__all__ = ["global_phase", "global_lockstep", "global_reference", "aequitas_global", "global_task", "run_global",
-           "unique_global"]
+__all__ = ["global_phase", "global_lockstep", "global_reference", "aequitas_global", "gradient_global_rows",
+           "aequitas_global_rows", "global_task", "run_global", "unique_global"]
 
 
 def global_phase(spec, model, seeds, live):
@@ -133,6 +133,20 @@ def aequitas_global(spec, model, seeds, live):
     return h.hits(seeds.shape[0])
 
 
+def gradient_global_rows(spec, walkers):
+    """At most how many model rows the lockstep global phase of ``walkers`` seeds scores: each
+    seed walks ``max_iter`` steps, every step scoring its similar set (``C`` rows, itself
+    included) and the gradients at it and at its partner (``2 x spec.gradient_rows``; the
+    zero-order estimate's ``d + 1`` rows a point).  A seed stops at its first discriminatory
+    instance, so a run scores fewer; with no discriminatory instance it scores exactly this."""
+    return float(walkers) * spec.max_iter * (spec.problem.C + 2 * spec.gradient_rows)
+
+
+def aequitas_global_rows(spec, walkers):
+    """The rows AEQUITAS's global phase scores: every seed's similar set, once."""
+    return float(walkers) * spec.problem.C
+
+
 def global_task(payload, share):
     """A parallel task: the global phase of the seeds ``share = (start, stop)``; the share this
     process works adds its explored rows to the run's set and stops with the run
@@ -155,7 +169,7 @@ def run_global(run):
     spec = run.spec
     seeds = run.seeds
     W = seeds.shape[0]
-    plan = plan_phase("global", float(W) * spec.max_iter * spec.problem.C, run.workers)
+    plan = plan_phase("global", spec.walks.global_rows(spec, W), run.workers)
     if plan.note:
         run.notes.append(plan.note)
     if plan.workers <= 1:

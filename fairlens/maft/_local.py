@@ -25,7 +25,7 @@ from ._state import Finds, Live, LocalPhase, OwnShare, ShareOutcome, presize
 from ._utils import KeySet, stream_counter, stream_uniform
 
 __all__ = ["BLOCK_SIZE", "local_phase", "local_lockstep", "local_reference", "aequitas_local_lockstep",
-           "aequitas_local_reference", "local_task", "run_local"]
+           "aequitas_local_reference", "gradient_local_rows", "aequitas_local_rows", "local_task", "run_local"]
 
 #: The stream slots of one walker's iteration: the pair drawn at a refresh, the attribute, the
 #: direction, AEQUITAS's direction at a domain edge.
@@ -300,6 +300,23 @@ def aequitas_local_reference(spec, model, walkers, w0, key, finds, live):
     return tries
 
 
+def gradient_local_rows(spec, walkers):
+    """At most how many model rows the lockstep local phase of ``walkers`` walkers scores: their
+    similar sets once at the start and at each of the ``n_local`` steps (``C`` rows each), and
+    the gradients at a walker and its partner at every refresh (``2 x spec.gradient_rows``), at
+    most ``1 + (n_local - 1) // update_interval`` of them (a refresh needs ``update_interval``
+    successes in a row).  A walker that fails refreshes less; if every step succeeds a run scores
+    exactly this."""
+    n = int(spec.n_local)
+    refreshes = 0 if n == 0 else 1 + (n - 1) // int(spec.update_interval)
+    return float(walkers) * (spec.problem.C * (n + 1) + 2 * spec.gradient_rows * refreshes)
+
+
+def aequitas_local_rows(spec, walkers):
+    """The rows AEQUITAS's local phase scores: every walker's similar set at each step."""
+    return float(walkers) * spec.problem.C * spec.n_local
+
+
 def local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
@@ -330,10 +347,13 @@ def run_local(run, walkers, gkeys, key, rows):
     :class:`~fairlens.maft._state.LocalPhase`."""
     spec = run.spec
     G = walkers.shape[0]
-    plan = plan_phase("local", float(G) * spec.n_local * spec.problem.C, run.workers)
+    plan = plan_phase("local", spec.walks.local_rows(spec, G), run.workers)
     if plan.note:
         run.notes.append(plan.note)
     shares = cuts(G, plan.workers, spec.walks.align)
+    if plan.workers > 1 and len(shares) <= 1:
+        run.notes.append(f"local phase in this process: its {G:,} walker(s) make one share (shares start at "
+                         f"multiples of {spec.walks.align} walkers)")
     if len(shares) <= 1:
         finds = Finds(run.codec, spec.problem.prot_idx, gkeys, capacity=G * spec.n_local)
         n_global = G

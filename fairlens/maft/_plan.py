@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 __all__ = ["MIN_PARALLEL_ROWS", "Plan", "plan_phase", "cuts", "own_share", "run_shares"]
 
-#: Below this many model rows (an upper bound of a phase's work, ``walkers x steps x
-#: combinations``) a phase runs in this process even when ``n_jobs`` asks for workers: starting
+#: Below this many model rows (an upper bound of a phase's work: every similar instance and every
+#: gradient row its walkers can score, :class:`~fairlens.maft._state.Walks`' ``global_rows`` and
+#: ``local_rows``) a phase runs in this process even when ``n_jobs`` asks for workers: starting
 #: the tasks and shipping the model would cost more than the work (measured in
 #: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
 MIN_PARALLEL_ROWS = 1_000_000
@@ -40,12 +41,14 @@ class Plan:
 
 def plan_phase(phase, rows, workers):
     """The :class:`Plan` of one phase: ``workers`` shares, or this process alone when the phase
-    (at most ``rows`` model rows) is too small to gain from them."""
+    (at most ``rows`` model rows, its similar instances and gradients) is too small to gain from
+    them."""
     if workers <= 1:
         return Plan(1)
     if rows < MIN_PARALLEL_ROWS:
-        return Plan(1, f"{phase} phase in this process: at most {rows:,.0f} model rows, below "
-                       f"MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from {workers} workers)")
+        return Plan(1, f"{phase} phase in this process: at most {rows:,.0f} model rows (similar instances "
+                       f"and gradients), below MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from "
+                       f"{workers} workers)")
     return Plan(workers)
 
 

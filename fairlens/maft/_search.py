@@ -75,11 +75,21 @@ from fairlens._parallel import blas_limit as _blas_limit  # the one BLAS limit (
 from fairlens._parallel import chunk_rng, effective_n_jobs
 
 from . import _kcall
-from ._global import aequitas_global, global_lockstep, global_reference, run_global, unique_global
+from ._global import (
+    aequitas_global,
+    aequitas_global_rows,
+    global_lockstep,
+    global_reference,
+    gradient_global_rows,
+    run_global,
+    unique_global,
+)
 from ._local import (
     BLOCK_SIZE,
     aequitas_local_lockstep,
     aequitas_local_reference,
+    aequitas_local_rows,
+    gradient_local_rows,
     local_lockstep,
     local_reference,
     run_local,
@@ -130,9 +140,10 @@ def warmup():
 
 
 #: The phases of the gradient searches (MAFT, EIDIG, ADF) and of AEQUITAS.
-GRADIENT_WALKS = Walks(global_lockstep, global_reference, local_lockstep, local_reference)
+GRADIENT_WALKS = Walks(global_lockstep, global_reference, local_lockstep, local_reference, gradient_global_rows,
+                       gradient_local_rows)
 AEQUITAS_WALKS = Walks(aequitas_global, aequitas_global, aequitas_local_lockstep, aequitas_local_reference,
-                       align=BLOCK_SIZE)
+                       aequitas_global_rows, aequitas_local_rows, align=BLOCK_SIZE)
 
 
 def row_codec(spec, seeds):
@@ -156,7 +167,8 @@ def run_two_phase(spec, seeds, seed, *, n_jobs, stop, report, callback, params, 
     :class:`~fairlens.maft._state.RunState` made here."""
     key = int(chunk_rng(seed, 0).integers(0, 2**63 - 1))
     codec = row_codec(spec, seeds)
-    workers = effective_n_jobs(n_jobs) if spec.engine == "lockstep" else 1
+    asked = effective_n_jobs(n_jobs)
+    workers = asked if spec.engine == "lockstep" else 1
     t0 = time.perf_counter()
     with _blas_limit(spec.blas_threads):
         model = spec.open_model()
@@ -166,6 +178,9 @@ def run_two_phase(spec, seeds, seed, *, n_jobs, stop, report, callback, params, 
                     capacity=bound)
         run = RunState(spec=spec, model=model, live=live, codec=codec, n_jobs=n_jobs, workers=workers,
                        stop=stop, callback=callback, report=report, t0=t0, seed=seed, seeds=seeds)
+        if asked > workers:
+            run.notes.append(f"in this process: engine={spec.engine!r} walks one seed at a time "
+                             f"(n_jobs asked {asked} workers)")
         g = run_global(run)
         walkers, gkeys, gi = unique_global(g, codec)
         rows = Rows(walkers, g.cp[gi], spec.problem.prot_idx, codec)

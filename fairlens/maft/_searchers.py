@@ -309,6 +309,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
     #: The method's phases (:class:`~fairlens.maft._state.Walks`).
     _walks = GRADIENT_WALKS
 
+    #: Model rows a gradient point costs (see :class:`~fairlens.maft._state.SearchSpec`).
+    _gradient_rows = 0
+
     @abc.abstractmethod
     def _source_factory(self):
         """``f(counting_scorer) -> gradient source`` of the method (zero-order, output or loss
@@ -318,7 +321,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         """This run's :class:`~fairlens.maft._state.SearchSpec` (``replay``: the model's exact
         replay checked on the run's seeds, or None)."""
         return SearchSpec(method=self.method, problem=self.problem, scorer=self.scorer, replay=replay,
-                          source=self._source_factory(), walks=self._walks, max_iter=self.max_iter,
+                          source=self._source_factory(), walks=self._walks, gradient_rows=self._gradient_rows,
+                          max_iter=self.max_iter,
                           n_local=self.n_local, global_step=self.global_step, local_step=self.local_step,
                           decay=self.decay, update_interval=self.update_interval, epsilon=self.epsilon,
                           change_size=getattr(self, "change_size", None), engine=self.engine,
@@ -577,9 +581,14 @@ class MAFT(_TwoPhaseSearch):
     def _source_factory(self):
         return functools.partial(ZeroOrderSource, h=self.h, vectored=self.vectored, bounds=self._zo_bounds)
 
+    @property
+    def _gradient_rows(self):
+        return self.problem.d + 1  # Algorithm 2: x and x + h e_i for every attribute (Algorithm 1: at most)
+
 
 class _WhiteBox(_TwoPhaseSearch):
     _source_cls = None
+    _gradient_rows = 2  # the point's forward row and its gradient row
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "gradient": [None, "callable"]}
 
     def _init_white_box(self, model, data, gradient, kw):

@@ -561,6 +561,9 @@ class Walks(NamedTuple):
         and of the literal reference.
     local_lockstep, local_reference : callable
         ``f(spec, model, walkers, w0, key, finds, live) -> tries``: the local phase of both engines.
+    global_rows, local_rows : callable
+        ``f(spec, walkers) -> float``: at most how many model rows the lockstep phase of that
+        many walkers scores (similar instances and gradients), for the parallel plan.
     align : int
         Parallel shares of the local walkers start at multiples of this (AEQUITAS: the groups of
         walkers sharing its adaptive probabilities).
@@ -570,6 +573,8 @@ class Walks(NamedTuple):
     global_reference: Callable
     local_lockstep: Callable
     local_reference: Callable
+    global_rows: Callable
+    local_rows: Callable
     align: int = 1
 
 
@@ -596,6 +601,9 @@ class SearchSpec:
         loss gradient); None for a method without gradients (AEQUITAS).
     walks : Walks
         The method's global and local phases.
+    gradient_rows : int
+        Model rows one gradient point costs: ``d + 1`` for the zero-order estimate, 2 for a
+        white-box gradient (its forward row and its gradient row), 0 without gradients.
     max_iter, n_local, global_step, local_step, decay, update_interval, epsilon
         The searcher's parameters of the same names.
     change_size : float or None
@@ -614,6 +622,7 @@ class SearchSpec:
     replay: Any
     source: Optional[Callable]
     walks: Walks
+    gradient_rows: int
     max_iter: int
     n_local: int
     global_step: float

@@ -217,3 +217,99 @@ def test_stop_during_this_process_share_returns_without_waiting(toy, smooth, alw
     found = {tuple(r) for r in full.instances}
     assert all(tuple(r) in found for r in part.instances)
     _same(full, s.run(n_jobs=2))
+
+
+class _Counted:
+    """A model (or gradient) callable counting the rows it is asked for."""
+
+    def __init__(self, fn):
+        self.fn, self.rows = fn, 0
+
+    def __call__(self, X):
+        X = np.asarray(X, dtype=float)
+        self.rows += X.shape[0]
+        return self.fn(X)
+
+
+def _counted_search(cls, fn, toy, gradient, **kw):
+    """A search whose every model row is counted: the model ``fn``, and for the white-box methods
+    the ``gradient`` (``d p / d x``) it is given."""
+    model = _Counted(fn)
+    grads = _Counted(gradient) if cls in (EIDIG, ADF) else None
+    if grads is not None:
+        kw["gradient"] = grads
+    return cls(model, toy, protected=["sex", "race"], **kw), (model, grads)
+
+
+def _rows(counters):
+    return sum(c.rows for c in counters if c is not None)
+
+
+def _reset(counters):
+    for c in counters:
+        if c is not None:
+            c.rows = 0
+
+
+@pytest.mark.parametrize("cls", [MAFT, EIDIG, ADF, AEQUITAS])
+def test_plan_estimate_bounds_every_row_a_run_scores(toy, toy_mlp, cls):
+    """Issue 37: the plan's estimate of a phase (what decides whether it goes to the workers)
+    counts every model row -- the similar instances AND the gradients (the zero-order estimate's
+    d + 1 rows a point were left out: 20,000 estimated, 123,894 scored).  Counted at the model
+    (and at the white-box gradient): the estimate is never below what a run scores, equal to it
+    when every seed walks all its global steps (a flat model) or every local step succeeds (a
+    model that only looks at sex), and within a small factor on a real model."""
+    from fairlens.models import mlp_input_gradient
+
+    zeros = np.zeros_like
+    cases = {"real": (lambda X: toy_mlp.predict_proba(X)[:, 1], lambda X: mlp_input_gradient(toy_mlp, X)),
+             "flat": (lambda X: np.full(X.shape[0], 0.3), zeros),
+             "sex only": (lambda X: (X[:, 1] > 0.5).astype(float), zeros)}
+    for name, (fn, gradient) in cases.items():
+        s, counters = _counted_search(cls, fn, toy, gradient, n_seeds=50, n_local=0, random_state=2)
+        _reset(counters)
+        g = s.run()
+        global_rows = _rows(counters)
+        s.set_params(n_local=23)
+        _reset(counters)
+        r = s.run()
+        local_rows = _rows(counters) - global_rows
+        spec = s._spec(None)
+        est_g = spec.walks.global_rows(spec, g.seeds.shape[0])
+        est_l = spec.walks.local_rows(spec, r.n_global)
+        assert global_rows == g.queries and global_rows + local_rows == r.queries  # the result counts them too
+        assert 0 < global_rows <= est_g and local_rows <= est_l, (name, global_rows, est_g, local_rows, est_l)
+        if name == "flat" or cls is AEQUITAS:
+            assert global_rows == est_g, (name, global_rows, est_g)
+        if name == "sex only" or (cls is AEQUITAS and r.n_global):
+            assert r.n_global > 0 and local_rows == est_l, (name, local_rows, est_l)
+        if name == "real":
+            assert r.n_global > 0 and est_g <= 6 * global_rows and est_l <= 3 * local_rows, (est_g, global_rows)
+
+
+def test_a_phase_the_old_estimate_kept_here_goes_to_the_workers(toy, smooth, monkeypatch):
+    """The local phase scores more rows than walkers x steps x combinations (its gradients):
+    with MIN_PARALLEL_ROWS between that old estimate and the rows it really scores, n_jobs=2
+    used to run it here silently; it goes to the workers now, with the same instances."""
+    s = MAFT(smooth, toy, n_seeds=80, n_local=30, random_state=5)
+    one = s.run()
+    global_only = MAFT(smooth, toy, n_seeds=80, n_local=0, random_state=5).run()
+    local_rows = one.queries - global_only.queries
+    old_estimate = one.n_global * 30 * s.problem.C
+    assert old_estimate < local_rows
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", local_rows)
+    two = s.run(n_jobs=2)
+    assert "local phase on 2 processes" in two.params["parallel"]
+    _same(one, two)
+
+
+def test_every_fallback_says_why(toy, smooth, monkeypatch):
+    """n_jobs=2 that runs in one process says why: a small phase (its estimate and the
+    threshold), AEQUITAS walkers that make one share, the literal reference engine."""
+    res = MAFT(smooth, toy, n_seeds=30, n_local=10, random_state=1).run(n_jobs=2)
+    assert "at most" in res.params["parallel"] and "MIN_PARALLEL_ROWS" in res.params["parallel"]
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    res = AEQUITAS(smooth, toy, n_seeds=300, n_local=5, random_state=1).run(n_jobs=2)
+    assert 0 < res.n_global <= 256 and "make one share" in res.params["parallel"]
+    res = MAFT(smooth, toy, n_seeds=10, n_local=3, engine="reference").run(n_jobs=2)
+    assert "engine='reference'" in res.params["parallel"]
