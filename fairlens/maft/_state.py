@@ -643,7 +643,10 @@ class SearchSpec:
 
     def for_workers(self):
         """A copy to ship to the workers: the problem without its dataset and seed pool (the
-        payload ships the scorer without its dataset's rows, :class:`fairlens._parallel.Payload`)."""
+        payload ships the scorer without its dataset's rows, :class:`fairlens._parallel.Payload`),
+        and no model at all when the replay scores the rows (:meth:`open_model` never calls the
+        scorer then, and a fresh worker need not import the model's library)."""
         import dataclasses
 
-        return dataclasses.replace(self, problem=self.problem.stripped())
+        return dataclasses.replace(self, problem=self.problem.stripped(),
+                                   scorer=None if self.replay is not None else self.scorer)

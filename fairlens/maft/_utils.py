@@ -304,6 +304,21 @@ class RowCodec:
         _kcall.unpack_pairs(np.ascontiguousarray(K.reshape(-1)), cpv, self.lo, self.span, prot_idx, out, cp_out)
 
 
+def _activate(name, a):
+    """scikit-learn's in-place activation ``name`` (``sklearn.neural_network._base.ACTIVATIONS``:
+    the same ufuncs, so the same bits) on ``a``."""
+    if name == "relu":
+        np.maximum(a, 0, out=a)
+    elif name == "logistic":
+        from scipy.special import expit
+
+        expit(a, out=a)
+    elif name == "tanh":
+        np.tanh(a, out=a)
+    elif name != "identity":
+        raise ValueError(f"MLPReplay: activation {name!r} is not replayed")
+
+
 class MLPReplay:
     """An exact replay of ``predict_proba`` of a fitted scikit-learn ``MLPClassifier`` (alone or
     after ``StandardScaler`` steps of a ``Pipeline``) fitted on encoded arrays, without the
@@ -313,9 +328,12 @@ class MLPReplay:
     validation (``check_array``, feature-name and fitted checks) costs about 0.5 ms per call,
     as much as the forward pass of the census MLP itself, and a parallel run pays it once per
     worker and step.  The replay performs the same floating-point operations in the same order
-    (``X - mean_``, ``/ scale_``, ``X @ coefs_[i] + intercepts_[i]``, scikit-learn's own
-    activation functions), and :func:`mlp_replay` only uses it after checking that it
-    reproduces the scorer's answers bit for bit.
+    (``X - mean_``, ``/ scale_``, ``X @ coefs_[i] + intercepts_[i]``, the activations of
+    ``sklearn.neural_network._base``, written out with the same NumPy and SciPy ufuncs), and
+    :func:`mlp_replay` only uses it after checking that it reproduces the scorer's answers bit
+    for bit.  It holds arrays only: a worker that scores through it never imports scikit-learn
+    (about 2.3 CPU seconds of a fresh loky worker's first task; the searches ship no model when
+    they have a replay, :meth:`fairlens.maft._state.SearchSpec.for_workers`).
 
     Parameters
     ----------
@@ -335,8 +353,6 @@ class MLPReplay:
         self.column = int(column)
 
     def __call__(self, X):
-        from sklearn.neural_network._base import ACTIVATIONS
-
         X = np.array(X, dtype=np.float64, order="C", copy=True)
         for mean, scale in self.scalers:
             if mean is not None:
@@ -349,8 +365,8 @@ class MLPReplay:
             a = a @ W
             a += b
             if i != last:
-                ACTIVATIONS[self.activation](a)
-        ACTIVATIONS[self.out_activation](a)
+                _activate(self.activation, a)
+        _activate(self.out_activation, a)
         p = a.ravel()
         return p if self.column == 1 else 1 - p
 

@@ -313,3 +313,30 @@ def test_every_fallback_says_why(toy, smooth, monkeypatch):
     assert 0 < res.n_global <= 256 and "make one share" in res.params["parallel"]
     res = MAFT(smooth, toy, n_seeds=10, n_local=3, engine="reference").run(n_jobs=2)
     assert "engine='reference'" in res.params["parallel"]
+
+
+def test_a_worker_scoring_through_the_replay_never_imports_sklearn(toy, toy_mlp, tmp_path):
+    """A scikit-learn MLP is scored through its exact replay; the workers get the replay and no
+    model, so a fresh worker does not import scikit-learn (about 2.3 CPU seconds of its first
+    task) -- and scores every row as this process does."""
+    import pickle
+    import subprocess
+    import sys
+
+    from fairlens._parallel import Payload
+    from fairlens.maft._utils import mlp_replay
+
+    s = MAFT(toy_mlp, toy, n_seeds=20, n_local=5)
+    spec = s._spec(mlp_replay(s.scorer, toy.X[:256]))
+    assert spec.replay is not None
+    path = tmp_path / "payload.pkl"
+    path.write_bytes(pickle.dumps(Payload(spec=spec.for_workers(), seeds=toy.X[:20])))
+    code = ("import pickle, sys; p = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "m = p.spec.open_model(); m.scorer(p.seeds); m.source(p.seeds[:3]); print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+    shipped = pickle.loads(path.read_bytes()).spec
+    here, there = spec.open_model(), shipped.open_model()
+    np.testing.assert_array_equal(here.scorer(toy.X), there.scorer(toy.X))
+    np.testing.assert_array_equal(here.source(toy.X[:50]), there.source(toy.X[:50]))
+    np.testing.assert_array_equal(there.scorer(toy.X), toy_mlp.predict_proba(toy.X)[:, 1])
