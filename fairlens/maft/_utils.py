@@ -304,19 +304,32 @@ class RowCodec:
         _kcall.unpack_pairs(np.ascontiguousarray(K.reshape(-1)), cpv, self.lo, self.span, prot_idx, out, cp_out)
 
 
-def _activate(name, a):
-    """scikit-learn's in-place activation ``name`` (``sklearn.neural_network._base.ACTIVATIONS``:
-    the same ufuncs, so the same bits) on ``a``."""
-    if name == "relu":
-        np.maximum(a, 0, out=a)
-    elif name == "logistic":
-        from scipy.special import expit
+_ACTIVATIONS = {}  # name -> in-place function, filled on first use in each process
 
-        expit(a, out=a)
-    elif name == "tanh":
-        np.tanh(a, out=a)
-    elif name != "identity":
-        raise ValueError(f"MLPReplay: activation {name!r} is not replayed")
+
+def _activation(name):
+    """scikit-learn's in-place activation ``name`` (``sklearn.neural_network._base.ACTIVATIONS``:
+    the same ufuncs, so the same bits), without importing scikit-learn."""
+    fn = _ACTIVATIONS.get(name)
+    if fn is None:
+        if name == "relu":
+            def fn(a):
+                np.maximum(a, 0, out=a)
+        elif name == "logistic":
+            from scipy.special import expit  # import time: only where a logistic layer is replayed
+
+            def fn(a):
+                expit(a, out=a)
+        elif name == "tanh":
+            def fn(a):
+                np.tanh(a, out=a)
+        elif name == "identity":
+            def fn(a):
+                return None
+        else:
+            raise ValueError(f"MLPReplay: activation {name!r} is not replayed")
+        _ACTIVATIONS[name] = fn
+    return fn
 
 
 class MLPReplay:
@@ -361,12 +374,13 @@ class MLPReplay:
                 X /= scale
         a = X
         last = len(self.coefs) - 1
+        hidden = _activation(self.activation)
         for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
             a = a @ W
             a += b
             if i != last:
-                _activate(self.activation, a)
-        _activate(self.out_activation, a)
+                hidden(a)
+        _activation(self.out_activation)(a)
         p = a.ravel()
         return p if self.column == 1 else 1 - p
 
