@@ -45,7 +45,7 @@ def _set_share(search):
     """One more sequential run with ``time.process_time`` around every row-set call."""
     from threadpoolctl import threadpool_limits
 
-    from fairlens.maft import _search, _utils
+    from fairlens.maft import _state, _utils
 
     spent = [0.0]
     depth = [0]
@@ -67,7 +67,7 @@ def _set_share(search):
 
     saved = {(cls, name): getattr(cls, name) for cls, name in
              ((_utils.KeySet, "__init__"), (_utils.KeySet, "index"), (_utils.KeySet, "insert"),
-              (_utils.RowCodec, "keys"), (_search._Finds, "add_step"))}
+              (_utils.RowCodec, "keys"), (_state.Finds, "add_step"))}
     try:
         for (cls, name), fn in saved.items():
             setattr(cls, name, timed(fn, f"{cls.__name__}.{name}"))
@@ -137,12 +137,12 @@ def main(argv=None):
         pr.disable()
         wall = time.perf_counter() - t
         st = pstats.Stats(pr)
-        sets = "row sets (KeySet.index + RowCodec.keys + _Finds.add_step)"
+        sets = "row sets (KeySet.index + RowCodec.keys + Finds.add_step)"
         tot = {"model calls (CountingScorer.__call__)": 0.0, sets: 0.0}
         for (fn, _, name), (_, _, _, ct, _) in st.stats.items():
             if name == "__call__" and fn.endswith("_utils.py") and ct > tot["model calls (CountingScorer.__call__)"]:
                 tot["model calls (CountingScorer.__call__)"] = ct
-            if (fn.endswith("_utils.py") and name in ("index", "keys")) or (fn.endswith("_search.py")
+            if (fn.endswith("_utils.py") and name in ("index", "keys")) or (fn.endswith("_state.py")
                                                                           and name == "add_step"):
                 tot[sets] += ct
         print(f"profile (cProfile, {wall:.2f} s wall under the profiler):")

@@ -51,12 +51,21 @@ imports) and one at ``n_jobs=2`` on the same backend (worker start-up, imports a
 in the workers; the certification workloads warm up on a few rows), so the figures are those of a
 warm session.
 
+**As a user runs it** (``--as-user``, MAFT only): every sample is a fresh Python process that makes
+the first call (nothing warmed up: numba's cache, loky's worker start-up and its imports are in it)
+and then ``--calls`` more, at ``n_jobs=1`` and at ``n_jobs=2`` alternately; it prints the medians of
+the first calls and of the repeated calls, their speed-up and total CPU ratio (the process and
+every child: loky's worker, or the dask cluster's workers, started before the first call as a user
+starts a cluster), and whether every call gave the same instances.  The model is trained once by
+this process and handed to the fresh processes in a temporary file.
+
 Run (from the repository root):
 
     PYTHONPATH=. python benchmarks/scale.py --quick     # every workload, 3 samples each (about 3x --repeat 1)
     PYTHONPATH=. python benchmarks/scale.py --quick --repeat 1   # one sample each: <= 6 min on an idle 2-core machine
     PYTHONPATH=. python benchmarks/scale.py             # full sizes, one sample each
     PYTHONPATH=. python benchmarks/scale.py --quick --only maft --backends loky,dask-tuned --repeat 5
+    PYTHONPATH=. python benchmarks/scale.py --as-user --only maft --backends loky --repeat 3 --calls 3
 """
 from __future__ import annotations
 
@@ -100,6 +109,12 @@ def _parse():
                          "is decided by noise")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS/OpenMP threads per process (default 1, the issue's setting; 0 leaves them alone)")
+    ap.add_argument("--as-user", action="store_true",
+                    help="MAFT as a user runs it: each sample a fresh process making the first call and --calls "
+                         "more, n_jobs=1 and n_jobs=2 alternately (--repeat samples each, default 3)")
+    ap.add_argument("--calls", type=int, default=3,
+                    help="with --as-user: calls after the first one in each fresh process (default 3)")
+    ap.add_argument("--user-child", default=None, help=argparse.SUPPRESS)  # internal: one fresh process
     return ap.parse_args()
 
 
@@ -470,5 +485,111 @@ def main(args):
           f"(medians; identical answers on every sample).")
 
 
+def _maft_call(model, census, n_jobs):
+    from fairlens.maft import MAFT
+
+    return MAFT(model, census, protected=["sex"], n_seeds=1000, n_local=1000, random_state=0).run(n_jobs=n_jobs)
+
+
+def user_child(spec):
+    """One fresh process of ``--as-user``: ``spec = "model_file:backend:n_jobs:calls"``; prints one
+    ``RESULT {json}`` line with every call's wall time, CPU (this process, children) and answer."""
+    import hashlib
+    import json
+
+    import joblib
+
+    from fairlens import datasets
+
+    path, backend, n_jobs, calls = spec.rsplit(":", 3)
+    census = datasets.load_adult(encoding="benchmark")
+    model = joblib.load(path)  # written by the parent process of this benchmark
+    out = []
+    with _backend(backend):  # a dask cluster is started here, before the first call, as a user does
+        for _ in range(1 + int(calls)):
+            wall, cpu, r = timed(lambda: _maft_call(model, census, int(n_jobs)))
+            out.append({"wall": wall, "cpu": cpu, "here": LAST_SPLIT[0], "workers": LAST_SPLIT[1],
+                        "key": hashlib.sha1(r.instances.tobytes()).hexdigest(), "n_walkers": r.params["n_walkers"],
+                        "parallel": r.params.get("parallel", "")})
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def main_as_user(args):
+    """``--as-user``: fresh processes, first call and repeated calls (see the module docstring)."""
+    import json
+    import subprocess
+    import tempfile
+
+    import joblib
+
+    from fairlens import datasets
+    from fairlens.models import train_mlp
+
+    sel = [w.strip() for w in (args.only or "maft").split(",") if w.strip()]
+    if sel != ["maft"]:
+        raise SystemExit(f"--as-user measures the MAFT workload only (--only maft), got --only {args.only!r}")
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    bad = [b for b in backends if b not in BACKENDS]
+    if bad:
+        raise SystemExit(f"--backends: unknown backend(s) {bad}; choose from {BACKENDS}")
+    repeat = args.repeat if args.repeat is not None else 3
+    if repeat < 1 or args.calls < 1:
+        raise SystemExit(f"--repeat and --calls must be >= 1, got {repeat} and {args.calls}")
+    load0 = os.getloadavg()
+    cap0 = two_core_capacity()
+    print(f"load average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; two busy processes get "
+          f"{cap0:.2f} CPU s per wall s (2.00 = two free cores)", flush=True)
+    t_start = time.perf_counter()
+    census = datasets.load_adult(encoding="benchmark")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "census_mlp.joblib")
+        joblib.dump(train_mlp(census, random_state=0), path)
+        rows = []
+        for backend in backends:
+            res = {1: [], 2: []}
+            for i in range(repeat):
+                for n_jobs in (1, 2):  # alternately: a change of the machine's load hits both alike
+                    cmd = [sys.executable, os.path.abspath(__file__), "--user-child",
+                           f"{path}:{backend}:{n_jobs}:{args.calls}", "--blas-threads", str(args.blas_threads)]
+                    proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                          env={**os.environ, "PYTHONPATH": ROOT})
+                    calls = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+                    res[n_jobs].append(calls)
+                    walls = ", ".join(f"{c['wall']:.2f}" for c in calls)
+                    cpus = ", ".join(f"{c['cpu']:.2f} ({c['workers']:.2f})" for c in calls)
+                    print(f"  {backend}: sample {i + 1}, n_jobs={n_jobs}: wall [{walls}] s, CPU (workers) [{cpus}] s "
+                          f"| {calls[-1]['parallel']} | load {os.getloadavg()[0]:.2f}", flush=True)
+            keys = {c["key"] for runs in res.values() for calls in runs for c in calls}
+
+            def med(n_jobs, first, field, res=res):
+                vals = [calls[0][field] if first else _median([c[field] for c in calls[1:]])
+                        for calls in res[n_jobs]]
+                return _median(vals)
+
+            for label, first in (("first call", True), (f"repeated calls ({args.calls} a process)", False)):
+                w1, w2 = med(1, first, "wall"), med(2, first, "wall")
+                c1, c2 = med(1, first, "cpu"), med(2, first, "cpu")
+                wk = med(2, first, "workers")
+                rows.append((backend, label, w1, w2, w1 / w2, c1, c2, c2 / c1, wk, len(keys) == 1))
+        load1 = os.getloadavg()
+        cap1 = two_core_capacity()
+    print()
+    print(f"MAFT (own MLP, census 1000x1000) as a user runs it: medians over {repeat} fresh process(es) per n_jobs")
+    print("| backend | calls | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | CPU n_jobs=1 -> 2 (s) | CPU ratio "
+          "| n_jobs=2 workers' CPU (s) | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for backend, label, w1, w2, sp, c1, c2, cr, wk, same in rows:
+        print(f"| {backend} | {label} | {w1:.2f} | {w2:.2f} | {sp:.2f}x | {c1:.2f} -> {c2:.2f} | {cr:.2f}x | {wk:.2f} "
+              f"| {same} |")
+    print(f"\nload average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; at the end: "
+          f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; two busy processes got {cap0:.2f} (start) and "
+          f"{cap1:.2f} (end) CPU s per wall s; total {time.perf_counter() - t_start:.0f} s")
+
+
 if __name__ == "__main__":
-    main(ARGS)
+    if ARGS.user_child:
+        user_child(ARGS.user_child)
+    elif ARGS.as_user:
+        main_as_user(ARGS)
+    else:
+        main(ARGS)

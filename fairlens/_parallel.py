@@ -55,6 +55,13 @@ transfer) and is merged while the workers still run; on a 1.4 s MAFT run it took
 at ``n_jobs=2`` on loky from 1.5-1.6x to 1.6-1.8x (``benchmarks/README.md``, round five).  On
 dask only with a ``LocalCluster`` (a remote cluster's workers get every share: this process may be
 a laptop).
+
+**One worker per task sent.**  The pool gets as many worker processes as tasks are sent: with
+``n_jobs=2`` and this process working one share, ONE loky worker runs the other (joblib runs
+``n_jobs=1`` in the calling process, so that one task goes to joblib's own reusable loky executor
+sized to one worker, configured as ``joblib.Parallel(n_jobs=2)`` configures it).  A second worker
+would be started for nothing, and the task landing on it paid its start-up and imports again
+(a TensorFlow model: its import) -- in two of four calls of a census MAFT run.
 """
 from __future__ import annotations
 
@@ -593,6 +600,47 @@ def _run_group(func, payload, chunks):
         return [func(payload, c) for c in chunks]
 
 
+def _one_worker_pool():
+    """joblib's reusable loky executor with ONE worker process, for the one task a call sends
+    while this process works the other share; None when the active joblib backend is not loky
+    (or joblib's internals moved: the caller then uses ``joblib.Parallel`` as before).
+
+    ``joblib.Parallel(n_jobs=1)`` runs in this process, so the executor is asked for directly
+    (:func:`joblib.executor.get_memmapping_executor`, what joblib's loky backend uses), with the
+    arguments ``joblib.Parallel(n_jobs=2)`` would give it under the active ``parallel_config``
+    (its memmapping options, idle timeout and the thread-limit environment of two processes):
+    a later ``joblib.Parallel`` call then reuses the executor, adding a worker, instead of
+    replacing it, and the next MAFT phase finds the same warm worker."""
+    try:
+        import joblib
+        from joblib.executor import get_memmapping_executor
+
+        par = joblib.Parallel(n_jobs=2)  # reads the active configuration; starts nothing
+        backend = par._backend
+        if type(backend).__name__ != "LokyBackend" or backend.effective_n_jobs(2) != 2:
+            return None
+        kwargs = {**getattr(backend, "backend_kwargs", {}), **par._backend_kwargs}
+        kwargs.pop("prefer", None)
+        kwargs.pop("require", None)
+        timeout = kwargs.pop("idle_worker_timeout", None) or 300
+        return get_memmapping_executor(1, timeout=timeout, env=backend._prepare_worker_env(n_jobs=2), **kwargs)
+    except Exception:  # pragma: no cover - joblib's internals moved: joblib.Parallel as before
+        return None
+
+
+def _one_task(pool, func, payload, chunks):
+    """The results of ``chunks`` run in ``pool``'s worker, as ``joblib.Parallel``'s generator
+    yields them (one group).  Closed before the task is done (a stop), the worker is killed as
+    joblib kills its loky workers when a call is abandoned: the next call starts a fresh one
+    instead of queueing behind the abandoned share."""
+    fut = pool.submit(_run_group, func, payload, chunks)
+    try:
+        yield fut.result()
+    finally:
+        if not fut.done() and not fut.cancel():
+            pool.terminate(kill_workers=True)
+
+
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
                info=None, tasks_per_worker=None, probe_seconds=None, on_result=None, share_here=False):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
@@ -622,8 +670,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     min_work : float or None
         Default :data:`MIN_WORK_PER_WORKER`.
     info : dict or None
-        Receives ``n_jobs_used`` (workers actually used), ``note`` (what ran where) and
-        ``share_here`` (whether this process works the first share).
+        Receives ``n_jobs_used`` (processes that compute: workers, and this process when it works
+        a share), ``note`` (what ran where), ``share_here`` (whether this process works the first
+        share) and, when tasks are sent, ``worker_processes`` (the worker processes the call uses:
+        one per task sent on loky).
     tasks_per_worker : int or None
         Tasks per worker the chunks are grouped into (default :data:`TASKS_PER_WORKER` = 1);
         more tasks balance chunks of very unequal cost (e.g. hard rows of a certification)
@@ -739,8 +789,15 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     done = start
     here = groups[0] if here_too else None
     sent = groups[1:] if here_too else groups
-    # never start more workers than there are tasks (worker start-up is the cost); this process
-    # waits (or works its share) and merges with one BLAS thread while the workers run
+    # one worker process per task sent (worker start-up is the cost; an idle worker goes cold); this
+    # process waits (or works its share) and merges with one BLAS thread while the workers run
+    n_workers = min(workers, len(sent))
+    pool = _one_worker_pool() if n_workers == 1 else None
+    if n_workers == 1 and pool is None:
+        # not on loky (threads, dask: no process to start, and joblib would run n_jobs=1 here)
+        n_workers = min(workers, len(groups))
+    if info is not None:
+        info["worker_processes"] = 1 if pool is not None else n_workers
     limit = blas_limit(1)
     limit.__enter__()
     # one task sent (this process works the other share): joblib's own scatter sends the payload
@@ -748,10 +805,13 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # for the broadcast, which waits until every worker holds it; benchmarks/README.md)
     import contextlib
 
-    with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
-        gen = joblib.Parallel(n_jobs=min(workers, len(groups)), return_as="generator")(
-            joblib.delayed(_run_group)(func, payload, g) for g in sent
-        )
+    if pool is not None:
+        gen = _one_task(pool, func, payload, sent[0])
+    else:
+        with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
+            gen = joblib.Parallel(n_jobs=n_workers, return_as="generator")(
+                joblib.delayed(_run_group)(func, payload, g) for g in sent
+            )
     try:
         if here is not None:
             for c in here:

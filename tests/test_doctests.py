@@ -62,8 +62,9 @@ DATA_MODULES = [
     "fairlens.maft._analysis",
     "fairlens.maft._gradients",
     "fairlens.maft._mitigation",
+    "fairlens.maft._problem",
     "fairlens.maft._result",
-    "fairlens.maft._search",
+    "fairlens.maft._searchers",
     "fairlens.maft._sg",
 ]
 

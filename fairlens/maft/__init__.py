@@ -31,12 +31,20 @@ compare_gradients, cosine_similarity
 MAFTSession
     The ipywidgets front end (imported lazily).
 """
-from ._analysis import GradientComparison, compare_gradients, cosine_similarity
-from ._gradients import zero_order_gradient
-from ._mitigation import MAX_SAMPLES, RetrainResult, discrimination_rate, discriminatory_mask, retrain_with_instances
-from ._result import FairnessTestResult
-from ._search import ADF, AEQUITAS, EIDIG, MAFT, select_seeds
-from ._sg import SG
+import importlib
+
+#: Where each public name lives.  Imported on first use (PEP 562), so that a parallel worker, which
+#: imports the engine's rooms (``fairlens.maft._local`` and the like) and therefore this package,
+#: does not import what only this process needs (pandas for the results and the analyses:
+#: about 1 s of a fresh worker's first task).
+_WHERE = {
+    "MAFT": "_searchers", "EIDIG": "_searchers", "ADF": "_searchers", "AEQUITAS": "_searchers", "SG": "_sg",
+    "zero_order_gradient": "_gradients", "select_seeds": "_problem", "FairnessTestResult": "_result",
+    "discriminatory_mask": "_mitigation", "discrimination_rate": "_mitigation",
+    "retrain_with_instances": "_mitigation", "RetrainResult": "_mitigation", "MAX_SAMPLES": "_mitigation",
+    "compare_gradients": "_analysis", "cosine_similarity": "_analysis", "GradientComparison": "_analysis",
+    "MAFTSession": "_widget",
+}
 
 __all__ = [
     "MAFT",
@@ -60,12 +68,17 @@ __all__ = [
 
 
 def __getattr__(name):
-    if name == "MAFTSession":
-        from ._widget import MAFTSession
-
-        return MAFTSession
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        if name != "MAFTSession":  # the widget stays lazy: ipywidgets is imported on first use
+            globals()[name] = value
+        return value
     if name == "MitigationResult":
-        from . import _mitigation
+        from . import _mitigation  # import time: the deprecated name only
 
         return _mitigation.__getattr__(name)
     raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -11,7 +11,7 @@ from fairlens._base import Result
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
-from ._search import _Problem
+from ._problem import _Problem
 from ._utils import CountingScorer, resolve_scorer
 
 __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]

@@ -127,7 +127,11 @@ def check_discrimination(scores, u_pair, is_disc, pair_idx, maxdiff_idx):
     return _kernels.check_discrimination(scores, u_pair, is_disc, pair_idx, maxdiff_idx)
 
 
-def global_update(X, M1, M2, g1, g2, decay, sign, free, step, lo, hi):
+def global_update(walk, grads, rule, domain):
+    X, M1, M2 = walk
+    g1, g2 = grads
+    decay, sign, step = rule
+    free, lo, hi = domain
     W, d = X.shape if X.ndim == 2 else (-1, -1)
     m = (W, d)
     _check_kernel_args(
@@ -136,7 +140,7 @@ def global_update(X, M1, M2, g1, g2, decay, sign, free, step, lo, hi):
          "free": (free, _B, (d,)), "lo": (lo, _F, (d,)), "hi": (hi, _F, (d,))},
         out=("X", "M1", "M2"),
     )
-    return _kernels.global_update(X, M1, M2, g1, g2, float(decay), float(sign), free, float(step), lo, hi)
+    return _kernels.global_update((X, M1, M2), (g1, g2), (float(decay), float(sign), float(step)), (free, lo, hi))
 
 
 def normalized_probability(g1, g2, free, eps, out):
@@ -150,7 +154,8 @@ def normalized_probability(g1, g2, free, eps, out):
     return _kernels.normalized_probability(g1, g2, free, float(eps), out)
 
 
-def local_perturb(X, prob, u_attr, u_dir, step, lo, hi, attr_out, dir_out):
+def local_perturb(X, prob, draws, step, domain, out):
+    (u_attr, u_dir), (lo, hi), (attr_out, dir_out) = draws, domain, out
     W, d = X.shape if X.ndim == 2 else (-1, -1)
     _check_kernel_args(
         "local_perturb",
@@ -161,7 +166,7 @@ def local_perturb(X, prob, u_attr, u_dir, step, lo, hi, attr_out, dir_out):
     )
     if W and not np.all((prob > 0).any(axis=1)):
         raise ValueError("local_perturb: every row of prob needs a positive entry")
-    return _kernels.local_perturb(X, prob, u_attr, u_dir, float(step), lo, hi, attr_out, dir_out)
+    return _kernels.local_perturb(X, prob, (u_attr, u_dir), float(step), (lo, hi), (attr_out, dir_out))
 
 
 def table_insert(table, store, n_store, rows, hashes, is_new):
@@ -257,7 +262,8 @@ def aequitas_update(param_p, dir_p, attrs, dirs, disc, change_p, change_d, step)
     return _kernels.aequitas_update(param_p, dir_p, attrs, dirs, disc, float(change_p), float(change_d), float(step))
 
 
-def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, attr_out, dir_out):
+def aequitas_perturb(X, probs, draws, step, domain, out):
+    (param_p, dir_p), (u_attr, u_dir, u_edge), (lo, hi), (attr_out, dir_out) = probs, draws, domain, out
     W, d = X.shape if X.ndim == 2 else (-1, -1)
     _check_kernel_args(
         "aequitas_perturb",
@@ -269,7 +275,8 @@ def aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, step, lo, hi, att
     )
     if W and not (param_p > 0).any():
         raise ValueError("aequitas_perturb: param_p needs a positive entry")
-    return _kernels.aequitas_perturb(X, param_p, dir_p, u_attr, u_dir, u_edge, float(step), lo, hi, attr_out, dir_out)
+    return _kernels.aequitas_perturb(X, (param_p, dir_p), (u_attr, u_dir, u_edge), float(step), (lo, hi),
+                                     (attr_out, dir_out))
 
 
 _U = np.dtype(np.uint64)

@@ -11,8 +11,8 @@ import pandas as pd
 from fairlens._base import Result, renamed_kwargs, resolve_random_state
 from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
+from ._problem import _Problem
 from ._result import FairnessTestResult
-from ._search import _Problem
 from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
 
 __all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "RetrainResult", "MAX_SAMPLES"]

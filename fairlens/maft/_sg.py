@@ -47,17 +47,18 @@ import time
 import numpy as np
 
 from fairlens._base import Interval
+from fairlens._parallel import blas_limit as _blas_limit
 
 from ._result import FairnessTestResult
-from ._search import (
+from ._searchers import (
     _COMMON_CONSTRAINTS,
-    _blas_limit,
-    _counterpart,
+    _document,
     _favourable_alias,
     _legacy_run_keywords,
     _positional_protected,
     _TwoPhaseSearch,
 )
+from ._state import counterpart
 from ._utils import CountingScorer, RowSet
 
 __all__ = ["SG"]
@@ -76,30 +77,63 @@ def _require_z3():
     return z3
 
 
+class _Solver:
+    """One run's Z3 solver over one ``Int`` per attribute, bounded by the integer domain
+    ``[ilo, ihi]`` (``push``/``pop`` around each query)."""
+
+    def __init__(self, z3, ilo, ihi):
+        self.z3, self.ilo, self.ihi = z3, ilo, ihi
+        self.solver = z3.Solver()
+        self.vars = [z3.Int(f"x{j}") for j in range(len(ilo))]
+
+    def solve(self, constraints, features, t):
+        """A solution of ``constraints`` (a list of ``(f, is_le, thr)``) over the integer
+        domains, written into a copy of ``t`` for ``features``; None if unsat."""
+        z3, s, var = self.z3, self.solver, self.vars
+        s.push()
+        try:
+            for f in sorted({f for f, _, _ in constraints}):
+                s.add(var[f] >= int(self.ilo[f]), var[f] <= int(self.ihi[f]))
+            for f, is_le, thr in constraints:
+                bound = int(np.floor(thr))  # integer x: x <= thr  <=>  x <= floor(thr)
+                s.add(var[f] <= bound if is_le else var[f] >= bound + 1)
+            if s.check() != z3.sat:
+                return None
+            m = s.model()
+            out = t.copy()
+            for f in features:
+                v = m[var[f]]
+                if v is not None:
+                    out[f] = float(v.as_long())
+            return out
+        finally:
+            s.pop()
+
+
+#: SG's own parameters and the shared ones whose meaning differs for SG (the rest are
+#: documented once in :data:`fairlens.maft._searchers._PARAMETER_DOCS`).
+_SG_DOCS = {
+    "n_local": """n_local : int, default={default}
+    Local-rank inputs allowed per unique global-rank discriminatory instance.""",
+    "max_iter": """max_iter : int, default={default}
+    Sets the global budget ``n_seeds * max_iter`` (explained inputs of global rank).""",
+    "track_explored": """track_explored : bool, default={default}
+    Count the unique explained inputs (``n_explored``, for ``success_rate``).""",
+    "n_samples": """n_samples : int, default={default}
+    LIME perturbations per explanation (the authors' code uses 5000).""",
+    "max_depth": """max_depth : int or None, default={default}
+    Depth of the explanation tree (None: grown fully, as in the authors' code).""",
+    "confidence_threshold": """confidence_threshold : float in [0, 1], default={default}
+    ``T1``: the global search stops walking a path at a branch of lower confidence.""",
+}
+
+
+@_document(own=_SG_DOCS)
 class SG(_TwoPhaseSearch):
     """Symbolic Generation (Aggarwal et al., ESEC/FSE 2019): local decision-tree explanations
     and Z3-solved path constraints (see the module docstring for the algorithm).
 
-    Parameters
-    ----------
-    model, data, protected, n_seeds, random_state, seeds, pool, favourable, n_clusters
-        As :class:`MAFT` (seeds are chosen as for the other searchers).
-    n_local : int, default=1000
-        Local-rank inputs allowed per unique global-rank discriminatory instance.
-    max_iter : int, default=10
-        Sets the global budget ``n_seeds * max_iter`` (explained inputs of global rank).
-    track_explored : bool, default=True
-        Count the unique explained inputs (``n_explored``, for ``success_rate``).
-    blas_threads : int or None, default=1
-        BLAS thread limit during the run.
-    n_samples : int, default=5000
-        LIME perturbations per explanation (the authors' code uses 5000).
-    max_depth : int or None, default=None
-        Depth of the explanation tree (None: grown fully, as in the authors' code).
-    confidence_threshold : float in [0, 1], default=0.3
-        ``T1``: the global search stops walking a path at a branch of lower confidence.
-    **deprecated
-        ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).
+    {parameters}
 
     Raises
     ------
@@ -139,7 +173,6 @@ class SG(_TwoPhaseSearch):
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, n_clusters=4, track_explored=True, blas_threads=1,
                  n_samples=5000, max_depth=None, confidence_threshold=0.3, **deprecated):
-        self._z3 = self._solver = self._vars = None
         _require_z3()
         favourable = _favourable_alias("SG", favourable, deprecated)
         self.n_samples, self.max_depth, self.confidence_threshold = n_samples, max_depth, confidence_threshold
@@ -165,7 +198,7 @@ class SG(_TwoPhaseSearch):
         p.update(n_samples=self.n_samples, max_depth=self.max_depth, confidence_threshold=self.confidence_threshold)
         return p
 
-    def _source(self, scorer):
+    def _source_factory(self):
         return None
 
     # ------------------------------------------------------------------ steps
@@ -203,31 +236,6 @@ class SG(_TwoPhaseSearch):
             is_le = nodes[k + 1] == left
             path.append((f, bool(is_le), float(tr.threshold[node]), float(conf_left if is_le else 1.0 - conf_left)))
         return path
-
-    def _solve(self, constraints, features, t):
-        """Z3 over the integer domains: a solution of ``constraints`` (a list of
-        ``(f, is_le, thr)``), written into a copy of ``t`` for ``features``; None if unsat.
-
-        One solver per run (``push``/``pop`` around each query) over one ``Int`` per attribute."""
-        z3, s, var = self._z3, self._solver, self._vars
-        s.push()
-        try:
-            for f in sorted({f for f, _, _ in constraints}):
-                s.add(var[f] >= int(self._ilo[f]), var[f] <= int(self._ihi[f]))
-            for f, is_le, thr in constraints:
-                bound = int(np.floor(thr))  # integer x: x <= thr  <=>  x <= floor(thr)
-                s.add(var[f] <= bound if is_le else var[f] >= bound + 1)
-            if s.check() != z3.sat:
-                return None
-            m = s.model()
-            out = t.copy()
-            for f in features:
-                v = m[var[f]]
-                if v is not None:
-                    out[f] = float(v.as_long())
-            return out
-        finally:
-            s.pop()
 
     def _check(self, X, scorer):
         """Definition 2.1 for the rows ``X`` in one model call: (discriminatory, S, scores)."""
@@ -289,9 +297,7 @@ class SG(_TwoPhaseSearch):
             raise ValueError(f"SG.run: n_jobs must be None or 1 (the search is a sequential priority queue); "
                              f"got {n_jobs}.")
         n_local, track_explored, blas_threads = self.n_local, self.track_explored, self.blas_threads
-        self._z3 = z3 = _require_z3()
-        self._solver = z3.Solver()
-        self._vars = [z3.Int(f"x{j}") for j in range(self.problem.d)]
+        solver = _Solver(_require_z3(), self._ilo, self._ihi)  # this run's (nothing is kept on self)
         pb = self.problem
         seeds = self.draw_seeds(self.n_seeds, random_state) if self.seeds is None else self._check_seeds(self.seeds)
         pb.check_similar_memory(max(seeds.shape[0], 2 * pb.d), "SG.run", 1, "seeds")
@@ -344,7 +350,7 @@ class SG(_TwoPhaseSearch):
                 if disc:
                     new = found.add(t[None, :])
                     if new[0]:
-                        cpx, cps = _counterpart(S[None], sc[None])
+                        cpx, cps = counterpart(S[None], sc[None])
                         parts[phase].append((t.copy(), cpx[0], sc[0], cps[0]))
                         if phase == "global":
                             budget_l += n_local
@@ -360,7 +366,7 @@ class SG(_TwoPhaseSearch):
                         if key in visited:
                             continue
                         visited.add(key)
-                        sol = self._solve([(g, le, th) for g, le, th, _ in neg if g == f], [f], t)
+                        sol = solver.solve([(g, le, th) for g, le, th, _ in neg if g == f], [f], t)
                         if sol is not None:
                             sols.append(sol)
                             ranks.append(_RANK_LOCAL + np.mean([c for *_, c in neg]))
@@ -374,7 +380,8 @@ class SG(_TwoPhaseSearch):
                     key = tuple(neg)
                     if key not in visited:
                         visited.add(key)
-                        sol = self._solve([(g, le, th) for g, le, th, _ in neg], sorted({g for g, *_ in neg}), t)
+                        sol = solver.solve([(g, le, th) for g, le, th, _ in neg], sorted({g for g, *_ in neg}),
+                                            t)
                         if sol is not None:
                             sols.append(sol)
                             ranks.append(_RANK_GLOBAL - np.mean([c for *_, c in neg]))

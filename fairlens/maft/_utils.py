@@ -304,6 +304,34 @@ class RowCodec:
         _kcall.unpack_pairs(np.ascontiguousarray(K.reshape(-1)), cpv, self.lo, self.span, prot_idx, out, cp_out)
 
 
+_ACTIVATIONS = {}  # name -> in-place function, filled on first use in each process
+
+
+def _activation(name):
+    """scikit-learn's in-place activation ``name`` (``sklearn.neural_network._base.ACTIVATIONS``:
+    the same ufuncs, so the same bits), without importing scikit-learn."""
+    fn = _ACTIVATIONS.get(name)
+    if fn is None:
+        if name == "relu":
+            def fn(a):
+                np.maximum(a, 0, out=a)
+        elif name == "logistic":
+            from scipy.special import expit  # import time: only where a logistic layer is replayed
+
+            def fn(a):
+                expit(a, out=a)
+        elif name == "tanh":
+            def fn(a):
+                np.tanh(a, out=a)
+        elif name == "identity":
+            def fn(a):
+                return None
+        else:
+            raise ValueError(f"MLPReplay: activation {name!r} is not replayed")
+        _ACTIVATIONS[name] = fn
+    return fn
+
+
 class MLPReplay:
     """An exact replay of ``predict_proba`` of a fitted scikit-learn ``MLPClassifier`` (alone or
     after ``StandardScaler`` steps of a ``Pipeline``) fitted on encoded arrays, without the
@@ -313,9 +341,12 @@ class MLPReplay:
     validation (``check_array``, feature-name and fitted checks) costs about 0.5 ms per call,
     as much as the forward pass of the census MLP itself, and a parallel run pays it once per
     worker and step.  The replay performs the same floating-point operations in the same order
-    (``X - mean_``, ``/ scale_``, ``X @ coefs_[i] + intercepts_[i]``, scikit-learn's own
-    activation functions), and :func:`mlp_replay` only uses it after checking that it
-    reproduces the scorer's answers bit for bit.
+    (``X - mean_``, ``/ scale_``, ``X @ coefs_[i] + intercepts_[i]``, the activations of
+    ``sklearn.neural_network._base``, written out with the same NumPy and SciPy ufuncs), and
+    :func:`mlp_replay` only uses it after checking that it reproduces the scorer's answers bit
+    for bit.  It holds arrays only: a worker that scores through it never imports scikit-learn
+    (about 2.3 CPU seconds of a fresh loky worker's first task; the searches ship no model when
+    they have a replay, :meth:`fairlens.maft._state.SearchSpec.for_workers`).
 
     Parameters
     ----------
@@ -335,8 +366,6 @@ class MLPReplay:
         self.column = int(column)
 
     def __call__(self, X):
-        from sklearn.neural_network._base import ACTIVATIONS
-
         X = np.array(X, dtype=np.float64, order="C", copy=True)
         for mean, scale in self.scalers:
             if mean is not None:
@@ -345,12 +374,13 @@ class MLPReplay:
                 X /= scale
         a = X
         last = len(self.coefs) - 1
+        hidden = _activation(self.activation)
         for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
             a = a @ W
             a += b
             if i != last:
-                ACTIVATIONS[self.activation](a)
-        ACTIVATIONS[self.out_activation](a)
+                hidden(a)
+        _activation(self.out_activation)(a)
         p = a.ravel()
         return p if self.column == 1 else 1 - p
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import plots
-from ._search import ADF, AEQUITAS, EIDIG, MAFT
+from ._searchers import ADF, AEQUITAS, EIDIG, MAFT
 
 __all__ = ["MAFTSession"]
 

@@ -56,9 +56,10 @@ def test_kernel_calls_are_checked():
     import inspect
 
     import fairlens.maft as fm
-    from fairlens.maft import _analysis, _kcall, _mitigation, _search, _utils
+    from fairlens.maft import _analysis, _global, _kcall, _local, _mitigation, _plan, _problem, _search, _state, _utils
 
-    for mod in (_analysis, _mitigation, _search, _utils, fm):
+    engine = (_problem, _state, _plan, _global, _local, _search)
+    for mod in (_analysis, _mitigation, *engine, _utils, fm):
         assert "_kernels." not in inspect.getsource(mod).replace("fairlens.maft._kernels", "")
     # unchecked kernel calls (``_kcall.raw``) only where the arguments are checked at the phase
     # boundary (the local lockstep phase) or allocated by the caller itself (KeySet, RowCodec)
@@ -78,13 +79,13 @@ def test_kernel_calls_are_checked():
 
     from fairlens.maft import _gradients
 
-    audited = {"_TwoPhaseSearch._local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
-               "_Finds.add_step"}
-    for mod in (_analysis, _mitigation, _search, _utils, _gradients, fm):
+    audited = {"local_lockstep", "KeySet._insert", "RowCodec.keys", "_zo_vectored",
+               "Finds.add_step"}
+    for mod in (_analysis, _mitigation, *engine, _utils, _gradients, fm):
         users = raw_users(ast.parse(inspect.getsource(mod)), "", set())
         assert users <= audited, (mod.__name__, users - audited)
-    assert raw_users(ast.parse(inspect.getsource(_search)), "", set()) == {"_TwoPhaseSearch._local_lockstep",
-                                                                          "_Finds.add_step"}
+    assert raw_users(ast.parse(inspect.getsource(_local)), "", set()) == {"local_lockstep"}
+    assert raw_users(ast.parse(inspect.getsource(_state)), "", set()) == {"Finds.add_step"}
     X = np.zeros((2, 3))
     with pytest.raises(ValueError, match="similar_rows.*out.*shape"):
         _kcall.similar_rows(X, np.array([0], dtype=np.int64), np.array([[0.0], [1.0]]), np.empty((2, 2, 2)))
@@ -97,8 +98,8 @@ def test_kernel_calls_are_checked():
         _kcall.table_insert(np.full(8, -1, np.int64), np.empty((2, 3)), 0, np.zeros((3, 3)),
                             np.zeros(3, np.int64), np.empty(3, bool))
     with pytest.raises(ValueError, match="C-contiguous"):
-        _kcall.local_perturb(np.zeros((3, 2)).T, np.ones((2, 3)), np.zeros(2), np.zeros(2), 1.0,
-                             np.zeros(3), np.ones(3), np.empty(2, np.int64), np.empty(2))
+        _kcall.local_perturb(np.zeros((3, 2)).T, np.ones((2, 3)), (np.zeros(2), np.zeros(2)), 1.0,
+                             (np.zeros(3), np.ones(3)), (np.empty(2, np.int64), np.empty(2)))
     from fairlens.maft._utils import RowSet
 
     with pytest.raises(ValueError, match="RowSet"):

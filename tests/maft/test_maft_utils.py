@@ -151,11 +151,11 @@ def test_mlp_replay_is_bitwise_and_refuses_what_it_cannot_replay(toy, toy_mlp):
 
 
 def test_maft_same_instances_with_and_without_the_replay(toy, toy_mlp, monkeypatch):
-    from fairlens.maft import MAFT, _search
+    from fairlens.maft import MAFT, _searchers
 
     kw = dict(n_seeds=30, n_local=40, random_state=2)
     fast = MAFT(toy_mlp, toy, **kw).run()
-    monkeypatch.setattr(_search, "mlp_replay", lambda scorer, probe: None)
+    monkeypatch.setattr(_searchers, "mlp_replay", lambda scorer, probe: None)
     slow = MAFT(toy_mlp, toy, **kw).run()
     assert fast.n_global > 0 and fast.n_local > 0
     np.testing.assert_array_equal(fast.instances, slow.instances)
@@ -256,7 +256,7 @@ def test_finds_add_step_kernel_equals_the_numpy_add():
     """One step's discoveries in one kernel: the same rows, counterparts, scores and order keys
     as ``_Finds.add`` (duplicates within and across steps, rows excluded up front, ties and
     exact 0.5 scores, three protected columns)."""
-    from fairlens.maft._search import _Finds
+    from fairlens.maft._state import Finds as _Finds
     from fairlens.maft._utils import RowCodec
 
     rng = np.random.default_rng(11)
@@ -279,7 +279,7 @@ def test_finds_add_step_kernel_equals_the_numpy_add():
     pa, pb = a.pack(), b.pack()
     assert len(a) == len(b) > 100
     for k in ("keys", "cp", "s1", "s2", "order"):
-        np.testing.assert_array_equal(pa[k], pb[k])
+        np.testing.assert_array_equal(getattr(pa, k), getattr(pb, k))
 
 
 def test_membership_only_keyset_equals_a_python_set():
@@ -360,7 +360,7 @@ def test_unpack_pairs_kernel_writes_rows_and_counterparts():
 def test_order_permutation_is_the_stable_argsort():
     """The share's pack sorts its rows by order key through direct addressing; it must give the
     argsort's permutation (distinct keys, a wide range, equal keys, no keys)."""
-    from fairlens.maft._search import _order_permutation
+    from fairlens.maft._state import order_permutation as _order_permutation
 
     rng = np.random.default_rng(0)
     cases = [np.zeros(0, np.int64), np.array([5], np.int64)]

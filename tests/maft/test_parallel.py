@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fairlens.maft._search as search_mod
+import fairlens.maft._plan as plan_mod
 from fairlens.maft import ADF, AEQUITAS, EIDIG, MAFT, discrimination_rate
 
 from ._maft_oracle import check_result
@@ -18,7 +18,7 @@ KW = dict(n_seeds=60, n_local=15, random_state=3)
 @pytest.fixture
 def always_parallel(monkeypatch):
     """The toy workloads are far below MIN_PARALLEL_ROWS: force the workers anyway."""
-    monkeypatch.setattr(search_mod, "MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
 
 
 def _fields(r):
@@ -89,26 +89,28 @@ def test_walkers_are_the_unique_global_instances_at_1000_seeds(toy, smooth):
     """Issue 24: one local walker per unique global instance of the WHOLE run (the paper's
     global_id set), not per 256-seed block.  The per-seed global hits come from the literal
     Algorithm-3 twin, one seed at a time, without any de-duplication."""
-    from fairlens.maft._search import _Live, _task_scorer
+    from fairlens.maft._global import global_reference
+    from fairlens.maft._search import row_codec
+    from fairlens.maft._state import Live
 
     grid = AEQUITAS(smooth, toy).draw_seeds(1000, random_state=0)  # 1000 distinct-ish points of the domain
     s = MAFT(smooth, toy, seeds=grid, n_local=7, random_state=0)
     res = s.run()
     seeds = res.seeds
     assert seeds.shape[0] == 1000
-    scorer, source = _task_scorer(s)
-    hits = s._global_reference(scorer, source, seeds, _Live(s._codec(seeds), False))
-    rows = [tuple(x) for x in hits["X"]]
+    spec = s._spec(None)
+    hits = global_reference(spec, spec.open_model(), seeds, Live(row_codec(spec, seeds), False))
+    rows = [tuple(x) for x in hits.X]
     unique = list(dict.fromkeys(rows))  # seed order, first occurrence
     assert len(rows) > len(unique)  # duplicates exist: the test can tell the two policies apart
     per_block = sum(len(set(rows[a:b])) for a, b in
-                    [(np.searchsorted(hits["idx"], k), np.searchsorted(hits["idx"], k + 256))
+                    [(np.searchsorted(hits.idx, k), np.searchsorted(hits.idx, k + 256))
                      for k in range(0, 1000, 256)])
     assert per_block > len(unique)  # what the per-block de-duplication used to walk
     assert res.n_global == res.params["n_walkers"] == len(unique)
     np.testing.assert_array_equal(res.instances[: res.n_global], np.array(unique))
     assert res.tries_local == len(unique) * 7  # every walker walks n_local steps, once
-    assert res.tries_global == hits["tries"]
+    assert res.tries_global == hits.tries
 
 
 def test_duplicates_counted_once(toy, smooth, always_parallel):
@@ -215,3 +217,126 @@ def test_stop_during_this_process_share_returns_without_waiting(toy, smooth, alw
     found = {tuple(r) for r in full.instances}
     assert all(tuple(r) in found for r in part.instances)
     _same(full, s.run(n_jobs=2))
+
+
+class _Counted:
+    """A model (or gradient) callable counting the rows it is asked for."""
+
+    def __init__(self, fn):
+        self.fn, self.rows = fn, 0
+
+    def __call__(self, X):
+        X = np.asarray(X, dtype=float)
+        self.rows += X.shape[0]
+        return self.fn(X)
+
+
+def _counted_search(cls, fn, toy, gradient, **kw):
+    """A search whose every model row is counted: the model ``fn``, and for the white-box methods
+    the ``gradient`` (``d p / d x``) it is given."""
+    model = _Counted(fn)
+    grads = _Counted(gradient) if cls in (EIDIG, ADF) else None
+    if grads is not None:
+        kw["gradient"] = grads
+    return cls(model, toy, protected=["sex", "race"], **kw), (model, grads)
+
+
+def _rows(counters):
+    return sum(c.rows for c in counters if c is not None)
+
+
+def _reset(counters):
+    for c in counters:
+        if c is not None:
+            c.rows = 0
+
+
+@pytest.mark.parametrize("cls", [MAFT, EIDIG, ADF, AEQUITAS])
+def test_plan_estimate_bounds_every_row_a_run_scores(toy, toy_mlp, cls):
+    """Issue 37: the plan's estimate of a phase (what decides whether it goes to the workers)
+    counts every model row -- the similar instances AND the gradients (the zero-order estimate's
+    d + 1 rows a point were left out: 20,000 estimated, 123,894 scored).  Counted at the model
+    (and at the white-box gradient): the estimate is never below what a run scores, equal to it
+    when every seed walks all its global steps (a flat model) or every local step succeeds (a
+    model that only looks at sex), and within a small factor on a real model."""
+    from fairlens.models import mlp_input_gradient
+
+    zeros = np.zeros_like
+    cases = {"real": (lambda X: toy_mlp.predict_proba(X)[:, 1], lambda X: mlp_input_gradient(toy_mlp, X)),
+             "flat": (lambda X: np.full(X.shape[0], 0.3), zeros),
+             "sex only": (lambda X: (X[:, 1] > 0.5).astype(float), zeros)}
+    for name, (fn, gradient) in cases.items():
+        s, counters = _counted_search(cls, fn, toy, gradient, n_seeds=50, n_local=0, random_state=2)
+        _reset(counters)
+        g = s.run()
+        global_rows = _rows(counters)
+        s.set_params(n_local=23)
+        _reset(counters)
+        r = s.run()
+        local_rows = _rows(counters) - global_rows
+        spec = s._spec(None)
+        est_g = spec.walks.global_rows(spec, g.seeds.shape[0])
+        est_l = spec.walks.local_rows(spec, r.n_global)
+        assert global_rows == g.queries and global_rows + local_rows == r.queries  # the result counts them too
+        assert 0 < global_rows <= est_g and local_rows <= est_l, (name, global_rows, est_g, local_rows, est_l)
+        if name == "flat" or cls is AEQUITAS:
+            assert global_rows == est_g, (name, global_rows, est_g)
+        if name == "sex only" or (cls is AEQUITAS and r.n_global):
+            assert r.n_global > 0 and local_rows == est_l, (name, local_rows, est_l)
+        if name == "real":
+            assert r.n_global > 0 and est_g <= 6 * global_rows and est_l <= 3 * local_rows, (est_g, global_rows)
+
+
+def test_a_phase_the_old_estimate_kept_here_goes_to_the_workers(toy, smooth, monkeypatch):
+    """The local phase scores more rows than walkers x steps x combinations (its gradients):
+    with MIN_PARALLEL_ROWS between that old estimate and the rows it really scores, n_jobs=2
+    used to run it here silently; it goes to the workers now, with the same instances."""
+    s = MAFT(smooth, toy, n_seeds=80, n_local=30, random_state=5)
+    one = s.run()
+    global_only = MAFT(smooth, toy, n_seeds=80, n_local=0, random_state=5).run()
+    local_rows = one.queries - global_only.queries
+    old_estimate = one.n_global * 30 * s.problem.C
+    assert old_estimate < local_rows
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", local_rows)
+    two = s.run(n_jobs=2)
+    assert "local phase on 2 processes" in two.params["parallel"]
+    _same(one, two)
+
+
+def test_every_fallback_says_why(toy, smooth, monkeypatch):
+    """n_jobs=2 that runs in one process says why: a small phase (its estimate and the
+    threshold), AEQUITAS walkers that make one share, the literal reference engine."""
+    res = MAFT(smooth, toy, n_seeds=30, n_local=10, random_state=1).run(n_jobs=2)
+    assert "at most" in res.params["parallel"] and "MIN_PARALLEL_ROWS" in res.params["parallel"]
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    res = AEQUITAS(smooth, toy, n_seeds=300, n_local=5, random_state=1).run(n_jobs=2)
+    assert 0 < res.n_global <= 256 and "make one share" in res.params["parallel"]
+    res = MAFT(smooth, toy, n_seeds=10, n_local=3, engine="reference").run(n_jobs=2)
+    assert "engine='reference'" in res.params["parallel"]
+
+
+def test_a_worker_scoring_through_the_replay_never_imports_sklearn(toy, toy_mlp, tmp_path):
+    """A scikit-learn MLP is scored through its exact replay; the workers get the replay and no
+    model, so a fresh worker does not import scikit-learn (about 2.3 CPU seconds of its first
+    task) -- and scores every row as this process does."""
+    import pickle
+    import subprocess
+    import sys
+
+    from fairlens._parallel import Payload
+    from fairlens.maft._utils import mlp_replay
+
+    s = MAFT(toy_mlp, toy, n_seeds=20, n_local=5)
+    spec = s._spec(mlp_replay(s.scorer, toy.X[:256]))
+    assert spec.replay is not None
+    path = tmp_path / "payload.pkl"
+    path.write_bytes(pickle.dumps(Payload(spec=spec.for_workers(), seeds=toy.X[:20])))
+    code = ("import pickle, sys; p = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "m = p.spec.open_model(); m.scorer(p.seeds); m.source(p.seeds[:3]); print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+    shipped = pickle.loads(path.read_bytes()).spec
+    here, there = spec.open_model(), shipped.open_model()
+    np.testing.assert_array_equal(here.scorer(toy.X), there.scorer(toy.X))
+    np.testing.assert_array_equal(here.source(toy.X[:50]), there.source(toy.X[:50]))
+    np.testing.assert_array_equal(there.scorer(toy.X), toy_mlp.predict_proba(toy.X)[:, 1])

@@ -62,15 +62,17 @@ def test_constant_model_has_no_path_and_no_instance(toy):
 
 
 def test_solver_respects_domain_and_thresholds(toy):
-    s = SG(region_model, toy, protected=["sex"], n_samples=200)
     import z3
 
-    s._z3, s._solver, s._vars = z3, z3.Solver(), [z3.Int(f"x{j}") for j in range(6)]
+    from fairlens.maft._sg import _Solver
+
+    s = SG(region_model, toy, protected=["sex"], n_samples=200)
+    solver = _Solver(z3, s._ilo, s._ihi)
     t = toy.X[0].copy()
-    out = s._solve([(EDU, False, 6.5), (HOURS, True, 2.5)], [EDU, HOURS], t)
+    out = solver.solve([(EDU, False, 6.5), (HOURS, True, 2.5)], [EDU, HOURS], t)
     assert out[EDU] >= 7 and out[EDU] <= 9 and 0 <= out[HOURS] <= 2
     np.testing.assert_array_equal(np.delete(out, [EDU, HOURS]), np.delete(t, [EDU, HOURS]))
-    assert s._solve([(EDU, False, 9.5)], [EDU], t) is None  # edu <= 9 in the domain: unsat
+    assert solver.solve([(EDU, False, 9.5)], [EDU], t) is None  # edu <= 9 in the domain: unsat
 
 
 @pytest.mark.parametrize("kw, name", [({"n_samples": 1}, "n_samples"), ({"max_depth": 0}, "max_depth"),

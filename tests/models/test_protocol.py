@@ -149,15 +149,15 @@ def test_payload_ships_the_scorer_without_the_rows_and_scores_the_same(german, r
     for model in (readable_pipe, LogisticRegression(max_iter=2000).fit(german.X, german.y)):
         s = as_scorer(model, german)
         h = MAFT(s, german, protected=["sex"], n_seeds=5, n_local=5, random_state=0)
-        h.tag = "kept"
-        p = Payload(scorer=s, holder=h._shippable(), rows=rows)  # as the MAFT engine ships it
+        p = Payload(scorer=s, holder=h._spec(None).for_workers(), rows=rows)  # as the MAFT engine ships it
         q = pickle.loads(pickle.dumps(p))
         for shipped in (q.scorer, q.holder.scorer):
             assert shipped.data.n_samples == 0 and shipped.data.feature_names == german.feature_names
             assert shipped.input_kind == s.input_kind
             np.testing.assert_array_equal(shipped(rows), s(rows))
             np.testing.assert_array_equal(shipped(german.frame[german.feature_names].iloc[:9]), s(german.X[:9]))
-        assert q.holder.tag == "kept" and h.scorer.data is german and s.data is german  # the caller's objects untouched
+        assert q.holder.method == "MAFT" and q.holder.problem.pool.shape[0] == 0  # the spec, without the pool
+        assert h.scorer.data is german and s.data is german and h.problem.pool.shape[0] > 0  # the caller's untouched
         np.testing.assert_array_equal(q.rows, rows)
         assert p.nbytes() < len(pickle.dumps(german)) / 4
 

@@ -466,3 +466,67 @@ def test_thread_limit_limits_and_restores_with_one_cached_controller():
         del sys.modules["_fairlens_test_new_module"]
     with _parallel.blas_limit(None):
         assert blas_threads() == before
+
+
+def _loky_workers():
+    from joblib.externals.loky import reusable_executor
+
+    ex = reusable_executor._executor
+    return set() if ex is None or ex._flags.shutdown else set(ex._processes)
+
+
+def test_one_worker_process_per_task_sent():
+    """Issue 37: with ``n_jobs=2`` and this process working one share, ONE task is sent, and one
+    loky worker runs it -- every call on the same (warm) worker; joblib.Parallel(n_jobs=2) used
+    to start a second worker for nothing, and the task landed on either."""
+    import os
+
+    import joblib
+
+    n, size = 40, 10
+    p = Payload(seed=8, offset=np.arange(n, dtype=float))
+    chunks = fixed_chunks(n, size)
+    ref = _reference(8, n, size)
+    pids = set()
+    for _ in range(4):
+        info = {}
+        got = run_chunks(_pid_draw, p, chunks, n_jobs=2, share_here=True, info=info)
+        np.testing.assert_array_equal(np.concatenate([r for _, r in got]), ref)
+        pids |= {pid for pid, _ in got[len(chunks) // 2:]}
+        assert info["worker_processes"] == 1 and info["n_jobs_used"] == 2
+        assert len(_loky_workers()) == 1
+    assert len(pids) == 1 and os.getpid() not in pids and pids == _loky_workers()
+    # a plain joblib call afterwards reuses that executor (one worker added), it does not replace it
+    joblib.Parallel(n_jobs=2)(joblib.delayed(os.getpid)() for _ in range(2))
+    assert pids <= _loky_workers() and len(_loky_workers()) == 2
+    # without share_here two tasks are sent: two workers
+    info = {}
+    run_chunks(_pid_draw, p, chunks, n_jobs=2, info=info)
+    assert info["worker_processes"] == 2
+
+
+def _slow_draw(payload, chunk):
+    import time
+
+    if chunk[0] >= payload.slow_from:
+        time.sleep(payload.sleep)
+    return _draw(payload, chunk)
+
+
+def test_stop_abandons_the_one_worker_and_the_next_call_is_not_delayed():
+    """A stop while the one worker still runs its share kills that worker (as joblib kills its
+    loky workers when a call is abandoned): the next call does not queue behind the abandoned
+    share."""
+    import time
+
+    n = 40
+    p = Payload(seed=2, offset=np.arange(n, dtype=float), slow_from=20, sleep=60.0)
+    merged = []
+    t = time.perf_counter()
+    got = run_chunks(_slow_draw, p, fixed_chunks(n, 10), n_jobs=2, share_here=True, stop=lambda: len(merged) > 1,
+                     on_result=lambda i, r: merged.append(i))
+    assert len(got) == 2 and merged == [0, 1]
+    q = Payload(seed=2, offset=np.arange(n, dtype=float), slow_from=n, sleep=0.0)
+    got = run_chunks(_slow_draw, q, fixed_chunks(n, 10), n_jobs=2, share_here=True)
+    np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 10))
+    assert time.perf_counter() - t < 50  # not behind the abandoned 60 s share
