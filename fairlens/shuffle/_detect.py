@@ -380,6 +380,7 @@ def _explain_block(payload, chunk):
                     # every coalition is evaluated: the exact Shapley values, with no l1 feature
                     # selection (shap's default keeps 10 features and moves values by ~1e-5)
                     kw["l1_reg"] = False
+            kw.update(getattr(payload, "kernel_kwargs", None) or {})
             for i in range(stop - start):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -409,7 +410,7 @@ def _explain_block(payload, chunk):
 @accepts_renamed(dataset="data")
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
-            callback=None, data=None, n_jobs=None):
+            callback=None, data=None, n_jobs=None, kernel_kwargs=None):
     """Attributions of ``model`` for every row of ``X`` with one explainer.
 
     Parameters
@@ -475,6 +476,10 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         Show a tqdm bar.
     lime_kwargs : dict, optional
         Passed to ``LimeTabularExplainer``.
+    kernel_kwargs : dict, optional
+        Passed to ``KernelExplainer.shap_values`` (``explainer="kernel"`` only), e.g.
+        ``{"l1_reg": False}``: shap's default (``"num_features(10)"``) keeps at most 10
+        features per row and gives the others an attribution of 0.
 
     Returns
     -------
@@ -522,6 +527,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     model_seed = None
     if isinstance(model, ShuffledModel):
         model_seed = model.random_state_
+    if kernel_kwargs is not None and not isinstance(kernel_kwargs, dict):
+        raise TypeError(f"kernel_kwargs must be a dict or None; got {type(kernel_kwargs).__name__}.")
     lime_kw = {}
     if explainer == "lime":
         lime_kw = dict(mode="regression",
@@ -548,7 +555,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         return True
 
     payload = Payload(model=model, cols=cols, A=A, bg=bg, explainer=explainer, nsamples=nsamples,
-                      lime_kwargs=lime_kw, seed=random_state, model_seed=model_seed)
+                      lime_kwargs=lime_kw, seed=random_state, model_seed=model_seed,
+                      kernel_kwargs=dict(kernel_kwargs or {}))
     progress_cb = None
     if workers <= 1:
         payload.callback = per_row
