@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from ._validation import _fmt, check_stop
+from ._validation import _fmt, check_n_jobs, check_stop, resolve_random_state  # noqa: F401 (re-exported)
 
 __all__ = [
     "Analysis",
@@ -244,44 +244,6 @@ def make_invalid(constraints):
 # ------------------------------------------------------------------------------------------
 
 
-def resolve_random_state(random_state, name="random_state"):
-    """The one integer seed a run uses, from ``random_state``.
-
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        ``None`` draws a fresh seed from the operating system's entropy; an int in
-        ``[0, 2**32 - 1]`` is used as is; a Generator or RandomState is drawn from once.
-    name : str
-        The argument's name in error messages.
-
-    Returns
-    -------
-    int
-        A seed in ``[0, 2**32 - 1]``.  Passing it back as ``random_state`` reproduces the run;
-        results record it as ``result.random_state``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For anything else, naming ``name``.
-    """
-    if random_state is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**32, dtype=np.uint64))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**32, dtype=np.uint64))
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
-        raise TypeError(
-            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy Generator/RandomState; "
-            f"got {_fmt(random_state)} ({type(random_state).__name__})."
-        )
-    if not 0 <= int(random_state) <= 2**32 - 1:
-        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(random_state)}.")
-    return int(random_state)
-
-
 class _TqdmProgress:
     def __init__(self, desc):
         self.desc, self.bar = desc, None
@@ -404,6 +366,7 @@ def accepts_renamed(**renames):
 
     Examples
     --------
+    >>> from fairlens._base import accepts_renamed
     >>> @accepts_renamed(sensitive="protected")
     ... def f(data, protected=None):
     ...     return protected
@@ -586,8 +549,6 @@ class Analysis:
 
     def _start(self, stop, progress, n_jobs, desc=None):
         """Validate the run arguments once; returns ``(stop_fn, report_fn, n_jobs, seed, t0)``."""
-        from ._parallel import check_n_jobs
-
         stop_fn = check_stop(stop)
         report = check_progress(progress, desc=desc or type(self).__name__)
         n_jobs = check_n_jobs(n_jobs)

@@ -65,10 +65,11 @@ would be started for nothing, and the task landing on it paid its start-up and i
 """
 from __future__ import annotations
 
-import numbers
 import pickle
 
 import numpy as np
+
+from ._validation import MAX_N_JOBS, check_n_jobs, resolve_random_state  # noqa: F401 (re-exported)
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
            "run_chunks", "plan_workers", "blas_limit", "thread_limit", "record_plans", "MIN_WORK_PER_WORKER",
@@ -103,58 +104,6 @@ DASK_RECOMMENDED_CONFIG = {
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
 }
-
-#: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
-#: a cluster's workers are all used with ``n_jobs=-1``.
-MAX_N_JOBS = 4096
-
-
-def check_n_jobs(n_jobs, name="n_jobs"):
-    """Validate ``n_jobs`` with scikit-learn's semantics.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context;
-        ``-1`` means all workers (all cores with loky, all workers of the cluster with dask);
-        ``-2`` all but one, and so on.  ``0``, bools, non-integers and ``|n_jobs|`` above
-        :data:`MAX_N_JOBS` are refused.
-    name : str, default "n_jobs"
-        The argument's name in error messages.
-
-    Returns
-    -------
-    int or None
-
-    Raises
-    ------
-    TypeError
-        If ``n_jobs`` is not None or an int.
-    ValueError
-        If ``n_jobs`` is 0 or beyond ``[-MAX_N_JOBS, MAX_N_JOBS]``.
-
-    Examples
-    --------
-    >>> from fairlens._parallel import check_n_jobs
-    >>> check_n_jobs(-1), check_n_jobs(None)
-    (-1, None)
-    """
-    if n_jobs is None:
-        return None
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(
-            f"{name} must be None or a non-zero integer (-1 = all cores); got {n_jobs!r} "
-            f"({type(n_jobs).__name__})."
-        )
-    if int(n_jobs) == 0:
-        raise ValueError(f"{name} must be None or a non-zero integer (-1 = all cores); got 0.")
-    if abs(int(n_jobs)) > MAX_N_JOBS:
-        raise ValueError(
-            f"{name} must be a non-zero integer in [-{MAX_N_JOBS}, {MAX_N_JOBS}]; got {int(n_jobs)}. "
-            f"Use {name}=-1 for all cores (or all workers of a dask cluster)."
-        )
-    return int(n_jobs)
-
 
 def effective_n_jobs(n_jobs):
     """Number of workers ``n_jobs`` resolves to under the active joblib configuration.
@@ -246,7 +195,6 @@ def base_seed(random_state, name="random_state"):
     >>> base_seed(5)
     5
     """
-    from ._base import resolve_random_state
 
     return resolve_random_state(random_state, name)
 

@@ -269,8 +269,6 @@ def check_random_state(value, name="random_state"):
     >>> int(check_random_state(3).randint(100)) == int(np.random.RandomState(3).randint(100))
     True
     """
-    from ._base import resolve_random_state
-
     return np.random.RandomState(resolve_random_state(value, name))
 
 
@@ -302,8 +300,6 @@ def check_seed_int(value, name="random_state", *, allow_none=True):
     >>> check_seed_int(7)
     7
     """
-    from ._base import resolve_random_state
-
     if value is None and not allow_none:
         raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
     return resolve_random_state(value, name)
@@ -489,3 +485,93 @@ def _interval_text(min, max, include_min, include_max):
 
 # a shared Event type check for the docs
 EventType = type(threading.Event())
+
+
+def resolve_random_state(random_state, name="random_state"):
+    """The one integer seed a run uses, from ``random_state``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        ``None`` draws a fresh seed from the operating system's entropy; an int in
+        ``[0, 2**32 - 1]`` is used as is; a Generator or RandomState is drawn from once.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32 - 1]``.  Passing it back as ``random_state`` reproduces the run;
+        results record it as ``result.random_state``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else, naming ``name``.
+    """
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**32, dtype=np.uint64))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**32, dtype=np.uint64))
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy Generator/RandomState; "
+            f"got {_fmt(random_state)} ({type(random_state).__name__})."
+        )
+    if not 0 <= int(random_state) <= 2**32 - 1:
+        raise ValueError(f"{name} must be an int in [0, 2**32 - 1]; got {int(random_state)}.")
+    return int(random_state)
+
+
+#: Largest ``|n_jobs|`` accepted: more workers than this is a typo (``10**6``), not a machine;
+#: a cluster's workers are all used with ``n_jobs=-1``.
+MAX_N_JOBS = 4096
+
+
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """Validate ``n_jobs`` with scikit-learn's semantics.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means 1 unless inside a ``joblib.parallel_config(n_jobs=...)`` context;
+        ``-1`` means all workers (all cores with loky, all workers of the cluster with dask);
+        ``-2`` all but one, and so on.  ``0``, bools, non-integers and ``|n_jobs|`` above
+        :data:`MAX_N_JOBS` are refused.
+    name : str, default "n_jobs"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``n_jobs`` is not None or an int.
+    ValueError
+        If ``n_jobs`` is 0 or beyond ``[-MAX_N_JOBS, MAX_N_JOBS]``.
+
+    Examples
+    --------
+    >>> from fairlens._validation import check_n_jobs
+    >>> check_n_jobs(-1), check_n_jobs(None)
+    (-1, None)
+    """
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None or a non-zero integer (-1 = all cores); got {n_jobs!r} "
+            f"({type(n_jobs).__name__})."
+        )
+    if int(n_jobs) == 0:
+        raise ValueError(f"{name} must be None or a non-zero integer (-1 = all cores); got 0.")
+    if abs(int(n_jobs)) > MAX_N_JOBS:
+        raise ValueError(
+            f"{name} must be a non-zero integer in [-{MAX_N_JOBS}, {MAX_N_JOBS}]; got {int(n_jobs)}. "
+            f"Use {name}=-1 for all cores (or all workers of a dask cluster)."
+        )
+    return int(n_jobs)

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._base import renamed_kwargs
+from ._validation import check_choice, check_int, check_no_kwargs
+
 __all__ = ["MLP_HIDDEN_LAYERS", "INPUT_KINDS", "train_mlp", "Scorer", "as_scorer",
            "mlp_input_gradient"]
 
@@ -87,8 +90,6 @@ def train_mlp(
     (2, 2)
     """
     if "dataset" in mlp_params:
-        from ._base import renamed_kwargs
-
         renamed = renamed_kwargs("train_mlp", {"dataset": mlp_params.pop("dataset"),
                                                **({"data": data} if data is not None else {})},
                                  {"dataset": "data"})
@@ -244,8 +245,6 @@ class Scorer:
 
     def __init__(self, model, data=None, *, favourable=1, n_features=None, feature_names=None,
                  input="auto", output="auto", **old_names):
-        from ._base import renamed_kwargs
-        from ._validation import check_choice, check_int, check_no_kwargs
 
         # the name the caller used, for error messages (old callers match on it)
         _favourable_name = "favourable_class" if "favourable_class" in old_names else "favourable"
@@ -801,8 +800,6 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     3
     """
     if isinstance(model, Scorer):
-        from ._base import renamed_kwargs
-        from ._validation import check_no_kwargs
 
         old_names = renamed_kwargs("as_scorer", dict(old_names), _RENAMED)
         data = old_names.pop("data", data)

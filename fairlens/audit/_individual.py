@@ -16,7 +16,6 @@ from ._core import (
     _wilson_test,
 )
 
-
 # ------------------------------------------------------------------------ 2. individual (MAFT)
 #: the most model rows one MAFT lockstep step may score under a time share (see ``check``)
 _ROWS_PER_STEP = 250_000

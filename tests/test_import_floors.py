@@ -1,0 +1,95 @@
+"""The package's import graph has floors (issue #34, item 5): measured from the source by AST, with
+function-local imports counted like module-level ones.
+
+* ``fairlens._validation`` (the ground floor) imports nothing of the package;
+* ``_base``, ``models`` and ``_parallel`` import only downward (``_validation`` < ``_base`` <
+  ``models`` < ``_parallel``);
+* with every subpackage drawn as one room (``fairlens.maft``, ``fairlens.certify``, ...), the graph of
+  rooms has no circle.
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import fairlens
+
+ROOT = pathlib.Path(fairlens.__file__).resolve().parent
+FLOORS = ["fairlens._validation", "fairlens._base", "fairlens.models", "fairlens._parallel"]
+
+
+def _module_name(path):
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path):
+    """Every fairlens module ``path`` imports (module-level and inside functions)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("fairlens"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("fairlens"):
+                out.add(target)
+                out.update(f"{target}.{a.name}" for a in node.names)   # "from . import x" names modules
+    return out
+
+
+def _graph():
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    return {m: {t for t in _imports(p) if t in modules and t != m} for m, p in modules.items()}
+
+
+def test_the_ground_floor_imports_nothing_of_the_package():
+    assert _graph()["fairlens._validation"] == set()
+
+
+def test_the_base_layer_imports_only_downward():
+    g = _graph()
+    for i, m in enumerate(FLOORS):
+        up = {t for t in g[m] if t in FLOORS[i + 1:] or (t.startswith("fairlens.") and t not in FLOORS
+                                                           and t != "fairlens._version")}
+        assert not up, f"{m} imports {sorted(up)} (at or above its floor)"
+
+
+def _room(m):
+    parts = m.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else m
+
+
+def test_the_rooms_have_no_circle():
+    g = _graph()
+    rooms = {}
+    for m, targets in g.items():
+        rooms.setdefault(_room(m), set()).update(_room(t) for t in targets if _room(t) != _room(m))
+    rooms.pop("fairlens", None)   # the package's __init__ names every slice (lazily): the roof
+    for r in rooms.values():
+        r.discard("fairlens")
+    state, stack = {}, []
+
+    def visit(r):
+        state[r] = 1
+        stack.append(r)
+        for t in sorted(rooms.get(r, ())):
+            if state.get(t) == 1:
+                raise AssertionError("import circle: " + " -> ".join(stack[stack.index(t):] + [t]))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[r] = 2
+
+    for r in sorted(rooms):
+        if r not in state:
+            visit(r)
