@@ -58,6 +58,7 @@ def boosted_family(model):
 
     Examples
     --------
+    >>> from fairlens.certify._families import boosted_family
     >>> from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
     >>> boosted_family(GradientBoostingClassifier()), boosted_family(RandomForestClassifier())
     ('sklearn_gb', None)

@@ -46,6 +46,7 @@ def check_output_path(path, name="out", *, suffixes=None, default_name="report.h
     Examples
     --------
     >>> import tempfile, os
+    >>> from fairlens.report._output import check_output_path
     >>> folder = tempfile.mkdtemp()
     >>> check_output_path(os.path.join(folder, "r.html"), suffixes={".html"}).name
     'r.html'

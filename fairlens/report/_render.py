@@ -95,6 +95,7 @@ def format_number(v, unit=None) -> str:
 
     Examples
     --------
+    >>> from fairlens.report._render import format_number
     >>> format_number(12240.0), format_number(2.405e-17), format_number(0.0018271)
     ('12,240', '< 0.001', '0.00183')
     >>> format_number(0.2134, "rate"), format_number(-0.05, "difference")
@@ -552,6 +553,7 @@ def render_html(doc, *, fragment=False) -> str:
 
     Examples
     --------
+    >>> from fairlens.report._render import render_html
     >>> from fairlens.report._schema import environment_info, SCHEMA_VERSION
     >>> doc = {"schema": SCHEMA_VERSION, "kind": "audit", "title": "<b>t</b>",
     ...        "created": "2026-11-24T18:40:00+00:00", "environment": environment_info(),

@@ -179,6 +179,7 @@ def environment_info() -> dict:
 
     Examples
     --------
+    >>> from fairlens.report._schema import environment_info
     >>> env = environment_info()
     >>> sorted(env)
     ['fairlens', 'libraries', 'platform', 'python']
@@ -402,6 +403,7 @@ def validate_document(doc) -> dict:
 
     Examples
     --------
+    >>> from fairlens.report._schema import validate_document
     >>> validate_document({"schema": "fairlens.report/2"})
     Traceback (most recent call last):
     ...
