@@ -70,6 +70,7 @@ import pickle
 import numpy as np
 
 from ._validation import MAX_N_JOBS, check_n_jobs, resolve_random_state  # noqa: F401 (re-exported)
+from .models import Scorer
 
 __all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
            "run_chunks", "plan_workers", "blas_limit", "thread_limit", "record_plans", "MIN_WORK_PER_WORKER",
@@ -316,8 +317,6 @@ def _for_workers(obj, depth=1):
     """``obj`` as the workers need it: a :class:`fairlens.models.Scorer` without its dataset's
     rows; a fairlens object holding one (``depth`` attributes down) as a shallow copy holding
     the slim scorer; anything else as it is."""
-    from .models import Scorer
-
     if isinstance(obj, Scorer):
         return obj._for_workers()
     if depth <= 0 or not type(obj).__module__.startswith("fairlens.") or not hasattr(obj, "__dict__"):
