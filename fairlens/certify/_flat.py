@@ -27,7 +27,7 @@ dimensions for every model, so each kernel compiles once per decision rule
   of every feature, CSR.
 
 :func:`check_flat` checks the dtypes and shapes (through
-:func:`fairlens.certify._common._check_kernel_inputs`, before every kernel call).
+:func:`fairlens.certify._common.check_kernel_inputs`, before every kernel call).
 """
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def check_flat(ens, n_features):
     Examples
     --------
     >>> import numpy as np
+    >>> from fairlens.certify._flat import FlatEnsemble, check_flat
     >>> z, f = np.zeros(1, np.int64), np.zeros(1)
     >>> ens = FlatEnsemble(np.array([-1]), f, np.array([-1]), np.array([-1]), np.zeros(1, bool), z, z,
     ...                    np.zeros((1, 1)), z, np.zeros(2), np.arange(2), np.zeros((0, 0, 0)), f, f, False,

@@ -47,6 +47,7 @@ def code_nodes(feature, threshold, left, right, roots, missing_left):
     Examples
     --------
     >>> import numpy as np
+    >>> from fairlens.certify._nancode import code_nodes
     >>> c = code_nodes(np.array([0, -1, -1]), np.array([0.5, 0, 0]), np.array([1, -1, -1]),
     ...                np.array([2, -1, -1]), np.array([0]), np.array([False, False, False]))
     >>> c["feature"].tolist(), float(c["threshold"][0]), c["left"].tolist(), c["right"].tolist()
@@ -98,6 +99,7 @@ def code_values(values_ptr, values, tested):
     Examples
     --------
     >>> import numpy as np
+    >>> from fairlens.certify._nancode import code_values
     >>> ptr, v = code_values(np.array([0, 0, 2]), np.array([0.5, 0.75]), np.array([True, True]))
     >>> ptr.tolist(), v.tolist()
     ([0, 2, 5], [-inf, 0.0, -inf, 0.5, 0.75])
