@@ -62,9 +62,21 @@ __all__ = [
 ]
 
 
+#: Public names of the two model representations merged into :class:`TreeEnsemble` (issue 34),
+#: each with what replaces it; asking for one raises an AttributeError that says so.
+_REMOVED = {
+    "FlatForest": "TreeEnsemble (flatten_forest(model) and read_model(model) return one)",
+    "BoostedModel": "TreeEnsemble (read_model(model) returns one)",
+    "flatten_boosted": "read_model(model), which reads every supported library",
+}
+
+
 def __getattr__(name):
     if name == "CoverVisualizer":
         from ._widget import CoverVisualizer
 
         return CoverVisualizer
+    if name in _REMOVED:
+        raise AttributeError(f"fairlens.certify.{name} was removed: every model is now read into one additive "
+                             f"tree ensemble; use fairlens.certify.{_REMOVED[name]}.")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

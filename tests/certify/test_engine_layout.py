@@ -273,6 +273,27 @@ def test_one_driver_one_predictor_one_representation():
         assert callable(getattr(Predictor, proto))
 
 
+def test_the_two_old_representations_are_gone_from_the_public_api():
+    """``FlatForest``, ``BoostedModel`` and ``flatten_boosted`` were public; they are merged into
+    ``TreeEnsemble``/``read_model``, and asking for an old name says what replaces it."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    import fairlens.certify as fc
+
+    for old, new in (("FlatForest", "TreeEnsemble"), ("BoostedModel", "TreeEnsemble"),
+                     ("flatten_boosted", "read_model")):
+        assert old not in fc.__all__
+        with pytest.raises(AttributeError, match=f"{old} was removed.*{new}"):
+            getattr(fc, old)
+        assert new in fc.__all__
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        fc.no_such_name  # noqa: B018
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    rf = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, X[:, 0] > 0)
+    assert isinstance(fc.flatten_forest(rf), fc.TreeEnsemble) and isinstance(fc.read_model(rf), fc.TreeEnsemble)
+    np.testing.assert_array_equal(fc.read_model(rf).predict(X), rf.predict(X))
+
+
 def test_a_library_is_one_reader_file_and_one_registration_line():
     """Every library is read by one module in ``_readers`` plus its line in ``READERS``: no other certify
     module's code names it (documentation may; ``_reference`` is the independent oracle, which reads the
