@@ -209,7 +209,7 @@ def main(argv=None):
 
     from fairlens.certify import FeaturePartitionedForest, certify, flatten_forest
     from fairlens.certify import _search as S
-    from fairlens.certify._flatten import check_X
+    from fairlens.certify._inputs import check_X
     from fairlens.certify._votes import HARD
 
     pd.set_option("display.width", 200)

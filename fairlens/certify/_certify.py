@@ -6,7 +6,7 @@ view with ``S_f^+``/``S_f^-`` (4.2, Proposition 2), the fast lower bound FLB
 force (4.5) and the multi-class extension (4.6).
 
 What is certified is the model's own ``predict`` (see
-:mod:`fairlens.certify._flatten`): for scikit-learn forests the soft vote, for
+:mod:`fairlens.certify._ensemble`): for scikit-learn forests the soft vote, for
 which FLB and ELB are generalised soundly (each tree an attacked feature
 reaches may move ``p[c] - p[y]`` by at most its largest swing; the margin
 ``sum_t p_t[y] - p_t[c]`` replaces delta) and brute force replays
@@ -47,7 +47,7 @@ from ._common import (
     take_model,
     validate_certify_params,
 )
-from ._predictors import SOFT_TOL, predictor_for
+from ._predictors import SOFT_TOL, Predictor
 from ._readers import read_model
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 
@@ -105,11 +105,11 @@ def _check_progress(progress):
 def _run(flat, X, y, budget, p):
     """:func:`certify` on a read model, for every model (arguments validated, ``budget`` checked).
 
-    The flat model's predictor class (:func:`fairlens.certify._predictors.predictor_for`) checks the
-    rows; the finite threat model on finite rows certifies the model itself, otherwise the rows are
-    certified in groups (:func:`_nan_groups`) on the NaN-coded model and merged.
+    The one predictor (:class:`fairlens.certify._predictors.Predictor`) checks the rows; the finite
+    threat model on finite rows certifies the ensemble itself, otherwise the rows are certified in
+    groups (:func:`_nan_groups`) on the NaN-coded ensemble and merged.
     """
-    P = predictor_for(flat)
+    P = Predictor
     X64, nan, on, ctx = P.inputs(flat, X, y, p)
     args = (budget, p["method"], p["prune"], p["progress"], p["chunk_size"], p["n_jobs"])
     if not on and not nan.any():  # the finite threat model on finite rows: the model itself
@@ -194,20 +194,21 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
 
     Parameters
     ----------
-    model : fitted DecisionTreeClassifier, RandomForestClassifier,
-        ExtraTreesClassifier, FeaturePartitionedForest, or a FlatForest; or a
-        boosted classifier -- ``xgboost.XGBClassifier``/``Booster``,
-        ``lightgbm.LGBMClassifier``/``Booster``, scikit-learn
-        ``GradientBoostingClassifier``/``HistGradientBoostingClassifier``,
+    model : fitted tree ensemble
+        A DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier or
+        FeaturePartitionedForest; or a boosted classifier --
+        ``xgboost.XGBClassifier``/``Booster``, ``lightgbm.LGBMClassifier``/``Booster``,
+        scikit-learn ``GradientBoostingClassifier``/``HistGradientBoostingClassifier``,
         ``catboost.CatBoostClassifier`` (numeric features), an ONNX
         ``TreeEnsembleClassifier`` model (``onnx.ModelProto``, certified against
-        onnxruntime; binary or multi-class) or a
-        :class:`~fairlens.certify._boosted.BoostedModel` --
-        certified on the argmax of its summed raw scores with each library's own
-        split semantics (beyond the paper; see :mod:`fairlens.certify._boosted`:
-        generalised FLB/ELB on margin swings, exact brute force whose witnesses
-        are checked with the library's ``predict``; ``vote="additive"`` in the
-        result).
+        onnxruntime; binary or multi-class) -- certified on the argmax of its
+        summed raw scores with each library's own split semantics (beyond the
+        paper: generalised FLB/ELB on margin swings, exact brute force whose
+        witnesses are checked with the library's ``predict``; ``vote="additive"``
+        in the result; see :mod:`fairlens.certify._votes` and the library's reader
+        in :mod:`fairlens.certify._readers`); or a
+        :class:`~fairlens.certify.TreeEnsemble` read already
+        (:func:`~fairlens.certify.read_model`).
     X : (n, d) array or DataFrame
         Test instances. A DataFrame is aligned to the model's
         ``feature_names_in_`` by column name (a missing or unexpected column
@@ -234,7 +235,7 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         trees' leaf class-probability vectors, ties to the first class, as
         ``forest.predict``), ``"hard"`` for a FeaturePartitionedForest.
         ``"hard"`` certifies the paper's majority of the trees' hard votes
-        (exposed as ``flatten_forest(model, vote="hard").predict``).
+        (exposed as ``read_model(model, vote="hard").predict``).
         Under the soft vote FLB and ELB are generalised soundly: a tree that an
         attacked feature reaches (``S_f^+``/``S_f^-``) can move
         ``p[c] - p[y]`` by at most its largest swing (from its current leaf to
@@ -248,7 +249,7 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ``prune=False`` is a no-op: its exhaustive search always prunes (the
         answer is the same either way; there is no literal baseline of it).
     tie_class : label, optional
-        Class winning ties of the hard vote (see :func:`flatten_forest`).
+        Class winning ties of the hard vote (see :func:`read_model`).
     progress : bool or callable, default=False
         ``True`` shows a ``tqdm.auto`` bar for every stage (clean vote, FLB/ELB,
         brute force); a callable is called as ``progress(stage, done, total)``
@@ -326,8 +327,8 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         reaches. ``"auto"``: yes iff the model's own ``predict`` accepts NaN
         (scikit-learn trees and forests -- also when fitted without NaN: they
         send it to the larger child --, HistGradientBoosting, XGBoost,
-        LightGBM; not GradientBoosting, FeaturePartitionedForest or a
-        FlatForest given directly). ``True``: the same, but a ``ValueError``
+        LightGBM; not GradientBoosting, FeaturePartitionedForest or the
+        TreeEnsemble of a forest given directly, which keeps no model to ask). ``True``: the same, but a ``ValueError``
         when ``predict`` refuses NaN. ``False``: finite replacement values only
         -- the threat model of a pipeline that rejects blank input before the
         model. Rows of ``X`` that contain NaN are certified under both (with
@@ -368,7 +369,7 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ``chunk_size=0`` are refused for a boosted model as for a forest).
         ``missing=True`` for a model whose ``predict`` refuses NaN is a
         ``ValueError`` naming ``missing``; NaN in ``X`` for such a model (or with
-        a FlatForest) is a ``ValueError`` naming ``X``.
+        the TreeEnsemble of a forest) is a ``ValueError`` naming ``X``.
 
     Examples
     --------
@@ -920,9 +921,7 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     budget = check_budget(p["budget"], flat.n_features)
     on, nan_rows = resolve_missing(p["missing"], model, flat)
     if on or nan_rows:
-        from ._boosted import NanCodedBoosted
-
-        if not (isinstance(flat, NanCodedBoosted) or getattr(flat, "nan_code", False)):
+        if not flat.nan_code:
             offer = None
             if not on:  # only the instance's own blank features (writing NaN there changes nothing)
                 xa = x.to_numpy() if hasattr(x, "to_numpy") else x
@@ -934,7 +933,7 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
                     offer = None
             if on or (offer is not None and offer.any()):
                 flat = flat.nan_coded(offer)
-    cov = predictor_for(flat).covers(flat, x, y, budget)
+    cov = Predictor.covers(flat, x, y, budget)
     cov.params = {"budget": cov.budget, "vote": cov.vote, "missing": p["missing"], "nan_attack": bool(on)}
     cov.elapsed = time.perf_counter() - t0
     return cov

@@ -1,15 +1,15 @@
-"""Helpers shared by every certification path (forests and boosted models), free of cycles."""
+"""Helpers shared by every certification path, free of cycles."""
 from __future__ import annotations
 
-__all__ = ["_call", "_interrupted", "_check_kernel_inputs"]
+__all__ = ["call_kernel", "interrupted", "check_kernel_inputs"]
 
 
-def _call(kernel, *args):
+def call_kernel(kernel, *args):
     """Call a numba kernel; a Ctrl-C that lands inside it surfaces as KeyboardInterrupt."""
     try:
         return kernel(*args)
     except SystemError as exc:  # "returned a result with an exception set"
-        if _interrupted(exc):
+        if interrupted(exc):
             raise KeyboardInterrupt from None
         raise
 
@@ -17,7 +17,7 @@ def _call(kernel, *args):
 _CHECKED = [None] * 2
 
 
-def _check_kernel_inputs(ens, Xr, yi, rows, budget):
+def check_kernel_inputs(ens, Xr, yi, rows, budget):
     """Shapes and dtypes every certify kernel relies on, checked before each kernel call, in this
     one place for every model: the flat ensemble (``ens``: :class:`~fairlens.certify._flat.FlatEnsemble`)
     and the rows (``Xr`` C-contiguous float64 with one column per feature, ``yi`` int64 class
@@ -48,7 +48,7 @@ def _check_kernel_inputs(ens, Xr, yi, rows, budget):
         raise ValueError("internal: budget out of range.")
 
 
-def _interrupted(exc):
+def interrupted(exc):
     """Whether a KeyboardInterrupt is anywhere in ``exc``'s chain of causes/contexts.
 
     A SIGINT that lands inside a numba kernel surfaces as ``SystemError: CPUDispatcher(...)
@@ -247,31 +247,21 @@ def resolve_missing(missing, model, flat, X=None):
     """The threat model of ``missing``: ``(nan_attack, nan_rows)``.
 
     ``nan_attack``: whether the attacker may write NaN -- ``"auto"``: iff the model's own
-    ``predict`` accepts NaN (:func:`fairlens.certify._missing.accepts_missing`; a FlatForest given
-    directly keeps no model to ask: no); ``True``: the same, a ValueError naming ``missing`` when
-    predict refuses NaN; ``False``: finite replacements only. ``nan_rows``: whether rows of ``X``
-    may contain NaN (iff predict accepts it, whatever ``missing`` says).
+    ``predict`` accepts NaN (asked of the reader's library,
+    :meth:`fairlens.certify._ensemble.TreeEnsemble.accepts_nan`; a TreeEnsemble given directly asks
+    the model it keeps, and a forest's ensemble keeps none: no); ``True``: the same, a ValueError naming
+    ``missing`` when predict refuses NaN; ``False``: finite replacements only. ``nan_rows``: whether rows
+    of ``X`` may contain NaN (iff predict accepts it, whatever ``missing`` says).
 
     With ``missing=False`` and an ``X`` (given) that holds no NaN the answer is ``(False, False)``
     without asking the model: asking calls a scikit-learn model's ``predict`` (about 3 ms for a
     50-tree forest, more than certifying a few rows), and neither the attacker nor the rows need NaN.
     """
-    from ._flatten import FlatForest
-    from ._missing import accepts_missing
-
     if missing is False and X is not None and _surely_finite(X):
         return False, False
-    if isinstance(model, FlatForest):
-        ok = False
-    elif getattr(flat, "adapter", None) is not None and flat.model is not None:  # a reader's own library
-        ok = bool(flat.adapter.accepts_nan(flat.model))
-    else:
-        try:
-            ok = bool(accepts_missing(model))
-        except (TypeError, ValueError):  # nothing to ask (a BoostedModel without its library model)
-            ok = False
+    ok = flat.accepts_nan(model)
     if missing is True and not ok:
         raise ValueError(f"missing=True, but the predict of {type(model).__name__} refuses NaN (or certify cannot "
-                         "ask it: a FlatForest keeps no model); pass missing=False (finite replacements only) "
-                         "or missing='auto'.")
+                         "ask it: a TreeEnsemble of a forest keeps no model); pass missing=False (finite replacements "
+                         "only) or missing='auto'.")
     return (ok and missing is not False), ok

@@ -27,7 +27,7 @@ dimensions for every model, so each kernel compiles once per decision rule
   of every feature, CSR.
 
 :func:`check_flat` checks the dtypes and shapes (through
-:func:`fairlens.certify._common._check_kernel_inputs`, before every kernel call).
+:func:`fairlens.certify._common.check_kernel_inputs`, before every kernel call).
 """
 from __future__ import annotations
 

@@ -72,8 +72,8 @@ def check_X(X, n_features, name="X", feature_names=None, allow_nan=False):
         if cat:
             raise TypeError(
                 f"{name} has pandas category columns {cat}: certify does not support categorical features "
-                "(a model fitted on them, e.g. XGBoost with enable_categorical=True or LightGBM, may split on "
-                "sets of categories, which the certificate does not model). Fit the model on a numeric "
+                "(a boosted model fitted on them may split on sets of categories, which the certificate does "
+                "not model). Fit the model on a numeric "
                 "encoding of these columns (one-hot columns, or integer codes such as X[c].cat.codes) and "
                 "certify it with the same encoded columns.")
         bad = [c for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]

@@ -279,16 +279,32 @@ def reference_brute(model, X, y, budget, max_rows=2_000_000, missing=False):
 # every supported model, through its own predict (finite values and, optionally, NaN)
 # ---------------------------------------------------------------------------------------------
 def _library_model(model):
-    names = {c.__name__ for c in type(model).__mro__}
-    if "BoostedModel" in names and type(model).__module__.startswith("fairlens"):
+    if hasattr(model, "library") and hasattr(model, "vote_rule") and type(model).__module__.startswith("fairlens"):
+        if model.model is None:  # a TreeEnsemble that keeps no model (a forest's: its replay is its predict)
+            raise TypeError("reference_attack calls the model's own predict; pass the fitted classifier, not a "
+                            "TreeEnsemble that keeps no model.")
         model = model.model
     names = {c.__name__ for c in type(model).__mro__}
-    if "Booster" in names or "FlatForest" in names:
+    if "Booster" in names:
         raise TypeError(f"reference_attack calls the model's own predict; pass a fitted classifier "
                         f"(XGBClassifier, LGBMClassifier, scikit-learn), not a {type(model).__name__}.")
     if not hasattr(model, "predict"):
         raise TypeError(f"model must be a fitted classifier with predict; got {type(model).__name__}.")
     return model
+
+
+def _accepts_nan(model):
+    """Whether ``model.predict`` accepts a row of NaN (asked literally)."""
+    import warnings
+
+    X = np.full((1, int(model.n_features_in_)), np.nan)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _predict(model, X)
+    except ValueError:
+        return False
+    return True
 
 
 def reference_thresholds(model):
@@ -454,7 +470,7 @@ def reference_attack(model, X, y, budget, *, missing=False, max_rows=500_000, re
     model : fitted classifier
         DecisionTree/RandomForest/ExtraTreesClassifier (soft vote: their
         ``predict``), FeaturePartitionedForest, (Hist)GradientBoostingClassifier,
-        XGBClassifier, LGBMClassifier, or a BoostedModel (its library model).
+        XGBClassifier, LGBMClassifier, or a TreeEnsemble that keeps its library model.
     X : (n, d) array
         Rows in the model's column order; NaN allowed where ``predict`` accepts it.
     y : (n,) array
@@ -480,7 +496,7 @@ def reference_attack(model, X, y, budget, *, missing=False, max_rows=500_000, re
     Raises
     ------
     TypeError
-        For a Booster, a FlatForest or an object without ``predict``.
+        For a Booster, a TreeEnsemble without its model or an object without ``predict``.
     ValueError
         For a negative budget, ``missing=True`` on a model whose ``predict``
         refuses NaN, or when one row needs more than ``max_rows`` candidates.
@@ -499,12 +515,10 @@ def reference_attack(model, X, y, budget, *, missing=False, max_rows=500_000, re
     >>> bool((blank >= finite).all())
     True
     """
-    from ._missing import accepts_missing
-
     model = _library_model(model)
     if int(budget) != budget or budget < 0:
         raise ValueError(f"budget must be a non-negative integer; got {budget!r}.")
-    if missing and not accepts_missing(model):
+    if missing and not _accepts_nan(model):
         raise ValueError(f"missing=True, but the {type(model).__name__}'s predict refuses NaN; use missing=False.")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)

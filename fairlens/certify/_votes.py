@@ -33,7 +33,7 @@ from numba.core import types
 from numba.core.typing.templates import AttributeTemplate, infer_getattr
 from numba.extending import NativeValue, lower_getattr_generic, models, register_model, typeof_impl, unbox
 
-from ._walk import feature_max, goes_left, leaf, top_sum
+from ._walk import feature_max, goes_left, leaf, leaf_classes, top_sum
 
 __all__ = ["VoteRule", "VoteRuleType", "HARD", "SOFT", "ADDITIVE", "RULES", "vote_rule",
            "soft_proba", "raw_scores", "hard_vote", "decide_scores", "row_quantities",
@@ -55,21 +55,37 @@ class VoteRule:
     name : str
         The rule's name (``"hard"``, ``"soft"``, ``"additive"``); the kernels are compiled, and
         cached, once per name.
+    integer : bool
+        Whether margins and set sizes are integer tree counts (the hard vote) rather than reals.
+    literal : bool
+        Whether the exhaustive search has a literal enumeration (``prune=False``); without one it
+        always prunes (the same answer).
+    max_classes : int or None
+        The most classes the rule's kernels support (None: no limit).
+    replay : callable
+        ``replay(ens, X) -> class indices``: the rule's prediction replayed by the kernels (Python).
+    covers : callable
+        ``covers(ens, x, yi, budget, membership) -> dict``: the quantities of
+        :func:`~fairlens.certify.instance_covers` for one row (Python): ``votes``, ``wrong``, ``ok``
+        (whether the replay is correct; None when only the library's predict can say), ``delta``,
+        ``weights``, ``plus``, ``minus`` (per class) and ``extra`` (attributes of the result).
     **steps : njit functions
         One function per entry of :data:`STEPS`.
 
     Examples
     --------
     >>> from fairlens.certify._votes import HARD, vote_rule
-    >>> HARD.name, vote_rule("hard") is HARD
-    ('hard', True)
+    >>> HARD.name, vote_rule("hard") is HARD, HARD.integer
+    ('hard', True, True)
     """
 
-    def __init__(self, name, **steps):
+    def __init__(self, name, *, integer, literal, max_classes, replay, covers, **steps):
         missing = [s for s in STEPS if s not in steps]
         if missing:
             raise ValueError(f"internal: vote rule {name!r} lacks the steps {missing}.")
         self.name = name
+        self.integer, self.literal, self.max_classes = bool(integer), bool(literal), max_classes
+        self.replay, self.covers = replay, covers
         self.steps = dict(steps)
         for k, fn in steps.items():
             setattr(self, k, fn)
@@ -1267,22 +1283,91 @@ def _decide_additive(ens, S, row, n_aff, yi):
 
 
 # ---------------------------------------------------------------------------------------------------
+# what differs between the rules outside the kernels (plain Python, calling the kernels above)
+# ---------------------------------------------------------------------------------------------------
+def _replay_hard(ens, X):
+    return hard_vote(leaf_classes(ens, X), ens.base.shape[0], ens.rank)
+
+
+def _replay_soft(ens, X):
+    return np.argmax(soft_proba(ens, X), axis=1)
+
+
+def _replay_additive(ens, X):
+    return np.argmax(raw_scores(ens, X), axis=1)
+
+
+def _member_sizes(membership, weights, integer):
+    """``(plus, minus)`` per class: the weight of the trees in ``S_f^+`` / ``S_f^-`` of every feature."""
+    plus, minus = {}, {}
+    for c, wc in weights.items():
+        p = ((membership & 1).astype(bool) * wc[:, None]).sum(axis=0)
+        m = ((membership & 2).astype(bool) * wc[:, None]).sum(axis=0)
+        if integer:
+            p, m = p.astype(np.int64), m.astype(np.int64)
+        plus[c], minus[c] = p, m
+    return plus, minus
+
+
+def _covers_hard(ens, x, yi, budget, membership):
+    K = ens.base.shape[0]
+    votes, counts, ok, dlt = prepare_hard(ens, K, ens.rank, x, yi)
+    weights = {c: (votes != c).astype(np.float64) for c in range(K) if c != yi}
+    plus, minus = _member_sizes(membership, weights, True)
+    return {"votes": votes, "wrong": votes != yi, "ok": bool(ok), "delta": {c: int(dlt[c]) for c in weights},
+            "weights": weights, "plus": plus, "minus": minus, "extra": {}}
+
+
+def _covers_soft(ens, x, yi, budget, membership):
+    K = ens.base.shape[0]
+    T = ens.roots.shape[0]
+    votes, _, _, _ = prepare_hard(ens, K, ens.rank, x, yi)
+    leaves, acc, dmat, w, margin = np.empty(T, np.int64), np.empty(K), np.empty((T, K)), np.empty((T, K)), np.empty(K)
+    ok = prepare_soft(ens, x, yi, leaves, acc, dmat, w, margin)
+    weights = {c: w[:, c] for c in range(K) if c != yi}
+    plus, minus = _member_sizes(membership, weights, False)
+    return {"votes": votes, "wrong": votes != yi, "ok": bool(ok), "delta": {c: float(margin[c]) for c in weights},
+            "weights": weights, "plus": plus, "minus": minus, "extra": {}}
+
+
+def _covers_additive(ens, x, yi, budget, membership):
+    leaves, w, margin, best = row_quantities(ens, x, yi, budget)
+    group = ens.group
+    K, T = ens.base.shape[0], ens.roots.shape[0]
+    weights, plus, minus = {}, {}, {}
+    for c in range(K):
+        if c == yi:
+            continue
+        rel = (group == yi) | (group == c)
+        weights[c] = w[:, c]
+        plus[c] = (best[:, 0::2] * rel[:, None]).sum(axis=0)  # W(S_f^+) with the budget-aware credits, as FLB
+        minus[c] = (best[:, 1::2] * rel[:, None]).sum(axis=0)
+    return {"votes": group.copy(), "wrong": np.zeros(T, dtype=bool), "ok": None,
+            "delta": {c: float(margin[c]) for c in weights}, "weights": weights, "plus": plus, "minus": minus,
+            "extra": {"contributions": ens.value[leaves, 0], "tree_group": group.copy()}}
+
+
+# ---------------------------------------------------------------------------------------------------
 # the three rules
 # ---------------------------------------------------------------------------------------------------
 HARD = VoteRule(
-    "hard", flb_scratch=_flb_scratch_hard, flb_out=_flb_out_hard, flb_row=_flb_row_hard, set_sizes=_set_sizes_hard,
+    "hard", integer=True, literal=True, max_classes=62, replay=_replay_hard, covers=_covers_hard,
+    flb_scratch=_flb_scratch_hard, flb_out=_flb_out_hard, flb_row=_flb_row_hard, set_sizes=_set_sizes_hard,
     elb_row=_elb_row_hard, elb_skip=_elb_skip_none, cover=_cover_hard, elb_sizes=_set_sizes_hard,
     elb_out=_elb_out_hard, brute_scratch=_brute_scratch_hard, brute_row=_brute_row_hard, gain=_gain_hard,
     zeros=_zeros_int, fixed=_fixed_hard, possible=_possible_hard, bb_leaf=_bb_leaf_hard, decide=_decide_hard)
 
 SOFT = VoteRule(
-    "soft", flb_scratch=_flb_scratch_soft, flb_out=_flb_out_float, flb_row=_flb_row_soft, set_sizes=_sizes_weighted,
+    "soft", integer=False, literal=True, max_classes=None, replay=_replay_soft, covers=_covers_soft,
+    flb_scratch=_flb_scratch_soft, flb_out=_flb_out_float, flb_row=_flb_row_soft, set_sizes=_sizes_weighted,
     elb_row=_elb_row_soft, elb_skip=_elb_skip_none, cover=_cover_weighted, elb_sizes=_sizes_weighted,
     elb_out=_elb_out_float, brute_scratch=_brute_scratch_soft, brute_row=_brute_row_soft, gain=_gain_weighted,
     zeros=_zeros_float, fixed=_fixed_soft, possible=_possible_soft, bb_leaf=_bb_leaf_soft, decide=_decide_soft)
 
+# the boosted search always prunes: prune=False would give the same answer, slower (no literal baseline)
 ADDITIVE = VoteRule(
-    "additive", flb_scratch=_flb_scratch_additive, flb_out=_flb_out_float, flb_row=_flb_row_additive,
+    "additive", integer=False, literal=False, max_classes=None, replay=_replay_additive, covers=_covers_additive,
+    flb_scratch=_flb_scratch_additive, flb_out=_flb_out_float, flb_row=_flb_row_additive,
     set_sizes=_set_sizes_additive, elb_row=_elb_row_additive, elb_skip=_elb_skip_additive, cover=_cover_weighted,
     elb_sizes=_sizes_weighted, elb_out=_elb_out_float, brute_scratch=_brute_scratch_additive,
     brute_row=_brute_row_additive, gain=_gain_weighted, zeros=_zeros_float, fixed=_fixed_additive,

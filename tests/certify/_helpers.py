@@ -52,3 +52,70 @@ def bc_full_forest(seed, n_trees=21, depth=3, kind="rf"):
     cls = RandomForestClassifier if kind == "rf" else ExtraTreesClassifier
     model = cls(n_estimators=n_trees, max_depth=depth, max_features=1, random_state=seed).fit(X[:400], y[:400])
     return model, X[400:], y[400:]
+
+
+# ---------------------------------------------------------------------------------------------
+# missing values: an independent reading of LightGBM's dump and a plain walk of a read ensemble
+# ---------------------------------------------------------------------------------------------
+#: LightGBM's ``MissingType`` codes (as in its C++ ``decision_type`` bits): index = code.
+LGB_MISSING_TYPES = ("None", "Zero", "NaN")
+
+
+def lgb_nodes(model):
+    """LightGBM trees as per-node arrays read from the raw dump, independently of the reader (pre-order:
+    node, left subtree, right subtree; trees in ``tree_info`` order): ``feature``, ``threshold`` (as
+    dumped), ``left``, ``right``, ``value``, ``default_left``, ``missing_type`` (codes of
+    :data:`LGB_MISSING_TYPES`, -1 on leaves) and ``roots``."""
+    booster = model.booster_ if hasattr(model, "booster_") else model
+    dump = booster.dump_model()
+    F, T, L, R, V, D, M, roots = [], [], [], [], [], [], [], []
+
+    def add(node):
+        i = len(F)
+        F.append(-1)
+        T.append(0.0)
+        L.append(-1)
+        R.append(-1)
+        V.append(0.0)
+        D.append(False)
+        M.append(-1)
+        if "leaf_value" in node or "split_feature" not in node:
+            V[i] = float(node.get("leaf_value", 0.0))
+            return i
+        F[i] = int(node["split_feature"])
+        T[i] = float(node["threshold"])
+        D[i] = bool(node.get("default_left", True))
+        M[i] = LGB_MISSING_TYPES.index(node.get("missing_type", "None"))
+        a = add(node["left_child"])
+        b = add(node["right_child"])
+        L[i], R[i] = a, b
+        return i
+
+    for ti in dump["tree_info"]:
+        roots.append(len(F))
+        add(ti["tree_structure"])
+    return {"feature": np.asarray(F, dtype=np.int64), "threshold": np.asarray(T, dtype=np.float64),
+            "left": np.asarray(L, dtype=np.int64), "right": np.asarray(R, dtype=np.int64),
+            "value": np.asarray(V, dtype=np.float64), "default_left": np.asarray(D, dtype=bool),
+            "missing_type": np.asarray(M, dtype=np.int8), "roots": np.asarray(roots, dtype=np.int64)}
+
+
+def route_leaves(ens, Xr, missing_left=None):
+    """Leaf reached in every tree of the read ensemble ``ens`` (pure NumPy, no kernel): NaN goes to
+    ``left if missing_left[node] else right`` (default: the reader's recorded ``ens.missing_left``),
+    any other value left iff ``x <= threshold``. ``Xr``: the rows as the library reads them
+    (``ens.round_X``), NaN kept. Returns (n_samples, n_trees) node indices."""
+    ml = ens.missing_left if missing_left is None else missing_left
+    Xr = np.asarray(Xr, dtype=np.float64)
+    out = np.empty((Xr.shape[0], ens.n_trees), dtype=np.int64)
+    for i in range(Xr.shape[0]):
+        for t, r in enumerate(ens.roots):
+            node = int(r)
+            while ens.feature[node] >= 0:
+                v = Xr[i, ens.feature[node]]
+                if v != v:
+                    node = int(ens.left[node] if ml[node] else ens.right[node])
+                else:
+                    node = int(ens.left[node] if v <= ens.threshold[node] else ens.right[node])
+            out[i, t] = node
+    return out

@@ -18,8 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairlens.certify import certify, instance_covers
-from fairlens.certify._boosted import flatten_boosted
+from fairlens.certify import certify, instance_covers, read_model
 
 from ..conftest import JIT_DISABLED
 
@@ -134,7 +133,7 @@ KINDS = ["xgboost", "lightgbm", "gb", "hgb"]
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_replay_equals_library_scores(kind, n_classes):
     model, X, y = _fit(kind, n_classes, n_trees=6, depth=3)
-    bm = flatten_boosted(model)
+    bm = read_model(model)
     rep = bm.replay_scores(X)
     lib = bm.library_scores(X)
     # the flat arrays reproduce the library's raw scores (up to the constant column of binary models)
@@ -352,7 +351,7 @@ def test_same_result_on_dask(dask_client):
 @pytest.mark.parametrize("kind", KINDS)
 def test_instance_covers_of_a_boosted_model(kind):
     model, X, y = _fit(kind, 3, n_trees=4, depth=2)
-    bm = flatten_boosted(model)
+    bm = read_model(model)
     cov = instance_covers(model, X[0], y[0], budget=1)
     assert cov.vote == "additive"
     assert cov.membership.shape == (bm.n_trees, X.shape[1])
@@ -386,7 +385,7 @@ def test_xgboost_split_semantics_at_the_threshold():
     split = float(m.get_booster().trees_to_dataframe()["Split"].dropna().iloc[0])
     s32 = np.float32(split)
     pts = np.array([[float(s32)], [float(np.nextafter(s32, np.float32(-np.inf)))]])
-    bm = flatten_boosted(m)
+    bm = read_model(m)
     np.testing.assert_array_equal(bm.predict(pts), m.predict(pts))
     assert m.predict(pts[:1])[0] != m.predict(pts[1:])[0]
     res = certify(m, X[:4], y[:4], budget=1)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairlens.certify import accuracy_under_attack, certify, flatten_boosted
+from fairlens.certify import accuracy_under_attack, certify, read_model
 
 from .test_boosted import _data, _fit
 
@@ -112,13 +112,13 @@ def test_early_stopping_uses_the_best_iteration():
     lm = lgb.LGBMClassifier(n_estimators=200, num_leaves=8, learning_rate=0.5, verbose=-1, n_jobs=1)
     lm.fit(X[:200], y[:200], eval_set=[(X[200:300], y[200:300])], callbacks=[lgb.early_stopping(3, verbose=False)])
     for m in (xm, lm):
-        bm = flatten_boosted(m)
+        bm = read_model(m)
         np.testing.assert_array_equal((bm.replay_scores(X[300:])[:, 1] > 0).astype(int), m.predict(X[300:]))
         res = certify(m, X[300:340], y[300:340], budget=1)
         att = list(res.witnesses)
         if att:
             assert np.all(m.predict(np.vstack([res.witnesses[i] for i in att])) != y[300:340][att])
-    assert flatten_boosted(xm).n_trees == xm.best_iteration + 1 < 200
+    assert read_model(xm).n_trees == xm.best_iteration + 1 < 200
 
 
 def test_gb_with_an_estimator_init_is_refused():
@@ -131,7 +131,7 @@ def test_gb_with_an_estimator_init_is_refused():
         certify(m, X, y)
     model, Xt, yt = _fit("gb", 2)
     z = GradientBoostingClassifier(n_estimators=3, init="zero").fit(Xt, yt)
-    bm = flatten_boosted(z)
+    bm = read_model(z)
     np.testing.assert_array_equal(bm.base, 0.0)
     np.testing.assert_allclose(bm.replay_scores(Xt)[:, 1], z.decision_function(Xt), atol=1e-12)
 
@@ -148,7 +148,7 @@ def test_hgb_private_api_pin():
     assert {"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf",
             "is_categorical"} <= fields
     assert np.asarray(m._baseline_prediction).size == 3
-    bm = flatten_boosted(m)
+    bm = read_model(m)
     np.testing.assert_allclose(bm.replay_scores(X), m.decision_function(X), rtol=0, atol=1e-12)
 
 

@@ -12,7 +12,7 @@ budgets 1-3, with and without a missing value in the row.
 import numpy as np
 import pytest
 
-from fairlens.certify._boosted import flatten_boosted
+from fairlens.certify import read_model
 from fairlens.certify._votes import _subtree_extremes, row_quantities
 
 from .test_boosted import _fit
@@ -65,7 +65,7 @@ CASES = [("xgboost", 2), ("xgboost", 3), ("lightgbm", 2), ("lightgbm", 3), ("gb"
 @pytest.mark.parametrize("kind,n_classes", CASES)
 def test_budget_credits_match_leaf_enumeration(kind, n_classes):
     model, Xt, yt = _fit(kind, n_classes, seed=3, n_trees=6, depth=4)
-    bm = flatten_boosted(model)
+    bm = read_model(model)
     tr = bm.flat()
     _, Xr = bm.check_X(Xt[:12])
     yi = bm.encode_y(yt[:12])

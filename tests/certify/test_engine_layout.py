@@ -6,7 +6,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from fairlens.certify import BoostedModel, FlatForest
+from fairlens.certify import TreeEnsemble
 from fairlens.certify._readers import READERS, Reader, read_model
 
 PKG = pathlib.Path(__file__).resolve().parents[2] / "fairlens" / "certify"
@@ -39,8 +39,8 @@ def test_no_import_cycle_between_certify_modules():
 
     cycles = sorted(m for m in graph if m in reach(m))
     assert cycles == [], f"import cycles through {cycles}"
-    assert "_certify" not in graph["_boosted"] and "_flatten" not in graph["_fpf"]
-    assert "_certify" not in graph["_predictors"]  # the protocol sits below the one driver
+    assert "_certify" not in graph["_ensemble"] and "_ensemble" not in graph["_fpf"]
+    assert "_certify" not in graph["_predictors"]  # the predictor sits below the one driver
 
 
 def test_readers_are_keyed_on_the_model_type():
@@ -53,13 +53,14 @@ def test_readers_are_keyed_on_the_model_type():
     gb = GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
     assert all(isinstance(r, Reader) for r in READERS)
     ff, bm = read_model(rf), read_model(gb)
-    assert isinstance(ff, FlatForest) and isinstance(bm, BoostedModel)
+    assert type(ff) is TreeEnsemble and type(bm) is TreeEnsemble  # one representation
+    assert (ff.vote, bm.vote) == ("soft", "additive")
     assert read_model(ff) is ff and read_model(bm) is bm
 
     class MyForest(RandomForestClassifier):  # a subclass is read by its parent's reader
         pass
 
-    assert isinstance(read_model(MyForest(n_estimators=2, random_state=0).fit(X, y)), FlatForest)
+    assert read_model(MyForest(n_estimators=2, random_state=0).fit(X, y)).vote == "soft"
 
     class XGBClassifier:  # a class *named* like a supported one is not read: the type decides
         classes_ = np.array([0, 1])
@@ -98,16 +99,6 @@ def _code_mentions(path, word):
     return False
 
 
-def test_a_library_is_one_reader_file_and_one_registration_line():
-    """CatBoost and ONNX are read by one module each in ``_readers``: no other certify module's code names them
-    (documentation may)."""
-    for lib, module in (("catboost", "_catboost.py"), ("onnx", "_onnx.py")):
-        hits = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if _code_mentions(p, lib))
-        assert hits == sorted(["_readers/__init__.py", f"_readers/{module}"]), (lib, hits)
-        init = (PKG / "_readers" / "__init__.py").read_text()
-        assert init.count(f"_{lib}.READER") == 1, lib
-
-
 def test_can_certify_asks_the_readers():
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
@@ -133,12 +124,12 @@ def test_shapes_are_checked_before_the_boosted_kernels():
     import numpy as np
     from sklearn.ensemble import GradientBoostingClassifier
 
-    from fairlens.certify import certify, flatten_boosted
+    from fairlens.certify import certify
 
     from .test_boosted import _data
 
     X, y = _data(0)
-    bm = flatten_boosted(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
+    bm = read_model(GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y))
     broken = dataclasses.replace(bm)
     broken.group = bm.group[:-1].copy()  # one tree short: a kernel would read past the end
     with pytest.raises(ValueError, match="group"):
@@ -214,7 +205,7 @@ def test_the_one_tree_walk_routes_nan_by_missing_left(missing_left):
 def test_readers_record_missing_directions_in_node_order():
     from sklearn.ensemble import RandomForestClassifier
 
-    from fairlens.certify import flatten_boosted, flatten_forest
+    from fairlens.certify import flatten_forest
 
     from .test_boosted import _data, _fit
 
@@ -226,8 +217,8 @@ def test_readers_record_missing_directions_in_node_order():
     assert ff.missing_left.dtype == np.bool_ and np.array_equal(ff.missing_left, want)
     assert ff.flat().missing_left is ff.missing_left
     model = _fit("gb", 2)[0]
-    bm = flatten_boosted(model)
-    assert np.array_equal(bm.flat().missing_left, bm.default_left)
+    bm = read_model(model)
+    assert bm.flat().missing_left is bm.missing_left
 
 
 def test_shapes_are_checked_before_the_forest_kernels():
@@ -245,36 +236,78 @@ def test_shapes_are_checked_before_the_forest_kernels():
                       ("rank", ff.rank[:-1])):
         broken = dataclasses.replace(ff)
         setattr(broken, name, bad)
-        for vote in ("soft", "hard"):
+        # the soft vote certifies the altered ensemble itself; vote="hard" a copy, in which a dtype is
+        # converted (the same values) and a shape refused
+        for vote in ("soft", "hard") if name != "left" else ("soft",):
             with pytest.raises(ValueError, match=name):
                 certify(broken, X[:5], y[:5], vote=vote)
 
 
-def test_one_driver_for_every_model():
-    """One certification driver over the predictor protocol: no per-family drivers, no
-    ``is_boosted`` branch, the predictor looked up on the flat type."""
-    import fairlens.certify._boosted as B
+def test_one_driver_one_predictor_one_representation():
+    """One certification driver, one predictor, one representation: no per-family drivers, predictors,
+    representations or ``encode_y``; the predictor does not branch on the decision rule (the rules differ
+    only by the rule object handed to the kernels, and by its ``replay``/``covers``/``integer``/``literal``)."""
     import fairlens.certify._certify as C
-    from fairlens.certify._predictors import BoostedPredictor, ForestPredictor, predictor_for
+    from fairlens.certify._predictors import Predictor
 
+    for gone in ("_flatten", "_boosted", "_missing", "_families", "_readers/_forests", "_readers/_boosted_libs"):
+        assert not (PKG / f"{gone}.py").exists(), gone
     for gone in ("_certify_forest", "_run_forest", "_run_boosted", "_engine", "_boosted_covers"):
         assert not hasattr(C, gone), gone
-    for gone in ("_certify_boosted", "_block", "_brute_rows", "_brute_anytime"):
-        assert not hasattr(B, gone), gone
-    for mod in ("_certify", "_predictors"):
+    classes, encoders = [], []
+    for path in PKG.rglob("*.py"):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.ClassDef):
+                classes.append((path.name, n.name))
+            if isinstance(n, ast.FunctionDef) and n.name == "encode_y":
+                encoders.append(path.name)
+    assert encoders == ["_ensemble.py"]
+    assert [c for f, c in classes if f == "_predictors.py"] == ["Predictor"]
+    assert [c for f, c in classes if f == "_ensemble.py"] == ["Library", "TreeEnsemble"]
+    src = (PKG / "_predictors.py").read_text()
+    for mod in ("_certify", "_predictors", "_widget"):
         assert "is_boosted" not in (PKG / f"{mod}.py").read_text()
-    assert "is_boosted" not in (PKG / "_widget.py").read_text()  # the widget asks the reader registry
+    consts = {n.value for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not consts & {"soft", "hard", "additive"}  # no branch on the rule's name
     for proto in ("predict_index", "flb", "elb", "new_state", "brute", "covers", "inputs", "group", "witness"):
-        assert callable(getattr(ForestPredictor, proto)) and callable(getattr(BoostedPredictor, proto))
-    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+        assert callable(getattr(Predictor, proto))
 
-    from .test_boosted import _data
 
-    X, y = _data(0)
-    assert predictor_for(read_model(RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y))) \
-        is ForestPredictor
-    assert predictor_for(read_model(GradientBoostingClassifier(n_estimators=2, random_state=0).fit(X, y))) \
-        is BoostedPredictor
+def test_the_two_old_representations_are_gone_from_the_public_api():
+    """``FlatForest``, ``BoostedModel`` and ``flatten_boosted`` were public; they are merged into
+    ``TreeEnsemble``/``read_model``, and asking for an old name says what replaces it."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    import fairlens.certify as fc
+
+    for old, new in (("FlatForest", "TreeEnsemble"), ("BoostedModel", "TreeEnsemble"),
+                     ("flatten_boosted", "read_model")):
+        assert old not in fc.__all__
+        with pytest.raises(AttributeError, match=f"{old} was removed.*{new}"):
+            getattr(fc, old)
+        assert new in fc.__all__
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        fc.no_such_name  # noqa: B018
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    rf = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, X[:, 0] > 0)
+    assert isinstance(fc.flatten_forest(rf), fc.TreeEnsemble) and isinstance(fc.read_model(rf), fc.TreeEnsemble)
+    np.testing.assert_array_equal(fc.read_model(rf).predict(X), rf.predict(X))
+
+
+def test_a_library_is_one_reader_file_and_one_registration_line():
+    """Every library is read by one module in ``_readers`` plus its line in ``READERS``: no other certify
+    module's code names it (documentation may; ``_reference`` is the independent oracle, which reads the
+    models by their own public dumps on purpose)."""
+    readers = {"xgboost": "_xgboost.py", "lightgbm": "_lightgbm.py", "catboost": "_catboost.py", "onnx": "_onnx.py",
+               "gradientboosting": "_sklearn_boosting.py", "extratrees": "_sklearn.py"}
+    oracle = {"xgboost", "lightgbm"}
+    for lib, module in readers.items():
+        hits = {str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if _code_mentions(p, lib)}
+        allowed = {"_readers/__init__.py", f"_readers/{module}"} | ({"_reference.py"} if lib in oracle else set())
+        assert f"_readers/{module}" in hits and hits <= allowed, (lib, sorted(hits))
+    init = (PKG / "_readers" / "__init__.py").read_text()
+    for module in set(readers.values()) | {"_fpf.py"}:
+        assert init.count(f"{module[:-3]}.READER") == 1, module
 
 
 def test_chunk_size_and_prune_change_nothing_for_boosted_models():
@@ -309,10 +342,10 @@ def test_bounds_are_written_once_for_every_decision_rule():
             assert callable(getattr(rule, step)), (rule, step)
     # the predictors call the one skeleton of each bound once, from their shared base; nothing else does
     src = (PKG / "_predictors.py").read_text()
-    assert src.count("_call(_bounds.flb_search") == 1
-    assert src.count("_call(_bounds.elb_search") == 1
+    assert src.count("call_kernel(_bounds.flb_search") == 1
+    assert src.count("call_kernel(_bounds.elb_search") == 1
     base = ast.get_source_segment(src, next(n for n in ast.parse(src).body
-                                             if isinstance(n, ast.ClassDef) and n.name == "_Predictor"))
+                                             if isinstance(n, ast.ClassDef) and n.name == "Predictor"))
     assert "_bounds.flb_search" in base and "_bounds.elb_search" in base
     for path in PKG.glob("*.py"):  # no other module calls or imports them (comments and docs may name them)
         if path.name not in ("_predictors.py", "_bounds.py"):
@@ -330,7 +363,7 @@ def test_the_exhaustive_search_is_written_once():
     import fairlens.certify._search as S
 
     src = (PKG / "_predictors.py").read_text()
-    assert src.count("_call(_search.brute_search") == 2
+    assert src.count("call_kernel(_search.brute_search") == 1
     for mod in ("_walk", "_votes", "_bounds", "_search"):
         text = (PKG / f"{mod}.py").read_text()
         assert "exec(" not in text and "filterwarnings" not in text and "overload" not in text, mod
@@ -350,12 +383,12 @@ def test_rejected_ambiguous_candidates_resume_right_after_themselves(monkeypatch
     in search order that flips ``predict`` is the same), and the cuts change no evaluation count."""
     import dataclasses
 
-    from fairlens.certify import _search, certify, flatten_boosted
+    from fairlens.certify import _search, certify
 
     from .test_boosted import _fit
 
     model, X, y = _fit("gb", n_classes, n_trees=6)
-    bm = flatten_boosted(model)
+    bm = read_model(model)
     ref = certify(bm, X, y, budget=2, method="brute")
     wide = dataclasses.replace(bm, tol=0.5)
     starts, ends = [], []

@@ -30,7 +30,7 @@ def test_tree_votes_equal_sklearn_trees(name, model, X, y):
     assert ours.shape == theirs.shape
     np.testing.assert_array_equal(ours, theirs)
     # majority vote equals an independent vote on sklearn's own tree predictions
-    np.testing.assert_array_equal(ff.vote_index(X), reference_vote(theirs, ff.n_classes, ff.tie_class))
+    np.testing.assert_array_equal(ff.encode_y(ff.predict(X)), reference_vote(theirs, ff.n_classes, ff.tie_class))
     if isinstance(model, (DecisionTreeClassifier, FeaturePartitionedForest)):
         np.testing.assert_array_equal(ff.predict(X), model.predict(X))
 
@@ -92,7 +92,7 @@ def test_flat_forest_predict_differs_only_by_voting_rule():
     rf = RandomForestClassifier(n_estimators=25, random_state=0).fit(Xb[:300], yb[:300])
     ff = flatten_forest(rf, vote="hard")
     hard = reference_vote(reference_tree_votes(rf, Xb[300:]), 2)
-    np.testing.assert_array_equal(ff.vote_index(Xb[300:]), hard)
+    np.testing.assert_array_equal(ff.encode_y(ff.predict(Xb[300:])), hard)
     # the default (soft) predictor is scikit-learn's own predict, bit for bit
     soft = flatten_forest(rf)
     assert soft.vote == "soft"
@@ -106,8 +106,8 @@ def test_tie_class_option():
     votes = reference_tree_votes(rf, X)
     tied = votes.sum(axis=1) == 2
     assert tied.any()
-    assert (flatten_forest(rf, vote="hard").vote_index(X)[tied] == 0).all()
-    assert (flatten_forest(rf, tie_class=1, vote="hard").vote_index(X)[tied] == 1).all()
+    assert (flatten_forest(rf, vote="hard").predict(X)[tied] == rf.classes_[0]).all()
+    assert (flatten_forest(rf, tie_class=1, vote="hard").predict(X)[tied] == 1).all()
     with pytest.raises(ValueError, match="tie_class"):
         flatten_forest(rf, tie_class=7, vote="hard")
     with pytest.raises(ValueError, match="tie_class"):

@@ -1,7 +1,7 @@
 """A forest small enough to certify by hand (sections 4.1-4.5)."""
 import numpy as np
 
-from fairlens.certify import FlatForest, certify, instance_covers, relevant_values
+from fairlens.certify import TreeEnsemble, certify, instance_covers, relevant_values
 
 
 def three_stumps():
@@ -18,9 +18,9 @@ def three_stumps():
     feature = arr(feature, np.int64)
     threshold = arr(threshold, np.float64)
     vptr, vals = relevant_values(feature, threshold, 4)
-    return FlatForest(feature=feature, threshold=threshold, left=arr(left, np.int64), right=arr(right, np.int64),
-                      leaf_class=arr(leaf, np.int64), roots=arr([0, 3, 6], np.int64), classes_=np.array([0, 1]),
-                      n_features=4, rank=arr([1, 2], np.int64), values_ptr=vptr, values=vals)
+    return TreeEnsemble(feature=feature, threshold=threshold, left=arr(left, np.int64), right=arr(right, np.int64),
+                        leaf_class=arr(leaf, np.int64), roots=arr([0, 3, 6], np.int64), classes_=np.array([0, 1]),
+                        n_features=4, rank=arr([1, 2], np.int64), values_ptr=vptr, values=vals)
 
 
 def test_three_stumps_by_hand():

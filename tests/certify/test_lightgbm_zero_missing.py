@@ -6,7 +6,7 @@ default child; any other value goes left iff ``x <= threshold``. The reader writ
 three plain threshold nodes (negatives -> the comparison, the zero band -> the default child,
 positives -> the comparison). Checked here against the installed LightGBM:
 
-* the raw semantics above, walked on the raw dump (``lgb_nodes``), equal ``predict(raw_score=True)``;
+* the raw semantics above, walked on the raw dump (``_helpers.lgb_nodes``), equal ``predict(raw_score=True)``;
 * the flattened model (and its NaN-coded form) replays ``predict`` on rows with zeros, band values
   and NaN, and would not without the zero routing (the test could fail);
 * every verdict of ``certify`` (four methods, budgets 1-2, binary and 3 classes, ``missing="auto"``
@@ -20,10 +20,11 @@ positives -> the comparison). Checked here against the installed LightGBM:
 import numpy as np
 import pytest
 
-from fairlens.certify import certify, flatten_boosted
-from fairlens.certify._boosted import LGB_ZERO_LO, _lgb_threshold
-from fairlens.certify._missing import LGB_ZERO, lgb_nodes, missing_routing, route_leaves
+from fairlens.certify import certify, read_model
+from fairlens.certify._readers._lightgbm import LGB_ZERO, LGB_ZERO_LO, lgb_threshold
 from fairlens.certify._reference import reference_attack, reference_candidates
+
+from ._helpers import lgb_nodes, route_leaves
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -93,7 +94,7 @@ def _nontrivial_zero_nodes(m):
     """Zero nodes where zero goes elsewhere than the comparison would send it (default matters)."""
     nd = lgb_nodes(m)
     i = nd["missing_type"] == 1
-    t = np.array([_lgb_threshold(v) for v in nd["threshold"][i]])
+    t = np.array([lgb_threshold(v) for v in nd["threshold"][i]])
     return int((nd["default_left"][i] != (0.0 <= t)).sum())
 
 
@@ -107,9 +108,7 @@ def test_raw_semantics_and_the_flat_model_replay_predict(seed):
     P = _queries(m, Q, seed)
     lib = m.predict(P, raw_score=True)
     assert np.array_equal(np.array([_walk_raw(nd, x) for x in P]), lib)
-    bm = flatten_boosted(m)
-    r = missing_routing(m)
-    assert np.array_equal(r.feature, bm.feature)
+    bm = read_model(m)
     # each Zero node is three nodes on its feature: P1 at the band's lower edge, P2 at 0, N
     roots = bm.roots
     assert bm.feature.size == nd["feature"].size + 2 * internal.sum()
@@ -122,9 +121,8 @@ def test_raw_semantics_and_the_flat_model_replay_predict(seed):
     fin = ~np.isnan(P).any(axis=1)
     assert np.array_equal(bm.replay_scores(P[fin])[:, 1], lib[fin])
     assert np.array_equal(bm.nan_coded().replay_scores(P)[:, 1], lib)
-    leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, r,
-                          np.where(np.abs(P) <= LGB_ZERO, 0.0, P))
-    assert np.allclose(bm.value[leaves].sum(axis=1), lib, rtol=1e-12, atol=1e-12)  # numpy sums pairwise
+    leaves = route_leaves(bm, bm.round_X(P))  # the recorded NaN routing, walked in plain NumPy
+    assert np.allclose(bm.value[leaves, 0].sum(axis=1), lib, rtol=1e-12, atol=1e-12)  # numpy sums pairwise
 
 
 def test_the_zero_routing_is_needed():
@@ -159,7 +157,7 @@ def _check(m, Q, yq, res, budget, missing, exact, oracle=None):
     correct, attackable = oracle if oracle is not None else _oracle(m, Q, yq, budget, missing)
     # the replay is exact on these rows (certify widens its ambiguous zone by any replay error and
     # lets predict decide there, so only an exact replay makes the verdicts a test of the reader)
-    rep = flatten_boosted(m).nan_coded().replay_scores(Q)
+    rep = read_model(m).nan_coded().replay_scores(Q)
     lib = m.predict(Q, raw_score=True)
     assert np.allclose(rep[:, 1] if lib.ndim == 1 else rep, lib, rtol=0, atol=1e-12)
     st = np.asarray(res.status)

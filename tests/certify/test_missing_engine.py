@@ -182,13 +182,13 @@ def _boosted_models(Xn, y):
 def test_nan_coded_boosted_replay_equals_the_library_and_x_is_not_changed():
     """The coded model (NaN = -inf) replays each library's raw scores on rows with NaN, and neither
     it nor certify writes into the caller's X."""
-    from fairlens.certify import flatten_boosted
+    from fairlens.certify import read_model
 
     X, Xn, y = _data(11)
     for name, model in _boosted_models(Xn[:200], y[:200]).items():
         Q = Xn[200:260].copy()
         keep = Q.copy()
-        bm = flatten_boosted(model).nan_coded()
+        bm = read_model(model).nan_coded()
         np.testing.assert_allclose(bm.replay_scores(Q), bm.library_scores(Q), rtol=1e-5, atol=1e-5, err_msg=name)
         res = certify(model, Q, y[200:260], budget=1)
         np.testing.assert_array_equal(Q, keep)

@@ -3,10 +3,11 @@
 Every library whose ``predict`` accepts NaN routes it by a default direction stored at each split.
 These tests check, against each installed library's own ``predict``:
 
-* :func:`fairlens.certify._missing.missing_routing` -- routing a row with NaN through the readers'
-  flat arrays plus ``missing_left`` reaches the leaves the library reaches (same scores, same
-  prediction), for random trees fitted on data with NaN (and on features that never saw NaN);
-* :func:`fairlens.certify._missing.accepts_missing` -- equal to calling ``predict`` on NaN;
+* the NaN routing every reader records (``TreeEnsemble.missing_left``) -- routing a row with NaN
+  through the read ensemble's node arrays (a plain NumPy walk, ``_helpers.route_leaves``) reaches the
+  leaves the library reaches (same scores, same prediction), for random trees fitted on data with NaN
+  (and on features that never saw NaN);
+* ``TreeEnsemble.accepts_nan`` -- equal to calling ``predict`` on NaN;
 * the literal oracle ``reference_attack(..., missing=True)`` (NaN as one more candidate value);
 * the reproducers of the issue: rows certified robust at budget 1 that one NaN flips, and rows with
   NaN, which ``certify`` now certifies (``missing="auto"``: NaN is one more attack value when
@@ -24,9 +25,10 @@ from sklearn.ensemble import (
 )
 from sklearn.tree import DecisionTreeClassifier
 
-from fairlens.certify import FeaturePartitionedForest, certify, flatten_boosted, flatten_forest
-from fairlens.certify._missing import LGB_ZERO, accepts_missing, lgb_nodes, missing_routing, route_leaves
+from fairlens.certify import FeaturePartitionedForest, certify, flatten_forest, read_model
 from fairlens.certify._reference import reference_attack, reference_brute, reference_elb, reference_flb, reference_sets
+
+from ._helpers import lgb_nodes, route_leaves
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -58,12 +60,8 @@ def _queries(seed, X, n=80):
     return np.vstack([Q, np.full((1, X.shape[1]), np.nan), single])
 
 
-def _lgb_read(X):
-    return np.where(np.abs(X) <= LGB_ZERO, 0.0, X)
-
-
 # ---------------------------------------------------------------------------------------------
-# missing_routing: scikit-learn trees and forests
+# the recorded routing: scikit-learn trees and forests
 # ---------------------------------------------------------------------------------------------
 SKLEARN_TREES = [
     lambda s: DecisionTreeClassifier(max_depth=4, random_state=s),
@@ -79,16 +77,14 @@ def test_sklearn_trees_route_nan_as_predict(make, seed, nan_features):
     X, y = _data(seed, nan_features=nan_features)
     model = make(seed).fit(X, y)
     ff = flatten_forest(model)
-    r = missing_routing(model)
-    assert r.accepts_missing and r.library == "sklearn_tree"
-    assert np.array_equal(r.feature, ff.feature) and r.missing_left.shape == ff.feature.shape
+    assert ff.accepts_nan(model) and ff.model is None  # asked of the model; the replay needs none
+    assert ff.missing_left.shape == ff.feature.shape
     Q = _queries(seed, X)
-    leaves = route_leaves(ff.feature, ff.threshold, ff.left, ff.right, ff.roots,
-                          r, Q.astype(np.float32).astype(np.float64))
+    leaves = route_leaves(ff, ff.round_X(Q))
     trees = model.estimators_ if hasattr(model, "estimators_") else [model]
     for t, (tree, root) in enumerate(zip(trees, ff.roots)):
         assert np.array_equal(leaves[:, t] - root, tree.apply(Q)), t
-    proba = ff.leaf_proba[leaves].mean(axis=1)  # the soft vote: scikit-learn's predict
+    proba = ff.value[leaves].mean(axis=1)  # the soft vote: scikit-learn's predict
     assert np.array_equal(ff.classes_[np.argmax(proba, axis=1)], model.predict(Q))
 
 
@@ -97,23 +93,21 @@ def test_sklearn_tree_without_nan_sends_nan_to_the_larger_child():
     (the stored flag), which is what predict does."""
     X, y = _data(3, nan_features=[])
     tree = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
-    r = missing_routing(tree)
+    ml = read_model(tree).missing_left
     t = tree.tree_
     internal = t.children_left >= 0
     n_left = t.n_node_samples[t.children_left[internal]]
     n_right = t.n_node_samples[t.children_right[internal]]
     unequal = n_left != n_right
-    assert np.array_equal(r.missing_left[internal][unequal], (n_left > n_right)[unequal])
+    assert np.array_equal(ml[internal][unequal], (n_left > n_right)[unequal])
 
 
 def test_fpf_and_gradient_boosting_refuse_nan():
     X, y = _data(4, nan_features=[])
     fpf = FeaturePartitionedForest(budget=1, rounds=2, random_state=0).fit(X, y)
     gb = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
-    for model, flat in [(fpf, flatten_forest(fpf)), (gb, flatten_boosted(gb))]:
-        r = missing_routing(model)
-        assert not r.accepts_missing and not accepts_missing(model)
-        assert np.array_equal(r.feature, flat.feature)
+    for model in (fpf, gb):
+        assert not read_model(model).accepts_nan(model)
         with pytest.raises(ValueError):
             model.predict(np.full((1, X.shape[1]), np.nan))
 
@@ -135,18 +129,17 @@ def test_accepts_missing_is_what_predict_does(make):
         literal = True
     except ValueError:
         literal = False
-    assert accepts_missing(model) is literal
-    assert missing_routing(model).accepts_missing is literal
+    assert read_model(model).accepts_nan(model) is literal
 
 
 # ---------------------------------------------------------------------------------------------
-# missing_routing: boosted libraries
+# the recorded routing: boosted libraries
 # ---------------------------------------------------------------------------------------------
 def _scores_from_leaves(bm, leaves):
     """Raw scores (n, K) from reached leaves, summed per class (float64; tolerance in the caller)."""
     s = np.tile(bm.base, (leaves.shape[0], 1))
     for t in range(leaves.shape[1]):
-        s[:, bm.group[t]] += bm.value[leaves[:, t]]
+        s[:, bm.group[t]] += bm.value[leaves[:, t], 0]
     return s
 
 
@@ -159,25 +152,16 @@ def _lib_margin(model, Q):
 
 
 def _check_boosted(model, Q):
-    bm = flatten_boosted(model)
-    r = missing_routing(model)
-    assert np.array_equal(r.feature, bm.feature)
-    assert r.accepts_missing and accepts_missing(model)
-    if bm.f32_input:
-        Qr = Q.astype(np.float32).astype(np.float64)
-    elif bm.library.startswith("lightgbm"):
-        Qr = _lgb_read(Q)
-    else:
-        Qr = Q
-    leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, r, Qr)
+    bm = read_model(model)
+    assert bm.accepts_nan() and bm.accepts_nan(model)
+    leaves = route_leaves(bm, bm.round_X(Q))  # as the library reads Q: float32, LightGBM's zero band, missing=v
     s = _scores_from_leaves(bm, leaves)
     lib = np.asarray(_lib_margin(model, Q), dtype=np.float64)
     mine = s[:, 1] if lib.ndim == 1 else s
     assert np.allclose(mine, lib, rtol=1e-5, atol=1e-5)
     clear = np.abs(s[:, 1]) > 1e-4 if lib.ndim == 1 else np.ones(len(Q), dtype=bool)
     assert np.array_equal(bm.classes_[np.argmax(s, axis=1)][clear], model.predict(Q)[clear])
-    # without the routing (NaN compared as a number, i.e. always right) the scores differ somewhere
-    return r
+    return bm
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -189,16 +173,15 @@ def test_xgboost_routes_nan_as_predict(seed, nan_features, n_classes):
         y = y + (np.nan_to_num(X[:, 3]) > 1)
     model = xgb.XGBClassifier(n_estimators=12, max_depth=3, learning_rate=0.5, random_state=seed,
                               n_jobs=1).fit(X, y)
-    r = _check_boosted(model, _queries(seed, X))
-    assert r.library == "xgboost" and np.isnan(r.missing_value) and not r.zero_as_missing.any()
+    bm = _check_boosted(model, _queries(seed, X))
+    assert bm.source == "XGBClassifier" and np.isnan(bm.missing_value)
 
 
 def test_xgboost_missing_parameter_zero():
     """XGBClassifier(missing=0): zero *and* NaN take the default direction."""
     X, y = _data(6, zeros=True)
     model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)
-    r = missing_routing(model)
-    assert r.missing_value == 0.0 and r.zero_as_missing[r.feature >= 0].all()
+    assert read_model(model).missing_value == 0.0
     Q = _queries(6, X)
     Q[::3, 0] = 0.0
     _check_boosted(model, Q)
@@ -214,10 +197,11 @@ def test_lightgbm_routes_nan_as_predict(seed, nan_features, kw):
     X, y = _data(seed, nan_features=nan_features, zeros=True)
     model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, min_child_samples=5, verbose=-1, n_jobs=1,
                                random_state=seed, **kw).fit(X, y)
-    r = _check_boosted(model, _queries(seed, X))
-    assert r.library == "lightgbm" and set(np.unique(r.missing_type[r.feature >= 0])) <= {0, 2}
+    _check_boosted(model, _queries(seed, X))
+    nd = lgb_nodes(model)
+    assert set(np.unique(nd["missing_type"][nd["feature"] >= 0])) <= {0, 2}
     if kw or nan_features == []:
-        assert (r.missing_type[r.feature >= 0] == 0).all()  # NaN read as 0
+        assert (nd["missing_type"][nd["feature"] >= 0] == 0).all()  # NaN read as 0
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -229,11 +213,10 @@ def test_lightgbm_zero_as_missing(seed):
     X, y = _data(seed, zeros=True)
     model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, min_child_samples=5, verbose=-1, n_jobs=1,
                                random_state=seed, zero_as_missing=True).fit(X, y)
-    r = missing_routing(model)
     nd = lgb_nodes(model)
     assert (nd["missing_type"][nd["feature"] >= 0] == 1).all()
-    assert (r.missing_type[r.feature >= 0] == 1).all() and r.zero_as_missing[r.feature >= 0].all()
-    assert r.feature.size == nd["feature"].size + 2 * int((nd["feature"] >= 0).sum())  # three nodes each
+    bm = read_model(model)
+    assert bm.feature.size == nd["feature"].size + 2 * int((nd["feature"] >= 0).sum())  # three nodes each
     Q = _queries(seed, X)
     Q[::4, 1] = 0.0
     Q[1::4, 2] = 1e-36
@@ -252,8 +235,8 @@ def test_hist_gradient_boosting_routes_nan_as_predict(seed, nan_features, n_clas
         y = y + (np.nan_to_num(X[:, 3]) > 1)
     model = HistGradientBoostingClassifier(max_iter=10, max_depth=3, learning_rate=0.5,
                                            random_state=seed).fit(X, y)
-    r = _check_boosted(model, _queries(seed, X))
-    assert r.library == "sklearn_hgb"
+    bm = _check_boosted(model, _queries(seed, X))
+    assert bm.source == "HistGradientBoostingClassifier"
 
 
 def test_routing_is_needed():
@@ -261,22 +244,18 @@ def test_routing_is_needed():
     could fail."""
     X, y = _data(0)
     model = xgb.XGBClassifier(n_estimators=12, max_depth=3, learning_rate=0.5, random_state=0, n_jobs=1).fit(X, y)
-    bm = flatten_boosted(model)
+    bm = read_model(model)
     Q = _queries(0, X)
-    r = missing_routing(model)
-    right = type(r)(library=r.library, feature=r.feature, missing_left=np.zeros_like(r.missing_left),
-                    accepts_missing=True, zero_as_missing=r.zero_as_missing)
-    leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, right,
-                          Q.astype(np.float32).astype(np.float64))
+    leaves = route_leaves(bm, bm.round_X(Q), missing_left=np.zeros_like(bm.missing_left))
     s = _scores_from_leaves(bm, leaves)[:, 1]
     assert not np.allclose(s, model.predict(Q, output_margin=True), rtol=1e-5, atol=1e-5)
 
 
 def test_bad_models():
-    with pytest.raises(TypeError, match="FlatForest"):
-        missing_routing(flatten_forest(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1])))
-    with pytest.raises(TypeError, match="supported"):
-        accepts_missing(object())
+    """A forest's ensemble keeps no model: given alone, it cannot say that predict takes NaN."""
+    assert flatten_forest(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1])).accepts_nan() is False
+    with pytest.raises(TypeError, match="model must be"):
+        read_model(object())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,14 +389,12 @@ def test_reproducer_xgboost_one_nan_flips_a_robust_row():
 def r_default_left_reaches(model, blank):
     """The flip goes through nodes on feature 1 that send NaN down a branch no finite value of the
     row's own takes -- the routing the certificate ignores today."""
-    bm = flatten_boosted(model)
-    r = missing_routing(model)
-    x = blank.astype(np.float32).astype(np.float64)
-    nan_leaves = route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots, r, x)
+    bm = read_model(model)
+    x = bm.round_X(blank)
+    nan_leaves = route_leaves(bm, x)
     finite = x.copy()
     finite[0, 1] = 0.0
-    return not np.array_equal(nan_leaves, route_leaves(bm.feature, bm.threshold, bm.left, bm.right, bm.roots,
-                                                       r, finite))
+    return not np.array_equal(nan_leaves, route_leaves(bm, finite))
 
 
 def test_reproducer_xgboost_certify_sees_the_nan_attack():
@@ -437,7 +414,7 @@ def test_rows_with_nan_are_accepted_by_predict():
     X, y, _, _, Xn, yn = _issue_data(1)
     model = _issue_model("xgboost", 1, X, y)
     assert np.isnan(Xn).any() and model.predict(Xn).shape == (len(Xn),)
-    assert accepts_missing(model)
+    assert read_model(model).accepts_nan()
 
 
 @pytest.mark.parametrize("missing", [True, False])
@@ -532,10 +509,9 @@ def test_sklearn_nan_split_is_at_inf():
     """A scikit-learn split of NaN from every finite value has threshold inf: every finite value
     goes left, NaN follows missing_go_to_left (right), and predict refuses inf itself."""
     rf, Xt, _ = _rf_inf_split()
-    r = missing_routing(rf)
     ff = flatten_forest(rf)
     at_inf = np.flatnonzero(np.isinf(ff.threshold))
-    assert at_inf.size and not r.missing_left[at_inf].any()
+    assert at_inf.size and not ff.missing_left[at_inf].any()
     with pytest.raises(ValueError, match="infinity"):
         rf.predict(np.where(np.arange(4) == 1, np.inf, Xt[:1]))
 
@@ -561,7 +537,7 @@ def test_xgboost_missing_zero_replay_matches_predict():
     model = xgb.XGBClassifier(n_estimators=10, max_depth=3, missing=0.0, random_state=0, n_jobs=1).fit(X, y)
     Q = X[:60]
     assert (Q == 0).any()
-    assert np.allclose(flatten_boosted(model).replay_scores(Q)[:, 1], model.predict(Q, output_margin=True),
+    assert np.allclose(read_model(model).replay_scores(Q)[:, 1], model.predict(Q, output_margin=True),
                        rtol=1e-5, atol=1e-5)
 
 

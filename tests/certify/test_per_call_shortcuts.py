@@ -18,13 +18,13 @@ def data():
 def test_the_finite_attacker_on_finite_rows_does_not_ask_the_model_about_nan(data, monkeypatch):
     """missing=False with an X free of NaN: the model's predict is not probed with a NaN row (it is
     not needed); the result is the one certify gives when it probes."""
-    from fairlens.certify import _missing
+    from fairlens.certify._readers import _sklearn
 
     rf, X, y = data
     want = certify(rf, X, y, budget=1, missing=False)
     calls = []
-    real = _missing._probe_predict
-    monkeypatch.setattr(_missing, "_probe_predict", lambda m: calls.append(m) or real(m))
+    real = _sklearn.probe_nan
+    monkeypatch.setattr(_sklearn, "probe_nan", lambda m: calls.append(m) or real(m))
     got = certify(rf, X, y, budget=1, missing=False)
     assert calls == []
     assert got.status.tolist() == want.status.tolist()

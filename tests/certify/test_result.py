@@ -32,7 +32,7 @@ def test_result_frames_and_plot():
 
 def test_progress_chunks_and_dataframe_input_give_same_result():
     model, X, y = bc_full_forest(1, n_trees=15, depth=3)
-    # missing=False: the FlatForest below keeps no model to ask whether predict takes NaN, so its
+    # missing=False: the forest's TreeEnsemble below keeps no model to ask whether predict takes NaN, so its
     # "auto" is the finite threat model; compare like with like (#24 item 4)
     a = certify(model, X, y, budget=2, missing=False)
     b = certify(model, pd.DataFrame(X), pd.Series(y), budget=2, progress=True, chunk_size=7, missing=False)

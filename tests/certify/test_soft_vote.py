@@ -122,7 +122,7 @@ def test_every_witness_changes_the_certified_predict(vote):
                 if vote == "soft":
                     assert model.predict(xw.reshape(1, -1))[0] != y[i], (kind, task, seed, b, i)
                 else:
-                    if not np.isnan(xw).any():  # FlatForest.predict takes finite rows only
+                    if not np.isnan(xw).any():  # TreeEnsemble.predict takes finite rows only
                         assert hard.predict(xw.reshape(1, -1))[0] != y[i]
                     assert _hard_predict(model)(xw.reshape(1, -1))[0] != y[i]
                 n_witnesses += 1
@@ -203,7 +203,7 @@ def test_fpf_is_hard_only():
 
 def _stumps(left_p, right_p):
     """Tree t tests x_t <= 0.5; leaf probability vectors given by hand."""
-    from fairlens.certify import FlatForest, relevant_values
+    from fairlens.certify import TreeEnsemble, relevant_values
 
     feature, threshold, left, right, proba = [], [], [], [], []
     for t, (lp, rp) in enumerate(zip(left_p, right_p)):
@@ -218,10 +218,10 @@ def _stumps(left_p, right_p):
     proba = np.asarray(proba, dtype=np.float64)
     leaf = np.argmax(proba, axis=1).astype(np.int64)
     vptr, vals = relevant_values(feature, threshold, 3)
-    return FlatForest(feature=feature, threshold=threshold, left=np.asarray(left, np.int64),
-                      right=np.asarray(right, np.int64), leaf_class=leaf, roots=np.array([0, 3, 6], np.int64),
-                      classes_=np.array([0, 1]), n_features=3, rank=np.array([1, 2], np.int64),
-                      values_ptr=vptr, values=vals, vote="soft", leaf_proba=proba)
+    return TreeEnsemble(feature=feature, threshold=threshold, left=np.asarray(left, np.int64),
+                        right=np.asarray(right, np.int64), leaf_class=leaf, roots=np.array([0, 3, 6], np.int64),
+                        classes_=np.array([0, 1]), n_features=3, rank=np.array([1, 2], np.int64),
+                        values_ptr=vptr, values=vals, vote="soft", value=proba)
 
 
 def _numpy_soft(left_p, right_p, X):

@@ -1,20 +1,27 @@
 """One reader per supported library, registered here (the only place that decides how a model is read).
 
-A reader turns a fitted model into the flat arrays the certification engine works on. Each is a
-:class:`Reader`: a name, ``claims(model)`` -- whether the model *is* one of the library's own
-classes (``isinstance``; an optional library is looked up in ``sys.modules``, never imported to
-recognise a model) -- and ``read(model, vote=..., tie_class=...)``. :func:`read_model` asks the
-readers in the order of :data:`READERS`; ``certify``, ``instance_covers``, ``accuracy_under_attack``
-and the widget call it and never branch on the model type; :func:`can_certify` says, for any
-object, whether certify can read it and why not.
+A reader turns a fitted model into the one representation the certification engine works on, a
+:class:`~fairlens.certify._ensemble.TreeEnsemble`: its trees, thresholds and split rule, where a
+missing value goes at every node, the base scores, the class encoding and a
+:class:`~fairlens.certify._ensemble.Library` saying how the library's own ``predict`` is called.
+Each reader is a :class:`Reader`: a name, ``claims(model)`` -- whether the model *is* one of the
+library's own classes (``isinstance``; an optional library is looked up in ``sys.modules`` by
+:func:`loaded_classes`, never imported to recognise a model) -- and ``read(model)``, which returns
+the ensemble under the model's own decision rule. :func:`read_model` asks the readers in the order
+of :data:`READERS` and applies ``vote``/``tie_class``; ``certify``, ``instance_covers``,
+``accuracy_under_attack`` and the widget call it and never branch on the model type;
+:func:`can_certify` says, for any object, whether certify can read it and why not.
 
 Adding a library is one module in this package (its reader) and one line in :data:`READERS`.
 """
 from __future__ import annotations
 
+import sys
 from typing import Callable, NamedTuple
 
-__all__ = ["Reader", "READERS", "read_model", "can_certify"]
+from .._ensemble import TreeEnsemble
+
+__all__ = ["Reader", "READERS", "read_model", "flatten_forest", "can_certify", "loaded_classes"]
 
 
 class Reader(NamedTuple):
@@ -27,8 +34,8 @@ class Reader(NamedTuple):
     claims : callable
         ``claims(model) -> bool``: whether ``model`` is one of the library's own classes.
     read : callable
-        ``read(model, *, vote, tie_class)``: the flat model (raises ``TypeError``/``ValueError``
-        naming ``model`` and what is unsupported).
+        ``read(model) -> TreeEnsemble`` under the model's own decision rule (raises
+        ``TypeError``/``ValueError`` naming ``model`` and what is unsupported).
     """
 
     name: str
@@ -36,14 +43,52 @@ class Reader(NamedTuple):
     read: Callable
 
 
-from . import _boosted_libs, _catboost, _forests, _onnx  # noqa: E402  (the readers import Reader from here)
+def loaded_classes(module, *names):
+    """The classes ``names`` of ``module`` if that module is imported already, else ``()``.
+
+    An object of an optional library's class exists only if the library was imported, so a reader
+    recognises its models without importing the library.
+
+    Parameters
+    ----------
+    module : str
+        A module name (``"xgboost"``).
+    *names : str
+        Attribute names of classes in it.
+
+    Returns
+    -------
+    tuple of type
+
+    Examples
+    --------
+    >>> from fairlens.certify._readers import loaded_classes
+    >>> [c.__name__ for c in loaded_classes("collections", "OrderedDict")]
+    ['OrderedDict']
+    >>> loaded_classes("a_module_nobody_imported", "X")
+    ()
+    """
+    mod = sys.modules.get(module)
+    if mod is None:
+        return ()
+    return tuple(c for c in (getattr(mod, n, None) for n in names) if isinstance(c, type))
+
+
+#: An ensemble read already (or made by hand) is its own reading.
+ENSEMBLE = Reader("TreeEnsemble", lambda model: isinstance(model, TreeEnsemble), lambda model: model)
+
+from . import _catboost, _fpf, _lightgbm, _onnx, _sklearn, _sklearn_boosting, _xgboost  # noqa: E402
 
 #: The readers, asked in this order (one line per library).
 READERS = (
-    _forests.READER,        # scikit-learn trees and forests (soft/hard vote), FeaturePartitionedForest
-    _boosted_libs.READER,   # XGBoost, LightGBM, scikit-learn (Hist)GradientBoosting
-    _catboost.READER,       # CatBoost (numeric features)
-    _onnx.READER,           # ONNX TreeEnsembleClassifier (skl2onnx, onnxmltools)
+    ENSEMBLE,                   # a TreeEnsemble given directly
+    _sklearn.READER,            # scikit-learn trees and forests (soft or hard vote)
+    _fpf.READER,                # FeaturePartitionedForest (hard vote)
+    _xgboost.READER,            # XGBoost
+    _lightgbm.READER,           # LightGBM
+    _sklearn_boosting.READER,   # scikit-learn GradientBoosting, HistGradientBoosting
+    _catboost.READER,           # CatBoost (numeric features)
+    _onnx.READER,               # ONNX TreeEnsembleClassifier (skl2onnx, onnxmltools)
 )
 
 
@@ -60,25 +105,27 @@ def _refusal(model):
         return TypeError(f"model must be a fitted tree ensemble; got a Pipeline.{hint}")
     kind = "a regressor" if hasattr(model, "predict") and not hasattr(model, "predict_proba") else f"a {name}"
     return TypeError(
-        f"model must be a fitted tree ensemble classifier certify can read ({', '.join(r.name for r in READERS)}); "
+        f"model must be a fitted tree ensemble classifier certify can read ({', '.join(r.name for r in READERS[1:])}); "
         f"got {kind}. Regressors are not certified (certify decides a class).")
 
 
 def read_model(model, *, vote=None, tie_class=None):
-    """The flat representation of ``model``, read by the first reader of :data:`READERS` claiming it.
+    """The :class:`~fairlens.certify.TreeEnsemble` of ``model``, read by the first reader of :data:`READERS`
+    claiming it.
 
     Parameters
     ----------
     model : fitted tree ensemble
-        Any model :func:`~fairlens.certify.certify` supports, or an already flat model.
+        Any model :func:`~fairlens.certify.certify` supports, or a TreeEnsemble.
     vote : {"soft", "hard"} or None
-        Forests only: the vote to certify (None: what the model's ``predict`` does).
+        Voting forests only: the vote to certify (None: what the model's ``predict`` does).
     tie_class : label or None
-        Forests only: the class winning ties of the hard vote.
+        Voting forests only: the class winning ties of the hard vote (None: the model's own rule --
+        the first class in ``classes_``, or a FeaturePartitionedForest's training majority class).
 
     Returns
     -------
-    FlatForest or BoostedModel
+    TreeEnsemble
 
     Raises
     ------
@@ -86,12 +133,85 @@ def read_model(model, *, vote=None, tie_class=None):
         For a model no reader claims (naming ``model`` and what is supported).
     ValueError
         For ``vote``/``tie_class`` given to a boosted model, or an unsupported model content.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import read_model
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    >>> ens = read_model(rf)
+    >>> ens.n_trees, ens.vote, ens.source
+    (10, 'soft', 'RandomForestClassifier')
+    >>> read_model(rf, vote="hard").vote
+    'hard'
     """
     for reader in READERS:
         if reader.claims(model):
-            return reader.read(model, vote=vote, tie_class=tie_class)
+            return reader.read(model).with_vote(vote, tie_class=tie_class)
     raise _refusal(model)
 
+
+
+def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
+    """The :class:`~fairlens.certify.TreeEnsemble` of a *voting* forest: :func:`read_model` restricted to
+    scikit-learn trees and forests and the FeaturePartitionedForest (kept for notebooks that flatten a
+    forest to look at its trees).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        A DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier,
+        FeaturePartitionedForest or a voting TreeEnsemble.
+    tie_class : label, optional
+        As in :func:`read_model`.
+    feature_names : list of str, optional
+        Names for display (default: the model's ``feature_names_in_``).
+    vote : {"soft", "hard"}, optional
+        As in :func:`read_model`.
+
+    Returns
+    -------
+    TreeEnsemble
+
+    Raises
+    ------
+    TypeError
+        For a model that is not a voting forest (boosted models are read by :func:`read_model`).
+    ValueError
+        For an invalid ``vote`` or ``tie_class``, or ``feature_names`` of the wrong length.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from fairlens.certify import flatten_forest
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    >>> ff = flatten_forest(rf, vote="hard")
+    >>> majority = (ff.predict_trees(X).mean(axis=1) > 0.5).astype(int)    # ties to the first class
+    >>> ff.n_trees, ff.vote, bool((ff.predict(X) == ff.classes_[majority]).all())
+    (10, 'hard', True)
+    """
+    if vote is not None:
+        from ..._validation import check_choice
+        from .._ensemble import VOTES
+
+        check_choice("vote", vote, VOTES)
+    ens = read_model(model, vote=vote, tie_class=tie_class)
+    if ens.vote == "additive":
+        raise TypeError(f"model must be a fitted DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier "
+                        f"or FeaturePartitionedForest for flatten_forest; got a {type(model).__name__}, whose "
+                        "prediction sums raw scores: read_model(model) reads it.")
+    if feature_names is not None:
+        names = [str(c) for c in feature_names]
+        if len(names) != ens.n_features:
+            raise ValueError(f"feature_names has {len(names)} names but the model has {ens.n_features} features.")
+        from dataclasses import replace
+
+        ens = replace(ens, feature_names=names)
+    return ens
 
 def can_certify(model):
     """Whether :func:`~fairlens.certify.certify` can read ``model``, and why not.
@@ -117,7 +237,7 @@ def can_certify(model):
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> from fairlens.certify import can_certify
     >>> can_certify(RandomForestClassifier(n_estimators=2).fit([[0.0], [1.0]], [0, 1]))
-    (True, 'scikit-learn trees and forests, FeaturePartitionedForest')
+    (True, 'scikit-learn trees and forests')
     >>> ok, why = can_certify(LogisticRegression())
     >>> ok, why.startswith("model must be a fitted tree ensemble")
     (False, True)
@@ -125,7 +245,7 @@ def can_certify(model):
     for reader in READERS:
         if reader.claims(model):
             try:
-                reader.read(model, vote=None, tie_class=None)
+                reader.read(model)
             except (TypeError, ValueError) as exc:
                 return False, str(exc)
             return True, reader.name

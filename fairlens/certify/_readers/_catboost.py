@@ -30,15 +30,13 @@ import tempfile
 
 import numpy as np
 
-from .._boosted import Library, _assemble
-from . import Reader
+from .._ensemble import Library, assemble
+from . import Reader, loaded_classes
 
 _LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
 
 
 def _claims(model):
-    from .._families import loaded_classes
-
     classes = loaded_classes("catboost", "CatBoost")
     return bool(classes) and isinstance(model, classes)
 
@@ -92,11 +90,8 @@ def _expand(splits, leaf_values, dim, k, scale, col, nan_left):
             np.asarray(val, np.float64), np.asarray(ML, bool))
 
 
-def _read(model, *, vote=None, tie_class=None):
+def _read(model):
     name = type(model).__name__
-    if vote is not None or tie_class is not None:
-        raise ValueError("vote and tie_class do not apply to a CatBoost model: its predict is the argmax of "
-                         "the summed raw scores; leave them unset.")
     if not model.is_fitted():
         raise ValueError(f"model (a {name}) is not fitted; call fit first.")
     js = _export(model)
@@ -151,13 +146,12 @@ def _read(model, *, vote=None, tie_class=None):
         base[:] = bias
     names = [str(c) for c in model.feature_names_]
     names_in = None if names == [str(j) for j in range(n_features)] else np.asarray(names, dtype=object)
-    bm = _assemble(trees, groups, base, classes, n_features, f32=False, f32_input=True, source=name,
-                   library="catboost", model=model, feature_names_in=None, eps=2.0**-52, objective=loss,
-                   adapter=CatBoostLibrary())
+    ens = assemble(trees, classes=classes, n_features=n_features, vote="additive", groups=groups, base=base,
+                   f32=False, f32_input=True, source=name, model=model, library=CatBoostLibrary())
     if names_in is not None:  # fitted on a DataFrame: its columns are aligned by name
-        bm.feature_names_in = names_in
-        bm.feature_names = list(names)
-    return bm
+        ens.feature_names_in = names_in
+        ens.feature_names = list(names)
+    return ens
 
 
 READER = Reader("CatBoost", _claims, _read)

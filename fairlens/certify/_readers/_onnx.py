@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._boosted import Library, _assemble
-from .._families import loaded_classes
-from . import Reader
+from .._ensemble import Library, assemble
+from . import Reader, loaded_classes
 
 _MODES = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "LEAF"}
 
@@ -137,10 +136,7 @@ def _attrs(node):
     return out
 
 
-def _read(model, *, vote=None, tie_class=None):
-    if vote is not None or tie_class is not None:
-        raise ValueError("vote and tie_class do not apply to an ONNX tree ensemble: its label is the argmax of "
-                         "the summed leaf weights; leave them unset.")
+def _read(model):
     nodes = _node(model)
     if nodes and not any(n.op_type == "TreeEnsembleClassifier" for n in nodes):
         raise TypeError("model is an ONNX tree ensemble regressor: certify decides a class; pass a model whose label "
@@ -218,11 +214,11 @@ def _read(model, *, vote=None, tie_class=None):
         base[1] = float(base_values[0]) if base_values.size else 0.0
     elif base_values.size:
         base[:] = base_values.astype(np.float64)
-    bm = _assemble(trees, groups, base, classes, n_features, f32=True, f32_input=True, source="ONNX "
-                   "TreeEnsembleClassifier", library="onnx", model=model, feature_names_in=None, eps=2.0**-24,
-                   adapter=OnnxLibrary(inp.name, label, node.output[0], threshold, binary))
-    bm.tol = max(bm.tol, 4.0 * bm.acc_err)  # onnxruntime may add the trees in any order
-    return bm
+    ens = assemble(trees, classes=classes, n_features=n_features, vote="additive", groups=groups, base=base,
+                   f32=True, f32_input=True, eps=2.0**-24, source="ONNX TreeEnsembleClassifier", model=model,
+                   library=OnnxLibrary(inp.name, label, node.output[0], threshold, binary))
+    ens.tol = max(ens.tol, 4.0 * ens.acc_err)  # onnxruntime may add the trees in any order
+    return ens
 
 
 def _tree(t, c, lookup, modes, feats, vals, true_ids, false_ids, tracks, weights):
