@@ -19,12 +19,29 @@ from ._core import (
 
 
 # ------------------------------------------------------------------------ 3. subgroup (TestSGD)
-def _make_testsgd(ctx, random_state, top_k):
+def _many_valued(ctx):
+    """The protected attributes TestSGD cannot enumerate: categorical with more than its
+    ``max_values`` (12) values, whose 2^k - 2 value subsets are too many to mine."""
+    from ..testsgd._rules import MAX_CATEGORY_VALUES
+
+    ds, out = ctx.dataset, []
+    for p in ctx.protected:
+        j = ds.index_of(p)
+        cats = ds.categories.get(p)
+        if cats or ds.feature_types[j] == "categorical":
+            k = len(cats) if cats else int(np.unique(ds.X[:, j]).size)
+            if k > MAX_CATEGORY_VALUES:
+                out.append((p, k))
+    return out
+
+
+def _make_testsgd(ctx, random_state, top_k, protected=None):
     """ADAPTER: TestSGD with the paper's defaults (theta 5%, error 0.05, delta 0.95, sample_thr
-    1000) on ``ctx``."""
+    1000) on ``ctx`` (over ``protected``, default the audit's)."""
     from ..testsgd import TestSGD
 
-    return TestSGD(ctx.model, ctx.dataset, protected=list(ctx.protected), favourable=ctx.favourable_class,
+    protected = list(ctx.protected) if protected is None else list(protected)
+    return TestSGD(ctx.model, ctx.dataset, protected=protected, favourable=ctx.favourable_class,
                    threshold=ctx.threshold, random_state=random_state, top_k=top_k)
 
 
@@ -42,8 +59,19 @@ def check(ctx, seconds):
     opts = ctx.options
     out = CheckOutcome("subgroup", "Subgroup discrimination (TestSGD)", random_state=ctx.random_state)
     t0 = time.perf_counter()
+    many = _many_valued(ctx)
+    protected = [p for p in ctx.protected if p not in dict(many)]
+    for p, k in many:
+        out.notes.append(f"'{p}' has {k:,} values: TestSGD mines rules over subsets of a protected "
+                         f"attribute's values (2^{k:,} - 2 of them here), so it searches the other protected "
+                         f"attributes only; the group check compares '{p}''s largest groups.")
+    if not protected:
+        out.status = "not applicable"
+        out.verdict = ("Not computed: every protected attribute has more than 12 values, too many for "
+                       "TestSGD's rule mining (see the notes).")
+        return out
     stop, end = _deadline_stop(0.8 * seconds)
-    tester = _make_testsgd(ctx, ctx.random_state, opts["subgroup_top_k"])
+    tester = _make_testsgd(ctx, ctx.random_state, opts["subgroup_top_k"], protected)
     rep = _run_testsgd(tester, stop, ctx.n_jobs)
     out.result = rep
     params = dict(rep.params)
