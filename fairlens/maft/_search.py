@@ -229,6 +229,10 @@ def assemble(run, g, gi, rows, loc, elapsed, *, params, dataset):
                                                  if 0 < k <= len(counts)]
     else:
         timeline = live.timeline
+    if timeline[-1][1] != n_global + n_loc:
+        # a run stopped in its global phase: the live ticks counted no instance yet, the result
+        # holds the walkers that reached one -- the timeline ends at the count the result reports
+        timeline = list(timeline) + [(max(float(elapsed), timeline[-1][0]), n_global + n_loc)]
     params = dict(params)
     params.update({"engine": spec.engine, "n_seeds": int(seeds.shape[0]), "n_local": int(spec.n_local),
                    "random_state": seed,
