@@ -130,16 +130,27 @@ def write_text_atomic(path, text: str) -> Path:
     Parameters
     ----------
     path : str or os.PathLike
+        The file to write (its folder must exist).
     text : str
+        The content.
 
     Returns
     -------
     pathlib.Path
+        ``path``.
 
     Raises
     ------
     OSError
         If the file cannot be written (the temporary file is removed).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fairlens.report import write_text_atomic
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_text_atomic(os.path.join(tmp, "r.html"), "<p>ok</p>").name
+    'r.html'
     """
     import tempfile
 

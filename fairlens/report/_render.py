@@ -82,6 +82,7 @@ def format_number(v, unit=None) -> str:
     Parameters
     ----------
     v : number, bool or None
+        The value to show.
     unit : {"rate", "difference", "ratio", "count", "seconds"} or None
         ``"rate"``: a proportion shown as a percentage (0.2134 -> ``21.3%``);
         ``"difference"``: a difference of rates in percentage points (0.05 -> ``5.00 pp``);

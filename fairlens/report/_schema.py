@@ -164,7 +164,19 @@ LIBRARIES = ("numpy", "pandas", "scikit-learn", "scipy", "numba", "matplotlib", 
 
 
 def utc_now() -> str:
-    """The current time, UTC, ISO 8601 to the second (``"2026-11-24T18:40:00+00:00"``)."""
+    """The current time, UTC, ISO 8601 to the second (``"2026-11-24T18:40:00+00:00"``).
+
+    Returns
+    -------
+    str
+        The timestamp a report records as ``created``.
+
+    Examples
+    --------
+    >>> from fairlens.report import utc_now
+    >>> utc_now().endswith("+00:00")
+    True
+    """
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
@@ -205,11 +217,22 @@ def sha256_file(path) -> str:
     Parameters
     ----------
     path : str or os.PathLike
+        The file (read in 1 MiB blocks).
 
     Returns
     -------
     str
         64 hex digits.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fairlens.report import sha256_file
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = os.path.join(tmp, "a.txt")
+    ...     _ = open(f, "wb").write(b"abc")
+    ...     sha256_file(f)[:12]
+    'ba7816bf8f01'
     """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -225,11 +248,19 @@ def frame_sha256(frame) -> str:
     Parameters
     ----------
     frame : pandas.DataFrame
+        The table as the audit read it.
 
     Returns
     -------
     str
         64 hex digits.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlens.report import frame_sha256
+    >>> len(frame_sha256(pd.DataFrame({"a": [1, 2]})))
+    64
     """
     return hashlib.sha256(frame.to_csv(index=False).encode("utf-8")).hexdigest()
 

@@ -505,7 +505,7 @@ def test_one_worker_process_per_task_sent():
     assert info["worker_processes"] == 2
 
 
-def _slow_draw(payload, chunk):
+def _sleepy_draw(payload, chunk):
     import time
 
     if chunk[0] >= payload.slow_from:
@@ -523,10 +523,10 @@ def test_stop_abandons_the_one_worker_and_the_next_call_is_not_delayed():
     p = Payload(seed=2, offset=np.arange(n, dtype=float), slow_from=20, sleep=60.0)
     merged = []
     t = time.perf_counter()
-    got = run_chunks(_slow_draw, p, fixed_chunks(n, 10), n_jobs=2, share_here=True, stop=lambda: len(merged) > 1,
+    got = run_chunks(_sleepy_draw, p, fixed_chunks(n, 10), n_jobs=2, share_here=True, stop=lambda: len(merged) > 1,
                      on_result=lambda i, r: merged.append(i))
     assert len(got) == 2 and merged == [0, 1]
     q = Payload(seed=2, offset=np.arange(n, dtype=float), slow_from=n, sleep=0.0)
-    got = run_chunks(_slow_draw, q, fixed_chunks(n, 10), n_jobs=2, share_here=True)
+    got = run_chunks(_sleepy_draw, q, fixed_chunks(n, 10), n_jobs=2, share_here=True)
     np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 10))
     assert time.perf_counter() - t < 50  # not behind the abandoned 60 s share
