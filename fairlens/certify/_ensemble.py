@@ -304,7 +304,7 @@ class TreeEnsemble:
         A finite input value the library also reads as missing (XGBoost's ``missing``), else NaN.
     values_ptr, values : ndarray, optional
         Relevant attack values of every feature (default: :func:`relevant_values` or
-        :func:`relevant_values64` by ``f32_input``).
+        ``fairlens.certify._ensemble.relevant_values64`` by ``f32_input``).
     tmax : ndarray of shape (n_trees, n_classes, n_classes), optional
         Voting ensembles: the largest ``p_l[c] - p_l[y]`` over each tree's leaves (computed).
     vmin, vmax : ndarray of shape (n_trees,), optional
