@@ -50,8 +50,8 @@ AUDIT_DEFAULTS = {
     "n_background": 50,        # SHAP background rows
     # attribution methods, SHAP first, LIME in the time left.  "shap" is exact: Kernel SHAP over every
     # coalition for at most 10 features, else shap's permutation explainer (whose first call in a
-    # process compiles for 10-40 s); "kernel" (sampled KernelSHAP) keeps only the 10 largest
-    # attributions per row under shap's default l1_reg, which can zero a protected feature
+    # process compiles for 10-40 s); "kernel" is sampled KernelSHAP with shap_nsamples coalitions,
+    # without shap's l1 feature selection (which would zero all but 10 attributions per row)
     "explainers": ("shap", "lime"),
     "shap_nsamples": None,     # SHAP evaluations per row (default 4 d + 2: two permutations)
     "lime_nsamples": 1000,     # LIME perturbations per row
