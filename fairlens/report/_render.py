@@ -17,6 +17,7 @@ import html
 import json
 import math
 import numbers
+import re
 
 from ._schema import validate_document
 
@@ -268,6 +269,33 @@ def _kv(d: dict) -> str:
 #: a table with more columns is shown in blocks of columns (the key columns repeated), so it
 #: fits an A4 page at 12 px text instead of being cut or scrolled
 MAX_COLUMNS = 8
+#: and a block holds at most this many characters of its columns' widest cells (about 7 px a
+#: character at 12 px text: ~900 px, inside a 1280 px screen and an A4 page)
+MAX_BLOCK_CHARS = 120
+
+
+def _column_chars(col, unit, rows, i) -> int:
+    """The characters column ``i`` needs: its widest formatted cell, or its longest header word."""
+    cell = max((len(re.sub(r"<[^>]+>", "", format_cell(r[i], unit))) for r in rows), default=0)
+    head = max((len(w) for w in str(col).split()), default=0)
+    return max(cell, head) + 3   # cell padding
+
+
+def _column_blocks(cols, units, rows, n_key):
+    """The non-key columns cut into blocks of at most ``MAX_COLUMNS`` columns (keys included) and
+    ``MAX_BLOCK_CHARS`` characters (at least one column a block)."""
+    width = [_column_chars(cols[i], units[i], rows, i) for i in range(len(cols))]
+    key_chars = sum(width[:n_key])
+    blocks, cur, used = [], [], key_chars
+    for i in range(n_key, len(cols)):
+        if cur and (len(cur) + n_key >= MAX_COLUMNS or used + width[i] > MAX_BLOCK_CHARS):
+            blocks.append(cur)
+            cur, used = [], key_chars
+        cur.append(i)
+        used += width[i]
+    if cur:
+        blocks.append(cur)
+    return blocks
 
 
 def _table_block(title, cols, units, rows) -> str:
@@ -290,16 +318,15 @@ def _table_html(t: dict) -> str:
     cols = list(t["columns"])
     units = list(t.get("units") or [None] * len(cols))
     rows = [list(r) for r in t["rows"]]
-    if len(cols) <= MAX_COLUMNS:
+    n_key = max(1, min(int(t.get("key_columns") or 1), MAX_COLUMNS - 2))
+    parts = _column_blocks(cols, units, rows, n_key) if len(cols) > n_key else []
+    if len(parts) <= 1:
         out = _table_block(_e(t["title"]), cols, units, rows)
     else:
-        n_key = int(t.get("key_columns") or 1)
-        n_key = max(1, min(n_key, MAX_COLUMNS - 2))
-        step = MAX_COLUMNS - n_key
         blocks = []
-        for k, start in enumerate(range(n_key, len(cols), step)):
-            idx = list(range(n_key)) + list(range(start, min(start + step, len(cols))))
-            end = min(start + step, len(cols))
+        for k, part in enumerate(parts):
+            idx = list(range(n_key)) + part
+            start, end = part[0], part[-1] + 1
             span = f"column {end}" if end == start + 1 else f"columns {start + 1}–{end}"
             title = _e(t["title"]) + ("" if k == 0 else
                                       f" <span class='meta'>(continued: {span} of "
