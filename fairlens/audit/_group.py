@@ -87,7 +87,7 @@ def check(ctx, seconds):
                                                                   f"Value ({100 * conf:.0f}% interval)",
                                                                   "Compared", "Groups compared",
                                                                   "Comparisons sharing the level"],
-                       "rows": rows, "units": [None, None, None, None, "count", "count"],
+                       "rows": rows, "units": [None, None, None, None, "count", "count"], "key_columns": 2,
                        "note": "Differences of rates are in percentage points (pp); ratios are plain numbers (1 = "
                                "equal rates). A measure over several groups has an interval simultaneous over the "
                                "comparisons behind it (every pair of groups, or every group against its reference), "

@@ -274,9 +274,21 @@ MAX_COLUMNS = 8
 MAX_BLOCK_CHARS = 120
 
 
+#: a text cell wraps at its spaces: it needs its longest word, and at most this many characters
+WRAP_CHARS = 30
+
+
+def _cell_chars(c, unit) -> int:
+    text = html.unescape(re.sub(r"<[^>]+>", "", format_cell(c, unit)))
+    if _is_numeric_cell(c):  # a number or an interval is read on one line
+        return len(text)
+    return max(max((len(w) for w in text.split()), default=0), min(len(text), WRAP_CHARS))
+
+
 def _column_chars(col, unit, rows, i) -> int:
-    """The characters column ``i`` needs: its widest formatted cell, or its longest header word."""
-    cell = max((len(re.sub(r"<[^>]+>", "", format_cell(r[i], unit))) for r in rows), default=0)
+    """The characters column ``i`` needs: its widest cell (text wrapped at ``WRAP_CHARS``), or
+    its longest header word."""
+    cell = max((_cell_chars(r[i], unit) for r in rows), default=0)
     head = max((len(w) for w in str(col).split()), default=0)
     return max(cell, head) + 3   # cell padding
 

@@ -56,8 +56,9 @@ def test_rendered_table_shows_percentage_points_not_proportions(group_report):
     validate_document(doc)
     page = render_html(doc)
     block = page[page.index("All group measures"):]
-    block = block[: block.index("</table>")]
-    row = next(r for r in block.split("<tr>") if "Demographic parity difference" in r and ">sex<" in r)
+    block = block[: block.index("<p class='tnote'>")]  # every column block of the table
+    # the row's key columns (attribute, measure) are repeated in each block: its cells, all blocks
+    row = "".join(r for r in block.split("<tr>") if "Demographic parity difference" in r and ">sex<" in r)
     f = group_report.findings.query("measure == 'demographic_parity_difference' and group == 'sex'").iloc[0]
     # hand check of the unit: 100 x the raw proportion, 3 significant digits, "pp"
     pp = 100 * f["value"]
