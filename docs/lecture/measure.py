@@ -124,8 +124,9 @@ def main(argv=None):
 
 
 def write_table(data, stem="timings"):
-    lines = [f"Measured {data['date']} in {data['mode']} mode on a 2-core machine shared with other jobs "
-             f"(the load average beside each number; an idle machine is faster). Fresh environment: an empty "
+    lines = [f"Measured {data['date']} in {data['mode']} mode on a 2-core machine, with its 1-minute load "
+             f"average beside each number (about 1: the measurement alone on an otherwise idle machine; "
+             f"higher: other jobs shared it, and the numbers are slower). Fresh environment: an empty "
              f"numba cache warmed by `binder/warmup.py` for the generic CPU, as the Binder image is "
              f"({data['warmup']['seconds']:.0f} s at load {data['warmup']['load']:.1f}, at image build, "
              "not in class).", "",
