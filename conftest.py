@@ -14,6 +14,10 @@ so the README's one test command and any subset of it behave the same way.
   that refuses every connection (``http(s)_proxy`` pointing at a closed local port, with
   loopback exempt) and an empty, temporary download cache. A loader that tried to download
   would fail at once with ``DatasetNotFoundError`` instead of reaching the network.
+* **Figures readable from the back of the room.** Each kernel gets a throw-away ``IPYTHONDIR``
+  whose start-up file (``tests/_kernel_figure_check.py``) checks every figure shown inline:
+  a text under 12 pt as displayed in an 840 px notebook column fails the notebook with a
+  message naming the figure and the texts (``FAIRLENS_FIGURE_CHECK=0`` turns it off).
 """
 from __future__ import annotations
 
@@ -33,14 +37,19 @@ _OFFLINE_PROXY = "http://127.0.0.1:9"       # discard port: nothing listens, con
 def _offline_kernel_env():
     """Environment inherited by a notebook kernel: no network, throw-away download cache."""
     cache = tempfile.mkdtemp(prefix="fairlens-nb-cache-")
+    ipython_dir = tempfile.mkdtemp(prefix="fairlens-nb-ipython-")
+    startup = os.path.join(ipython_dir, "profile_default", "startup")
+    os.makedirs(startup)
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "_kernel_figure_check.py"),
+                os.path.join(startup, "00-fairlens-figure-check.py"))
     keys = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY",
-            "FAIRLENS_CACHE_DIR")
+            "FAIRLENS_CACHE_DIR", "IPYTHONDIR")
     saved = {k: os.environ.get(k) for k in keys}
     os.environ.update({
         "http_proxy": _OFFLINE_PROXY, "https_proxy": _OFFLINE_PROXY,
         "HTTP_PROXY": _OFFLINE_PROXY, "HTTPS_PROXY": _OFFLINE_PROXY,
         "no_proxy": "localhost,127.0.0.1,::1", "NO_PROXY": "localhost,127.0.0.1,::1",
-        "FAIRLENS_CACHE_DIR": cache,
+        "FAIRLENS_CACHE_DIR": cache, "IPYTHONDIR": ipython_dir,
     })
     try:
         yield
@@ -51,6 +60,7 @@ def _offline_kernel_env():
             else:
                 os.environ[k] = v
         shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(ipython_dir, ignore_errors=True)
 
 
 def _patch_nbmake() -> None:

@@ -622,7 +622,7 @@ class GroupMetricsResult(Result):
             raise ValueError(f"attribute must be one of {attrs}; got {attribute!r}.")
         g = self.groups[self.groups["attribute"] == attribute]
         if ax is None:
-            _, ax = plt.subplots(figsize=(10, max(3, 0.5 * len(g) + 1.5)))
+            _, ax = plt.subplots(figsize=(8.4, max(3, 0.5 * len(g) + 1.5)), layout="constrained")
         err = np.vstack([g["selection_rate"] - g["selection_rate_low"],
                          g["selection_rate_high"] - g["selection_rate"]]).clip(min=0)
         err = np.nan_to_num(err)

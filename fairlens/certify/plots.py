@@ -28,7 +28,7 @@ def _ax(ax, figsize=(6, 3)):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
 
 
@@ -117,14 +117,14 @@ def plot_cover_matrix(covers, ax=None, cover=None, feature_names=None, max_featu
         ax.plot(-0.9, t, marker=">", color="k", ms=4, clip_on=False)
     names = feature_names or [f"x{f}" for f in range(mem.shape[1])]
     ax.set_xticks(range(n_f))
-    ax.set_xticklabels([names[f] for f in used], rotation=90, fontsize=8)
+    ax.set_xticklabels([names[f] for f in used], rotation=90)
     # at most ~12 row labels whatever the figure height: they never overlap
     height_in = ax.get_position().height * ax.figure.get_figheight()
     max_labels = max(2, int(height_in * 72 / (2.2 * 10)))
     step = max(1, int(np.ceil(n_trees / max_labels)))
     ax.set_yticks(range(0, n_trees, step))
     ax.set_ylabel("tree (grey: wrong before attack; > covered)")
-    ax.set_title("S_f+ (blue), S_f- (orange), both (brown)", fontsize=9)
+    ax.set_title("S_f+ (blue), S_f- (orange), both (brown)")
     return ax
 
 
@@ -148,15 +148,14 @@ def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
     soft = getattr(covers, "vote", "hard") in ("soft", "additive")
     ax.axhline(delta, color="r", ls="--", label=f"delta = {delta:.4g}")
     ax.set_xticks(range(len(order)))
-    ax.set_xticklabels([names[f] for f in order], rotation=90, fontsize=7)
+    ax.set_xticklabels([names[f] for f in order], rotation=90)
     verdict = "certified" if total < delta else "not certified"
-    ax.set_title(f"FLB: b = {covers.budget} largest sum to {total:.4g}\nvs delta {delta:.4g} -> {verdict}",
-                 fontsize=10)
+    ax.set_title(f"FLB: b = {covers.budget} largest sum to {total:.4g}\nvs delta {delta:.4g} -> {verdict}")
     if getattr(covers, "vote", "hard") == "additive":
         ax.set_ylabel("margin swing of S_f (max of + / -)")
     else:
         ax.set_ylabel("probability swing of S_f (max of + / -)" if soft else "|S_f| (max of + / -)")
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 
@@ -173,7 +172,7 @@ def plot_witness(x, witness, feature_names=None, ax=None):
     ax.set_yticks(pos)
     ax.set_yticklabels([names[f] for f in changed])
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.set_title("brute-force witness: changed features", fontsize=10)
+    ax.set_title("brute-force witness: changed features")
     return ax
 
 
@@ -208,8 +207,8 @@ def plot_tree_contributions(covers, ax=None, target=None, max_trees=80):
     ax.set_xlabel(f"tree (adding to class {y} or {c}; first {keep.size})")
     ax.set_ylabel("contribution to s_y - s_c")
     ax.set_title(f"margin s_y - s_c = {covers.delta[c]:.4g}; worst case of every tree: "
-                 f"{covers.delta[c] - covers.weights[c].sum():.4g}", fontsize=9)
+                 f"{covers.delta[c] - covers.weights[c].sum():.4g}")
     ax.legend(handles=[Patch(color="#1a9850", label="supports y"), Patch(color="#d73027", label="supports c"),
-                       Patch(facecolor="0.75", hatch="///", label="swing (worst leaf)")], fontsize=7,
+                       Patch(facecolor="0.75", hatch="///", label="swing (worst leaf)")],
               loc="upper right")
     return ax

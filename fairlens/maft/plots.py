@@ -18,7 +18,7 @@ def _ax(ax, figsize=(5, 3.5)):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
 
 
@@ -36,7 +36,7 @@ def plot_timeline(results, ax=None, title="Cumulative discriminatory instances")
     ax.set_xlabel("seconds")
     ax.set_ylabel("unique discriminatory instances")
     ax.set_title(title)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -80,7 +80,7 @@ def plot_projection(seeds, instances, ax=None, pool=None, max_points=3000, rando
         ax.scatter(*pca.transform(Ins).T, s=6, c="C3", alpha=0.5, label=f"discriminatory ({len(instances)})")
     ax.set_xlabel("PC1")
     ax.set_ylabel("PC2")
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 
@@ -93,7 +93,7 @@ def plot_h_sweep(frame, axes=None):
     import matplotlib.pyplot as plt
 
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(13, 3.3))
+        _, axes = plt.subplots(3, 1, figsize=(8.4, 9), layout="constrained")
     for ax, col, lab in zip(
         axes, ("instances", "per_second", "success_rate"), ("instances", "instances / s", "success rate")
     ):
@@ -113,7 +113,7 @@ def plot_gradient_similarity(sims, ax=None):
     labels = list(sims)
     ax.violinplot([np.asarray(sims[k])[np.isfinite(sims[k])] for k in labels], showmeans=True)
     ax.set_xticks(range(1, len(labels) + 1))
-    ax.set_xticklabels(labels, rotation=0, fontsize=8)
+    ax.set_xticklabels(labels, rotation=0)
     ax.set_ylabel("cosine similarity")
     return ax
 
@@ -127,7 +127,7 @@ def plot_gradient_pca(grads, ax=None):
     pca = PCA(n_components=2).fit(allg)
     for i, (k, g) in enumerate(grads.items()):
         ax.scatter(*pca.transform(np.asarray(g)).T, s=6, alpha=0.5, label=k, c=f"C{i}")
-    ax.legend(fontsize=8)
+    ax.legend()
     ax.set_xlabel("PC1")
     ax.set_ylabel("PC2")
     return ax
@@ -143,5 +143,5 @@ def plot_mitigation(res, ax=None):
     ax.bar(x + 0.2, fr.accuracy, 0.4, label="accuracy", color="C0")
     ax.set_xticks(x)
     ax.set_xticklabels(fr.model)
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax

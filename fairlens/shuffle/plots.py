@@ -1,6 +1,8 @@
 """matplotlib figures for shuffling attacks (used by the widget and tutorial 01)."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 __all__ = [
@@ -20,7 +22,7 @@ def _ax(ax, figsize=(5, 4)):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
 
 
@@ -64,7 +66,7 @@ def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None, th
     ax.set_xlim(-0.05, 1.05)
     if threshold is not None:
         ax.axhline(threshold, color="k", ls=":", lw=1.2)
-        ax.text(1.06, threshold, f"threshold {threshold:g}", va="center", fontsize=9, clip_on=False)
+        ax.text(1.06, threshold, f"threshold {threshold:.3g}", va="center", clip_on=False)
     # legend outside the data (below the axes)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, frameon=False)
     if title:
@@ -107,7 +109,7 @@ def plot_attribution_sweep(sweep, param, ax=None, explainer=None, title=None):
     ax.set_xlabel(param)
     ax.set_ylabel("mean |attribution|")
     ax.set_title(title or (explainer or ""))
-    ax.legend(fontsize=7)
+    ax.legend()
     return ax
 
 
@@ -153,7 +155,7 @@ def plot_fairness(df, ax=None, title=None, ax_ratio=None):
             a.bar(x + off, np.nan_to_num(vals, nan=0.0), 0.4, label=lab if k == 0 else None, color=color)
             for xi, v in zip(x, vals):
                 if not np.isfinite(v):
-                    a.text(xi + off, ideal, "NaN", ha="center", va="bottom", rotation=90, fontsize=9,
+                    a.text(xi + off, ideal, "NaN", ha="center", va="bottom", rotation=90,
                            color=color)
         a.set_xticks(x)
         a.set_xticklabels([str(m).replace("_difference", " diff.").replace("_", " ") for m in sub["metric"]],
@@ -177,6 +179,7 @@ def plot_batch_consistency(result, ax=None, title=None):
     ax.set_xticklabels(q["kind"], rotation=30, ha="right")
     ax.axhline(result.tol, color="k", ls=":", lw=1, label="tolerance")
     ax.set_ylabel("max |score change|")
-    ax.set_title(title or result.verdict, fontsize=9)
-    ax.legend(fontsize=8)
+    # the verdict is a sentence: wrapped to the axes, so the figure keeps its width
+    ax.set_title(textwrap.fill(title or result.verdict, 55))
+    ax.legend()
     return ax

@@ -256,17 +256,17 @@ class SubgroupAudit(Result):
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(1, 2, figsize=(10, 0.3 * max(6, len(self.coef)) + 1),
+            _, ax = plt.subplots(1, 2, figsize=(8.4, 0.3 * max(6, len(self.coef)) + 1), layout="constrained",
                                  gridspec_kw={"width_ratios": [2, 1]})
         ax = np.atleast_1d(ax)
         c = self.coef
         y = np.arange(len(c))[::-1]
         ax[0].barh(y, c.to_numpy(), color=np.where(c.to_numpy() < 0, "#d95f02", "#1b9e77"))
         ax[0].set_yticks(y)
-        ax[0].set_yticklabels(list(c.index), fontsize=8)
+        ax[0].set_yticklabels(list(c.index))
         ax[0].axvline(0, color="0.3", lw=0.8)
         ax[0].set_xlabel("weight (group: weights . x' + intercept < 0)")
-        ax[0].set_title(f"FairFictPlay auditor ({self.metric}): linear threshold function", fontsize=10)
+        ax[0].set_title(f"FairFictPlay auditor ({self.metric}): linear threshold function")
         if len(ax) > 1:
             ax[1].bar([0, 1, 2], [self.rate_in, self.rate_out, self.baseline],
                       color=["#d95f02", "#7570b3", "0.6"])
@@ -274,7 +274,7 @@ class SubgroupAudit(Result):
             ax[1].set_xticklabels(["in g", "not g", "all"])
             ax[1].set_ylim(0, 1)
             ax[1].set_title(f"alpha {self.alpha:.3f}, beta {self.beta:.3f}\ngamma {self.gamma:.4f}, "
-                            f"score {self.score:.3f}", fontsize=10)
+                            f"score {self.score:.3f}")
         return ax
 
 

@@ -1349,11 +1349,11 @@ class RuleSetScores(Result):
 
         df = self.to_frame().dropna(subset=["score"]).sort_values("score", ascending=False).head(20)
         if ax is None:
-            _, ax = plt.subplots(figsize=(6.4, 0.3 * max(4, len(df)) + 1))
+            _, ax = plt.subplots(figsize=(6.4, 0.3 * max(4, len(df)) + 1), layout="constrained")
         y = np.arange(len(df))[::-1]
         ax.barh(y, df["score"], xerr=df["margin"], color="#7570b3")
         ax.set_yticks(y)
-        ax.set_yticklabels(df["rule_set"], fontsize=8)
+        ax.set_yticklabels(df["rule_set"])
         ax.set_xlabel("group fairness score |rate in - rate out|")
         return ax
 

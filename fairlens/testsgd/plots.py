@@ -10,7 +10,7 @@ def _ax(ax, figsize=(7, 4)):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize)
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
 
 
@@ -33,12 +33,12 @@ def plot_top_rule_sets(report, k=10, ax=None):
     ax.set_yticks(y)
     ax.set_yticklabels([f"{_wrap(str(r.rule_set), 50)}\nscore {r.score:.1%} ± {r.margin:.1%}"
                         + (f"; fresh {r.fresh.score:.1%} ± {r.fresh.margin:.1%}"
-                           if getattr(r, "fresh", None) is not None else "") for r in res],
-                       fontsize=8)
+                           if getattr(r, "fresh", None) is not None else "") for r in res])
     ax.set_xlabel("favourable-prediction rate")
     ax.set_xlim(0, 1)
-    ax.legend(loc="lower right", fontsize=8)
-    ax.set_title(f"{report.dataset_name}: top {len(res)} of {report.n_rule_sets} rule sets")
+    # the legend sits between the title and the bars: it never covers a bar
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, borderaxespad=0.1)
+    ax.set_title(f"{report.dataset_name}: top {len(res)} of {report.n_rule_sets} rule sets", pad=26)
     return ax
 
 
@@ -54,7 +54,7 @@ def plot_rates(result, ax=None):
     side = ("R favoured" if result.rate_in > result.rate_out else
             "R disfavoured" if result.rate_in < result.rate_out else "no difference")
     ax.set_title(f"{_wrap(str(result.rule_set), 45)}\n{side}: score {result.score:.1%} ± {result.margin:.1%} "
-                 f"(conf. {result.confidence:.3g}, n={result.n_samples})", fontsize=10)
+                 f"(conf. {result.confidence:.3g}, n={result.n_samples})")
     return ax
 
 
@@ -86,7 +86,7 @@ def plot_mitigation(result, ax=None):
     ax.set_xlabel("generated samples added (0 plotted at 1)")
     ax.set_ylim(0, 1)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
-    ax.set_title("mitigation: " + _wrap(str(result.rule_set), 50), fontsize=10)
+    ax.set_title("mitigation: " + _wrap(str(result.rule_set), 50))
     return ax
 
 
@@ -98,7 +98,7 @@ def plot_themis(result, ax=None, k=10):
     y = np.arange(len(sel))[::-1]
     ax.barh(y, sel["rate"], color="#7570b3")
     ax.set_yticks(y)
-    ax.set_yticklabels(sel["subgroup"], fontsize=7)
+    ax.set_yticklabels(sel["subgroup"])
     ax.set_xlim(0, 1)
     ax.set_xlabel("favourable rate on random inputs")
     ax.set_title(f"THEMIS: max - min = {result.score:.1%} over {result.n_subgroups} subgroups")
