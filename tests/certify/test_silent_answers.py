@@ -67,3 +67,36 @@ def test_relevant_values_still_reads_every_valid_encoding(find):
         assert v.size == (thr.size + 1 if thr.size else 0)
         if thr.size:  # one value per interval: <= each threshold (as read), and one above the largest
             assert (v[:-1] <= thr).all() and v[-1] > thr[-1]
+
+
+# --- 3. XGBoost missing=v: witnesses write v, the model's own missing value ----------------------
+
+@pytest.mark.parametrize("sentinel", [-999.0, 0.0])
+@pytest.mark.parametrize("missing", [False, "auto"])
+def test_xgboost_sentinel_witnesses_are_in_the_models_coding(sentinel, missing):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < 0.2] = sentinel
+    model = xgb.XGBClassifier(n_estimators=20, max_depth=3, missing=sentinel, random_state=0, n_jobs=1).fit(Xm, y)
+    Xt = rng.normal(size=(60, 5))
+    yt = (Xt[:, 0] + Xt[:, 1] > 0).astype(int)
+    res = certify(model, Xt, yt, budget=1, missing=missing)
+    assert res.params["nan_attack"] is (missing != False)  # noqa: E712
+    rows = sorted(res.witnesses)
+    assert rows, "the model must be attackable here for the test to mean anything"
+    W = np.vstack([res.witnesses[i] for i in rows])
+    # the witnesses are finite inputs (missing=False: the attacker writes finite values only) ...
+    assert np.isfinite(W).all()
+    # ... some blank a feature, written as the model writes a missing value ...
+    blanked = [i for i in rows if sentinel in res.witness_changes[i][1]]
+    assert blanked
+    for i in rows:
+        feats, vals = res.witness_changes[i]
+        np.testing.assert_array_equal(res.witnesses[i][feats], vals)
+        assert not np.isnan(vals).any()
+    # ... and every witness flips the model's own predict (and its probability side)
+    assert (model.predict(W) != yt[rows]).all()
+    assert (model.predict(Xt[rows]) == yt[rows]).all()
