@@ -355,6 +355,14 @@ class Scorer:
     def _resolve_favourable(model, favourable, dataset, arg="favourable"):
         classes = getattr(model, "classes_", None)
         if classes is None:
+            # no classes_: like a callable's, its classes are 0 and 1 (else the column picked
+            # for an unknown label would be a silent guess)
+            if isinstance(favourable, (bool, np.bool_)) or favourable not in (0, 1):
+                raise ValueError(
+                    f"{arg}={favourable!r}: the model has no classes_, so its classes are taken as "
+                    "0 and 1 (column k of its predict_proba is class k; a one-column output is class "
+                    f"1); pass {arg}=1 or 0, or give the model a classes_ attribute"
+                )
             return favourable
         classes = list(np.asarray(classes).tolist())
         if len(classes) != 2:
@@ -563,8 +571,16 @@ class Scorer:
         finite = np.isfinite(out)
         if check_finite and not np.all(finite):
             raise ValueError("the model returned non-finite scores (nan or inf)")
-        # a callable's (n,) output scores class 1: favourable class 0 takes its complement
-        flip = flip and self._kind == "callable" and self.favourable == 0
+        # a one-column output (a callable's or a predict_proba's) scores class 1 (the second of
+        # classes_): the other class as favourable takes its complement
+        flip = flip and self._favourable_is_first()
+        if flip and self.output == "raw":
+            raise ValueError(
+                f"{self._favourable_name}={self.favourable!r} with output='raw': the model returned one "
+                "score per row (of class 1, the second of its classes), and fairlens cannot turn raw "
+                "scores of that class into scores of the other; return (n, 2) probabilities, or negate "
+                "the scores yourself and pass the second class as favourable"
+            )
         if self.output == "logit":
             from scipy.special import expit
 
@@ -579,6 +595,14 @@ class Scorer:
                 "else return probabilities."
             )
         return 1.0 - out if flip else out
+
+    def _favourable_is_first(self):
+        """Whether the favourable class is the first of the model's two (class 0), whose score is
+        the complement of a one-column output."""
+        classes = getattr(self.model, "classes_", None) if self._kind == "proba" else None
+        if classes is not None:
+            return bool(list(np.asarray(classes).tolist()).index(self.favourable) == 0)
+        return bool(self.favourable == 0)
 
     def _column_index(self):
         if self._column is None:
@@ -680,6 +704,14 @@ class Scorer:
         self._fn = self.model.predict_proba if self._kind == "proba" else self.model
 
 
+def _same(a, b):
+    """Whether two class labels are equal (numpy scalars included; never an array)."""
+    try:
+        return bool(a == b) and type(a == b) is not np.ndarray
+    except (TypeError, ValueError):
+        return False
+
+
 def _first_values(values):
     out = []
     for v in values:
@@ -755,8 +787,13 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     favourable : default 1
         The model class whose probability is the score.  With ``data``, a model fitted
         on the readable target labels is matched through the dataset's favourable label.
-        A callable's classes are 0 and 1: ``favourable=0`` scores ``1 - p`` for an ``(n,)``
-        output ``p`` (the sigmoid of ``-z`` for logits).
+        A callable's classes are 0 and 1 (and so are those of a model without ``classes_``). A
+        one-column output ``p`` (shape ``(n,)`` or ``(n, 1)``, of a callable or of
+        ``predict_proba``) is the probability of class 1, the second of the model's classes:
+        with the other class as favourable (``favourable=0``) the score is ``1 - p`` (the
+        sigmoid of ``-z`` for logits; refused for ``output="raw"``). For a ``model`` that is
+        already a :class:`Scorer`, ``favourable`` and ``output`` other than their defaults must
+        agree with it (a Scorer is returned as it is).
     n_features : int, optional
         Number of encoded columns (default: the dataset's, else the model's).
     feature_names : list of str, optional
@@ -782,8 +819,11 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     TypeError
         If ``model`` has no ``predict_proba`` and is not callable, or an unknown keyword is given.
     ValueError
-        If ``favourable`` is not one of the model's classes, the model and ``data`` disagree
-        on the feature columns, or ``input``/``output`` is not one of the choices.
+        If ``favourable`` is not one of the model's classes (0 or 1 for a callable or a model
+        without ``classes_``), the model and ``data`` disagree on the feature columns,
+        ``input``/``output`` is not one of the choices, ``model`` is a Scorer and
+        ``favourable``/``output`` disagree with it, or (when called) a one-column output would
+        have to be flipped under ``output="raw"``.
 
     See Also
     --------
@@ -801,10 +841,26 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     """
     if isinstance(model, Scorer):
 
+        fav_name = "favourable_class" if "favourable_class" in old_names else "favourable"
+        if "favourable_class" in old_names and not (favourable == 1 and type(favourable) is int):
+            old_names["favourable"] = favourable  # both given: renamed_kwargs refuses
         old_names = renamed_kwargs("as_scorer", dict(old_names), _RENAMED)
         data = old_names.pop("data", data)
-        old_names.pop("favourable", None)
+        favourable = old_names.pop("favourable", favourable)
         check_no_kwargs("as_scorer", old_names)
+        # a Scorer is returned as it is: an argument it would ignore must agree with it
+        if not (type(favourable) is int and favourable == 1) and not _same(favourable, model.favourable):
+            raise ValueError(
+                f"{fav_name}={favourable!r}: model is already a Scorer, scoring the favourable class "
+                f"{model.favourable!r}, and as_scorer returns a Scorer as it is. Build it with "
+                f"as_scorer(<the model>, {fav_name}={favourable!r}), or pass the Scorer without {fav_name}."
+            )
+        if output != "auto" and {"auto": "proba"}.get(model.output, model.output) != output:
+            raise ValueError(
+                f"output={output!r}: model is already a Scorer with output={model.output!r}, and as_scorer "
+                f"returns a Scorer as it is. Build it with as_scorer(<the model>, output={output!r}), or "
+                "pass the Scorer without output."
+            )
         if data is not None and model.data is None and model.feature_names is None:
             model.feature_names = list(data.feature_names)
             model.data = data

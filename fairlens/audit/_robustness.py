@@ -43,7 +43,8 @@ def tree_ensemble_kind(model):
             return False, (f"the model is a Pipeline whose final step is a {type(last).__name__}: the certificate "
                            "is about the trees' own inputs, which the preceding steps transform; certify the final "
                            "estimator on the transformed table with fairlens.certify.certify")
-    generic = why.startswith("model must be a fitted tree ensemble")
+    generic = why.startswith("model must be a fitted tree ensemble") and "regressor" not in why \
+        and "not a classifier" not in why
     return False, (f"certification against b-feature attacks applies to tree ensembles (scikit-learn forests and "
                    f"gradient boosting, XGBoost, LightGBM, CatBoost, ONNX tree ensembles); the model is a "
                    f"{type(model).__name__}" + ("" if generic else f" that certify cannot read: {why}"))

@@ -118,7 +118,7 @@ def _run(flat, X, y, budget, p):
     def run(rows, offer, time_limit):
         return _certify_rows(P, P.group(flat, ctx, rows, offer), *args, time_limit)
 
-    return _nan_certify(run, nan, on, np.asarray(y), p["time_limit"])
+    return _nan_certify(run, nan, on, np.asarray(y), p["time_limit"], flat.missing_value)
 
 
 def _nan_groups(nan, on):
@@ -133,9 +133,11 @@ def _nan_groups(nan, on):
     return [(np.flatnonzero(inv == k).astype(np.int64), pats[k]) for k in range(pats.shape[0])]
 
 
-def _nan_certify(run, nan, on, y, time_limit):
+def _nan_certify(run, nan, on, y, time_limit, missing_value=np.nan):
     """Certify with NaN: ``run(rows, offer, time_limit)`` on every group of :func:`_nan_groups`,
-    merged into one result with the witnesses decoded (the NaN code back to NaN)."""
+    merged into one result with the witnesses decoded: the NaN code back to the model's own missing
+    value (NaN, or a finite sentinel such as XGBoost's ``missing=-999``, which a witness must write so
+    that it stays a finite input under ``missing=False``)."""
     from ._nancode import decode_values
 
     t0 = time.perf_counter()
@@ -146,8 +148,8 @@ def _nan_certify(run, nan, on, y, time_limit):
         parts.append((rows, run(rows, offer, left)))
     res = parts[0][1] if len(parts) == 1 else _merge(parts, nan.shape[0], y, time.perf_counter() - t0)
     for i, (feats, vals) in list(res.witness_changes.items()):
-        res.witness_changes[i] = (feats, [float(v) for v in decode_values(vals)])
-        res.witnesses[i] = decode_values(res.witnesses[i])
+        res.witness_changes[i] = (feats, [float(v) for v in decode_values(vals, missing_value)])
+        res.witnesses[i] = decode_values(res.witnesses[i], missing_value)
     return res
 
 
@@ -335,7 +337,9 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ``False`` the attacker may write finite values into them, also into
         their blank features). An XGBoost model fitted with ``missing=v`` reads
         every ``v`` as missing, so ``v``, a finite value, is NaN to it: its
-        attacker may always write NaN. Certified exactly: brute force tries NaN
+        attacker may always write ``v`` (under ``missing=False`` too), and its
+        witnesses write ``v`` where they blank a feature (the model's own
+        coding, a finite input). Certified exactly: brute force tries NaN
         as one more value of every attacked feature and FLB/ELB count the
         trees NaN reaches (the model is certified in a coded form where NaN is
         ``-inf`` and every node sending NaN right gets a parent that parts
@@ -369,7 +373,12 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         ``chunk_size=0`` are refused for a boosted model as for a forest).
         ``missing=True`` for a model whose ``predict`` refuses NaN is a
         ``ValueError`` naming ``missing``; NaN in ``X`` for such a model (or with
-        the TreeEnsemble of a forest) is a ``ValueError`` naming ``X``.
+        the TreeEnsemble of a forest) is a ``ValueError`` naming ``X``. A model
+        no reader reads (a Pipeline, a CalibratedClassifierCV, a regressor) is a
+        ``TypeError`` naming ``model``, what was given and what is accepted; for
+        a Pipeline ending in a supported model it says how to certify it:
+        ``certify(pipe[-1], pipe[:-1].transform(X), y)``, whose witnesses are
+        rows of the transformed space.
 
     Examples
     --------

@@ -62,6 +62,51 @@ RULES = ("soft", "hard", "additive")
 HUGE = 1e300
 
 
+def _check_nodes(feature, threshold, n_features, func):
+    """``(feature, threshold, n_features)`` of :func:`relevant_values` checked: int64 and float64
+    arrays of one length, every non-leaf feature index in ``[0, n_features)``.
+
+    A feature index outside that range (or a non-integer one) would be silently dropped, and the
+    feature it meant would have no attack values: the certificate would be wrong without a word.
+    """
+    import numbers
+
+    if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral):
+        raise TypeError(f"{func}: n_features must be a non-negative integer (the number of input "
+                        f"features); got {n_features!r} ({type(n_features).__name__}).")
+    n_features = int(n_features)
+    if n_features < 0:
+        raise ValueError(f"{func}: n_features must be a non-negative integer (the number of input "
+                         f"features); got {n_features}.")
+    feature = np.asarray(feature)
+    threshold = np.asarray(threshold)
+    if feature.ndim != 1:
+        raise ValueError(f"{func}: feature must be a 1-d array (one feature index per node); got shape "
+                         f"{feature.shape}.")
+    if threshold.shape != feature.shape:
+        raise ValueError(f"{func}: threshold must have the shape of feature {feature.shape} (one threshold "
+                         f"per node); got shape {threshold.shape}.")
+    if feature.dtype.kind == "b" or feature.dtype.kind not in "iuf":
+        raise TypeError(f"{func}: feature must hold integer feature indices; got dtype {feature.dtype}.")
+    if feature.dtype.kind == "f":
+        bad = ~np.isfinite(feature) | (feature != np.round(feature))
+        if bad.any():
+            raise TypeError(f"{func}: feature must hold integer feature indices; got "
+                            f"{float(feature[bad][0])!r} at node {int(np.flatnonzero(bad)[0])}. Pass an integer array "
+                            "(negative on leaves).")
+    if threshold.dtype.kind not in "iuf":
+        raise TypeError(f"{func}: threshold must be a numeric array; got dtype {threshold.dtype}.")
+    feature = feature.astype(np.int64)
+    bad = feature >= n_features
+    if bad.any():
+        node = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{func}: feature[{node}] = {int(feature[node])} is out of range for n_features="
+                         f"{n_features}: a split's feature index must be in [0, {n_features - 1}] (negative "
+                         "marks a leaf). Pass the model's number of input features as n_features, or fix the "
+                         "node's feature index.")
+    return feature, threshold.astype(np.float64), n_features
+
+
 def relevant_values(feature, threshold, n_features):
     """Relevant attack values ``V_f`` (section 4.1), made float32-exact.
 
@@ -89,6 +134,14 @@ def relevant_values(feature, threshold, n_features):
         Values of feature ``f`` in ``values[values_ptr[f]:values_ptr[f + 1]]``
         (empty if ``f`` is unused).
 
+    Raises
+    ------
+    ValueError
+        If a node's feature index is ``>= n_features``, ``n_features`` is negative, or
+        ``threshold`` and ``feature`` differ in shape.
+    TypeError
+        If ``feature`` holds non-integer indices or ``n_features`` is not an integer.
+
     Examples
     --------
     >>> import numpy as np
@@ -100,7 +153,12 @@ def relevant_values(feature, threshold, n_features):
     [0, 0, 2]
     >>> bool(values[0] == 0.5), bool(values[1] == np.nextafter(np.float32(0.5), np.float32(np.inf)))
     (True, True)
+    >>> relevant_values(np.array([2, -1, -1]), threshold, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: relevant_values: feature[0] = 2 is out of range for n_features=2: ... must be in [0, 1] ...
     """
+    feature, threshold, n_features = _check_nodes(feature, threshold, n_features, "relevant_values")
     ptr = np.zeros(n_features + 1, dtype=np.int64)
     chunks = []
     for f in range(n_features):
@@ -144,6 +202,11 @@ def relevant_values64(feature, threshold, n_features):
     values_ptr : ndarray of int64, shape (n_features + 1,)
     values : ndarray of float64
 
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`relevant_values`.
+
     Examples
     --------
     >>> import numpy as np
@@ -152,6 +215,7 @@ def relevant_values64(feature, threshold, n_features):
     >>> ptr.tolist(), bool(values[0] == 0.1), bool(values[1] == np.nextafter(0.1, 1.0))
     ([0, 2], True, True)
     """
+    feature, threshold, n_features = _check_nodes(feature, threshold, n_features, "relevant_values64")
     ptr = np.zeros(n_features + 1, dtype=np.int64)
     chunks = []
     for f in range(n_features):

@@ -124,8 +124,13 @@ def encode_rows(Xr):
     return out
 
 
-def decode_values(v):
-    """Attack values back to the library's input: the NaN code becomes NaN."""
+def decode_values(v, missing_value=np.nan):
+    """Attack values back to the library's input: the NaN code becomes ``missing_value``.
+
+    ``missing_value`` is how the model itself writes a missing value: NaN, or a finite sentinel
+    (XGBoost's ``missing=v``), so that a witness means to the model what it was certified as
+    (a finite sentinel also stays within the finite threat model, ``missing=False``).
+    """
     v = np.array(v, dtype=np.float64, copy=True)
-    v[v == NAN_CODE] = np.nan
+    v[v == NAN_CODE] = missing_value
     return v

@@ -52,9 +52,10 @@ class CoverVisualizer(FairlensWidget):
 
     Parameters
     ----------
-    forest : fitted forest or boosted ensemble
+    model : fitted forest or boosted ensemble
         The model to certify (every model :func:`fairlens.certify.certify` takes: scikit-learn
-        forests, a FeaturePartitionedForest, gradient boosting, XGBoost, LightGBM).
+        forests, a FeaturePartitionedForest, gradient boosting, XGBoost, LightGBM). ``forest=``
+        is its old name (a ``FutureWarning``).
     X : array-like or DataFrame of shape (n, d)
         The instances to certify (a DataFrame is aligned with the model by column name).
     y : array-like of shape (n,)
@@ -108,8 +109,13 @@ class CoverVisualizer(FairlensWidget):
 
     _export_name = "certify-covers"
 
-    def __init__(self, forest, X, y, budget=1, max_budget=3, feature_names=None, background=None,
-                 vote=None, use_threads=None):
+    def __init__(self, model=None, X=None, y=None, budget=1, max_budget=3, feature_names=None, background=None,
+                 vote=None, use_threads=None, **kwargs):
+        from ._common import take_model
+
+        forest = take_model("CoverVisualizer", model, kwargs)
+        if X is None or y is None:
+            raise TypeError("CoverVisualizer() needs X and y: the instances to certify and their labels.")
         threads = resolve_background(background, use_threads, "CoverVisualizer")
         self._model = forest
         self._vote = vote

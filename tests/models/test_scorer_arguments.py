@@ -129,3 +129,55 @@ def test_mlp_input_gradient_refuses_non_finite_rows(german, value):
 def test_as_scorer_refuses_bad_columns_by_name(kw, exc, match):
     with pytest.raises(exc, match=match):
         as_scorer(lambda X: X[:, 0] * 0, **kw)
+
+
+# --- issue 37 (item 5): favourable is never ignored ------------------------------------------------
+
+class _OneColumn:
+    """A model whose predict_proba returns one column (P(class 1)), shape (n,) or (n, 1)."""
+
+    def __init__(self, classes=None, keepdims=False):
+        self.keepdims = keepdims
+        if classes is not None:
+            self.classes_ = np.asarray(classes)
+
+    def predict_proba(self, X):
+        p = _p1(X)
+        return p[:, None] if self.keepdims else p
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("classes,first,second", [(None, 0, 1), ([0, 1], 0, 1), (["bad", "good"], "bad", "good")])
+def test_one_column_predict_proba_honours_favourable(keepdims, classes, first, second):
+    """A one-column predict_proba is P(second class): the first class as favourable scores 1 - p (it
+    used to return p whatever favourable said)."""
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    p1 = _p1(X)
+    model = _OneColumn(classes, keepdims)
+    np.testing.assert_allclose(as_scorer(model, favourable=second)(X), p1)
+    np.testing.assert_allclose(as_scorer(model, favourable=first)(X), 1 - p1)
+    with pytest.raises(ValueError, match=r"with output='raw'.*return \(n, 2\) probabilities"):
+        as_scorer(model, favourable=first, output="raw")(X)
+    np.testing.assert_allclose(as_scorer(model, favourable=second, output="raw")(X), p1)
+
+
+def test_a_model_without_classes_takes_favourable_0_or_1_only():
+    with pytest.raises(ValueError, match=r"favourable='yes': the model has no classes_.*pass favourable=1 or 0"):
+        as_scorer(_OneColumn(), favourable="yes")
+
+
+def test_an_adapted_scorer_refuses_arguments_it_would_ignore():
+    X = np.random.default_rng(1).normal(size=(10, 3))
+    s1 = as_scorer(_p1)
+    with pytest.raises(ValueError, match=r"favourable=0: model is already a Scorer, scoring the favourable class 1"
+                                         r".*as_scorer\(<the model>, favourable=0\)"):
+        as_scorer(s1, favourable=0)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=r"^favourable_class=0: model is already"):
+        as_scorer(s1, favourable_class=0)
+    with pytest.raises(ValueError, match=r"output='logit': model is already a Scorer with output='auto'"):
+        as_scorer(s1, output="logit")
+    # arguments that agree (or are left at their defaults) return the scorer as it is
+    s0 = as_scorer(_p1, favourable=0)
+    assert as_scorer(s0) is s0 and as_scorer(s0, favourable=np.int64(0)) is s0
+    assert as_scorer(s1, output="proba") is s1 and as_scorer(s1, favourable=1) is s1
+    np.testing.assert_allclose(as_scorer(s0)(X), 1 - _p1(X))

@@ -74,6 +74,20 @@ def loaded_classes(module, *names):
     return tuple(c for c in (getattr(mod, n, None) for n in names) if isinstance(c, type))
 
 
+def _a(name):
+    """``name`` with its indefinite article (``"an XGBRegressor"``)."""
+    return ("an " if name[:1] in "AEIOU" or name.startswith(("LGBM", "XGB", "ONNX")) else "a ") + name
+
+
+def not_a_classifier(model, classifier):
+    """The refusal of a regressor (or ranker) of a supported library, naming ``model``, what was given
+    and the classifier to fit instead (a reader raises it)."""
+    name = type(model).__name__
+    return TypeError(f"model must be a fitted tree ensemble classifier certify can read ({_supported()}); got "
+                     f"{_a(name)}, which is not a classifier (its predict returns numbers, not classes): certify "
+                     f"certifies a predicted class. Pass {_a(classifier)} fitted on the same features.")
+
+
 #: An ensemble read already (or made by hand) is its own reading.
 ENSEMBLE = Reader("TreeEnsemble", lambda model: isinstance(model, TreeEnsemble), lambda model: model)
 
@@ -92,21 +106,39 @@ READERS = (
 )
 
 
+def _supported():
+    return ", ".join(r.name for r in READERS[1:])
+
+
 def _refusal(model):
+    """The refusal of a model no reader claims: names ``model``, says what was given and what is
+    accepted, and how to certify a Pipeline ending in a supported model (or a fitted search)."""
     name = type(model).__name__
+    head = f"model must be a fitted tree ensemble classifier certify can read ({_supported()}); got {_a(name)}"
     steps = getattr(model, "steps", None)
     if isinstance(steps, list) and steps and hasattr(model, "named_steps"):
         last = steps[-1][1]
-        hint = ""
+        names = [str(s[0]) for s in steps]
         if any(r.claims(last) for r in READERS):
-            hint = (f" Its final step is a {type(last).__name__}, which certify reads: certify it on the rows "
-                    "the steps before it produce, certify(pipe[-1], pipe[:-1].transform(X), y); a witness is then "
-                    "a transformed row.")
-        return TypeError(f"model must be a fitted tree ensemble; got a Pipeline.{hint}")
-    kind = "a regressor" if hasattr(model, "predict") and not hasattr(model, "predict_proba") else f"a {name}"
-    return TypeError(
-        f"model must be a fitted tree ensemble classifier certify can read ({', '.join(r.name for r in READERS[1:])}); "
-        f"got {kind}. Regressors are not certified (certify decides a class).")
+            return TypeError(
+                f"{head} with the steps {names}. Its final step is {_a(type(last).__name__)}, which certify reads, "
+                "but the certificate is about the rows the trees see: certify the final step on the rows the "
+                "steps before it produce, certify(pipe[-1], pipe[:-1].transform(X), y) (likewise instance_covers "
+                "and accuracy_under_attack); its witnesses are then rows of that transformed space, not rows of X.")
+        return TypeError(f"{head} with the steps {names}, whose final step is {_a(type(last).__name__)}, not a tree "
+                         "ensemble certify reads.")
+    best = getattr(model, "best_estimator_", None)
+    if best is not None and any(r.claims(best) for r in READERS):
+        return TypeError(f"{head}, a fitted search whose predict is its best_estimator_'s: certify "
+                         f"model.best_estimator_ ({_a(type(best).__name__)}).")
+    if hasattr(model, "predict") and not hasattr(model, "predict_proba") and not hasattr(model, "classes_"):
+        return TypeError(f"{head}, a regressor: certify certifies a predicted class; fit a classifier (e.g. a "
+                         "RandomForestClassifier) on the same features.")
+    if hasattr(model, "calibrated_classifiers_") or hasattr(model, "estimators_") or hasattr(model, "estimator"):
+        return TypeError(f"{head}, a wrapper whose predict is not the vote or summed scores of one tree ensemble "
+                         "certify reads (a certificate of the model inside would not be about it). Certify the "
+                         "tree ensemble itself.")
+    return TypeError(f"{head}.")
 
 
 def read_model(model, *, vote=None, tie_class=None):
@@ -149,7 +181,14 @@ def read_model(model, *, vote=None, tie_class=None):
     """
     for reader in READERS:
         if reader.claims(model):
-            return reader.read(model).with_vote(vote, tie_class=tie_class)
+            try:
+                ens = reader.read(model)
+            except Exception as exc:
+                if type(exc).__name__ == "NotFittedError" and not str(exc).startswith("model"):
+                    # scikit-learn's own message, with the argument it is about
+                    raise type(exc)(f"model: {exc}") from None
+                raise
+            return ens.with_vote(vote, tie_class=tie_class)
     raise _refusal(model)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._ensemble import Library, assemble, relevant_values64
-from . import Reader, loaded_classes
+from . import Reader, loaded_classes, not_a_classifier
 
 _OBJECTIVES = ("binary", "multiclass", "multiclassova")
 
@@ -187,10 +187,9 @@ def _read(model):
     booster_only = isinstance(model, loaded_classes("lightgbm", "Booster"))
     if not booster_only:
         if not isinstance(model, loaded_classes("lightgbm", "LGBMClassifier")):
-            raise TypeError(f"{type(model).__name__} is not a classifier; certify classifies the attacked decision, "
-                            "so pass a classifier (an LGBMClassifier) fitted on the same features.")
+            raise not_a_classifier(model, "LGBMClassifier")
         if not getattr(model, "fitted_", False):
-            raise ValueError("the LGBMClassifier is not fitted; call fit first.")
+            raise ValueError("model (an LGBMClassifier) is not fitted; call fit first.")
     booster = model if booster_only else model.booster_
     dump = booster.dump_model()
     objective = str(dump.get("objective", "")).split(" ")[0]

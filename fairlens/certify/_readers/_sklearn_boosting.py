@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._ensemble import Library, assemble
-from . import Reader
+from . import Reader, not_a_classifier
 from ._sklearn import probe_nan, with_names
 
 
@@ -145,9 +145,7 @@ def _read(model):
         return _read_gb(model)
     if isinstance(model, hgb):
         return _read_hgb(model)
-    raise TypeError(f"{type(model).__name__} is not a classifier; certify classifies the attacked decision, "
-                    "so pass a classifier (a GradientBoostingClassifier or HistGradientBoostingClassifier) fitted on "
-                    "the same features.")
+    raise not_a_classifier(model, "GradientBoostingClassifier or HistGradientBoostingClassifier")
 
 
 READER = Reader("scikit-learn GradientBoosting, HistGradientBoosting", _claims, _read)

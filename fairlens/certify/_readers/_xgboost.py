@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _walk
 from .._ensemble import Library, assemble
-from . import Reader, loaded_classes
+from . import Reader, loaded_classes, not_a_classifier
 
 _OBJECTIVES = ("binary:logistic", "multi:softprob", "multi:softmax")
 
@@ -77,13 +77,12 @@ def _has_best(model):
 def _read(model):
     booster_only = _is_booster(model)
     if not booster_only and not isinstance(model, loaded_classes("xgboost", "XGBClassifier", "XGBRFClassifier")):
-        raise TypeError(f"{type(model).__name__} is not a classifier; certify classifies the attacked decision, "
-                        "so pass a classifier (an XGBClassifier) fitted on the same features.")
+        raise not_a_classifier(model, "XGBClassifier")
     if not booster_only:
         try:
             model.get_booster()
         except Exception as exc:  # xgboost raises NotFittedError (a ValueError) or AttributeError
-            raise ValueError(f"the XGBClassifier is not fitted; call fit first ({exc}).") from None
+            raise ValueError(f"model (an XGBClassifier) is not fitted; call fit first ({exc}).") from None
     booster = model if booster_only else model.get_booster()
     js = json.loads(bytes(booster.save_raw(raw_format="json")))
     learner = js["learner"]
