@@ -72,7 +72,7 @@ import numpy as np
 from ._validation import MAX_N_JOBS, check_n_jobs, resolve_random_state  # noqa: F401 (re-exported)
 from .models import Scorer
 
-__all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "base_seed", "Payload",
+__all__ = ["check_n_jobs", "effective_n_jobs", "fixed_chunks", "chunk_rng", "Payload",
            "run_chunks", "plan_workers", "blas_limit", "thread_limit", "record_plans", "MIN_WORK_PER_WORKER",
            "DASK_RECOMMENDED_CONFIG"]
 
@@ -164,40 +164,6 @@ def fixed_chunks(n, chunk_size):
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}.")
     return [(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
-
-
-def base_seed(random_state, name="random_state"):
-    """The run's seed: :func:`fairlens._base.resolve_random_state` (kept for callers).
-
-    The run's chunk streams are all derived from it with :func:`chunk_rng`, so it is the only
-    state that has to be recorded to reproduce a run.
-
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        An int in ``[0, 2**32 - 1]`` is returned as is (the streams of an int seed are
-        unchanged); ``None`` draws a fresh seed; a generator is drawn from once.
-    name : str, default "random_state"
-        The argument's name in error messages.
-
-    Returns
-    -------
-    int
-        A seed in ``[0, 2**32 - 1]``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For anything else (naming ``name``).
-
-    Examples
-    --------
-    >>> from fairlens._parallel import base_seed
-    >>> base_seed(5)
-    5
-    """
-
-    return resolve_random_state(random_state, name)
 
 
 def chunk_rng(seed, chunk_index, *stream):

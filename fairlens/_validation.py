@@ -22,7 +22,6 @@ __all__ = [
     "check_bool",
     "check_choice",
     "check_random_state",
-    "check_seed_int",
     "check_stop",
     "check_no_kwargs",
     "check_memory",
@@ -270,39 +269,6 @@ def check_random_state(value, name="random_state"):
     True
     """
     return np.random.RandomState(resolve_random_state(value, name))
-
-
-def check_seed_int(value, name="random_state", *, allow_none=True):
-    """The int seed of a run: :func:`fairlens._base.resolve_random_state` (kept for callers).
-
-    Parameters
-    ----------
-    value : None, int, numpy.random.Generator or numpy.random.RandomState
-        The ``random_state`` argument a user passed.
-    name : str, default "random_state"
-        The argument's name in error messages.
-    allow_none : bool, default True
-        Whether ``None`` (a fresh seed) is accepted.
-
-    Returns
-    -------
-    int
-        A seed in ``[0, 2**32 - 1]``; an int seed is returned as is.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For anything else (naming ``name``).
-
-    Examples
-    --------
-    >>> from fairlens._validation import check_seed_int
-    >>> check_seed_int(7)
-    7
-    """
-    if value is None and not allow_none:
-        raise TypeError(f"{name} must be an int in [0, 2**32 - 1]; got None.")
-    return resolve_random_state(value, name)
 
 
 def check_stop(stop, name="stop"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fairlens._parallel import Payload, base_seed, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
+from fairlens._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 
 
 def _draw(payload, chunk):
@@ -102,13 +102,15 @@ def test_check_n_jobs_refuses(bad, exc):
         check_n_jobs(bad)
 
 
-def test_base_seed_and_streams():
-    assert base_seed(5) == 5
-    assert base_seed(np.random.RandomState(0)) == base_seed(np.random.RandomState(0))
+def test_resolve_random_state_and_streams():
+    from fairlens._validation import resolve_random_state
+
+    assert resolve_random_state(5) == 5
+    assert resolve_random_state(np.random.RandomState(0)) == resolve_random_state(np.random.RandomState(0))
     with pytest.raises(ValueError, match="random_state"):
-        base_seed(-1)
+        resolve_random_state(-1)
     with pytest.raises(TypeError, match="random_state"):
-        base_seed("abc")
+        resolve_random_state("abc")
     a = chunk_rng(1, 0).random(4)
     assert not np.array_equal(a, chunk_rng(1, 1).random(4))
     assert not np.array_equal(a, chunk_rng(1, 0, 1).random(4))
