@@ -10,6 +10,9 @@ the rest: when the deadline comes, the rows left unsettled are the ones that nee
 
 The slices run on ``n_workers`` threads of this process (the kernels release the GIL), so no
 worker start-up eats the deadline; results are reported as rows finish, on the calling thread.
+Under a deadline a slice is also cut to the time left: the work a thread does per second is
+measured on the slices so far, and no slice is given more work than that rate allows before the
+deadline (at least ``first_work``), so the doubling slices cannot carry a call past its limit.
 """
 from __future__ import annotations
 
@@ -62,13 +65,32 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
     heap = [(0, k) for k in range(n_rows)]  # (work received, row): least attained service first
     heapq.heapify(heap)
 
+    rate = [0.0, 0.0]  # work and thread-seconds of every slice that used all of its work
+
     def may_start():
         if stop is not None and stop():
             return False
         return deadline is None or time.time() < deadline
 
-    def finish(k, res, work):
+    def work_of(k):
+        """The row's next slice, cut to what the measured rate fits in the time left."""
+        work = nxt[k]
+        if deadline is not None and rate[1] > 0:
+            fits = int(0.8 * rate[0] / rate[1] * max(0.0, deadline - time.time()))
+            work = max(min(work, fits), min(work, int(first_work)))
+        return work
+
+    def timed(k, state, work):
+        t = time.perf_counter()
+        res = step(k, state, work)
+        return res, time.perf_counter() - t
+
+    def finish(k, timed_res, work):
+        res, seconds = timed_res
         finished, outcome, state = res
+        if not finished:  # a slice that used all its work (a finished row may have stopped early)
+            rate[0] += work
+            rate[1] += seconds
         attained[k] += work
         if finished:
             outcomes[k] = outcome
@@ -82,8 +104,8 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
     if n_workers <= 1:
         while heap and may_start():
             _, k = heapq.heappop(heap)
-            work = nxt[k]
-            finish(k, step(k, states[k], work), work)
+            work = work_of(k)
+            finish(k, timed(k, states[k], work), work)
         return outcomes, attained
 
     running = {}
@@ -92,8 +114,8 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
             while heap or running:
                 while heap and len(running) < n_workers and may_start():
                     _, k = heapq.heappop(heap)
-                    work = nxt[k]
-                    running[pool.submit(step, k, states[k], work)] = (k, work)
+                    work = work_of(k)
+                    running[pool.submit(timed, k, states[k], work)] = (k, work)
                 if not running:
                     break
                 timeout = None if deadline is None else max(0.0, deadline - time.time()) + 0.05

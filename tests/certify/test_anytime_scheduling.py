@@ -63,6 +63,37 @@ def test_stop_and_past_deadline_start_nothing():
     assert calls == [] and out == [None, None]
 
 
+class _Clock:
+    """A fake clock for ``time.time`` and ``time.perf_counter``: a slice advances it by its work."""
+
+    def __init__(self):
+        self.t = 1000.0
+
+    def time(self):
+        return self.t
+
+    def perf_counter(self):
+        return self.t
+
+
+def test_slices_are_cut_to_the_deadline(monkeypatch):
+    import fairlens.certify._schedule as sched
+
+    clock = _Clock()
+    monkeypatch.setattr(sched, "time", clock)
+
+    def step(k, state, work):  # never finishes; 1,000 work units a second
+        clock.t += work * 1e-3
+        return False, None, (state or 0) + work
+
+    deadline = clock.t + 10.0
+    _, attained = settle_rows(step, 3, deadline=deadline, first_work=16, max_work=1 << 40)
+    # doubling slices alone run past the deadline (here by 0.19 s, on a real forest by 2-3 s); cut to
+    # the measured rate, the last slice is at most a first slice (16 units: 0.016 s) late
+    assert clock.t <= deadline + 0.016 + 1e-9, clock.t - deadline
+    assert sum(attained) >= 0.9 * 10_000  # and the time was used, not given up early
+
+
 @pytest.mark.parametrize("n_workers", [1, 2])
 def test_an_error_in_a_slice_propagates(n_workers):
     def step(k, state, work):
