@@ -16,6 +16,11 @@ Adding a library is one module in this package (its reader) and one line in :dat
 """
 from __future__ import annotations
 
+import copy
+import hashlib
+import threading
+from collections import OrderedDict
+
 import sys
 from typing import Callable, NamedTuple
 
@@ -36,11 +41,18 @@ class Reader(NamedTuple):
     read : callable
         ``read(model) -> TreeEnsemble`` under the model's own decision rule (raises
         ``TypeError``/``ValueError`` naming ``model`` and what is unsupported).
+    fingerprint : callable or None
+        ``fingerprint(model) -> bytes``: the model's *content*, everything ``read`` reads (its
+        serialised trees and parameters, its classes, its missing value...), much cheaper than
+        ``read``. When given, :func:`read_model` reads a model once per content and reuses the
+        reading for the same content (a model refitted in place has another content, so it is read
+        again): one certify call per instance does not pay the reading per call.
     """
 
     name: str
     claims: Callable
     read: Callable
+    fingerprint: Callable | None = None
 
 
 def loaded_classes(module, *names):
@@ -182,7 +194,7 @@ def read_model(model, *, vote=None, tie_class=None):
     for reader in READERS:
         if reader.claims(model):
             try:
-                ens = reader.read(model)
+                ens = _read_once(reader, model)
             except Exception as exc:
                 if type(exc).__name__ == "NotFittedError" and not str(exc).startswith("model"):
                     # scikit-learn's own message, with the argument it is about
@@ -191,6 +203,34 @@ def read_model(model, *, vote=None, tie_class=None):
             return ens.with_vote(vote, tie_class=tie_class)
     raise _refusal(model)
 
+
+
+#: readings kept by content (most recent last), at most ``_READ_CACHE_SIZE``
+_READ_CACHE: OrderedDict = OrderedDict()
+_READ_CACHE_SIZE = 8
+_READ_CACHE_LOCK = threading.Lock()
+
+
+def _read_once(reader, model):
+    """``reader.read(model)``, or a copy of the reading of a model with the same content (see
+    :class:`Reader`'s ``fingerprint``) bound to this ``model`` object (its ``predict`` is the
+    one the witnesses are checked against)."""
+    if reader.fingerprint is None:
+        return reader.read(model)
+    key = (reader.name, type(model).__module__, type(model).__qualname__,
+           hashlib.blake2b(reader.fingerprint(model), digest_size=32).digest())
+    with _READ_CACHE_LOCK:
+        hit = _READ_CACHE.get(key)
+        if hit is not None:
+            _READ_CACHE.move_to_end(key)
+    if hit is None:
+        hit = reader.read(model)
+        with _READ_CACHE_LOCK:
+            _READ_CACHE[key] = hit
+            while len(_READ_CACHE) > _READ_CACHE_SIZE:
+                _READ_CACHE.popitem(last=False)
+    # a private copy (nothing a caller changes reaches the cache), bound to this model object
+    return copy.deepcopy(hit, memo={id(hit.model): model})
 
 
 def flatten_forest(model, tie_class=None, feature_names=None, vote=None):

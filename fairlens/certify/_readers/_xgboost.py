@@ -215,4 +215,19 @@ def _base(ens, booster, info, K, objective):
     return base
 
 
-READER = Reader("XGBoost", _claims, _read)
+def _fingerprint(model):
+    """Everything :func:`_read` reads: the booster's serialised model (trees, objective, base score,
+    feature names) and the classifier's classes, missing value and best iteration."""
+    booster_only = _is_booster(model)
+    try:
+        booster = model if booster_only else model.get_booster()
+    except Exception:  # not fitted: no content; _read says so
+        return repr(("unfitted", id(model))).encode()
+    extra = () if booster_only else (
+        np.asarray(getattr(model, "classes_", [])).tolist(), repr(getattr(model, "missing", None)),
+        getattr(model, "best_iteration", None) if _has_best(model) else None,
+        None if getattr(model, "feature_names_in_", None) is None else list(model.feature_names_in_))
+    return bytes(booster.save_raw(raw_format="ubj")) + repr(extra).encode()
+
+
+READER = Reader("XGBoost", _claims, _read, _fingerprint)
