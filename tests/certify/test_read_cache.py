@@ -6,8 +6,11 @@ import pytest
 
 xgb = pytest.importorskip("xgboost")
 
-from fairlens.certify import certify, read_model  # noqa: E402
-from fairlens.certify import _readers  # noqa: E402
+from fairlens.certify import (  # noqa: E402
+    _readers,  # noqa: E402
+    certify,
+    read_model,
+)
 
 
 def _data(seed):

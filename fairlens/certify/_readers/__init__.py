@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import sys
 import threading
 from collections import OrderedDict
-
-import sys
 from typing import Callable, NamedTuple
 
 from .._ensemble import TreeEnsemble
