@@ -539,9 +539,58 @@ class Analysis:
         validate_params({k: getattr(self, k) for k in self._parameter_constraints if hasattr(self, k)},
                         self._parameter_constraints, caller=type(self).__name__)
 
+    #: parameters :meth:`set_params` refuses: they define what is analysed (build a new object)
+    _fixed_params = frozenset({"model", "data", "protected"})
+
     def get_params(self):
         """The declared parameters and their current values, as a dict."""
         return {k: getattr(self, k) for k in self._parameter_constraints if hasattr(self, k)}
+
+    def set_params(self, **params):
+        """Set declared parameters (scikit-learn's way) and return ``self``.
+
+        The object is configured again by its own ``__init__`` with every current parameter and the
+        new values, so each value goes through every check and every derived setting, exactly as in
+        a new object; on an error nothing changes.
+
+        Parameters
+        ----------
+        **params
+            Declared parameters (see :meth:`get_params`) other than ``model``, ``data`` and
+            ``protected``, which define what is analysed: build a new object for those.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unknown or fixed parameter (named, with the settable ones), or a refused value.
+        """
+        import inspect
+
+        owner = type(self).__name__
+        sig = inspect.signature(type(self).__init__)
+        names = [n for n, p in sig.parameters.items()
+                 if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        settable = sorted(n for n in names if n in self._parameter_constraints and n not in self._fixed_params)
+        for k in params:
+            if k not in settable:
+                raise TypeError(f"{owner}.set_params: {k!r} cannot be set"
+                                + (" after construction; build a new object." if k in self._fixed_params else
+                                   f"; settable: {settable}."))
+        missing = [n for n in names if not hasattr(self, n)]
+        if missing:  # pragma: no cover - a subclass storing a parameter under another name
+            raise TypeError(f"{owner}.set_params: {missing} are not stored under their own names; build a new object.")
+        saved = dict(self.__dict__)
+        try:
+            type(self).__init__(self, **{**{n: getattr(self, n) for n in names}, **params})
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
 
     def run(self, *, stop=None, progress=None, n_jobs=None):  # pragma: no cover - abstract
         """Run the analysis and return its :class:`Result`."""

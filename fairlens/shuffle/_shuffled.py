@@ -10,6 +10,7 @@ protected feature are zero (Eq. 6).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -349,7 +350,7 @@ class ShuffleBatch(Result):
     random_state : int or None
         The seed of the model's generator (None: the model was built with fresh entropy).
     elapsed : float
-        Wall seconds.
+        Wall seconds of the batch (the model's scores and the attack).
     stopped : bool
         True when the run was cut short by ``stop``.
 
@@ -986,6 +987,7 @@ class ShuffledModel:
         >>> batch.scores_after, batch.attacked, batch.n_events
         (array([0.7, 0.9, 0.6, 0.8]), True, 2)
         """
+        t0 = time.perf_counter()
         prepared = self._prepare(X)
         self._check_seen(prepared)
         fav = self.favoured_mask(prepared)
@@ -1000,7 +1002,7 @@ class ShuffledModel:
                       swapping_rule=self.swapping_rule, protected=self.protected)
         if not attacked:
             return ShuffleBatch(y, y.copy(), fav, attacked=False, n_events=0, params=params,
-                                random_state=self.random_state_)
+                                random_state=self.random_state_, elapsed=time.perf_counter() - t0)
         out, (_, _, ev) = shuffle_scores(
             y, fav, self.attack, p=self.p, quantile=self.quantile,
             higher_is_better=self.higher_is_better, region=self.region, split=self.split,
@@ -1008,7 +1010,7 @@ class ShuffledModel:
             swapping_rule=self.swapping_rule, random_state=_OwnStream(self._rng), return_details=True,
         )
         return ShuffleBatch(y, out, fav, attacked=True, n_events=ev, params=params,
-                            random_state=self.random_state_)
+                            random_state=self.random_state_, elapsed=time.perf_counter() - t0)
 
     def __call__(self, X):
         """Attacked scores ``f'(X)`` for one batch.
