@@ -32,6 +32,8 @@ import warnings
 
 import ipywidgets as W
 
+from ._base import to_jsonable
+
 __all__ = ["FairlensWidget", "WidgetProtocol", "new_figure", "figure_png", "message_png", "kernels_cold",
            "LECTURE_RC", "labelled", "COMPILING", "resolve_background", "png_size", "compose_png", "layout_problems"]
 
@@ -885,7 +887,6 @@ class FairlensWidget(W.VBox, WidgetProtocol):
         >>> out = widget.export()                      # doctest: +SKIP
         >>> print(out["code"])                         # doctest: +SKIP
         """
-        from ._base import to_jsonable
 
         self._wait_views()
         frame = self._export_frame()

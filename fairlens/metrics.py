@@ -30,6 +30,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._base import renamed_kwargs
+from ._validation import check_real
+
 __all__ = [
     "group_rates",
     "demographic_parity_difference",
@@ -60,7 +63,6 @@ def _renamed(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ._base import renamed_kwargs
 
         renamed_kwargs(func.__name__, kwargs, {"sensitive_features": "protected"})
         return func(*args, **kwargs)
@@ -415,7 +417,6 @@ def equalized_odds_difference(y_true, y_pred, *, protected) -> float:
 
 
 def _check_alpha(alpha):
-    from ._validation import check_real
 
     return check_real("alpha", alpha)
 

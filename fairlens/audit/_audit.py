@@ -14,8 +14,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import Interval, Options, Result, resolve_random_state, to_jsonable, validate_params
+from .._base import Interval, Options, Result, check_progress, resolve_random_state, to_jsonable, validate_params
 from .._registry import resolve
+from .._version import __version__
+from ..models import as_scorer
 from ._checks import check_specs
 from ._core import CheckOutcome, Context
 from ._gate import (
@@ -710,7 +712,6 @@ class AuditReport(Result):
         >>> report.to_dict("demographic_parity_difference>0.1")["verdict"]["status"]
         'passed'
         """
-        from .._version import __version__
 
         outcomes, judgement = self._judged(fail_on, burden)
         burden = self.burden if burden is None else burden
@@ -1170,7 +1171,6 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     >>> report.passed("demographic_parity_difference>0.1")  # doctest: +SKIP
     >>> report.to_html("audit.html")  # doctest: +SKIP
     """
-    from ..models import as_scorer
 
     validate_params(dict(time_budget=time_budget, threshold=threshold, random_state=random_state,
                          n_jobs=n_jobs, progress=progress, burden=burden), _AUDIT_CONSTRAINTS, caller="audit")
@@ -1252,7 +1252,6 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
                                    "fail_on": gate, "burden": burden, "privileged": privileged, **opts}),
     }
 
-    from .._base import check_progress
 
     bar = None
     report_fn = None

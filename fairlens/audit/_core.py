@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from .._base import to_jsonable
 from ._gate import all_measures
 
 
@@ -116,7 +117,6 @@ class CheckOutcome:
         >>> sec["status"], sec["error"]
         ('failed', 'ValueError: y_true has one value')
         """
-        from .._base import to_jsonable
 
         out = {"id": self.id, "title": self.title, "status": self.status, "elapsed": self.elapsed,
                "verdict": self.verdict, "paragraphs": list(self.paragraphs), "tables": list(self.tables),

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .._parallel import chunk_rng
 from ._core import (
     CheckOutcome,
     _cell,
@@ -99,7 +100,6 @@ def _consistency(ctx, X, random_state):
 def check(ctx, seconds):
     """Explanations: SHAP attribution share of the protected features, and whether the model's
     scores depend on the batch (the shuffling attack's signature, Yadav et al.)."""
-    from .._parallel import chunk_rng
 
     opts = ctx.options
     out = CheckOutcome("explanations", "Explanations and output shuffling", random_state=ctx.random_state)

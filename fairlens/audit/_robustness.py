@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._parallel import chunk_rng
 from ._core import (
     CheckOutcome,
     _bounds_test,
@@ -71,7 +72,6 @@ def check(ctx, seconds):
         out.random_state = None
         return out
     ds = ctx.dataset
-    from .._parallel import chunk_rng
 
     idx = np.sort(chunk_rng(ctx.random_state, 0, 29).permutation(ds.n_samples)[: opts["n_certify"]])
     names = getattr(ctx.user_model, "feature_names_in_", None)

@@ -1,6 +1,8 @@
 """Helpers shared by every certification path, free of cycles."""
 from __future__ import annotations
 
+from .._parallel import effective_n_jobs
+
 __all__ = ["call_kernel", "interrupted", "check_kernel_inputs"]
 
 
@@ -95,7 +97,6 @@ def plan_n_jobs(n_jobs, n_tasks, deadline):
     """
     import time
 
-    from .._parallel import effective_n_jobs
 
     if n_tasks <= 1:
         return 1
@@ -115,7 +116,7 @@ def plan_n_jobs(n_jobs, n_tasks, deadline):
 import math as _math  # noqa: E402
 import numbers as _numbers  # noqa: E402
 
-from .._base import Interval, Options, validate_params  # noqa: E402
+from .._base import Interval, Options, renamed_kwargs, validate_params  # noqa: E402
 
 METHODS = ("cascade", "flb", "elb", "brute")
 VOTES = ("soft", "hard")
@@ -214,7 +215,6 @@ def check_budget(budget, n_features, name="budget"):
 
 def take_model(caller, model, kwargs):
     """The model argument, also under its old name ``forest=`` (with a FutureWarning)."""
-    from .._base import renamed_kwargs
 
     kwargs = renamed_kwargs(caller, kwargs, {"forest": "model"})
     if "model" in kwargs:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._validation import check_choice, check_memory
 from . import _votes, _walk
 from ._flat import FlatEnsemble, check_flat
 from ._inputs import check_X as _check_X
@@ -601,7 +602,6 @@ class TreeEnsemble:
         if self.vote == "additive":
             raise ValueError(f"vote and tie_class do not apply to a {self.source}: its predict is the argmax of "
                              "the summed raw scores; leave them unset.")
-        from .._validation import check_choice
 
         new = self.vote if vote is None else check_choice("vote", vote, VOTES)
         if new not in self.votes:
@@ -1082,7 +1082,6 @@ def assemble(trees, *, classes, n_features, vote, source, library=None, model=No
     >>> ens.roots.tolist(), ens.left.tolist()[3:], ens.vmax.tolist()
     ([0, 3], [4, -1, -1], [1.0, 1.0])
     """
-    from .._validation import check_memory
 
     classes = np.asarray(classes)
     if classes.ndim != 1:

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_random_state
+from .._validation import check_int, check_random_state
 from ._inputs import encode_labels as _encode_labels
 
 __all__ = ["FeaturePartitionedForest", "EXPECTED_FAILED_CHECKS"]
@@ -126,7 +126,6 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
         return tags
 
     def _validate_params(self, n_features):
-        from .._validation import check_int
 
         b = check_int("budget", self.budget, min=1)
         check_int("rounds", self.rounds, min=1)

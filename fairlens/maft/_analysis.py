@@ -9,6 +9,7 @@ import pandas as pd
 
 from fairlens._base import Result
 
+from .._validation import check_bool, check_real
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
 from ._problem import _Problem
@@ -260,7 +261,6 @@ def compare_gradients(
     dataset, favourable_class = _old_names("compare_gradients", data, favourable, old)
     if X is None:
         raise TypeError("compare_gradients() missing the required argument 'X' (the points).")
-    from fairlens._validation import check_bool, check_real
 
     h = _check_h(h)
     epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._base import renamed_kwargs
+from .._validation import check_bool, check_choice, check_real
+from ..models import Scorer, as_scorer, mlp_input_gradient
+
 __all__ = [
     "zero_order_gradient",
     "check_gradient_output",
@@ -20,7 +24,6 @@ __all__ = [
 
 
 def _check_h(h):
-    from fairlens._validation import check_real
 
     try:
         return check_real("h", h, min=0.0, include_min=False)
@@ -160,9 +163,6 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
     >>> zero_order_gradient(f, [1.0, 2.0])
     array([3., 5.])
     """
-    from fairlens._base import renamed_kwargs
-    from fairlens._validation import check_bool, check_choice
-    from fairlens.models import as_scorer
 
     old = renamed_kwargs("zero_order_gradient", dict(old), {"dataset": "data", "favourable_class": "favourable"})
     data = old.pop("data", data)
@@ -249,7 +249,6 @@ class _GradientSource:
                     f"got {type(gradient).__name__}."
                 )
         else:
-            from fairlens.models import Scorer
 
             if isinstance(model, Scorer):
                 self.model = model = model.model
@@ -274,7 +273,6 @@ class _GradientSource:
                 ) from None
 
     def _mlp(self, X, output):
-        from fairlens.models import mlp_input_gradient
 
         if self._perm is None:
             return np.asarray(mlp_input_gradient(self.model, X, output=output), dtype=np.float64)

@@ -11,6 +11,8 @@ import pandas as pd
 from fairlens._base import Result, renamed_kwargs, resolve_random_state
 from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
+from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
+from ..models import Scorer
 from ._problem import _Problem
 from ._result import FairnessTestResult
 from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
@@ -161,7 +163,6 @@ RATE_CHUNK = 16384
 
 def _rate_chunk(payload, chunk):
     """Discriminatory samples among chunk ``(k, (start, stop))`` (a parallel task)."""
-    from fairlens._parallel import chunk_rng
 
     k, (a, e) = chunk
     pb = payload.problem
@@ -244,7 +245,6 @@ def discrimination_rate(
             "average several calls with different random_state values."
         )
     confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
-    from fairlens._parallel import Payload, check_n_jobs, fixed_chunks, run_chunks
 
     n_jobs = check_n_jobs(n_jobs)
     seed = resolve_random_state(random_state)
@@ -555,7 +555,6 @@ def retrain_with_instances(
     from sklearn.base import clone
     from sklearn.model_selection import train_test_split
 
-    from fairlens.models import Scorer
 
     labelling = check_choice("labelling", labelling, ("majority", "original"))
     fraction = check_probability("fraction", fraction, include_0=False)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .._parallel import run_chunks
+
 __all__ = ["MIN_PARALLEL_ROWS", "Plan", "plan_phase", "cuts", "own_share", "run_shares"]
 
 #: Below this many model rows (an upper bound of a phase's work: every similar instance and every
@@ -83,7 +85,6 @@ def run_shares(run, task, payload, shares, phase, merge=None):
         The outcomes (a prefix of the shares, in share order), ``(elapsed, done)`` marks as
         tasks finished, and whether the run stopped before every share was done.
     """
-    from fairlens._parallel import run_chunks
 
     marks = []
 

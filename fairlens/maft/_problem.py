@@ -15,6 +15,8 @@ import numpy as np
 from fairlens._base import resolve_random_state
 from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
+from .._parallel import thread_limit
+from ..models import _as_encoded
 from . import _kcall
 
 __all__ = ["select_seeds"]
@@ -199,7 +201,6 @@ class _Problem:
         """Rows in the encoded space (the shared check of :mod:`fairlens.models`): a DataFrame
         is aligned by column name, a readable one encoded through the dataset; the error
         names ``what``."""
-        from fairlens.models import _as_encoded
 
         ds = self.dataset if hasattr(self.dataset, "encode") else None
         try:
@@ -289,7 +290,6 @@ def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """
     from sklearn.cluster import KMeans
 
-    from fairlens._parallel import thread_limit
 
     n_seeds = check_int("n_seeds", n_seeds, min=1)
     n_clusters = check_int("n_clusters", n_clusters, min=1)

@@ -8,6 +8,8 @@ import pandas as pd
 
 from fairlens._base import Result
 
+from .._validation import check_bool, check_int
+
 __all__ = ["FairnessTestResult"]
 
 
@@ -188,7 +190,6 @@ class FairnessTestResult(Result):
         >>> df[("x", "sex")].tolist(), df[("x'", "sex")].tolist(), df[("", "phase")].tolist()
         ([0.0], [1.0], ['global'])
         """
-        from fairlens._validation import check_bool, check_int
 
         readable = check_bool("readable", readable)
         max_rows = check_int("max_rows", max_rows, min=0, allow_none=True)

@@ -20,6 +20,7 @@ import numpy as np
 from fairlens._base import Analysis, Interval, Options, resolve_random_state
 from fairlens._validation import check_int, check_memory
 
+from .._base import renamed_kwargs
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h, _zo_bounds
 from ._problem import _SIMILAR_COPIES, _Problem
 from ._search import AEQUITAS_WALKS, GRADIENT_WALKS, run_two_phase
@@ -510,7 +511,6 @@ def _base_kwargs(loc):
 
 def _favourable_alias(name, favourable, old):
     """``favourable_class=`` (earlier releases) -> ``favourable``, with a FutureWarning."""
-    from fairlens._base import renamed_kwargs
 
     old = renamed_kwargs(name, dict(old), {"favourable_class": "favourable"})
     if "favourable" in old:

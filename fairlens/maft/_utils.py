@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_probability
+from ..models import Scorer, as_scorer
 from . import _kcall
 
 __all__ = ["CountingScorer", "stream_uniform", "RowSet", "KeySet", "RowCodec", "wilson_interval", "resolve_scorer"]
@@ -472,7 +474,6 @@ def resolve_scorer(model, dataset=None, favourable_class=1, name="favourable"):
     encoded DataFrame (any column order) and an array model are all called in the
     form they were fitted on; rows are always passed in the dataset's encoded space.
     """
-    from fairlens.models import Scorer, as_scorer
 
     classes = getattr(model, "classes_", None)
     if not isinstance(model, Scorer) and classes is not None and favourable_class != 1:
@@ -492,7 +493,6 @@ def wilson_interval(k, n, confidence=0.95):
     """Wilson score interval for a binomial proportion ``k / n``."""
     from scipy.stats import norm
 
-    from fairlens._validation import check_probability
 
     confidence = check_probability("confidence", confidence, include_0=False, include_1=False)
     if n <= 0:

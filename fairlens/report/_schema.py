@@ -127,6 +127,8 @@ import math
 import numbers
 import platform
 
+from .._version import __version__
+
 __all__ = ["SCHEMA_VERSION", "check_ids", "VERDICTS", "STATUSES", "UNITS", "validate_document",
            "environment_info", "sha256_file", "frame_sha256", "utc_now"]
 
@@ -198,7 +200,6 @@ def environment_info() -> dict:
     """
     from importlib import metadata
 
-    from .._version import __version__
 
     libs = {}
     for name in LIBRARIES:

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._base import Result, accepts_renamed, resolve_random_state
+from .._validation import check_int, check_real
+from ..models import as_scorer
 
 __all__ = ["BatchConsistencyResult", "batch_consistency"]
 
@@ -202,7 +204,6 @@ def _adapt(model, X, dataset, output, favourable):
         def call(R):
             return np.asarray(model(R), dtype=np.float64)
         return call, rows, model
-    from ..models import as_scorer
 
     scorer = as_scorer(model, dataset, output=output, favourable=favourable)
     rows = scorer.check_X(X)
@@ -294,7 +295,6 @@ def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5,
     >>> batch_consistency(attacked, X, random_state=0).suspicious
     True
     """
-    from .._validation import check_int, check_real
 
     t0 = time.perf_counter()
 

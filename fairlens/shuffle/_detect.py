@@ -20,6 +20,9 @@ import numpy as np
 import pandas as pd
 
 from .._base import accepts_renamed, resolve_random_state
+from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
+from .._validation import check_int, check_real
+from ..models import Scorer, as_scorer
 from ._shuffled import ShuffledModel
 
 __all__ = [
@@ -67,7 +70,6 @@ def _adapt(model, dataset=None, feature_names=None):
     callable's output unchanged)."""
     if isinstance(model, ShuffledModel):
         return model
-    from ..models import Scorer, as_scorer
 
     if isinstance(model, Scorer):
         return as_scorer(model, dataset)
@@ -337,7 +339,6 @@ def _block_model(model, block_seed):
 
 def _explain_block(payload, chunk):
     """Explain the instances ``start:stop`` of ``payload.A`` (one block; a pure function)."""
-    from .._parallel import chunk_rng
 
     block, start, stop = chunk
     rng = chunk_rng(payload.seed, block)
@@ -504,8 +505,6 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     (5, 3)
     >>> phi_shap = explain(m, X[:5], "shap", background=X[:20], random_state=0)  # doctest: +SKIP
     """
-    from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
-    from .._validation import check_int
 
     if not isinstance(explainer, str) or explainer not in EXPLAINERS:
         raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
@@ -704,7 +703,6 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     prot = _protected_indices(model, protected, names, A.shape[1])
     if isinstance(model, ShuffledModel) and background is not None:
         model.validate(background)
-    from .._parallel import check_n_jobs
 
     n_jobs = check_n_jobs(n_jobs)
     recs, values = [], {}
@@ -791,7 +789,6 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")
-    from .._validation import check_real
     from ..metrics import fairness_report
 
     if getattr(model, "output", "auto") == "raw":  # ranking scores on their own scale

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .._base import Result, positional_kwargs, renamed_kwargs, resolve_random_state
+from .._validation import check_str_list
+from ..models import as_scorer
 from . import _kernels
 
 __all__ = [
@@ -498,7 +500,6 @@ class ShuffleBatch(Result):
 
 def _as_scorer(scorer, dataset=None, *, feature_names=None, output="auto", favourable_class=1):
     """Adapt ``scorer`` once with the package-wide :func:`fairlens.models.as_scorer`."""
-    from ..models import as_scorer
 
     if dataset is not None:
         feature_names = None  # the dataset's encoded columns
@@ -660,7 +661,6 @@ class ShuffledModel:
             raise TypeError("scorer must be the honest model f, not a ShuffledModel (use "
                             "model.with_params(...) to change an attack).")
         if feature_names is not None:
-            from .._validation import check_str_list
 
             feature_names = check_str_list("feature_names", feature_names)
         self.model = scorer

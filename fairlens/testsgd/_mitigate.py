@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._base import Result, accepts_renamed, check_progress, resolve_random_state
-from .._validation import check_stop
+from .._validation import check_bool, check_choice, check_int, check_probability, check_real, check_stop
 from ._rules import RuleSet, as_table
 from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
 
@@ -243,7 +243,6 @@ def generate_group_samples(model, data, rule_set: RuleSet, protected, n: int, la
     >>> X.shape, bool(rs.mask(X).all()), bool((model.predict(X) == 1).all())
     ((5, 21), True, True)
     """
-    from .._validation import check_int, check_probability
 
     n = check_int("n", n, min=0)
     if isinstance(label, (str, bytes)) or label not in (0, 1):
@@ -447,7 +446,6 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     if amounts is None:
         top = max(50, int(0.1 * n))
         amounts = np.unique(np.geomspace(50, top, 6).astype(int))
-    from .._validation import check_int, check_real
 
     if isinstance(amounts, (str, bytes)) or np.ndim(amounts) != 1 or len(amounts) == 0:
         raise TypeError(f"amounts must be a non-empty list of positive integers; got {amounts!r}")
@@ -457,7 +455,6 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     custom_fit = fit is not None
     if fit is not None and not callable(fit):
         raise TypeError(f"fit must be None or a callable fit(X, y) -> model; got {fit!r}")
-    from .._validation import check_bool, check_choice
 
     check_choice("retrain", retrain, RETRAIN)
     check_bool("baseline", baseline)

@@ -26,8 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .._base import Result, accepts_renamed, resolve_random_state, to_jsonable
-from .._validation import check_choice, check_int, check_probability, check_real, check_stop
+from .._base import Result, accepts_renamed, check_progress, resolve_random_state, to_jsonable
+from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
+from .._validation import check_choice, check_int, check_memory, check_probability, check_real, check_stop
+from ..models import Scorer, as_scorer
 from . import _kernels
 from ._rules import RuleSet, TableView, as_table
 
@@ -121,7 +123,6 @@ def make_scorer(model, dataset=None, *, favourable_class=1):
     ``dataset`` (a Dataset or a :class:`TableView` built from one) lets the scorer align a
     DataFrame-fitted model by column name and decode rows for a readable-frame pipeline.
     """
-    from ..models import Scorer, as_scorer
 
     if isinstance(model, Scorer):
         return model
@@ -671,7 +672,6 @@ def _check_alg2_params(error_thr, sample_thr, max_samples, threshold=0.5, confid
 
 
 def check_memory_samples(max_samples):
-    from .._validation import check_memory
 
     # two int64 label histories per rule set of up to max_samples entries
     check_memory(16.0 * max_samples, f"max_samples={max_samples}",
@@ -939,7 +939,6 @@ def neighbourhood_table(scorer, sampler, threshold, batch_rows=65_536, *, n_jobs
     stopped. Seeds are cut in fixed blocks of :data:`TABLE_SEED_BLOCK` run by
     :func:`fairlens._parallel.run_chunks` (deterministic: no random numbers), each block as
     many seeds as fill one model call of ``batch_rows`` rows (3,640 seeds = 65,520 rows on census)."""
-    from .._parallel import Payload, fixed_chunks, run_chunks
 
     n = sampler.table.X.shape[0]
     kk = max(1, sampler.free_cols.size)
@@ -1123,7 +1122,6 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     label_table : ndarray or None
         Only with ``return_table=True``: the neighbourhood labels used (or None).
     """
-    from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
 
     stop_fn = check_stop(stop)
     n_jobs = check_n_jobs(n_jobs)
@@ -1178,7 +1176,6 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
             return (results, n_scored, None) if return_table else (results, n_scored)
     per_chunk = TABLE_RULE_SET_BLOCK if strategy == "table" else max(1, int(batch_rows) // (2 * first))
     if mask_fn is not None and masks is None and bits is None:
-        from .._validation import check_memory
 
         check_memory(float(m) * n_data, f"mask_fn for {m} rule sets x {n_data} rows",
                      "pass bits= (packed masks, e.g. FrequentRuleSets.bits) instead of mask_fn")
@@ -1436,7 +1433,6 @@ def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Seq
     """
     import time as _time
 
-    from .._base import check_progress
 
     t0 = _time.perf_counter()
     seed = resolve_random_state(random_state)

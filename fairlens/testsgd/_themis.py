@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._base import Result, accepts_renamed, resolve_random_state
+from .._validation import check_int, check_probability
 from ._rules import N_BINS_DEFAULT, RuleSet, as_table, build_rules
 from ._score import make_scorer
 
@@ -220,7 +221,6 @@ def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000
     >>> res.max_group, res.min_group, round(res.score, 3)
     ('sex=male, age>=56.3333', 'sex=male, age<37.6667', 0.2)
     """
-    from .._validation import check_int, check_probability
 
     t0 = time.perf_counter()
     n_samples = check_int("n_samples", n_samples, min=1)

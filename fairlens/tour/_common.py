@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import io
 
+from .._base import to_jsonable
+
 _DPI = 100
 _RC = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "xtick.labelsize": 12,
        "ytick.labelsize": 12, "legend.fontsize": 12, "figure.dpi": _DPI}
@@ -29,7 +31,6 @@ def _figure(width=11.0, height=4.6, ncols=1):
 
 
 def _model_info(model, what, input_kind) -> dict:
-    from .._base import to_jsonable
 
     params = {}
     if hasattr(model, "get_params"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..models import train_mlp
 from ._common import _RC, _data_info, _figure, _finding, _model_info
 
 
@@ -12,7 +13,6 @@ def section(budget, random_state):
 
     from ..datasets import load_adult
     from ..maft import AEQUITAS, MAFT
-    from ..models import train_mlp
 
     census = load_adult(encoding="benchmark")
     model = train_mlp(census, random_state=random_state)

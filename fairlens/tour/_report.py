@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._base import resolve_random_state, to_jsonable
 from ._common import _DPI, _RC, _png  # noqa: F401  (the sections' conventions)
 
 BUDGETS = {
@@ -241,7 +242,6 @@ class TourReport:
         >>> doc["schema"], doc["kind"], doc["verdict"]["sentence"]
         ('fairlens.report/2', 'tour', 'All 1 analyses ran on bundled data in 2 s.')
         """
-        from .._base import to_jsonable
         from ..report._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
 
         datasets, models, findings, sections = [], [], [], []
@@ -469,7 +469,6 @@ def check_report_path(path, name="out", suffixes=None) -> Path:
 
 
 def _section_doc(s: TourSection) -> dict:
-    from .._base import to_jsonable
 
     tables = []
     if s.table is not None:
@@ -545,7 +544,6 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
     """
     from tqdm.auto import tqdm
 
-    from .._base import resolve_random_state
     from ..report._schema import utc_now
 
     if isinstance(random_state, (bool, np.bool_)) or not isinstance(

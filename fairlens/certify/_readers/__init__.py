@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from typing import Callable, NamedTuple
 
+from ..._validation import check_choice
 from .._ensemble import TreeEnsemble
 
 __all__ = ["Reader", "READERS", "read_model", "flatten_forest", "can_certify", "loaded_classes"]
@@ -273,7 +274,6 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     (10, 'hard', True)
     """
     if vote is not None:
-        from ..._validation import check_choice
         from .._ensemble import VOTES
 
         check_choice("vote", vote, VOTES)
