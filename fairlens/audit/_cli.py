@@ -32,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import audit
+from ._gate import parse_fail_on
+
 __all__ = ["add_parsers", "main", "load_table", "load_model", "write_example", "CliError"]
 
 
@@ -471,7 +474,6 @@ def _audit(args) -> int:
                 raise CliError(f"{flag}: {str(given)!r} is the {src_flag} file; the report "
                                "would overwrite it")
     if args.fail_on is not None:
-        from ._gate import parse_fail_on
 
         try:
             parse_fail_on(list(args.fail_on))
@@ -517,7 +519,6 @@ def _audit(args) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import audit
 
     # the budget bounds the whole command: start-up and reading the files came out of it, and a few
     # seconds are kept for writing the report

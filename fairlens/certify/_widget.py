@@ -19,6 +19,8 @@ import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from ._certify import STATUSES, certify, instance_covers
+from ._common import take_model
+from ._readers import read_model
 
 __all__ = ["CoverVisualizer"]
 
@@ -111,7 +113,6 @@ class CoverVisualizer(FairlensWidget):
 
     def __init__(self, model=None, X=None, y=None, budget=1, max_budget=3, feature_names=None, background=None,
                  vote=None, use_threads=None, **kwargs):
-        from ._common import take_model
 
         forest = take_model("CoverVisualizer", model, kwargs)
         if X is None or y is None:
@@ -119,7 +120,6 @@ class CoverVisualizer(FairlensWidget):
         threads = resolve_background(background, use_threads, "CoverVisualizer")
         self._model = forest
         self._vote = vote
-        from ._readers import read_model
 
         # the reader registered for the model's type (forests: what the model's predict does;
         # boosted models: summed raw scores, where vote does not apply and is refused by name)

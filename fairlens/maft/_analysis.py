@@ -11,7 +11,8 @@ from fairlens._base import Result
 
 from .._validation import check_bool, check_real
 from . import _kcall
-from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
+from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h, _zo_bounds
+from ._mitigation import _old_names
 from ._problem import _Problem
 from ._utils import CountingScorer, resolve_scorer
 
@@ -255,7 +256,6 @@ def compare_gradients(
     >>> cmp.summary().shape[0]
     1
     """
-    from ._mitigation import _old_names
 
     t0 = time.perf_counter()
     dataset, favourable_class = _old_names("compare_gradients", data, favourable, old)
@@ -272,7 +272,6 @@ def compare_gradients(
     pb.check_similar_memory(X.shape[0], "compare_gradients", 1, "points")
     base = resolve_scorer(model, dataset, favourable_class)
     scorer = CountingScorer(base)
-    from ._gradients import _zo_bounds
 
     bounds = _zo_bounds(base, dataset)
     srcs = {

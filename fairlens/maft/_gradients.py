@@ -13,6 +13,7 @@ import numpy as np
 from .._base import renamed_kwargs
 from .._validation import check_bool, check_choice, check_real
 from ..models import Scorer, as_scorer, mlp_input_gradient
+from ._utils import BLOCK_ROWS
 
 __all__ = [
     "zero_order_gradient",
@@ -47,7 +48,6 @@ def _zo_vectored(scorer, X, h, bounds=None):
     ``n (d + 1)`` probe rows never exceed one model batch (bounded memory for any ``n``);
     below that size this is exactly one call.
     """
-    from ._utils import BLOCK_ROWS
 
     n, d = X.shape
     per = max(1, BLOCK_ROWS // (d + 1))

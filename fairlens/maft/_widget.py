@@ -22,6 +22,7 @@ import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import plots
+from ._search import warmup
 from ._searchers import ADF, AEQUITAS, EIDIG, MAFT
 
 __all__ = ["MAFTSession"]
@@ -297,7 +298,6 @@ class MAFTSession(FairlensWidget):
         self._start_job("search", self._work)
 
     def _work(self, stop):
-        from ._search import warmup
 
         self._searching = True
         try:

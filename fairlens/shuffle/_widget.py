@@ -19,7 +19,7 @@ import pandas as pd
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import plots
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
-from ._shuffled import ShuffledModel
+from ._shuffled import ShuffledModel, parse_attack
 
 __all__ = ["ShuffleAttackExplorer"]
 
@@ -310,7 +310,6 @@ class ShuffleAttackExplorer(FairlensWidget):
     def _kernel_names(params):
         """The numba kernels an attack with these parameters calls (the widget sets no max_count)."""
         names = set()
-        from ._shuffled import parse_attack
 
         for a in parse_attack(params["attack"]):
             if a in ("dominance", "mixing"):
