@@ -17,7 +17,11 @@ import pandas as pd
 from .._base import Interval, Options, Result, check_progress, resolve_random_state, to_jsonable, validate_params
 from .._registry import resolve
 from .._version import __version__
+from ..datasets import Dataset
+from ..datasets._loaders import from_frame
 from ..models import as_scorer
+from ..report._render import format_number, render_html
+from ..report._schema import environment_info
 from ._checks import check_specs
 from ._core import CheckOutcome, Context
 from ._gate import (
@@ -151,7 +155,6 @@ def _condition_text(cond):
 def _reason(f):
     """One finding in a gate's reasons: ``measure (group): verdict: value (interval)``; the finding's
     sentence says the rest."""
-    from ..report._render import format_number
 
     unit = f.get("unit")
     value = format_number(f["value"], unit)
@@ -847,7 +850,6 @@ class AuditReport(Result):
         ...     os.path.getsize(os.path.join(tmp, "audit.html")) > 0
         True
         """
-        from ..report._render import render_html
 
         html = render_html(self.to_dict(fail_on))
         if path is not None:
@@ -864,7 +866,6 @@ class AuditReport(Result):
 
 def _environment(version):
     try:
-        from ..report._schema import environment_info
 
         return environment_info()
     except ImportError:  # pragma: no cover - the schema module ships with the renderer
@@ -907,8 +908,6 @@ def _limitations(report):
 # ------------------------------------------------------------------------------ inputs
 def _as_dataset(model, data, target, protected, favourable, max_groups=AUDIT_DEFAULTS["max_groups"]):
     """``(Dataset, data block, protected list)`` from a DataFrame or a Dataset."""
-    from ..datasets import Dataset
-    from ..datasets._loaders import from_frame
 
     if isinstance(protected, str):
         protected = [protected]

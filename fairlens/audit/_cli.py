@@ -32,6 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..datasets import load_adult
+from ..report._output import check_output_path, write_text_atomic
+from ..report._render import format_number, render_html
+from ..report._schema import check_ids, sha256_file
 from . import audit
 from ._gate import parse_fail_on
 
@@ -41,7 +45,6 @@ __all__ = ["add_parsers", "main", "load_table", "load_model", "write_example", "
 
 def _check_ids():
     """The audit's check ids: the group check and every registered slice's (:mod:`fairlens._registry`)."""
-    from ..report._schema import check_ids
 
     return check_ids()
 
@@ -454,8 +457,6 @@ def _audit(args) -> int:
 
     age = _process_age()
     t_start = time.perf_counter() - (age or 0.0)   # the budget bounds the whole command, start-up included
-    from ..report._output import check_output_path, write_text_atomic
-    from ..report._schema import sha256_file
 
     # 1. outputs, the gate, checks: no file is read and nothing runs before these hold
     try:
@@ -538,7 +539,6 @@ def _audit(args) -> int:
     # 4. the report and the gate
     import json
 
-    from ..report._render import render_html
 
     doc = report.to_dict()
     try:
@@ -548,7 +548,6 @@ def _audit(args) -> int:
                                                    ensure_ascii=False))
     except OSError as exc:
         raise CliError(f"the report could not be written: {exc}") from None
-    from ..report._render import format_number
 
     for f in doc["findings"]:  # one line per finding, in the report's number format
         value = format_number(f["value"], f.get("unit"))
@@ -593,7 +592,6 @@ def write_example(folder, *, n_rows=4000, random_state=0):
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    from ..datasets import load_adult
 
     folder = Path(folder).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
@@ -630,7 +628,6 @@ def _example(args) -> int:
     except OSError as exc:
         raise CliError(f"DIR: cannot write into {str(folder)!r}: {exc.strerror or exc}") \
             from None
-    from ..datasets import load_adult
 
     fav = load_adult(download=False).label_names[1].split()[-1]
     print(f"wrote {table} and {model_file}\nnow run:\n"

@@ -17,7 +17,9 @@ import time
 
 import numpy as np
 
+from .. import _stats
 from .._base import to_jsonable
+from ..report._render import format_number
 from ._gate import all_measures
 
 
@@ -178,7 +180,6 @@ def _val(v, unit=None):
 
 def _plain(v):
     """A plain number as the renderer shows it (``1.4e-14`` -> ``< 0.001``, never scientific)."""
-    from ..report._render import format_number
 
     return format_number(_float(v))
 
@@ -225,7 +226,6 @@ def _finding(check, measure, group, value, lo, hi, sentence, *, interval=None, t
 
 
 def _wilson_limits(k, n, conf):
-    from .. import _stats
 
     lo, hi = _stats.wilson(k, n, float(_stats.z_of(0.5 + conf / 2)))
     return float(lo), float(hi)
@@ -245,7 +245,6 @@ def _bounds_test(k_lo, k_hi, n):
 
 def _wilson_test(k, n):
     """Test of a proportion ``k / n`` against a condition (inverting its Wilson limits)."""
-    from .. import _stats
 
     def test(cond):
         c, (alt_hold, alt_not) = cond.value, (("greater", "less") if cond.upward else ("less", "greater"))

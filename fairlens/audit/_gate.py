@@ -40,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _stats
+from .._registry import audit_checks
 
 __all__ = ["Condition", "BURDENS", "MEASURES", "all_measures", "DEFAULT_THRESHOLDS", "parse_fail_on", "parse_threshold",
            "decide", "VerdictRule"]
@@ -79,7 +80,6 @@ def all_measures():
     """:data:`MEASURES` and the measures the registered slices' checks declare
     (:class:`fairlens._registry.AuditCheck` ``measures`` entries written as
     ``(name, label, unit, lowest, highest, signed, how)``), by name."""
-    from .._registry import audit_checks
 
     out = dict(MEASURES)
     for _, spec in audit_checks():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics import GROUP_RATES, group_metrics
 from ._core import (
     CheckOutcome,
     _cell,
@@ -27,7 +28,6 @@ def check(ctx, seconds):
     every measure with a score interval that covers its true value (0 and 1 included)."""
     import matplotlib.pyplot as plt
 
-    from ..metrics import GROUP_RATES, group_metrics
 
     opts = ctx.options
     out = CheckOutcome("group_fairness", "Group fairness", random_state=None)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from .._parallel import chunk_rng
+from .._stats import wilson, z_of
 from ._core import (
     CheckOutcome,
     _cell,
@@ -67,7 +68,6 @@ def _discriminatory(ctx, X):
 def check(ctx, seconds):
     """Individual discrimination: the rate on a seeded sample of the data (Wilson interval) and MAFT's
     discriminatory pairs (Wang et al., ICSE 2024, with the paper's defaults)."""
-    from .._stats import wilson, z_of
 
     opts = ctx.options
     out = CheckOutcome("individual", "Individual discrimination (MAFT)", random_state=ctx.random_state)

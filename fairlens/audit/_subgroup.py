@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+from .. import _groupstats as gs
+from .. import _stats
 from ._core import (
     CheckOutcome,
     _cell,
@@ -170,7 +172,6 @@ def check(ctx, seconds):
 
 def _abs_gap(x1, n1, x2, n2, conf):
     """``|p1 - p2|`` of two independent samples: its Newcombe interval, test and standard error."""
-    from .. import _stats
 
     z = float(_stats.z_of(0.5 + conf / 2))
     d, lo, hi = (float(v) for v in _stats.mover([x1, x2], [n1, n2], [1.0, -1.0], z))
@@ -178,7 +179,6 @@ def _abs_gap(x1, n1, x2, n2, conf):
     fam_X, fam_N = np.array([[x1, x2]], float), np.array([[n1, n2]], float)
 
     def test(cond):
-        from .. import _groupstats as gs
 
         fam = gs._Family("range", fam_X, fam_N, (1.0, -1.0), 1, [None])
         ph, pn = gs._elementary(fam, cond.op, cond.value, False)

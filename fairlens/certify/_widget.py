@@ -18,9 +18,11 @@ import ipywidgets as W
 import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
+from . import _bounds
 from ._certify import STATUSES, certify, instance_covers
 from ._common import take_model
 from ._readers import read_model
+from .plots import plot_accuracy_vs_budget, plot_cover_matrix, plot_flb, plot_tree_contributions, plot_witness
 
 __all__ = ["CoverVisualizer"]
 
@@ -261,13 +263,11 @@ class CoverVisualizer(FairlensWidget):
                     summary=None if self.summary_frame is None else id(self.summary_frame))
 
     def _busy_text(self, state):
-        from . import _bounds
 
         return f"computing b = {state['budget']}..." + (f" {COMPILING}" if kernels_cold(_bounds) else "")
 
     # -- rendering -------------------------------------------------------
     def _compute_views(self, state):
-        from .plots import plot_accuracy_vs_budget, plot_cover_matrix, plot_flb, plot_witness
 
         b, want = state["budget"], state["status"]
         res = self._result_for(b)
@@ -334,7 +334,6 @@ class CoverVisualizer(FairlensWidget):
             lines.append("not settled: the time limit stopped the search before this instance was decided.")
         lines.append(f"<span style='color:#555'>certified vote: {html.escape(res.vote)}</span>")
         if self.forest.vote == "additive":  # boosted: per-tree margin contributions replace the matrix
-            from .plots import plot_tree_contributions
 
             png_m = draw_png(lambda fig, ax: plot_tree_contributions(ic, ax=ax, target=target), _MAT_FIG)
         else:
@@ -431,7 +430,6 @@ class CoverVisualizer(FairlensWidget):
         """
         import pandas as pd
 
-        from . import _bounds
 
         self.progress.value = 0
         cold = kernels_cold(_bounds)

@@ -15,6 +15,7 @@ from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSourc
 from ._mitigation import _old_names
 from ._problem import _Problem
 from ._utils import CountingScorer, resolve_scorer
+from .plots import plot_gradient_similarity
 
 __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]
 
@@ -197,7 +198,6 @@ class GradientComparison(Result):
         >>> type(cmp.plot()).__name__
         'Axes'
         """
-        from .plots import plot_gradient_similarity
 
         sims = dict(self.gradient_cos)
         sims["direction\nMAFT~EIDIG"] = self.direction_cos

@@ -13,6 +13,7 @@ import numpy as np
 from .._base import renamed_kwargs
 from .._validation import check_bool, check_choice, check_real
 from ..models import Scorer, as_scorer, mlp_input_gradient
+from . import _kcall
 from ._utils import BLOCK_ROWS
 
 __all__ = [
@@ -54,7 +55,6 @@ def _zo_vectored(scorer, X, h, bounds=None):
     if n > per:
         parts = [_zo_vectored(scorer, X[s : s + per], h, bounds) for s in range(0, n, per)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    from . import _kcall
 
     X = np.ascontiguousarray(X, dtype=np.float64)
     if bounds is None:

@@ -16,6 +16,7 @@ from ..models import Scorer
 from ._problem import _Problem
 from ._result import FairnessTestResult
 from ._utils import BLOCK_ROWS, CountingScorer, resolve_scorer, wilson_interval
+from .plots import plot_mitigation
 
 __all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "RetrainResult", "MAX_SAMPLES"]
 
@@ -454,7 +455,6 @@ class RetrainResult(Result):
         >>> type(mit.plot()).__name__
         'Axes'
         """
-        from .plots import plot_mitigation
 
         return plot_mitigation(self, ax=ax)
 

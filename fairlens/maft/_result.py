@@ -9,6 +9,7 @@ import pandas as pd
 from fairlens._base import Result
 
 from .._validation import check_bool, check_int
+from .plots import plot_timeline
 
 __all__ = ["FairnessTestResult"]
 
@@ -273,6 +274,5 @@ class FairnessTestResult(Result):
         >>> type(ax).__name__
         'Axes'
         """
-        from .plots import plot_timeline
 
         return plot_timeline({self.method: self}, ax=ax, **kw)

@@ -21,7 +21,7 @@ import ipywidgets as W
 import numpy as np
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
-from . import plots
+from . import _kernels, plots
 from ._search import warmup
 from ._searchers import ADF, AEQUITAS, EIDIG, MAFT
 
@@ -291,7 +291,6 @@ class MAFTSession(FairlensWidget):
         self.results = {}
         self.live = {}
         self.result = None
-        from . import _kernels
 
         cold = kernels_cold(_kernels)
         self._set_status("preparing..." + (f" {COMPILING}" if cold else ""), busy=True)

@@ -127,6 +127,7 @@ import math
 import numbers
 import platform
 
+from .._registry import audit_checks
 from .._version import __version__
 
 __all__ = ["SCHEMA_VERSION", "check_ids", "VERDICTS", "STATUSES", "UNITS", "validate_document",
@@ -149,7 +150,6 @@ def check_ids():
     >>> check_ids()
     ('group_fairness', 'individual', 'subgroup', 'explanations', 'robustness')
     """
-    from .._registry import audit_checks
 
     return ("group_fairness", *(c.id for _, c in audit_checks()))
 

@@ -22,6 +22,7 @@ import pandas as pd
 from .._base import accepts_renamed, resolve_random_state
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_int, check_real
+from ..metrics import aif360_report, fairness_report
 from ..models import Scorer, as_scorer
 from ._shuffled import ShuffledModel
 
@@ -789,7 +790,6 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
     """
     if not isinstance(model, ShuffledModel):
         raise TypeError("model must be a ShuffledModel (fairness of f versus f').")
-    from ..metrics import fairness_report
 
     if getattr(model, "output", "auto") == "raw":  # ranking scores on their own scale
         threshold = check_real("threshold", threshold)
@@ -808,7 +808,6 @@ def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, pr
         return (s >= threshold if model.higher_is_better else s <= threshold).astype(int)
 
     if privileged is not None:
-        from ..metrics import aif360_report
 
         def report(yp):
             return aif360_report(y_true, yp, protected=sensitive_features,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
-from . import plots
+from . import _kernels, plots
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
 from ._shuffled import ShuffledModel, parse_attack
 
@@ -320,7 +320,6 @@ class ShuffleAttackExplorer(FairlensWidget):
         return sorted(names)
 
     def _busy_text(self, state):
-        from . import _kernels
 
         names = self._kernel_names(state["params"])
         cold = bool(names) and kernels_cold(_kernels, names)
@@ -527,7 +526,6 @@ class ShuffleAttackExplorer(FairlensWidget):
             self._note = f"{name}: cached"
             self.request_render()
             return None
-        from . import _kernels
 
         self.progress.value = 0.0
         names = self._kernel_names(params)

@@ -18,8 +18,10 @@ import numpy as np
 import pandas as pd
 
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
+from . import _kernels
 from ._mitigate import mitigate
 from ._rules import as_table, bin_index
+from .plots import plot_mitigation, plot_rates
 
 __all__ = ["RuleSetBrowser"]
 
@@ -314,7 +316,6 @@ class RuleSetBrowser(FairlensWidget):
         return self._cache.get(key) or self.report.result_for(name)
 
     def _compute_views(self, state):
-        from .plots import plot_mitigation, plot_rates
 
         lp = {k: state[k] for k in ("sort_by", "ascending", "filter", "theta", "n_match")}
         r = self._selected_result(state)
@@ -583,7 +584,6 @@ class RuleSetBrowser(FairlensWidget):
                 raise ValueError("the report has no tester; run it with TestSGD(...).run()")
             if self.test is None:
                 raise ValueError("mitigation needs held-out labelled data: RuleSetBrowser(report, test=test)")
-            from . import _kernels
 
             rs = current.rule_set
             self.progress.value = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..datasets import load_breast_cancer
 from ._common import _RC, _data_info, _figure, _finding, _model_info
 
 
@@ -13,7 +14,6 @@ def section(budget, random_state):
     from sklearn.model_selection import train_test_split
 
     from ..certify import FeaturePartitionedForest, certify
-    from ..datasets import load_breast_cancer
 
     bc = load_breast_cancer()
     Xtr, Xte, ytr, yte = train_test_split(bc.X, bc.y, test_size=0.2, random_state=0,

@@ -8,6 +8,7 @@ import base64
 import io
 
 from .._base import to_jsonable
+from ..report._schema import frame_sha256
 
 _DPI = 100
 _RC = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "xtick.labelsize": 12,
@@ -47,7 +48,6 @@ def _model_info(model, what, input_kind) -> dict:
 
 
 def _data_info(ds, name) -> dict:
-    from ..report._schema import frame_sha256
 
     return {"name": name, "source": None, "n_rows": int(ds.frame.shape[0]),
             "n_columns": int(ds.frame.shape[1]), "sha256": frame_sha256(ds.frame)}

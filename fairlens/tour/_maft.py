@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..datasets import load_adult
 from ..models import train_mlp
 from ._common import _RC, _data_info, _figure, _finding, _model_info
 
@@ -11,7 +12,6 @@ from ._common import _RC, _data_info, _figure, _finding, _model_info
 def section(budget, random_state):
     import matplotlib.pyplot as plt
 
-    from ..datasets import load_adult
     from ..maft import AEQUITAS, MAFT
 
     census = load_adult(encoding="benchmark")

@@ -10,7 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import _registry
 from .._base import resolve_random_state, to_jsonable
+from ..report._output import REPORT_SUFFIXES, check_output_path, write_text_atomic
+from ..report._render import render_html
+from ..report._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
 from ._common import _DPI, _RC, _png  # noqa: F401  (the sections' conventions)
 
 BUDGETS = {
@@ -242,7 +246,6 @@ class TourReport:
         >>> doc["schema"], doc["kind"], doc["verdict"]["sentence"]
         ('fairlens.report/2', 'tour', 'All 1 analyses ran on bundled data in 2 s.')
         """
-        from ..report._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
 
         datasets, models, findings, sections = [], [], [], []
         for s in self.sections:
@@ -290,7 +293,6 @@ class TourReport:
 
     def _repr_html_(self) -> str:
         """The report in JupyterLab (styles scoped to it)."""
-        from ..report._render import render_html
 
         return render_html(self.to_dict(), fragment=True)
 
@@ -325,13 +327,11 @@ class TourReport:
         >>> report.to_html()[:15]
         '<!DOCTYPE html>'
         """
-        from ..report._render import render_html
 
         if path is not None:
             path = check_report_path(path, suffixes={".html", ".htm"})
         page = render_html(self.to_dict())
         if path is not None:
-            from ..report._output import write_text_atomic
 
             write_text_atomic(path, page)
         return page
@@ -373,7 +373,6 @@ class TourReport:
             path = check_report_path(path, suffixes={".json"})
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False, ensure_ascii=False)
         if path is not None:
-            from ..report._output import write_text_atomic
 
             write_text_atomic(path, text)
         return text
@@ -461,7 +460,6 @@ def check_report_path(path, name="out", suffixes=None) -> Path:
     ...
     ValueError: out: 'report.txt' has the extension '.txt'; a report is written as .html, .htm, .json
     """
-    from ..report._output import REPORT_SUFFIXES, check_output_path
 
     return check_output_path(path, name, suffixes=set(suffixes or REPORT_SUFFIXES),
                              default_name="fairlens-tour.html")
@@ -544,7 +542,6 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
     """
     from tqdm.auto import tqdm
 
-    from ..report._schema import utc_now
 
     if isinstance(random_state, (bool, np.bool_)) or not isinstance(
             random_state, (int, np.integer)):
@@ -554,9 +551,8 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
         out = check_report_path(out)
     if json_out is not None:
         json_out = check_report_path(json_out, name="json_out", suffixes={".json"})
-    from .._registry import resolve, slices
 
-    specs = [sl for sl in slices() if sl.tour is not None]   # every registered slice with a tour section
+    specs = [sl for sl in _registry.slices() if sl.tour is not None]   # every registered slice with a tour section
     all_sections = [(sl.name, f"{i}. {sl.title}", sl.tour) for i, sl in enumerate(specs, 1)]
     keys = [k for k, _, _ in all_sections]
     if only is not None:
@@ -575,7 +571,7 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
         t0 = time.perf_counter()
         section = TourSection(key=key, title=title, dataset="")
         try:
-            parts = resolve(ref)(budget, random_state)
+            parts = _registry.resolve(ref)(budget, random_state)
             section.dataset = parts.pop("dataset")
             for name, value in parts.items():
                 setattr(section, name, value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..datasets import load_admission
 from ._common import _RC, _data_info, _figure, _finding
 
 
@@ -44,7 +45,6 @@ def _shuffle_figure(table):
 
 
 def section(budget, random_state):
-    from ..datasets import load_admission
     from ..shuffle import ShuffledModel, attributions, batch_consistency, exact_shapley_values, fairness_before_after
 
     adm = load_admission(version="1")  # bundled (400 applicants)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..datasets import load_adult
 from ..models import train_mlp
 from ._common import _RC, _data_info, _figure, _finding, _model_info, _wrap
 
@@ -10,7 +11,6 @@ from ._common import _RC, _data_info, _figure, _finding, _model_info, _wrap
 def section(budget, random_state):
     import matplotlib.pyplot as plt
 
-    from ..datasets import load_adult
     from ..testsgd import TestSGD
 
     census = load_adult()
