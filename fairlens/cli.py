@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import __version__
+from ._registry import slices
+
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``prog: error: message``), exit code 2."""
@@ -36,8 +39,6 @@ def _seed(text):
 def build_parser() -> argparse.ArgumentParser:
     """The ``fairlens`` argument parser (subcommands ``tour``, ``audit``, ``example``,
     ``version``)."""
-    from . import __version__
-
     parser = _OneLineParser(
         prog="fairlens",
         description="fairlens: attacks on explanations, fairness testing and robustness "
@@ -59,13 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also write the JSON report document here (.json)")
     tour.add_argument("--seed", type=_seed, default=0,
                       help="random_state of every step, an int in [0, 2**32 - 1]")
-    from ._registry import slices
 
     tour.add_argument("--only", nargs="+", choices=[s.name for s in slices() if s.tour is not None],
                       help="run only these analyses (the registered slices)")
     tour.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
-    from .audit import _cli as audit_cli
+    from .audit import _cli as audit_cli  # deferred: import time: fairlens.audit loads only when used
 
     audit_cli.add_parsers(sub, seed_type=_seed)
     sub.add_parser("version", help="print the version")
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _tour(args, tour_parser) -> int:
-    from .tour import check_report_path
+    from .tour import check_report_path  # deferred: import time: fairlens.tour loads only when used
 
     try:  # before any analysis runs
         args.out = str(check_report_path(args.out, name="--out"))
@@ -88,7 +88,7 @@ def _tour(args, tour_parser) -> int:
     matplotlib.use("Agg")
     import pandas as pd
 
-    from .tour import run_tour
+    from .tour import run_tour  # deferred: import time: fairlens.tour loads only when used
 
     report = run_tour(quick=args.quick, random_state=args.seed,
                       progress=not args.no_progress, only=args.only)
@@ -114,8 +114,6 @@ def _tour(args, tour_parser) -> int:
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0, 1, 2 or 3, see the module docstring)."""
-    from . import __version__
-
     parser = build_parser()
     args = parser.parse_args(argv)
     subparsers = parser._subparsers._group_actions[0].choices
@@ -126,7 +124,7 @@ def main(argv=None) -> int:
     if args.command == "tour":
         return _tour(args, subparsers["tour"])
     if args.command in ("audit", "example"):
-        from .audit import _cli as audit_cli
+        from .audit import _cli as audit_cli  # deferred: import time: fairlens.audit loads only when used
 
         return audit_cli.main(args, subparsers[args.command])
     parser.print_help()

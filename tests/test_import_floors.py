@@ -93,3 +93,41 @@ def test_the_rooms_have_no_circle():
     for r in sorted(rooms):
         if r not in state:
             visit(r)
+
+
+def _deferred_marked(lines, lineno):
+    """Whether the import at ``lineno`` says why it is deferred: ``# deferred: ...`` on its line, or
+    on the comment line heading its block of consecutive imports."""
+    if "# deferred:" in lines[lineno - 1]:
+        return True
+    i = lineno - 2
+    while i >= 0 and lines[i].strip().startswith(("from ", "import ")):
+        i -= 1
+    return i >= 0 and lines[i].strip().startswith("# deferred:")
+
+
+def test_every_function_local_import_of_the_package_says_why():
+    """Imports between the package's modules are at module level, except those kept for import time
+    (a heavy library, a slice loaded only when used) or to break a circle, each marked
+    ``# deferred: <why>`` (issue #34, item 5)."""
+    unmarked = []
+    for path in sorted(ROOT.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom):
+                    target = (node.module or "") if not node.level else ".".join(
+                        package.split(".")[: len(package.split(".")) - (node.level - 1)] + [node.module or ""])
+                elif isinstance(node, ast.Import):
+                    target = ",".join(a.name for a in node.names)
+                else:
+                    continue
+                if "fairlens" in target.split(".")[0].split(",")[0] or target.startswith("fairlens"):
+                    if not _deferred_marked(lines, node.lineno):
+                        unmarked.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not unmarked, "function-local imports without '# deferred: <why>':\n" + "\n".join(unmarked)

@@ -39,7 +39,7 @@ def _explain(ctx, X, background, random_state, nsamples, stop, explainer="shap")
     """ADAPTER: SHAP or LIME attributions of the model on encoded rows (:func:`fairlens.shuffle.explain`);
     rows not explained when ``stop()`` turns true are NaN.  Kernel SHAP runs without shap's l1
     feature selection (which would give all but 10 features an attribution of 0)."""
-    from ..shuffle import ShuffledModel, explain
+    from ..shuffle import ShuffledModel, explain  # deferred: import time: loads numba only when used
 
     model = ctx.model if isinstance(ctx.model, ShuffledModel) else ctx.scorer
     kw = {"kernel_kwargs": {"l1_reg": False}} if explainer == "kernel" else {}
@@ -91,7 +91,7 @@ MIN_EXPLAINED = 5
 
 def _consistency(ctx, X, random_state):
     """ADAPTER: the batch-consistency check of the scoring function (:func:`fairlens.shuffle.batch_consistency`)."""
-    from ..shuffle import ShuffledModel, batch_consistency
+    from ..shuffle import ShuffledModel, batch_consistency  # deferred: import time: loads numba only when used
 
     kw = {} if isinstance(ctx.model, ShuffledModel) else {"favourable": ctx.favourable_class}
     return batch_consistency(ctx.model, X, random_state=random_state, data=ctx.dataset, **kw)

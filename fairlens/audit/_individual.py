@@ -48,7 +48,7 @@ def _decision_model(ctx):
 
 def _make_maft(ctx, n_seeds, n_local, random_state):
     """ADAPTER: build the MAFT search (the paper's defaults) for ``ctx``; returns ``(maft, run_kwargs)``."""
-    from ..maft import MAFT
+    from ..maft import MAFT  # deferred: import time: fairlens.maft loads only when used
 
     model, fav = _decision_model(ctx)
     maft = MAFT(model, ctx.dataset, protected=list(ctx.protected), favourable=fav,
@@ -59,7 +59,7 @@ def _make_maft(ctx, n_seeds, n_local, random_state):
 def _discriminatory(ctx, X):
     """ADAPTER: which rows of ``X`` change their predicted label when only the protected
     attributes change (:func:`fairlens.maft.discriminatory_mask`), at the audit's threshold."""
-    from ..maft import discriminatory_mask
+    from ..maft import discriminatory_mask  # deferred: import time: fairlens.maft loads only when used
 
     model, fav = (ctx.scorer, ctx.favourable_class) if ctx.threshold == 0.5 else _decision_model(ctx)
     return np.asarray(discriminatory_mask(model, ctx.dataset, X, list(ctx.protected), favourable=fav), dtype=bool)

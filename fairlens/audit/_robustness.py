@@ -32,7 +32,7 @@ def _certifiable(model):
 def tree_ensemble_kind(model):
     """``(True, family)`` for a model :func:`fairlens.certify.certify` certifies directly (asked of certify's
     own reader registry, :func:`fairlens.certify.can_certify`), else ``(False, reason)``."""
-    from ..certify import can_certify
+    from ..certify import can_certify  # deferred: import time: loads numba, sklearn only when used
 
     model = _certifiable(model)
     ok, why = can_certify(model)
@@ -53,7 +53,7 @@ def tree_ensemble_kind(model):
 
 def _certify(ctx, X, y, budget, time_limit):
     """ADAPTER: :func:`fairlens.certify.certify` with the cascade (exact unless cut by the time limit)."""
-    from ..certify import certify
+    from ..certify import certify  # deferred: import time: loads numba, sklearn only when used
 
     return certify(_certifiable(ctx.user_model), X, y, budget=budget, time_limit=time_limit, n_jobs=ctx.n_jobs)
 

@@ -24,7 +24,7 @@ from ._core import (
 def _many_valued(ctx):
     """The protected attributes TestSGD cannot enumerate: categorical with more than its
     ``max_values`` (12) values, whose 2^k - 2 value subsets are too many to mine."""
-    from ..testsgd._rules import MAX_CATEGORY_VALUES
+    from ..testsgd._rules import MAX_CATEGORY_VALUES  # deferred: import time: loads numba, scipy only when used
 
     ds, out = ctx.dataset, []
     for p in ctx.protected:
@@ -40,7 +40,7 @@ def _many_valued(ctx):
 def _make_testsgd(ctx, random_state, top_k, protected=None):
     """ADAPTER: TestSGD with the paper's defaults (theta 5%, error 0.05, delta 0.95, sample_thr
     1000) on ``ctx`` (over ``protected``, default the audit's)."""
-    from ..testsgd import TestSGD
+    from ..testsgd import TestSGD  # deferred: import time: loads numba, scipy only when used
 
     protected = list(ctx.protected) if protected is None else list(protected)
     return TestSGD(ctx.model, ctx.dataset, protected=protected, favourable=ctx.favourable_class,

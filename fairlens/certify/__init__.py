@@ -73,7 +73,7 @@ _REMOVED = {
 
 def __getattr__(name):
     if name == "CoverVisualizer":
-        from ._widget import CoverVisualizer
+        from ._widget import CoverVisualizer  # deferred: import time (ipywidgets loads on first use of the widget)
 
         return CoverVisualizer
     if name in _REMOVED:

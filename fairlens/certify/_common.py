@@ -26,7 +26,7 @@ def check_kernel_inputs(ens, Xr, yi, rows, budget):
     indices, ``rows`` int64 row indices, ``1 <= budget <= n_features``)."""
     import numpy as np
 
-    from ._flat import check_flat
+    from ._flat import check_flat  # deferred: circle: certify._flat imports this module
 
     n, d = Xr.shape
     K = ens.base.shape[0]

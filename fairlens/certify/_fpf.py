@@ -249,7 +249,7 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
     def _check(self, X, name="X"):
         from sklearn.utils.validation import validate_data
 
-        from ._inputs import align_frame
+        from ._inputs import align_frame  # deferred: circle: certify._inputs imports this module
 
         check_is_fitted(self, "estimators_")
         X = align_frame(X, getattr(self, "feature_names_in_", None), name=name)

@@ -7,6 +7,7 @@ def warm():
     slices of the bundled data, with the dtypes the tutorials use (numba compiles one version per type)."""
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
+    # deferred: import time: the registry imports warm-up files without loading their slices
     from fairlens.certify import CoverVisualizer, certify
     from fairlens.datasets import load_breast_cancer
 

@@ -74,7 +74,7 @@ def __getattr__(name):
             globals()[name] = value
         return value
     if name == "MitigationResult":
-        from . import _mitigation  # import time: the deprecated name only
+        from . import _mitigation  # deferred: import time (the deprecated name only)
 
         return _mitigation.__getattr__(name)
     raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")

@@ -40,7 +40,9 @@ __all__ = [
 
 def __getattr__(name):
     if name == "ShuffleAttackExplorer":
-        from ._widget import ShuffleAttackExplorer
+        from ._widget import (
+            ShuffleAttackExplorer,  # deferred: import time (ipywidgets loads on first use of the widget)
+        )
 
         return ShuffleAttackExplorer
     raise AttributeError(f"module 'fairlens.shuffle' has no attribute {name!r}")

@@ -177,7 +177,7 @@ class BatchConsistencyResult(Result):
         >>> res = batch_consistency(attacked, X, random_state=0)
         >>> ax = res.plot()
         """
-        from .plots import plot_batch_consistency
+        from .plots import plot_batch_consistency  # deferred: circle: shuffle.plots imports this module
 
         return plot_batch_consistency(self, ax=ax, **kwargs)
 
@@ -195,7 +195,7 @@ def _take(X, idx):
 
 def _adapt(model, X, dataset, output, favourable):
     """(call(rows) -> (n,) float64 with NaN/inf kept, rows, scorer-like for dtype/describe)."""
-    from ._shuffled import ShuffledModel
+    from ._shuffled import ShuffledModel  # deferred: circle: shuffle._shuffled imports this module
 
     if isinstance(model, ShuffledModel):
         A, _ = model._prepare(X)   # validates X (alignment, shape, finite)

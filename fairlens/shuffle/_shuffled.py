@@ -493,7 +493,7 @@ class ShuffleBatch(Result):
         >>> batch = m.attack_batch(X)
         >>> ax = batch.plot()
         """
-        from .plots import plot_score_change
+        from .plots import plot_score_change  # deferred: circle: shuffle.plots imports this module
 
         return plot_score_change(self, ax=ax, **kwargs)
 

@@ -85,6 +85,6 @@ __all__ = [
 
 def __getattr__(name):
     if name == "RuleSetBrowser":
-        from ._widget import RuleSetBrowser
+        from ._widget import RuleSetBrowser  # deferred: import time (ipywidgets loads on first use of the widget)
         return RuleSetBrowser
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

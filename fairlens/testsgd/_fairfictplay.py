@@ -451,7 +451,7 @@ class FairFictPlay(Analysis):
 
     def __init__(self, model, data=None, *args, protected=None, metric: str = "SP",
                  threshold: float = 0.5, favourable=1, soft: bool = False, **old):
-        from ._score import make_scorer
+        from ._score import make_scorer  # deferred: circle: testsgd._score imports this module
 
         old = renamed_kwargs("FairFictPlay", old, {"favourable_class": "favourable", "dataset": "data"})
         if "data" in old:
@@ -541,7 +541,7 @@ class FairFictPlay(Analysis):
         Xp, names = _encode_protected(self.table, self._protected)
         y = None
         if self.metric != "SP":
-            from ._score import favourable_labels
+            from ._score import favourable_labels  # deferred: circle: testsgd._score imports this module
 
             y = favourable_labels(self.table, self.favourable).astype(np.int64)
         r = audit_subgroups(d, Xp, y=y, metric=self.metric)

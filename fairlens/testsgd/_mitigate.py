@@ -184,7 +184,7 @@ class MitigationResult(Result):
         >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
         >>> ax = res.plot()
         """
-        from .plots import plot_mitigation
+        from .plots import plot_mitigation  # deferred: circle: testsgd.plots imports this module
         return plot_mitigation(self, ax=ax)
 
 

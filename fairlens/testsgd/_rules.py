@@ -571,7 +571,7 @@ class FrequentRuleSets:
         >>> fr = frequent_rule_sets(load_german_credit(), ["sex", "age"], theta=0.2)
         >>> ax = fr.plot()
         """
-        from .plots import plot_supports
+        from .plots import plot_supports  # deferred: circle: testsgd.plots imports this module
         return plot_supports(self, ax=ax)
 
     def to_frame(self) -> pd.DataFrame:

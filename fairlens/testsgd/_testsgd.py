@@ -349,7 +349,7 @@ class TestSGDReport(Result):
         >>> report = tester.run()
         >>> ax = report.plot(k=5)
         """
-        from .plots import plot_top_rule_sets
+        from .plots import plot_top_rule_sets  # deferred: circle: testsgd.plots imports this module
         return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
 
     def result_for(self, rule_set) -> ScoreResult:
@@ -424,7 +424,7 @@ class TestSGDReport(Result):
         >>> report = tester.run()
         >>> browser = report.browse()  # doctest: +SKIP
         """
-        from ._widget import RuleSetBrowser
+        from ._widget import RuleSetBrowser  # deferred: circle: testsgd._widget imports this module
         return RuleSetBrowser(self, **kw)
 
     def summary(self) -> pd.DataFrame:
@@ -771,7 +771,7 @@ class TestSGD(Analysis):
         self.confidence = float(self.confidence)
         self._bins = check_bins(bins, self.table.feature_names)
         self._perturbation = check_perturbation(perturbation, self.table.feature_names)
-        from ._score import make_scorer
+        from ._score import make_scorer  # deferred: circle: testsgd._score imports this module
         self.scorer = make_scorer(model, self.table, favourable_class=self.favourable)
 
     # old attribute names (read-only) for code written against the previous release

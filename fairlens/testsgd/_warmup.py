@@ -7,6 +7,7 @@ import numpy as np
 def warm():
     """Compile and cache the TestSGD slice's numba kernels: run its widget and analyses headless on small
     slices of the bundled data, with the dtypes the tutorials use (numba compiles one version per type)."""
+    # deferred: import time: the registry imports warm-up files without loading their slices
     from fairlens.datasets import load_adult
     from fairlens.models import train_mlp
     from fairlens.testsgd import RuleSetBrowser, TestSGD

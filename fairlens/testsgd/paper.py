@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..models import train_mlp
+
 __all__ = ["AGE_BINS", "PAPER_SETUP", "PAPER_TABLE2", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
            "PAPER_TABLE7", "PAPER_TABLE8", "PAPER_TABLE8_FAIRFICTPLAY", "paper_kwargs"]
 
@@ -125,28 +127,8 @@ def paper_kwargs(dataset) -> dict:
 def paper_model(train, random_state=0, max_iter=None):
     """The reference six-layer MLP trained on ``train``.
 
-    Uses :func:`fairlens.models.train_mlp` (the papers' per-dataset
-    architecture) when the foundation provides it, otherwise a standardised
-    sklearn ``MLPClassifier`` with five hidden ReLU layers (64-32-16-8-4).
+    Uses :func:`fairlens.models.train_mlp` (the papers' per-dataset architecture), trained on
+    every row of ``train`` (``test_size=0``).
     """
-    try:
-        from ..models import train_mlp
-    except ImportError:
-        train_mlp = None
-    if train_mlp is not None:
-        kw = {} if max_iter is None else {"max_iter": max_iter}
-        return train_mlp(train, random_state=random_state, test_size=0, **kw)
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    model = make_pipeline(StandardScaler(), MLPClassifier((64, 32, 16, 8, 4), max_iter=max_iter or 300,
-                                                          early_stopping=train.X.shape[0] > 5000,
-                                                          random_state=random_state))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(train.X, train.y)
-    return model
+    kw = {} if max_iter is None else {"max_iter": max_iter}
+    return train_mlp(train, random_state=random_state, test_size=0, **kw)

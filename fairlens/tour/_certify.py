@@ -13,6 +13,7 @@ def section(budget, random_state):
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
 
+    # deferred: import time: loads numba, sklearn only when used
     from ..certify import FeaturePartitionedForest, certify
 
     bc = load_breast_cancer()

@@ -12,7 +12,7 @@ from ._common import _RC, _data_info, _figure, _finding, _model_info
 def section(budget, random_state):
     import matplotlib.pyplot as plt
 
-    from ..maft import AEQUITAS, MAFT
+    from ..maft import AEQUITAS, MAFT  # deferred: import time: fairlens.maft loads only when used
 
     census = load_adult(encoding="benchmark")
     model = train_mlp(census, random_state=random_state)

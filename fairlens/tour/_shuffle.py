@@ -45,6 +45,7 @@ def _shuffle_figure(table):
 
 
 def section(budget, random_state):
+    # deferred: import time: loads numba only when used
     from ..shuffle import ShuffledModel, attributions, batch_consistency, exact_shapley_values, fairness_before_after
 
     adm = load_admission(version="1")  # bundled (400 applicants)

@@ -11,7 +11,7 @@ from ._common import _RC, _data_info, _figure, _finding, _model_info, _wrap
 def section(budget, random_state):
     import matplotlib.pyplot as plt
 
-    from ..testsgd import TestSGD
+    from ..testsgd import TestSGD  # deferred: import time: loads numba, scipy only when used
 
     census = load_adult()
     model = train_mlp(census, random_state=random_state)

@@ -16,7 +16,7 @@ from ._sklearn import read_trees
 
 
 def _claims(model):
-    from .._fpf import FeaturePartitionedForest
+    from .._fpf import FeaturePartitionedForest  # deferred: circle: certify._fpf imports this module
 
     return isinstance(model, FeaturePartitionedForest)
 
