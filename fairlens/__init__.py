@@ -26,9 +26,8 @@ def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     if name == "DASK_RECOMMENDED_CONFIG":  # dask settings for a cluster running fairlens (see _parallel)
-        from ._parallel import (
-            DASK_RECOMMENDED_CONFIG,  # deferred: import time (import fairlens loads numpy only when used)
-        )
+        # deferred: import time (import fairlens loads numpy only when used)
+        from ._parallel import DASK_RECOMMENDED_CONFIG
 
         return dict(DASK_RECOMMENDED_CONFIG)
     raise AttributeError(f"module 'fairlens' has no attribute {name!r}")

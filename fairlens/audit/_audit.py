@@ -23,7 +23,7 @@ from ..models import as_scorer
 from ..report._render import format_number, render_html
 from ..report._schema import environment_info
 from ._checks import check_specs
-from ._core import CheckOutcome, Context
+from ._core import CheckOutcome, Context, _val
 from ._gate import (
     BURDENS,
     DEFAULT_THRESHOLDS,
@@ -139,7 +139,6 @@ def _check_options(options):
 def _shown(measure, v):
     """``v`` of ``measure`` as the report shows it (a rate in %, a difference of rates in percentage
     points), or ``None`` when the report shows the plain number (ratios, counts)."""
-    from ._core import _val  # deferred: circle: audit._core imports this module
 
     unit = all_measures().get(measure, (None, None))[1]
     return _val(v, unit) if unit in ("rate", "difference") else None

@@ -47,9 +47,11 @@ from ._common import (
     take_model,
     validate_certify_params,
 )
+from ._nancode import decode_values
 from ._predictors import SOFT_TOL, Predictor
 from ._readers import read_model
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
+from ._schedule import settle_rows
 
 __all__ = [
     "certify",
@@ -138,7 +140,6 @@ def _nan_certify(run, nan, on, y, time_limit, missing_value=np.nan):
     merged into one result with the witnesses decoded: the NaN code back to the model's own missing
     value (NaN, or a finite sentinel such as XGBoost's ``missing=-999``, which a witness must write so
     that it stays a finite input under ``missing=False``)."""
-    from ._nancode import decode_values  # deferred: circle: certify._nancode imports this module
 
     t0 = time.perf_counter()
     groups = _nan_groups(nan, on)
@@ -696,7 +697,6 @@ def _brute_anytime(payload, rows, n_jobs, bar):
     to ``bar`` as soon as it is settled. Settled rows get the answer, witness and evaluation
     count they get without a deadline.
     """
-    from ._schedule import settle_rows  # deferred: circle: certify._schedule imports this module
 
     p = payload
     P = _local(p)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .._parallel import effective_n_jobs
+from ._flat import check_flat
 
 __all__ = ["call_kernel", "interrupted", "check_kernel_inputs"]
 
@@ -26,7 +27,6 @@ def check_kernel_inputs(ens, Xr, yi, rows, budget):
     indices, ``rows`` int64 row indices, ``1 <= budget <= n_features``)."""
     import numpy as np
 
-    from ._flat import check_flat  # deferred: circle: certify._flat imports this module
 
     n, d = Xr.shape
     K = ens.base.shape[0]

@@ -9,6 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_int, check_random_state
+from ._inputs import align_frame
 from ._inputs import encode_labels as _encode_labels
 
 __all__ = ["FeaturePartitionedForest", "EXPECTED_FAILED_CHECKS"]
@@ -249,7 +250,6 @@ class FeaturePartitionedForest(ClassifierMixin, BaseEstimator):
     def _check(self, X, name="X"):
         from sklearn.utils.validation import validate_data
 
-        from ._inputs import align_frame  # deferred: circle: certify._inputs imports this module
 
         check_is_fitted(self, "estimators_")
         X = align_frame(X, getattr(self, "feature_names_in_", None), name=name)

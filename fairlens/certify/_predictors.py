@@ -33,6 +33,7 @@ from . import _bounds, _search, _walk
 from ._common import call_kernel, check_kernel_inputs
 from ._inputs import one_instance as _one_instance
 from ._results import InstanceCovers
+from ._votes import decide_scores, raw_scores
 
 __all__ = ["Predictor", "SOFT_TOL"]
 
@@ -96,7 +97,6 @@ class Predictor:
         n = X64.shape[0]
         self.pred = ens.library_predict_index(X64)
         # the replay must agree with the library's raw scores; its worst error widens the ambiguous zone
-        from ._votes import decide_scores, raw_scores  # deferred: circle: certify._votes imports this module
 
         rep = call_kernel(raw_scores, ens.flat(), Xr)
         lib = ens.library_scores(X64)

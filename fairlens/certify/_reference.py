@@ -18,6 +18,8 @@ import itertools
 
 import numpy as np
 
+from ._fpf import FeaturePartitionedForest
+
 __all__ = [
     "sklearn_trees",
     "reference_tree_votes",
@@ -37,7 +39,6 @@ def sklearn_trees(model):
     """``(trees, feature_maps, classes, tie_index)`` of a supported model."""
     from sklearn.tree import DecisionTreeClassifier
 
-    from ._fpf import FeaturePartitionedForest  # deferred: circle: certify._fpf imports this module
 
     if isinstance(model, FeaturePartitionedForest):
         return list(model.estimators_), list(model.estimators_features_), model.classes_, model.majority_class_index_
@@ -362,7 +363,6 @@ def reference_thresholds(model):
                     if not leaf:
                         put(f, t)
     else:
-        from ._fpf import FeaturePartitionedForest  # deferred: circle: certify._fpf imports this module
 
         if isinstance(model, FeaturePartitionedForest):
             pairs = zip(model.estimators_, model.estimators_features_)

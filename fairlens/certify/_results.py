@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._base import Result
+from .plots import plot_cover_matrix, plot_status_counts
 
 __all__ = ["STATUSES", "CertificationResult", "InstanceCovers", "accuracies"]
 
@@ -301,7 +302,6 @@ class CertificationResult(Result):
         >>> type(res.plot()).__name__
         'Axes'
         """
-        from .plots import plot_status_counts  # deferred: circle: certify.plots imports this module
 
         return plot_status_counts(self, ax=ax)
 
@@ -479,7 +479,6 @@ class InstanceCovers(Result):
         >>> type(ic.plot()).__name__
         'Axes'
         """
-        from .plots import plot_cover_matrix  # deferred: circle: certify.plots imports this module
 
         return plot_cover_matrix(self, ax=ax, cover=cover, feature_names=feature_names)
 

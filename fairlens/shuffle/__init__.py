@@ -40,9 +40,8 @@ __all__ = [
 
 def __getattr__(name):
     if name == "ShuffleAttackExplorer":
-        from ._widget import (
-            ShuffleAttackExplorer,  # deferred: import time (ipywidgets loads on first use of the widget)
-        )
+        # deferred: import time (ipywidgets loads on first use of the widget)
+        from ._widget import ShuffleAttackExplorer
 
         return ShuffleAttackExplorer
     raise AttributeError(f"module 'fairlens.shuffle' has no attribute {name!r}")

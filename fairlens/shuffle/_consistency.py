@@ -18,6 +18,7 @@ import pandas as pd
 from .._base import Result, accepts_renamed, resolve_random_state
 from .._validation import check_int, check_real
 from ..models import as_scorer
+from .plots import plot_batch_consistency
 
 __all__ = ["BatchConsistencyResult", "batch_consistency"]
 
@@ -177,7 +178,6 @@ class BatchConsistencyResult(Result):
         >>> res = batch_consistency(attacked, X, random_state=0)
         >>> ax = res.plot()
         """
-        from .plots import plot_batch_consistency  # deferred: circle: shuffle.plots imports this module
 
         return plot_batch_consistency(self, ax=ax, **kwargs)
 

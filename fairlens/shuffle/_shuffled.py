@@ -21,6 +21,7 @@ from .._base import Result, positional_kwargs, renamed_kwargs, resolve_random_st
 from .._validation import check_str_list
 from ..models import as_scorer
 from . import _kernels
+from .plots import plot_score_change
 
 __all__ = [
     "ATTACKS",
@@ -493,7 +494,6 @@ class ShuffleBatch(Result):
         >>> batch = m.attack_batch(X)
         >>> ax = batch.plot()
         """
-        from .plots import plot_score_change  # deferred: circle: shuffle.plots imports this module
 
         return plot_score_change(self, ax=ax, **kwargs)
 

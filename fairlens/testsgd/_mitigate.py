@@ -12,6 +12,7 @@ from .._base import Result, accepts_renamed, check_progress, resolve_random_stat
 from .._validation import check_bool, check_choice, check_int, check_probability, check_real, check_stop
 from ._rules import RuleSet, as_table
 from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
+from .plots import plot_mitigation
 
 __all__ = ["MitigationResult", "mitigate", "generate_group_samples"]
 
@@ -184,7 +185,6 @@ class MitigationResult(Result):
         >>> res = mitigate(model, train, test, rs, ["sex"], amounts=[20, 50], random_state=0)
         >>> ax = res.plot()
         """
-        from .plots import plot_mitigation  # deferred: circle: testsgd.plots imports this module
         return plot_mitigation(self, ax=ax)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 from .._base import accepts_renamed
 from .._validation import check_choice, check_int, check_real
 from . import _kernels
+from .plots import plot_supports
 
 __all__ = [
     "Rule",
@@ -571,7 +572,6 @@ class FrequentRuleSets:
         >>> fr = frequent_rule_sets(load_german_credit(), ["sex", "age"], theta=0.2)
         >>> ax = fr.plot()
         """
-        from .plots import plot_supports  # deferred: circle: testsgd.plots imports this module
         return plot_supports(self, ax=ax)
 
     def to_frame(self) -> pd.DataFrame:

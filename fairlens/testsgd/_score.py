@@ -32,6 +32,7 @@ from .._validation import check_choice, check_int, check_memory, check_probabili
 from ..models import Scorer, as_scorer
 from . import _kernels
 from ._rules import RuleSet, TableView, as_table
+from .plots import plot_rates
 
 __all__ = [
     "ScoreResult",
@@ -349,7 +350,6 @@ class ScoreResult(Result):
         >>> res = group_fairness_score(model, data, rs, ["sex"], random_state=0)
         >>> ax = res.plot()
         """
-        from .plots import plot_rates  # deferred: circle: testsgd.plots imports this module
         return plot_rates(self, ax=ax)
 
     @property

@@ -33,6 +33,7 @@ from ._score import (
     favourable_labels,
     group_fairness_score,
 )
+from .plots import plot_top_rule_sets
 
 __all__ = ["TestSGD", "TestSGDReport", "simultaneous_confidence"]
 
@@ -349,7 +350,6 @@ class TestSGDReport(Result):
         >>> report = tester.run()
         >>> ax = report.plot(k=5)
         """
-        from .plots import plot_top_rule_sets  # deferred: circle: testsgd.plots imports this module
         return plot_top_rule_sets(self, k=check_int("k", k, min=1), ax=ax)
 
     def result_for(self, rule_set) -> ScoreResult:

@@ -12,6 +12,7 @@ from .._base import Result, accepts_renamed, resolve_random_state
 from .._validation import check_int, check_probability
 from ._rules import N_BINS_DEFAULT, RuleSet, as_table, build_rules
 from ._score import make_scorer
+from .plots import plot_themis
 
 __all__ = ["ThemisResult", "themis_group_discrimination"]
 
@@ -141,7 +142,6 @@ class ThemisResult(Result):
         ...                                   n_samples=200, random_state=0)
         >>> ax = res.plot(k=3)
         """
-        from .plots import plot_themis  # deferred: circle: testsgd.plots imports this module
         return plot_themis(self, ax=ax, k=k)
 
 

@@ -14,7 +14,10 @@ def section(budget, random_state):
     from sklearn.model_selection import train_test_split
 
     # deferred: import time: loads numba, sklearn only when used
-    from ..certify import FeaturePartitionedForest, certify
+    from ..certify import (  # deferred: import time: loads numba, sklearn only when used
+        FeaturePartitionedForest,
+        certify,
+    )
 
     bc = load_breast_cancer()
     Xtr, Xte, ytr, yte = train_test_split(bc.X, bc.y, test_size=0.2, random_state=0,

@@ -46,7 +46,13 @@ def _shuffle_figure(table):
 
 def section(budget, random_state):
     # deferred: import time: loads numba only when used
-    from ..shuffle import ShuffledModel, attributions, batch_consistency, exact_shapley_values, fairness_before_after
+    from ..shuffle import (  # deferred: import time: loads numba only when used
+        ShuffledModel,
+        attributions,
+        batch_consistency,
+        exact_shapley_values,
+        fairness_before_after,
+    )
 
     adm = load_admission(version="1")  # bundled (400 applicants)
     cols = ["GRE Score", "TOEFL Score", "University Rating", "Research"]

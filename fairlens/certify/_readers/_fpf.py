@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._ensemble import Library
+from .._fpf import FeaturePartitionedForest
 from . import Reader
 from ._sklearn import read_trees
 
 
 def _claims(model):
-    from .._fpf import FeaturePartitionedForest  # deferred: circle: certify._fpf imports this module
 
     return isinstance(model, FeaturePartitionedForest)
 
