@@ -688,11 +688,46 @@ def _brute_block(payload, rows, report=None):
     return st, wit_f, wit_v, n_eval
 
 
+def _remaining_work(state, budget, attained):
+    """Expected remaining work of a paused exhaustive search, or ``None`` (the anytime scheduler's
+    ``estimate``; :func:`fairlens.certify._schedule.settle_rows`).
+
+    Paused inside the value search of a pattern (``state[0] == 2``), the search has done the share
+    ``f`` of the range ``lo .. hi`` of its outermost value index (``state[3 + budget]``, the last two
+    entries of ``state``); the rest of the pattern is expected to cost ``attained * (1 - f) / f``.
+    The patterns still to come are not counted: on forests the search of a row is almost all in the
+    value searches of its first patterns (the share of the patterns done is no guide there).
+
+    Parameters
+    ----------
+    state : ndarray of int64, shape (5 + 2 * budget,)
+        The state of :func:`fairlens.certify._search.brute_search`.
+    budget : int
+    attained : int
+        Work the row has had.
+
+    Returns
+    -------
+    float or None
+        ``None`` when the search is not paused in a value search.
+    """
+    if state is None or state[0] != 2:
+        return None
+    lo, hi, cur = int(state[3 + 2 * budget]), int(state[4 + 2 * budget]), int(state[3 + budget])
+    if hi < lo:
+        return None
+    f = min(1.0, (cur - lo + 1) / (hi - lo + 1))
+    if f <= 0:
+        return None
+    return attained * (1.0 - f) / f
+
+
 def _brute_anytime(payload, rows, n_jobs, bar):
     """Brute force of ``rows`` under a deadline, rows sharing the time (:mod:`._schedule`).
 
     Same return as :func:`_brute_block`. Each row's exactly resumable search runs in slices of
-    growing work, least-worked row first, on ``n_jobs`` threads of this process (the kernels
+    growing work, least-worked row first, then the row with the least expected remaining work first
+    (:func:`_remaining_work`), on ``n_jobs`` threads of this process (the kernels
     release the GIL; no worker process has to start before the deadline); a row is reported
     to ``bar`` as soon as it is settled. Settled rows get the answer, witness and evaluation
     count they get without a deadline.
@@ -726,7 +761,7 @@ def _brute_anytime(payload, rows, n_jobs, bar):
     workers = max(1, min(effective_n_jobs(n_jobs), m))
     _record(workers, f"anytime brute force on {workers} thread(s) of this process", m)
     settle_rows(step, m, deadline=p.deadline, n_workers=workers, first_work=_START_WORK, max_work=_MAX_WORK,
-                on_done=done)
+                on_done=done, estimate=lambda k, state, attained: _remaining_work(state, b, attained))
     return st, wit_f, wit_v, int(evals.sum())
 
 

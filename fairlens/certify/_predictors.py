@@ -205,8 +205,8 @@ class Predictor:
         return att, cf, cs, dlt
 
     def new_state(self):
-        """A fresh state of the exactly resumable exhaustive search (``3 + 2 * budget`` int64)."""
-        return np.zeros(3 + 2 * self.budget, np.int64)
+        """A fresh state of the exactly resumable exhaustive search (``5 + 2 * budget`` int64)."""
+        return np.zeros(5 + 2 * self.budget, np.int64)
 
     def witness(self, i, wf, wv):
         """``(x', features, values)``: row ``i`` with the attacked features set."""
@@ -222,8 +222,8 @@ class Predictor:
         finished rows are confirmed by the library's ``predict`` in one call (a rejected ambiguous one
         leaves its row unfinished, its search resuming right after it)."""
         ens, vote = self._run(rows)
-        if state.shape != (3 + 2 * self.budget,) or state.dtype != np.int64:
-            raise ValueError("internal: brute-force state must be an int64 array of length 3 + 2 * budget.")
+        if state.shape != (5 + 2 * self.budget,) or state.dtype != np.int64:
+            raise ValueError("internal: brute-force state must be an int64 array of length 5 + 2 * budget.")
         _, outcome, wf, wv, ne, n_done = call_kernel(_search.brute_search, ens, vote, self.Xr, self.yi, rows,
                                                self.budget, self.prune, state, int(work))
         n_done = int(n_done)

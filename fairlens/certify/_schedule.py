@@ -13,6 +13,17 @@ worker start-up eats the deadline; results are reported as rows finish, on the c
 Under a deadline a slice is also cut to the time left: the work a thread does per second is
 measured on the slices so far, and no slice is given more work than that rate allows before the
 deadline (at least ``first_work``), so the doubling slices cannot carry a call past its limit.
+
+Least attained service shares the time evenly between the rows left, so a few hard rows also
+starve the *medium* ones: five rows of 1 s next to five of 30 s get 0.9 s each of 9 s, and none
+settles. Given an
+``estimate`` of a row's remaining work (from how far its search got), rows are first worked least
+attained service first until each has had ``explore_work`` -- the cheap rows settle there -- and
+then *shortest expected remaining work first*: the row with the smallest estimate gets the next
+(doubling) slice and is estimated again after it, so a row whose search advances slower than
+expected falls behind the others. A row without an estimate is expected to need as much work again
+as it had. (Under a deadline this is also the row most likely to finish in the time left.) Which
+rows settle changes, never their answers.
 """
 from __future__ import annotations
 
@@ -24,7 +35,7 @@ __all__ = ["settle_rows"]
 
 
 def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, max_work=1 << 40, on_done=None,
-                stop=None):
+                stop=None, estimate=None, explore_work=None):
     """Run ``step`` slice by slice over ``n_rows`` resumable searches until all finish or time is up.
 
     Parameters
@@ -46,6 +57,13 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
         ``on_done(k, outcome)`` on the calling thread as soon as row ``k`` finishes.
     stop : callable or None
         Zero-argument callable; when it returns True no new slice starts.
+    estimate : callable or None
+        ``estimate(k, state, attained) -> float or None``: expected remaining work of the unfinished
+        row ``k`` (``None``: no idea). Called on the calling thread after each of the row's slices
+        once it has had ``explore_work``. ``None``: least attained service first throughout.
+    explore_work : int or None
+        Work every row gets, least attained service first, before ``estimate`` orders the rows
+        (default ``2 * first_work``: two doubling slices).
 
     Returns
     -------
@@ -62,8 +80,17 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
     attained = [0] * n_rows
     states = [None] * n_rows
     nxt = [int(first_work)] * n_rows
-    heap = [(0, k) for k in range(n_rows)]  # (work received, row): least attained service first
+    # (stage, key, row): stage 0 (still exploring, or no estimate) by the work received -- least
+    # attained service first -- then stage 1 by the expected remaining work
+    heap = [(0, 0, k) for k in range(n_rows)]
     heapq.heapify(heap)
+    explore = 2 * int(first_work) if explore_work is None else int(explore_work)
+
+    def key(k):
+        if estimate is None or attained[k] < explore:
+            return 0, attained[k], k
+        left = estimate(k, states[k], attained[k])
+        return 1, attained[k] if left is None else left, k
 
     rate = [0.0, 0.0]  # work and thread-seconds of every slice that used all of its work
 
@@ -99,11 +126,11 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
         else:
             states[k] = state
             nxt[k] = min(2 * nxt[k], int(max_work))
-            heapq.heappush(heap, (attained[k], k))
+            heapq.heappush(heap, key(k))
 
     if n_workers <= 1:
         while heap and may_start():
-            _, k = heapq.heappop(heap)
+            k = heapq.heappop(heap)[2]
             work = work_of(k)
             finish(k, timed(k, states[k], work), work)
         return outcomes, attained
@@ -113,7 +140,7 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
         try:
             while heap or running:
                 while heap and len(running) < n_workers and may_start():
-                    _, k = heapq.heappop(heap)
+                    k = heapq.heappop(heap)[2]
                     work = work_of(k)
                     running[pool.submit(timed, k, states[k], work)] = (k, work)
                 if not running:

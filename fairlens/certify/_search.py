@@ -82,13 +82,18 @@ def _brute_items(m, values_ptr, region, d):
 
 
 @numba.njit(cache=True)
-def _save_state(state, phase, depth, aux, pick, cur, budget):
+def _save_state(state, phase, depth, aux, pick, cur, budget, lo, hi):
+    """Where the search of a row paused: phase, depth, level, ``pick``, ``cur``; then, read by the
+    scheduler only (never by the resume), the range ``lo[0] .. hi[0]`` of the outermost value index
+    of a paused value search (phase 2; -1 otherwise)."""
     state[0] = phase
     state[1] = depth
     state[2] = aux
     for q in range(budget):
         state[3 + q] = pick[q]
         state[3 + budget + q] = cur[q]
+    state[3 + 2 * budget] = lo[0] if phase == 2 else -1
+    state[4 + 2 * budget] = hi[0] if phase == 2 else -1
 
 
 @numba.njit(cache=True, inline="always")
@@ -246,7 +251,7 @@ def brute_search(ens, vote, X, y, rows, budget, prune, state, max_work):
     rows : ndarray of int64
     budget : int
     prune : bool
-    state : ndarray of int64, shape (3 + 2 * budget,)
+    state : ndarray of int64, shape (5 + 2 * budget,)
         Where ``rows[0]`` resumes (``state[0] != 0``); modified in place (see Notes).
     max_work : int
         Work units of this call (patterns picked plus nodes / combinations evaluated), >= 1.
@@ -273,7 +278,9 @@ def brute_search(ens, vote, X, y, rows, budget, prune, state, max_work):
     then describes where row ``rows[n_done]`` stopped, and a call with ``state[0] != 0`` resumes
     ``rows[0]`` from there (the caller passes the unfinished rows again). An ambiguous candidate
     saves the state right after it the same way. The pauses change nothing in the answer, the
-    witnesses or the evaluation counts.
+    witnesses or the evaluation counts. The last two entries of ``state``, the range ``lo .. hi``
+    of the outermost value index ``state[3 + budget]`` of a paused value search (-1 outside one),
+    are never read back: they only tell the anytime scheduler how far the pattern's search got.
     """
     values_ptr, values = ens.values_ptr, ens.values
     n = rows.shape[0]
@@ -358,7 +365,7 @@ def brute_search(ens, vote, X, y, rows, budget, prune, state, max_work):
                 feasible = True
             else:
                 if work >= max_work:
-                    _save_state(state, 1, depth, 1 if added[depth] else 0, pick, cur, budget)
+                    _save_state(state, 1, depth, 1 if added[depth] else 0, pick, cur, budget, lo, hi)
                     return correct, outcome, wit_f, wit_v, n_evals, ii
                 if added[depth]:
                     k = 2 * item_f[pick[depth]] + item_s[pick[depth]]
@@ -422,7 +429,7 @@ def brute_search(ens, vote, X, y, rows, budget, prune, state, max_work):
                 n_evals[ii] += nodes
                 work += nodes
                 if st == 2:
-                    _save_state(state, 2, depth, q_at, pick, cur, budget)
+                    _save_state(state, 2, depth, q_at, pick, cur, budget, lo, hi)
                     return correct, outcome, wit_f, wit_v, n_evals, ii
                 if st == 1 or st == 3:
                     for q in range(depth + 1):
@@ -430,7 +437,7 @@ def brute_search(ens, vote, X, y, rows, budget, prune, state, max_work):
                         wit_v[ii, q] = values[cur[q]]
                     if st == 3:  # ambiguous: the caller asks the library; resumable right after it
                         outcome[ii] = 2
-                        _save_state(state, 2, depth, q_at, pick, cur, budget)
+                        _save_state(state, 2, depth, q_at, pick, cur, budget, lo, hi)
                         return correct, outcome, wit_f, wit_v, n_evals, ii + 1
                     outcome[ii] = 1
                     break

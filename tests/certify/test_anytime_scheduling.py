@@ -94,6 +94,63 @@ def test_slices_are_cut_to_the_deadline(monkeypatch):
     assert sum(attained) >= 0.9 * 10_000  # and the time was used, not given up early
 
 
+def _settled_by_deadline(monkeypatch, estimate):
+    """Three hard rows (listed first), three medium, three cheap, on a fake clock (a work unit is a
+    millisecond): which rows settle, in which order, by a deadline 0.25 s away."""
+    import fairlens.certify._schedule as sched
+
+    clock = _Clock()
+    monkeypatch.setattr(sched, "time", clock)
+    need = [1000, 1000, 1000, 50, 50, 50, 1, 1, 1]
+
+    def step(k, state, work):
+        done = (state or 0) + work
+        clock.t += (min(done, need[k]) - (state or 0)) * 1e-3
+        if done >= need[k]:
+            return True, k, None
+        return False, None, done
+
+    order = []
+    settle_rows(step, len(need), deadline=clock.t + 0.25, first_work=1, on_done=lambda k, o: order.append(k),
+                estimate=estimate)
+    return order
+
+
+def test_medium_rows_settle_before_hard_ones_given_an_estimate(monkeypatch):
+    need = [1000, 1000, 1000, 50, 50, 50]
+    seen = []
+
+    def estimate(k, state, attained):  # the search's own progress: here exact (a real one is rough)
+        seen.append((k, attained))
+        return need[k] - state
+
+    order = _settled_by_deadline(monkeypatch, estimate)
+    assert order == [6, 7, 8, 3, 4, 5]  # the cheap rows first, then every medium row; no hard one
+    assert min(a for _, a in seen) >= 2  # estimated only after the rows' first slices (explore_work)
+    # least attained service alone shares the time with the hard rows: no medium row settles
+    assert _settled_by_deadline(monkeypatch, None) == [6, 7, 8]
+
+
+def test_an_estimate_of_none_is_least_attained_service():
+    need = [1000, 1, 2, 4, 8, 1000, 37]
+    plain, unsure = [], []
+    out_p, att_p = settle_rows(_fake(need, plain), len(need), first_work=1)
+    out_u, att_u = settle_rows(_fake(need, unsure), len(need), first_work=1, estimate=lambda k, s, a: None)
+    assert unsure == plain and out_u == out_p and att_u == att_p
+
+
+def test_remaining_work_from_the_value_search():
+    from fairlens.certify._certify import _remaining_work
+
+    b = 2  # state: phase, depth, level, pick[0..1], cur[0..1], lo, hi (of cur[0])
+    half = np.array([2, 1, 1, 0, 3, 149, 7, 100, 199], np.int64)  # cur[0] = 149: half of 100 .. 199 done
+    assert _remaining_work(half, b, 1000) == pytest.approx(1000.0)
+    assert _remaining_work(np.array([2, 1, 1, 0, 3, 190, 7, 100, 199], np.int64), b, 1000) < 200
+    assert _remaining_work(np.array([2, 1, 1, 0, 3, 99, 7, 100, 199], np.int64), b, 1000) is None  # not started
+    assert _remaining_work(np.array([1, 1, 1, 0, 3, 0, 0, -1, -1], np.int64), b, 1000) is None  # between patterns
+    assert _remaining_work(None, b, 0) is None
+
+
 @pytest.mark.parametrize("n_workers", [1, 2])
 def test_an_error_in_a_slice_propagates(n_workers):
     def step(k, state, work):

@@ -274,15 +274,25 @@ def test_pauses_inside_value_search_resume_exactly(bc, monkeypatch, vote, prune,
 
     real = _search.brute_search  # the one exhaustive search (soft and hard vote)
 
+    ranges = []
+
     def spy(*args):
         out = real(*args)
-        calls.append(int(args[-2][0]))  # phase of the state after the call: 2 = inside a value search
+        state, b = args[-2], args[5]
+        calls.append(int(state[0]))  # phase of the state after the call: 2 = inside a value search
+        # the scheduler's reading: the range of the outermost value index cur[0] (-1 outside a value search)
+        ranges.append((int(state[0]), int(state[3 + 2 * b]), int(state[3 + b]), int(state[4 + 2 * b])))
         return out
 
     monkeypatch.setattr(_search, "brute_search", spy)
     res = certify(model, X, y, budget=2, method="brute", vote=vote, prune=prune)
     _same(res, ref)
     assert 2 in calls and 1 in calls  # paused both between patterns and inside a value search
+    for phase, lo, cur, hi in ranges:
+        if phase == 2:
+            assert 0 <= lo <= hi and lo - 1 <= cur <= hi
+        elif phase == 1:
+            assert lo == hi == -1
 
 
 # --- validation ----------------------------------------------------------------------------
