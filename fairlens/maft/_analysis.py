@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairlens._base import Result
+from fairlens._base import Result, strict_keywords
 
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h
@@ -203,9 +203,10 @@ class GradientComparison(Result):
         return plot_gradient_similarity(sims, ax=ax)
 
 
+@strict_keywords(renamed={"dataset": "data", "favourable_class": "favourable"})
 def compare_gradients(
-    model, data=None, X=None, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
-    favourable=1, **old,
+    model, data, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
+    favourable=1,
 ):
     """RQ3 of the paper on the points ``X`` (typically 1000 seeds).
 
@@ -230,8 +231,6 @@ def compare_gradients(
         Also time Algorithm 1 (one model call per point and attribute).
     gradient : callable, optional
         ``d score / d x`` of the model (as :class:`EIDIG`); default: an ``MLPClassifier``'s.
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
@@ -254,12 +253,8 @@ def compare_gradients(
     >>> cmp.summary().shape[0]
     1
     """
-    from ._mitigation import _old_names
-
     t0 = time.perf_counter()
-    dataset, favourable_class = _old_names("compare_gradients", data, favourable, old)
-    if X is None:
-        raise TypeError("compare_gradients() missing the required argument 'X' (the points).")
+    dataset, favourable_class = data, favourable
     from fairlens._validation import check_bool, check_real
 
     h = _check_h(h)
