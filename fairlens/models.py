@@ -85,7 +85,8 @@ def train_mlp(
     Raises
     ------
     TypeError
-        If ``data`` is not a Dataset or ``hidden_layer_sizes`` holds non-integers.
+        If ``data`` is not a Dataset, ``hidden_layer_sizes`` holds non-integers, or a keyword
+        is neither one of ``train_mlp``'s nor one of ``MLPClassifier``'s (named, before any work).
     ValueError
         If the target is not binary, or ``test_size``, ``n_restarts`` or
         ``hidden_layer_sizes`` is out of range.

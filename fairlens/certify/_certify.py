@@ -830,7 +830,8 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
     ------
     TypeError, ValueError
         For an invalid argument, naming it (the constraints declared once for
-        :func:`certify`, for every model type); any other keyword is a ``TypeError``.
+        :func:`certify`, for every model type); any other keyword is a ``TypeError`` naming
+        it (``forest=``, the old name of ``model``, names ``model=``).
 
     Examples
     --------
@@ -903,7 +904,8 @@ def instance_covers(model, x, y, *, budget=1, tie_class=None, vote=None, missing
     ------
     TypeError, ValueError
         For an invalid argument, naming it (the same declared constraints as
-        :func:`certify`, for every model type).
+        :func:`certify`, for every model type); an unknown keyword is a ``TypeError`` naming
+        it (``forest=``, the old name of ``model``, names ``model=``).
 
     Examples
     --------
