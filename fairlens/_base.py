@@ -395,7 +395,7 @@ def strict_keywords(renamed=None, keyword_only=(), removed=None, moved=None, for
         keywords = [p.name for p in params
                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
         n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        caller = fn.__qualname__.replace(".__init__", "")
+        caller = fn.__qualname__.rsplit("<locals>.", 1)[-1].replace(".__init__", "")
         accepted = set(keywords)
 
         @functools.wraps(fn)
@@ -418,7 +418,7 @@ def strict_keywords(renamed=None, keyword_only=(), removed=None, moved=None, for
                     if key not in target_keywords[0]:
                         raise TypeError(
                             f"{caller}() got an unexpected keyword argument {key!r}: it is neither one of "
-                            f"its own ({', '.join(k + '=' for k in keywords)}) nor one of {forwarded[0]}'s "
+                            f"its own ({', '.join(k + '=' for k in keywords)}) nor one {forwarded[0]} takes "
                             f"({', '.join(k + '=' for k in sorted(target_keywords[0]))}); check the spelling."
                         )
             if not var_pos and len(args) > n_positional:

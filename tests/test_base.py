@@ -142,8 +142,8 @@ def test_strict_keywords_checks_a_forwarded_catch_all_against_its_target():
         return forwarded
 
     assert g(1, alpha=2) == {"alpha": 2}
-    with pytest.raises(TypeError, match=r"'alpah': it is neither one of its own \(data=, gamma=\) nor one of "
-                                        r"target's \(alpha=, beta=\)"):
+    with pytest.raises(TypeError, match=r"'alpah': it is neither one of its own \(data=, gamma=\) nor "
+                                        r"one target takes \(alpha=, beta=\)"):
         g(1, alpah=2)
     with pytest.raises(TypeError, match="alpah"):
         g(alpah=2)  # before Python would complain about the missing data

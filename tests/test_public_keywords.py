@@ -103,6 +103,8 @@ def test_search_run_refuses_unknown_and_moved_keywords(name):
         obj.run(n_seeds=10)
     with pytest.raises(TypeError, match=r"n_seeds=, n_local= moved to the constructor"):
         obj.run(10, 10)
+    with pytest.raises(TypeError, match=r"run\(\) takes keyword arguments only: stop="):
+        obj.run(lambda: False)
 
 
 def test_forwarded_keywords_are_checked_against_their_target():

@@ -1656,7 +1656,7 @@ def _any_loader_keywords():
     return {k for loader in _LOADERS.values() for k in _loader_keywords(loader)}
 
 
-@strict_keywords(forwarded=("the dataset loaders", _any_loader_keywords))
+@strict_keywords(forwarded=("any dataset loader", _any_loader_keywords))
 def load_dataset(name: str, **kwargs) -> Dataset:
     """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
 

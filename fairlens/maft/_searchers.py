@@ -174,8 +174,12 @@ def _run_keywords(run):
     def wrapper(self, *args, **kwargs):
         name = type(self).__name__
         moved = [k for k in kwargs if k in _RUN_MOVED]
+        old_form = args and len(args) <= 3 and all(isinstance(a, numbers.Integral) or a is None for a in args)
+        if args and not old_form:
+            raise TypeError(f"{name}.run() takes keyword arguments only: stop=, progress=, n_jobs=, callback= "
+                            f"(got {len(args)} positional).")
         if args or moved:
-            given = moved or list(_RUN_MOVED[:min(len(args), 3)])
+            given = moved or list(_RUN_MOVED[:len(args)])
             raise TypeError(
                 f"{name}.run: {', '.join(k + '=' for k in given)} moved to the constructor; pass "
                 f"{name}(model, data, ..., {', '.join(k + '=...' for k in given)}) and call run() with "

@@ -101,7 +101,7 @@ def test_old_keyword_names_are_a_type_error_naming_the_new_one(german, func):
 def test_train_mlp_refuses_the_old_and_unknown_keywords_before_training(german):
     with pytest.raises(TypeError, match=r"^train_mlp: dataset= was renamed data=; pass data="):
         train_mlp(dataset=german, n_restarts=1, max_iter=5)
-    with pytest.raises(TypeError, match=r"'max_iters'.*MLPClassifier's .*max_iter="):
+    with pytest.raises(TypeError, match=r"'max_iters'.*one MLPClassifier takes .*max_iter="):
         train_mlp(german, n_restarts=1, max_iters=5)
     m = train_mlp(german, n_restarts=1, max_iter=5, alpha=0.5)  # MLPClassifier's own keywords pass
     assert m.predict_proba(german.X[:2]).shape == (2, 2)
