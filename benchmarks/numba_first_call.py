@@ -29,7 +29,7 @@ from fairlens.datasets import load_adult
 from fairlens.maft import MAFT
 d = load_adult(encoding="benchmark")
 m = LogisticRegression(max_iter=200).fit(d.X[:2000], d.y[:2000])
-MAFT(m, d, protected=["sex"]).run(n_seeds=4, n_local=4, random_state=0)
+MAFT(m, d, protected=["sex"], n_seeds=4, n_local=4, random_state=0).run()
 """,
     "testsgd": """
 from fairlens.datasets import load_adult

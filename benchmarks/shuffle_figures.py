@@ -70,7 +70,7 @@ def figure3_row(f, Xtr, Xte, names, groups, *, explainer="shap", n_bg=50, nsampl
     caught_and, caught_or, detail = [], [], []
     for g, (prot, fav) in groups.items():
         for h in HYBRIDS:
-            m = ShuffledModel(f, prot, fav, attack=h, random_state=seed, feature_names=names,
+            m = ShuffledModel(f, protected=prot, favoured=fav, attack=h, random_state=seed, feature_names=names,
                               mixing_rule=mixing_rule)
             d = attributions(m, Xe, explainer, background=bg, nsamples=nsamples,
                              random_state=seed).set_index("feature")
@@ -158,7 +158,7 @@ def figure4_row(model_kw, f, X, names, Xe, *, explainer="shap", n_bg=50, nsample
     bg = X[np.random.default_rng(100 + seed).choice(len(X), min(n_bg, len(X)), replace=False)]
     out = {}
     for k in (1.0, 0.15):
-        m = ShuffledModel(f, "sex", 1, region=k, feature_names=names, output="raw", **model_kw)
+        m = ShuffledModel(f, protected="sex", favoured=1, region=k, feature_names=names, output="raw", **model_kw)
         _, vals = attributions(m, Xe, explainer, background=bg, nsamples=nsamples,
                                random_state=seed, return_values=True)
         phi = vals[explainer]

@@ -77,7 +77,7 @@ def testsgd():
     people = load_adult()
     people = people.subset(np.random.default_rng(0).choice(people.n_samples, 6000, replace=False))
     m = train_mlp(people, random_state=0)
-    rep = TestSGD(m, people, sensitive=["sex", "race"], sample_thr=200, max_samples=2000, random_state=0).run()
+    rep = TestSGD(m, people, protected=["sex", "race"], sample_thr=200, max_samples=2000, random_state=0).run()
     b = RuleSetBrowser(rep)
     b.wait()
     vals = [v for _, v in b.controls["select"].options][:4]

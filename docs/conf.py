@@ -32,7 +32,6 @@ import pkgutil
 import re
 import os
 import sys
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -230,8 +229,6 @@ html_show_search_summary = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
 
-warnings.filterwarnings("ignore", category=FutureWarning, module="fairlens")
-
 
 # --- docstring hygiene, applied before numpydoc parses a docstring --------------------------------
 # Two habits of the package's plain-text docstrings are not valid reStructuredText; they are fixed
@@ -258,8 +255,8 @@ def _rst_hygiene(app, what, name, obj, options, lines):
 
 # scikit-learn adds metadata-routing methods (set_fit_request, ...) to every estimator subclass;
 # they are scikit-learn's API, not fairlens's, and their docstrings link into scikit-learn's docs.
-# Deprecated spellings kept for compatibility (e.g. a property ``sensitive`` aliasing
-# ``protected``, with a FutureWarning) are not part of the documented API: a member whose
+# Old attribute names kept for reading (e.g. a property ``sensitive`` aliasing ``protected``)
+# are not part of the documented API: a member whose
 # docstring's first paragraph says "Deprecated ...", "old name of ..." or "deprecated alias/name"
 # is left out.
 def _skip_member(app, what, name, obj, skip, options):

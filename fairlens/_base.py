@@ -62,9 +62,9 @@ __all__ = [
     "resolve_random_state",
     "check_progress",
     "to_jsonable",
-    "renamed_kwargs",
-    "positional_kwargs",
-    "accepts_renamed",
+    "renamed_error",
+    "refuse_renamed",
+    "strict_keywords",
 ]
 
 # ------------------------------------------------------------------------------------------
@@ -283,108 +283,153 @@ def check_progress(progress, name="progress", desc=None):
     )
 
 
-def renamed_kwargs(caller, kwargs, renames):
-    """Map deprecated keyword names to their new names, with a ``FutureWarning``.
+def renamed_error(caller, old, new):
+    """The ``TypeError`` for a keyword that was renamed (the old spelling no longer works).
 
     Parameters
     ----------
     caller : str
-        Name shown in the warning, e.g. ``"TestSGD"``.
-    kwargs : dict
-        The ``**kwargs`` a function received; renamed in place and returned.
+        Name of the callable shown in the message, e.g. ``"TestSGD"``.
+    old, new : str
+        The old and the current keyword.
+
+    Returns
+    -------
+    TypeError
+        ``"<caller>: <old>= was renamed <new>=; pass <new>=... instead."`` (to raise).
+    """
+    return TypeError(f"{caller}: {old}= was renamed {new}=; pass {new}=... instead.")
+
+
+def refuse_renamed(caller, kwargs, renames):
+    """Raise the ``TypeError`` of :func:`renamed_error` if ``kwargs`` holds an old keyword.
+
+    For the few callables with a real ``**kwargs`` pass-through (e.g.
+    ``ShuffledModel.with_params``); plain functions use :func:`strict_keywords`.
+
+    Parameters
+    ----------
+    caller : str
+        Name of the callable shown in the message.
+    kwargs : mapping
+        The keyword arguments received.
     renames : dict
         ``{old_name: new_name}``.
 
-    Returns
-    -------
-    dict
-        ``kwargs`` with every old name replaced by its new name.
-
     Raises
     ------
     TypeError
-        If both the old and the new name are given.
+        Naming the first old keyword found and its new name.
     """
-    import warnings
-
-    for old, new in renames.items():
-        if old in kwargs:
-            if new in kwargs:
-                raise TypeError(f"{caller}() got both {old!r} (old name) and {new!r}; pass only {new!r}.")
-            warnings.warn(f"{caller}(): {old!r} was renamed {new!r}; {old!r} will stop working in the "
-                          f"next release.", FutureWarning, stacklevel=3)
-            kwargs[new] = kwargs.pop(old)
-    return kwargs
+    for key in kwargs:
+        if key in renames:
+            raise renamed_error(caller, key, renames[key])
 
 
-def positional_kwargs(caller, args, names, kwargs):
-    """Map extra positional arguments of an old call form to keywords, with a ``FutureWarning``.
+def strict_keywords(renamed=None, keyword_only=(), removed=None, moved=None, forwarded=None):
+    """Decorator: refuse renamed and unknown keywords by name, before the call starts.
 
-    For an ``__init__`` that became keyword-only after the model and the data: old calls such
-    as ``TestSGD(model, data, ["sex"])`` keep working for one release.
+    The wrapped callable keeps its signature (``inspect.signature`` shows it); on a call
+
+    * a keyword in ``renamed`` raises ``TypeError("<callable>: <old>= was renamed <new>=;
+      pass <new>=... instead.")``;
+    * a keyword in ``removed`` raises ``TypeError("<callable>: <name>= was removed: <why>;
+      drop the argument.")``;
+    * a keyword in ``moved`` raises ``TypeError("<callable>: <name>= moved to <where>; pass it
+      there.")``;
+    * a keyword the callable does not take raises a ``TypeError`` naming it and the keywords
+      it takes (unless the callable has its own ``**kwargs``: then only with ``forwarded``,
+      for a keyword that the target of the pass-through does not take either);
+    * more positional arguments than the callable takes raise a ``TypeError`` naming the
+      keywords of ``keyword_only`` they were meant for (old call forms such as
+      ``TestSGD(model, data, ["sex"])``).
 
     Parameters
     ----------
-    caller : str
-        Name shown in the warning.
-    args : tuple
-        The extra positional arguments received (``*args``).
-    names : sequence of str
-        The keyword each old position maps to, in order.
-    kwargs : dict
-        The keyword arguments received; updated in place and returned.
+    renamed : dict, optional
+        ``{old_name: new_name}`` of keywords renamed in earlier releases.
+    keyword_only : sequence of str, default=()
+        The keywords that earlier releases took by position after the positional
+        parameters of today's signature, in order.
+    removed : dict, optional
+        ``{name: why}`` of keywords earlier releases took and this one does not.
+    moved : dict, optional
+        ``{name: where}`` of keywords that belong to another call now, e.g.
+        ``{"progress": "TestSGD(...).run(progress=...)"}``.
+    forwarded : tuple (str, callable), optional
+        For a callable whose ``**kwargs`` are passed on: the name of their target and a
+        zero-argument callable returning the keywords it takes (called on the first call
+        that needs it), e.g. ``("MLPClassifier", lambda: MLPClassifier().get_params())``.
 
     Returns
     -------
-    dict
-        ``kwargs`` with the positional values added under their names.
-
-    Raises
-    ------
-    TypeError
-        If there are more positional arguments than ``names`` or a value is given twice.
-    """
-    import warnings
-
-    if not args:
-        return kwargs
-    if len(args) > len(names):
-        raise TypeError(f"{caller}() takes at most {len(names)} extra positional arguments "
-                        f"(deprecated form); got {len(args)}. Pass them by keyword.")
-    used = list(names[:len(args)])
-    for name, value in zip(used, args):
-        if name in kwargs:
-            raise TypeError(f"{caller}() got {name!r} both by position and by keyword.")
-        kwargs[name] = value
-    warnings.warn(f"{caller}(): pass {', '.join(used)} by keyword ({used[0]}=...); positional use "
-                  "will stop working in the next release.", FutureWarning, stacklevel=3)
-    return kwargs
-
-
-def accepts_renamed(**renames):
-    """Decorator: accept old keyword names ``old=new`` with a ``FutureWarning``.
+    callable
+        The decorator.
 
     Examples
     --------
-    >>> from fairlens._base import accepts_renamed
-    >>> @accepts_renamed(sensitive="protected")
+    >>> from fairlens._base import strict_keywords
+    >>> @strict_keywords(renamed={"sensitive": "protected"})
     ... def f(data, protected=None):
     ...     return protected
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     f(1, sensitive=["sex"])
+    >>> f(1, protected=["sex"])
     ['sex']
+    >>> f(1, sensitive=["sex"])
+    Traceback (most recent call last):
+    ...
+    TypeError: f: sensitive= was renamed protected=; pass protected=... instead.
     """
     import functools
+    import inspect
+
+    renamed = dict(renamed or {})
+    removed = dict(removed or {})
+    moved = dict(moved or {})
+    target_keywords = []  # filled on first use (the target may be costly to import)
+    keyword_only = tuple(keyword_only)
 
     def deco(fn):
+        params = list(inspect.signature(fn).parameters.values())
+        var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+        var_pos = any(p.kind is p.VAR_POSITIONAL for p in params)
+        keywords = [p.name for p in params
+                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
+        n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        caller = fn.__qualname__.rsplit("<locals>.", 1)[-1].replace(".__init__", "")
+        accepted = set(keywords)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if any(k in kwargs for k in renames):
-                renamed_kwargs(fn.__qualname__.replace(".__init__", ""), kwargs, renames)
+            for key in kwargs:
+                if key in renamed:
+                    raise renamed_error(caller, key, renamed[key])
+                if key in removed:
+                    raise TypeError(f"{caller}: {key}= was removed: {removed[key]}; drop the argument.")
+                if key in moved:
+                    raise TypeError(f"{caller}: {key}= moved to {moved[key]}; pass it there.")
+                if key in accepted:
+                    continue
+                if not var_kw:
+                    raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}; it takes "
+                                    f"{', '.join(k + '=' for k in keywords)} (check the spelling).")
+                if forwarded is not None:
+                    if not target_keywords:
+                        target_keywords.append(set(forwarded[1]()))
+                    if key not in target_keywords[0]:
+                        raise TypeError(
+                            f"{caller}() got an unexpected keyword argument {key!r}: it is neither one of "
+                            f"its own ({', '.join(k + '=' for k in keywords)}) nor one {forwarded[0]} takes "
+                            f"({', '.join(k + '=' for k in sorted(target_keywords[0]))}); check the spelling."
+                        )
+            if not var_pos and len(args) > n_positional:
+                extra = keyword_only[:len(args) - n_positional]
+                if extra:
+                    raise TypeError(f"{caller}: {', '.join(extra)} must be passed by keyword now; call "
+                                    f"{caller}(..., {', '.join(k + '=...' for k in extra)}).")
             return fn(*args, **kwargs)
+
         return wrapper
+
     return deco
 
 

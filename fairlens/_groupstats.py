@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import _stats
-from ._base import Interval, Result, to_jsonable, validate_params
+from ._base import Interval, Result, strict_keywords, to_jsonable, validate_params
 
 __all__ = ["group_metrics", "GroupMetricsResult", "GROUP_MEASURES", "GROUP_RATES", "MIN_GROUP_SIZE"]
 
@@ -791,8 +791,9 @@ def _choose_shown(rows, ideal):
     return best
 
 
+@strict_keywords(removed=_REMOVED)
 def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y_score=None, intersections=True,
-                  confidence=0.95, min_group_size=MIN_GROUP_SIZE, max_groups=None, **removed):
+                  confidence=0.95, min_group_size=MIN_GROUP_SIZE, max_groups=None):
     """Group fairness per protected attribute and intersection, with coverage-checked intervals.
 
     For every protected attribute (and, with ``intersections``, every combination of two or more of
@@ -839,9 +840,6 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y
     max_groups : int >= 2, optional
         Keep the ``max_groups - 1`` largest groups of each protected column and put the rest into one
         group ``"other (k values)"`` (bounded work for an id-like column; the groups table says so).
-    **removed
-        Arguments of earlier versions (``n_boot``, ``random_state``, ``n_jobs``, ``stop``,
-        ``progress``, ``min_outcomes``) are refused with a ``TypeError`` saying why.
 
     Returns
     -------
@@ -877,12 +875,6 @@ def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y
     >>> bool(row["ci_low"] == 0.0 <= row["value"] <= row["ci_high"])  # a true 0 is covered
     True
     """
-    if removed:
-        name = next(iter(removed))
-        why = _REMOVED.get(name)
-        if why is None:
-            raise TypeError(f"group_metrics() got an unexpected keyword argument {name!r}.")
-        raise TypeError(f"group_metrics(): {name!r} was removed: {why}; drop the argument.")
     validate_params(dict(confidence=confidence, min_group_size=min_group_size, max_groups=max_groups),
                     _GROUP_METRICS_CONSTRAINTS, caller="group_metrics")
     if not isinstance(intersections, (bool, np.bool_)):

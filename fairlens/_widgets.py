@@ -28,7 +28,6 @@ import io
 import json
 import threading
 import time
-import warnings
 
 import ipywidgets as W
 
@@ -72,15 +71,14 @@ CHECK_LAYOUT = False
 LAYOUT_LOG = []
 
 
-def resolve_background(background, use_threads, owner):
-    """The widgets' thread switch: ``background``, or the deprecated ``use_threads``.
+def resolve_background(background, owner):
+    """The widgets' thread switch ``background`` (``use_threads=`` of earlier releases is refused
+    by the widgets' ``__init__``, naming ``background=``).
 
     Parameters
     ----------
     background : bool or None
-        The new name (None: not given).
-    use_threads : bool or None
-        The old name (None: not given); warns with a FutureWarning.
+        None (not given): True.
     owner : str
         Class name for the messages.
 
@@ -91,15 +89,8 @@ def resolve_background(background, use_threads, owner):
     Raises
     ------
     TypeError
-        If both are given, or a value is not a bool.
+        If the value is not a bool.
     """
-    if use_threads is not None:
-        if background is not None:
-            raise TypeError(f"{owner}: pass background= only (use_threads is its deprecated old name); "
-                            "got both.")
-        warnings.warn(f"{owner}(use_threads=...) is deprecated; use background=... (same meaning).",
-                      FutureWarning, stacklevel=3)
-        background = use_threads
     if background is None:
         return True
     if not isinstance(background, (bool, int)) or isinstance(background, float):
@@ -499,11 +490,6 @@ class WidgetProtocol:
         self._common["projector"].observe(self._on_projector, names="value")
         self._common["export"].on_click(lambda _: self._guarded_export())
         self._paint_status(busy=False)
-
-    @property
-    def use_threads(self):
-        """Deprecated name of :attr:`background`."""
-        return self.background
 
     def _toolbar(self):
         """The controls every widget has (projector, export)."""

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._base import renamed_kwargs
+from ._base import strict_keywords
 from ._validation import check_real
 
 __all__ = [
@@ -56,18 +56,9 @@ __all__ = [
 
 
 
-def _renamed(func):
-    """Accept the pre-contract keyword ``sensitive_features`` (now ``protected``) for one
-    release, with a :class:`FutureWarning` (:func:`fairlens._base.renamed_kwargs`)."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-
-        renamed_kwargs(func.__name__, kwargs, {"sensitive_features": "protected"})
-        return func(*args, **kwargs)
-
-    return wrapper
+#: ``sensitive_features=`` (before the contract) is ``protected=`` now: the old keyword, and any
+#: keyword a metric does not take, is a ``TypeError`` naming it.
+_renamed = strict_keywords(renamed={"sensitive_features": "protected"})
 
 
 def _binary(values, name) -> np.ndarray:

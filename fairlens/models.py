@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import renamed_kwargs
-from ._validation import check_choice, check_int, check_no_kwargs
+from ._base import strict_keywords
+from ._validation import check_choice, check_int
 
 __all__ = ["MLP_HIDDEN_LAYERS", "INPUT_KINDS", "train_mlp", "Scorer", "as_scorer",
            "mlp_input_gradient"]
@@ -36,8 +36,16 @@ _LARGE_DATA_PARAMS = dict(early_stopping=True, n_iter_no_change=15, max_iter=300
 _SMALL = 5000
 
 
+def _mlp_keywords():
+    """The keywords of :class:`sklearn.neural_network.MLPClassifier` (for ``train_mlp``)."""
+    from sklearn.neural_network import MLPClassifier
+
+    return MLPClassifier().get_params()
+
+
+@strict_keywords(renamed={"dataset": "data"}, forwarded=("MLPClassifier", _mlp_keywords))
 def train_mlp(
-    data=None, *, hidden_layer_sizes=None, random_state=0, test_size=0.2, scale=True,
+    data, *, hidden_layer_sizes=None, random_state=0, test_size=0.2, scale=True,
     n_restarts=None, **mlp_params,
 ):
     """Train the reference six-layer MLP on ``data`` (a :class:`~fairlens.datasets.Dataset`).
@@ -65,7 +73,8 @@ def train_mlp(
     **mlp_params
         Passed to :class:`sklearn.neural_network.MLPClassifier` (defaults: ReLU, adam;
         early stopping on large data; on small data 60 epochs of batch 32 with L2 penalty
-        alpha=1.0).  ``dataset=``, the old name of ``data``, still works with a ``FutureWarning``.
+        alpha=1.0).  Any other keyword is a ``TypeError`` naming it, before any work;
+        ``dataset=``, the old name of ``data``, is one naming ``data=``.
 
     Returns
     -------
@@ -76,7 +85,8 @@ def train_mlp(
     Raises
     ------
     TypeError
-        If ``data`` is not a Dataset or ``hidden_layer_sizes`` holds non-integers.
+        If ``data`` is not a Dataset, ``hidden_layer_sizes`` holds non-integers, or a keyword
+        is neither one of ``train_mlp``'s nor one of ``MLPClassifier``'s (named, before any work).
     ValueError
         If the target is not binary, or ``test_size``, ``n_restarts`` or
         ``hidden_layer_sizes`` is out of range.
@@ -89,11 +99,6 @@ def train_mlp(
     >>> model.predict_proba(load_german_credit().X[:2]).shape
     (2, 2)
     """
-    if "dataset" in mlp_params:
-        renamed = renamed_kwargs("train_mlp", {"dataset": mlp_params.pop("dataset"),
-                                               **({"data": data} if data is not None else {})},
-                                 {"dataset": "data"})
-        data = renamed["data"]
     dataset = data
     from sklearn.model_selection import train_test_split
     from sklearn.neural_network import MLPClassifier
@@ -177,7 +182,7 @@ def _check_hidden(sizes):
     return tuple(int(v) for v in sizes)
 
 
-#: Keywords renamed in issue 21 (old -> new); the old ones warn (FutureWarning) for one release.
+#: Keywords renamed in issue 21 (old -> new); the old ones are a TypeError naming the new one.
 _RENAMED = {"dataset": "data", "favourable_class": "favourable"}
 
 
@@ -217,8 +222,6 @@ class Scorer:
         See :func:`as_scorer`.
     output : {"auto", "proba", "logit", "raw"}, default "auto"
         See :func:`as_scorer`.
-    **old_names
-        ``dataset`` and ``favourable_class`` (old names, ``FutureWarning``).
 
     Attributes
     ----------
@@ -243,19 +246,9 @@ class Scorer:
     (array([0.25, 0.25]), 'callable')
     """
 
+    @strict_keywords(renamed=_RENAMED)
     def __init__(self, model, data=None, *, favourable=1, n_features=None, feature_names=None,
-                 input="auto", output="auto", **old_names):
-
-        # the name the caller used, for error messages (old callers match on it)
-        _favourable_name = "favourable_class" if "favourable_class" in old_names else "favourable"
-        if "favourable_class" in old_names and not (favourable == 1 and type(favourable) is int):
-            old_names["favourable"] = favourable  # both given: renamed_kwargs refuses
-        if "dataset" in old_names and data is not None:
-            old_names["data"] = data
-        old_names = renamed_kwargs("as_scorer", old_names, _RENAMED)
-        data = old_names.pop("data", data)
-        favourable = old_names.pop("favourable", favourable)
-        check_no_kwargs("as_scorer", old_names)
+                 input="auto", output="auto"):
         dataset = data
         check_choice("input", input, ("auto", "readable", "encoded"))
         check_choice("output", output, ("auto", "proba", "logit", "raw"))
@@ -269,7 +262,6 @@ class Scorer:
             if n_features is not None and n_features != len(feature_names):
                 raise ValueError(f"n_features={n_features} disagrees with the {len(feature_names)} "
                                  "feature_names; pass one of them")
-        self._favourable_name = _favourable_name
         self.model = model
         self.data = data
         self.output = output
@@ -294,21 +286,21 @@ class Scorer:
         if hasattr(model, "predict_proba"):
             self._fn = model.predict_proba
             self._kind = "proba"
-            favourable = self._resolve_favourable(model, favourable, dataset, _favourable_name)
+            favourable = self._resolve_favourable(model, favourable, dataset, "favourable")
         elif callable(model):
             self._fn = model
             self._kind = "callable"
             if isinstance(favourable, (bool, np.bool_)) or favourable not in (0, 1):
                 raise ValueError(
-                    f"{_favourable_name}={favourable!r}: a callable's classes are 0 and 1 "
+                    f"favourable={favourable!r}: a callable's classes are 0 and 1 "
                     "(its (n,) output is the probability of class 1, column k of an (n, 2) "
-                    f"output that of class k); pass {_favourable_name}=1 or 0"
+                    f"output that of class k); pass favourable=1 or 0"
                 )
             if favourable == 0 and output == "raw":
                 raise ValueError(
-                    f"{_favourable_name}=0 with output='raw': fairlens cannot turn raw scores of "
+                    "favourable=0 with output='raw': fairlens cannot turn raw scores of "
                     "class 1 into scores of class 0; return (n, 2) probabilities, or negate "
-                    f"the scores yourself and pass {_favourable_name}=1"
+                    "the scores yourself and pass favourable=1"
                 )
         else:
             raise TypeError(
@@ -576,7 +568,7 @@ class Scorer:
         flip = flip and self._favourable_is_first()
         if flip and self.output == "raw":
             raise ValueError(
-                f"{self._favourable_name}={self.favourable!r} with output='raw': the model returned one "
+                f"favourable={self.favourable!r} with output='raw': the model returned one "
                 "score per row (of class 1, the second of its classes), and fairlens cannot turn raw "
                 "scores of that class into scores of the other; return (n, 2) probabilities, or negate "
                 "the scores yourself and pass the second class as favourable"
@@ -764,8 +756,9 @@ def _as_encoded(X, feature_names, n_features, dataset, name="X"):
     return np.ascontiguousarray(X)
 
 
+@strict_keywords(renamed=_RENAMED)
 def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=None,
-              input="auto", output="auto", **old_names) -> Scorer:
+              input="auto", output="auto") -> Scorer:
     """Adapt ``model`` into a :class:`Scorer` (idempotent on a Scorer): the one model protocol.
 
     Parameters
@@ -805,9 +798,6 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
         are refused, since the methods threshold probabilities); "logit" applies the
         sigmoid to its (n,) output; "raw" passes scores through unchecked, for methods
         whose threshold the caller sets to the score's own scale.
-    **old_names
-        ``dataset`` and ``favourable_class``, the old names of ``data`` and ``favourable``
-        (a ``FutureWarning``; they stop working in the next release).
 
     Returns
     -------
@@ -817,7 +807,9 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     Raises
     ------
     TypeError
-        If ``model`` has no ``predict_proba`` and is not callable, or an unknown keyword is given.
+        If ``model`` has no ``predict_proba`` and is not callable, or an unknown keyword is given
+        (``dataset=`` and ``favourable_class=``, the old names of ``data`` and ``favourable``,
+        name the new ones).
     ValueError
         If ``favourable`` is not one of the model's classes (0 or 1 for a callable or a model
         without ``classes_``), the model and ``data`` disagree on the feature columns,
@@ -840,14 +832,7 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
     3
     """
     if isinstance(model, Scorer):
-
-        fav_name = "favourable_class" if "favourable_class" in old_names else "favourable"
-        if "favourable_class" in old_names and not (favourable == 1 and type(favourable) is int):
-            old_names["favourable"] = favourable  # both given: renamed_kwargs refuses
-        old_names = renamed_kwargs("as_scorer", dict(old_names), _RENAMED)
-        data = old_names.pop("data", data)
-        favourable = old_names.pop("favourable", favourable)
-        check_no_kwargs("as_scorer", old_names)
+        fav_name = "favourable"
         # a Scorer is returned as it is: an argument it would ignore must agree with it
         if not (type(favourable) is int and favourable == 1) and not _same(favourable, model.favourable):
             raise ValueError(
@@ -866,7 +851,7 @@ def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=
             model.data = data
         return model
     return Scorer(model, data, favourable=favourable, n_features=n_features,
-                  feature_names=feature_names, input=input, output=output, **old_names)
+                  feature_names=feature_names, input=input, output=output)
 
 
 _ACTIVATIONS = {

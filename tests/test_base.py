@@ -1,4 +1,5 @@
 """The one analysis contract (fairlens._base): constraints, random state, progress, results."""
+import inspect
 import json
 import numbers
 import threading
@@ -14,8 +15,9 @@ from fairlens._base import (
     Result,
     check_progress,
     make_invalid,
-    renamed_kwargs,
+    refuse_renamed,
     resolve_random_state,
+    strict_keywords,
     to_jsonable,
     validate_params,
 )
@@ -100,11 +102,51 @@ def test_to_jsonable_is_json_safe():
         to_jsonable(np.zeros(20), max_items=10)
 
 
-def test_renamed_kwargs_warns_and_refuses_both():
-    with pytest.warns(FutureWarning, match="'sensitive' was renamed 'protected'"):
-        assert renamed_kwargs("f", {"sensitive": 1}, {"sensitive": "protected"}) == {"protected": 1}
-    with pytest.raises(TypeError, match="both"):
-        renamed_kwargs("f", {"sensitive": 1, "protected": 2}, {"sensitive": "protected"})
+def test_refuse_renamed_names_the_new_keyword():
+    refuse_renamed("f", {"protected": 1}, {"sensitive": "protected"})  # the new name passes
+    with pytest.raises(TypeError, match=r"^f: sensitive= was renamed protected=; pass protected=\.\.\. instead\.$"):
+        refuse_renamed("f", {"sensitive": 1}, {"sensitive": "protected"})
+
+
+def test_strict_keywords_refuses_old_unknown_moved_removed_and_positional_before_the_call():
+    calls = []
+
+    @strict_keywords(renamed={"sensitive": "protected"}, keyword_only=("protected", "theta"),
+                     removed={"n_boot": "the intervals are exact now"}, moved={"progress": "f(...).run()"})
+    def f(data, *, protected=None, theta=0.5):
+        calls.append((data, protected, theta))
+        return protected
+
+    assert f(1, protected=["sex"], theta=0.1) == ["sex"]
+    assert inspect.signature(f) == inspect.signature(f.__wrapped__)  # the real signature shows
+    cases = [
+        (dict(sensitive=["sex"]), r"f: sensitive= was renamed protected=; pass protected="),
+        (dict(protected=["sex"], sensitive=["sex"]), r"sensitive= was renamed protected="),
+        (dict(prot=["sex"]), r"unexpected keyword argument 'prot'; it takes data=, protected=, theta="),
+        (dict(n_boot=10), r"f: n_boot= was removed: the intervals are exact now; drop the argument"),
+        (dict(progress=True), r"f: progress= moved to f\(...\).run\(\); pass it there"),
+    ]
+    for kwargs, msg in cases:
+        with pytest.raises(TypeError, match=msg):
+            f(1, **kwargs)
+    with pytest.raises(TypeError, match=r"f: protected, theta must be passed by keyword.*protected=\.\.\., theta="):
+        f(1, ["sex"], 0.1)
+    with pytest.raises(TypeError, match=r"f: protected must be passed by keyword"):
+        f(1, ["sex"])
+    assert calls == [(1, ["sex"], 0.1)]  # nothing refused reached the function
+
+
+def test_strict_keywords_checks_a_forwarded_catch_all_against_its_target():
+    @strict_keywords(forwarded=("target", lambda: {"alpha", "beta"}))
+    def g(data, *, gamma=1, **forwarded):
+        return forwarded
+
+    assert g(1, alpha=2) == {"alpha": 2}
+    with pytest.raises(TypeError, match=r"'alpah': it is neither one of its own \(data=, gamma=\) nor "
+                                        r"one target takes \(alpha=, beta=\)"):
+        g(1, alpah=2)
+    with pytest.raises(TypeError, match="alpah"):
+        g(alpah=2)  # before Python would complain about the missing data
 
 
 class _Counter(Analysis):

@@ -35,16 +35,17 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from .._base import strict_keywords
 from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
 from ._common import (
     METHODS,
+    RENAMED_MODEL,
     VOTES,
     check_budget,
     deadline_of,
     plan_n_jobs,
     resolve_missing,
-    take_model,
     validate_certify_params,
 )
 from ._nancode import decode_values
@@ -185,8 +186,9 @@ def _merge(parts, n, y, elapsed):
                    y=y)
 
 
-def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
-            progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto", **kwargs):
+@strict_keywords(renamed=RENAMED_MODEL)
+def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
+            progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto"):
     """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
 
     Implements section 4 of the paper on certifying tree ensembles against
@@ -352,9 +354,6 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
         is an attack value under both threat models. Recorded in ``params["missing"]``
         (the argument), ``params["nan_attack"]`` (what was certified) and the
         ``threat_model`` column of ``summary()``.
-    **kwargs
-        Only ``forest=``, the old name of ``model`` (deprecated: a
-        ``FutureWarning``); any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -368,7 +367,8 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     Raises
     ------
     TypeError, ValueError
-        For an invalid argument, naming it. The parameters are declared once
+        For an invalid argument, naming it (``forest=``, the old name of ``model``, is a
+        ``TypeError`` naming ``model=``; so is any keyword not listed). The parameters are declared once
         (``fairlens.certify._common.CERTIFY_CONSTRAINTS``) and checked the same
         way for every model type before the model is read (``prune="banana"`` or
         ``chunk_size=0`` are refused for a boosted model as for a forest).
@@ -394,7 +394,6 @@ def certify(model=None, X=None, y=None, *, budget=1, method="cascade", vote=None
     >>> res.summary().shape[0]
     1
     """
-    model = take_model("certify", model, kwargs)
     p = validate_certify_params(dict(budget=budget, method=method, vote=vote, prune=prune, tie_class=tie_class,
                                      progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
                                      time_limit=time_limit, missing=missing))
@@ -831,9 +830,10 @@ class _Progress:
             self.bar = None
 
 
-def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
+@strict_keywords(renamed=RENAMED_MODEL)
+def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
                           tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None,
-                          missing="auto", **kwargs):
+                          missing="auto"):
     """Table of accuracies (clean, FLB, ELB, exact), stage counts and times per budget.
 
     Runs :func:`certify` once per budget (the cascade gives all three
@@ -855,9 +855,6 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
         For the whole table: the budgets run in the order given and each gets
         what is left of it (columns ``accuracy_lower``/``accuracy_upper`` and
         ``n_unknown`` say what was settled).
-    **kwargs
-        Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
-        any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -868,7 +865,8 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     ------
     TypeError, ValueError
         For an invalid argument, naming it (the constraints declared once for
-        :func:`certify`, for every model type); any other keyword is a ``TypeError``.
+        :func:`certify`, for every model type); any other keyword is a ``TypeError`` naming
+        it (``forest=``, the old name of ``model``, names ``model=``).
 
     Examples
     --------
@@ -881,7 +879,6 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     >>> list(table["budget"])
     [1, 2]
     """
-    model = take_model("accuracy_under_attack", model, kwargs)
     p = validate_certify_params(dict(method=method, vote=vote, prune=prune, tie_class=tie_class, progress=progress,
                                      chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit,
                                      missing=missing),
@@ -905,7 +902,8 @@ def accuracy_under_attack(model=None, X=None, y=None, *, budgets=(1, 2, 3), meth
     return pd.concat(frames, ignore_index=True)
 
 
-def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vote=None, missing=False, **kwargs):
+@strict_keywords(renamed=RENAMED_MODEL)
+def instance_covers(model, x, y, *, budget=1, tie_class=None, vote=None, missing=False):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 
     By default (``missing=False``) the sets are the paper's finite ones and match
@@ -931,9 +929,6 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     missing : {False, "auto", True}, default=False
         The threat model, as in :func:`certify` (default: finite values, the paper's sets). An
         ``x`` containing NaN is accepted wherever the model's ``predict`` accepts NaN.
-    **kwargs
-        Only ``forest=``, the old name of ``model`` (deprecated: a ``FutureWarning``);
-        any other keyword is a ``TypeError``.
 
     Returns
     -------
@@ -944,7 +939,8 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     ------
     TypeError, ValueError
         For an invalid argument, naming it (the same declared constraints as
-        :func:`certify`, for every model type).
+        :func:`certify`, for every model type); an unknown keyword is a ``TypeError`` naming
+        it (``forest=``, the old name of ``model``, names ``model=``).
 
     Examples
     --------
@@ -958,7 +954,6 @@ def instance_covers(model=None, x=None, y=None, *, budget=1, tie_class=None, vot
     (5, 30)
     """
     t0 = time.perf_counter()
-    model = take_model("instance_covers", model, kwargs)
     p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class, missing=missing),
                                 caller="instance_covers")
     flat = read_model(model, vote=vote, tie_class=tie_class)

@@ -116,7 +116,7 @@ def plan_n_jobs(n_jobs, n_tasks, deadline):
 import math as _math  # noqa: E402
 import numbers as _numbers  # noqa: E402
 
-from .._base import Interval, Options, renamed_kwargs, validate_params  # noqa: E402
+from .._base import Interval, Options, validate_params  # noqa: E402
 
 METHODS = ("cascade", "flb", "elb", "brute")
 VOTES = ("soft", "hard")
@@ -213,19 +213,8 @@ def check_budget(budget, n_features, name="budget"):
     return budget
 
 
-def take_model(caller, model, kwargs):
-    """The model argument, also under its old name ``forest=`` (with a FutureWarning)."""
-
-    kwargs = renamed_kwargs(caller, kwargs, {"forest": "model"})
-    if "model" in kwargs:
-        if model is not None:
-            raise TypeError(f"{caller}() got the model twice (positionally and as forest=); pass it once.")
-        model = kwargs.pop("model")
-    if kwargs:
-        raise TypeError(f"{caller}() got unexpected keyword argument(s) {sorted(kwargs)}.")
-    if model is None:
-        raise TypeError(f"{caller}() missing the model: pass a fitted tree ensemble as the first argument.")
-    return model
+#: ``forest=``, the old name of ``model``: passing it is a ``TypeError`` naming ``model=``.
+RENAMED_MODEL = {"forest": "model"}
 
 
 def _surely_finite(X):

@@ -17,10 +17,10 @@ import html
 import ipywidgets as W
 import numpy as np
 
+from .._base import strict_keywords
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import _bounds
 from ._certify import STATUSES, certify, instance_covers
-from ._common import take_model
 from ._readers import read_model
 from .plots import plot_accuracy_vs_budget, plot_cover_matrix, plot_flb, plot_tree_contributions, plot_witness
 
@@ -59,7 +59,7 @@ class CoverVisualizer(FairlensWidget):
     model : fitted forest or boosted ensemble
         The model to certify (every model :func:`fairlens.certify.certify` takes: scikit-learn
         forests, a FeaturePartitionedForest, gradient boosting, XGBoost, LightGBM). ``forest=``
-        is its old name (a ``FutureWarning``).
+        (its old name) is a ``TypeError`` naming ``model=``.
     X : array-like or DataFrame of shape (n, d)
         The instances to certify (a DataFrame is aligned with the model by column name).
     y : array-like of shape (n,)
@@ -72,8 +72,6 @@ class CoverVisualizer(FairlensWidget):
         Names shown for the features (default: the model's, else ``x0, x1, ...``).
     background : bool, default True
         Compute and draw in background threads; ``False``: synchronously.
-    use_threads : bool, optional
-        Deprecated name of ``background`` (FutureWarning).
     vote : {None, "soft", "hard"}
         Which vote to certify (see :func:`fairlens.certify.certify`); default: what the
         model's own ``predict`` does (soft vote for scikit-learn forests, hard for an FPF).
@@ -113,13 +111,10 @@ class CoverVisualizer(FairlensWidget):
 
     _export_name = "certify-covers"
 
-    def __init__(self, model=None, X=None, y=None, budget=1, max_budget=3, feature_names=None, background=None,
-                 vote=None, use_threads=None, **kwargs):
-
-        forest = take_model("CoverVisualizer", model, kwargs)
-        if X is None or y is None:
-            raise TypeError("CoverVisualizer() needs X and y: the instances to certify and their labels.")
-        threads = resolve_background(background, use_threads, "CoverVisualizer")
+    @strict_keywords(renamed={"forest": "model", "use_threads": "background"})
+    def __init__(self, model, X, y, budget=1, max_budget=3, feature_names=None, background=None, vote=None):
+        forest = model
+        threads = resolve_background(background, "CoverVisualizer")
         self._model = forest
         self._vote = vote
 

@@ -9,12 +9,14 @@ are validated up front; unknown keywords are a ``TypeError``.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import os
 
 import numpy as np
 import pandas as pd
 
+from .._base import strict_keywords
 from .._validation import check_bool, check_choice, check_int, check_real, check_str_list
 from ._base import Dataset
 from ._fetch import fetch_bytes
@@ -1643,6 +1645,18 @@ def list_datasets() -> list:
     return sorted(_LOADERS)
 
 
+def _loader_keywords(loader):
+    """The keywords ``loader`` takes, in signature order."""
+    return [p.name for p in inspect.signature(loader).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _any_loader_keywords():
+    """The keywords at least one loader takes (an unknown one is refused before the name is read)."""
+    return {k for loader in _LOADERS.values() for k in _loader_keywords(loader)}
+
+
+@strict_keywords(forwarded=("any dataset loader", _any_loader_keywords))
 def load_dataset(name: str, **kwargs) -> Dataset:
     """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
 
@@ -1652,7 +1666,10 @@ def load_dataset(name: str, **kwargs) -> Dataset:
         One of :func:`list_datasets`, or an alias (``"census"``, ``"german"``, ``"bank"``,
         ``"credit"``, ``"diabetes"``, ``"lawschool"``, ``"pima"``, ``"heart"``, ``"students"``).
     **kwargs
-        Passed to the loader; one it does not take is a ``TypeError``.
+        Passed to the loader (``data_home``, ``download``, ``encoding``, ...).  A keyword no
+        loader takes is a ``TypeError`` naming it before ``name`` is read; one this dataset's
+        loader does not take is a ``TypeError`` naming it and the loader's keywords, before
+        any work.
 
     Returns
     -------
@@ -1680,4 +1697,10 @@ def load_dataset(name: str, **kwargs) -> Dataset:
             f"unknown dataset {name!r}; choose one of {list_datasets()} "
             f"(aliases: {sorted(_ALIASES)})"
         )
-    return _LOADERS[key](**kwargs)
+    loader = _LOADERS[key]
+    takes = _loader_keywords(loader)
+    for k in kwargs:
+        if k not in takes:
+            raise TypeError(f"load_dataset({name!r}): {loader.__name__}() takes no {k}=; it takes "
+                            f"{', '.join(t + '=' for t in takes)} (drop {k}= or pick another dataset).")
+    return loader(**kwargs)

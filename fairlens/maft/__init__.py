@@ -25,7 +25,7 @@ FairnessTestResult
     ``elapsed``, ``queries``, ``to_frame()``, ``plot()``).
 discriminatory_mask, discrimination_rate, retrain_with_instances, RetrainResult
     Discrimination checks and the retraining experiment (``RetrainResult`` was
-    ``MitigationResult``; the old name still works for one release, with a FutureWarning).
+    ``MitigationResult``; the old name is an ``AttributeError`` naming the new one).
 compare_gradients, cosine_similarity
     RQ3: estimated vs true gradients, directions and probabilities.
 MAFTSession
@@ -74,9 +74,8 @@ def __getattr__(name):
             globals()[name] = value
         return value
     if name == "MitigationResult":
-        from . import _mitigation  # deferred: import time (the deprecated name only)
-
-        return _mitigation.__getattr__(name)
+        raise AttributeError("fairlens.maft.MitigationResult was renamed RetrainResult (testsgd has its own "
+                             "MitigationResult); use fairlens.maft.RetrainResult.")
     raise AttributeError(f"module 'fairlens.maft' has no attribute {name!r}")
 
 

@@ -7,12 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairlens._base import Result
+from fairlens._base import Result, strict_keywords
 
 from .._validation import check_bool, check_real
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h, _zo_bounds
-from ._mitigation import _old_names
 from ._problem import _Problem
 from ._utils import CountingScorer, resolve_scorer
 from .plots import plot_gradient_similarity
@@ -205,9 +204,10 @@ class GradientComparison(Result):
         return plot_gradient_similarity(sims, ax=ax)
 
 
+@strict_keywords(renamed={"dataset": "data", "favourable_class": "favourable"})
 def compare_gradients(
-    model, data=None, X=None, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
-    favourable=1, **old,
+    model, data, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
+    favourable=1,
 ):
     """RQ3 of the paper on the points ``X`` (typically 1000 seeds).
 
@@ -232,8 +232,6 @@ def compare_gradients(
         Also time Algorithm 1 (one model call per point and attribute).
     gradient : callable, optional
         ``d score / d x`` of the model (as :class:`EIDIG`); default: an ``MLPClassifier``'s.
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
@@ -256,11 +254,8 @@ def compare_gradients(
     >>> cmp.summary().shape[0]
     1
     """
-
     t0 = time.perf_counter()
-    dataset, favourable_class = _old_names("compare_gradients", data, favourable, old)
-    if X is None:
-        raise TypeError("compare_gradients() missing the required argument 'X' (the points).")
+    dataset, favourable_class = data, favourable
 
     h = _check_h(h)
     epsilon = check_real("epsilon", epsilon, min=0.0, include_min=False)

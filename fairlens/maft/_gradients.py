@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._base import renamed_kwargs
+from fairlens._base import strict_keywords
+
 from .._validation import check_bool, check_choice, check_real
 from ..models import Scorer, as_scorer, mlp_input_gradient
 from . import _kcall
@@ -103,7 +104,8 @@ def _zo_bounds(scorer, dataset):
     return np.ascontiguousarray(B[:, 0]), np.ascontiguousarray(B[:, 1])
 
 
-def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable=1, output="raw", **old):
+@strict_keywords(renamed={"dataset": "data", "favourable_class": "favourable"})
+def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable=1, output="raw"):
     """Zero-order (finite-difference) gradient of the favourable-class confidence.
 
     Implements Equation (6), ``g_i = (f(x + h e_i) - f(x)) / h``, with the sign
@@ -140,9 +142,6 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
         scores outside [0, 1], ``"logit"`` applies the sigmoid first.  The sign
         convention always thresholds the (transformed) score at 0.5.
 
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
-
     Returns
     -------
     ndarray, shape (n, d) (or (d,) for a 1-D ``X``)
@@ -158,17 +157,14 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
     The paper's example ``f(x) = x1**2 + x2**2`` at ``(1, 2)`` with ``h = 1``:
 
     >>> import numpy as np
+
+from fairlens._base import strict_keywords
     >>> from fairlens.maft import zero_order_gradient
     >>> f = lambda X: (np.asarray(X) ** 2).sum(axis=1)
     >>> zero_order_gradient(f, [1.0, 2.0])
     array([3., 5.])
     """
 
-    old = renamed_kwargs("zero_order_gradient", dict(old), {"dataset": "data", "favourable_class": "favourable"})
-    data = old.pop("data", data)
-    favourable = old.pop("favourable", favourable)
-    if old:
-        raise TypeError(f"zero_order_gradient() got an unexpected keyword argument {sorted(old)[0]!r}.")
     dataset, favourable_class = data, favourable
 
     h = _check_h(h)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairlens._base import Result, renamed_kwargs, resolve_random_state
+from fairlens._base import Result, resolve_random_state, strict_keywords
 from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
@@ -21,31 +21,8 @@ from .plots import plot_mitigation
 __all__ = ["discriminatory_mask", "discrimination_rate", "retrain_with_instances", "RetrainResult", "MAX_SAMPLES"]
 
 
-def __getattr__(name):
-    if name == "MitigationResult":
-        import warnings
-
-        warnings.warn("fairlens.maft.MitigationResult was renamed RetrainResult (testsgd has its own "
-                      "MitigationResult); the old name will stop working in the next release.",
-                      FutureWarning, stacklevel=2)
-        return RetrainResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _old_names(caller, data, favourable, old):
-    """``dataset=`` / ``favourable_class=`` of earlier releases, with a FutureWarning."""
-    old = renamed_kwargs(caller, dict(old), {"dataset": "data", "favourable_class": "favourable"})
-    if "data" in old:
-        if data is not None:
-            raise TypeError(f"{caller}() got both 'dataset' (old name) and 'data'; pass only 'data'.")
-        data = old.pop("data")
-    if "favourable" in old:
-        favourable = old.pop("favourable")
-    if old:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(old)[0]!r}.")
-    if data is None:
-        raise TypeError(f"{caller}() missing the required argument 'data' (the Dataset).")
-    return data, favourable
+#: Keywords renamed in earlier releases: passing the old one is a ``TypeError`` naming the new.
+_RENAMED = {"dataset": "data", "favourable_class": "favourable"}
 
 #: Largest ``n_samples`` of :func:`discrimination_rate`: the Wilson interval is then at
 #: most +-0.0003 wide, more samples only cost time.  Above it the call is refused.
@@ -94,7 +71,8 @@ def _mask(pb, scorer, X):
     return out
 
 
-def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=1, **old):
+@strict_keywords(renamed=_RENAMED)
+def discriminatory_mask(model, data, X, protected=None, *, favourable=1):
     """Which rows of ``X`` are individual discriminatory instances (Definition 2.1).
 
     A row is discriminatory if some other combination of the protected
@@ -116,8 +94,6 @@ def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=
         Default ``data.protected``.
     favourable : default=1
         The model class that is the favourable outcome.
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
@@ -139,9 +115,7 @@ def discriminatory_mask(model, data=None, X=None, protected=None, *, favourable=
     >>> discriminatory_mask(model, census, census.X[:5], ["sex"]).shape
     (5,)
     """
-    dataset, favourable_class = _old_names("discriminatory_mask", data, favourable, old)
-    if X is None:
-        raise TypeError("discriminatory_mask() missing the required argument 'X' (rows to check).")
+    dataset, favourable_class = data, favourable
     pb = _Problem(dataset, protected)
     X = pb.check_rows(X, "X")
     if X.shape[0] == 0:
@@ -175,9 +149,10 @@ def _rate_chunk(payload, chunk):
     return int(_mask(pb, CountingScorer(payload.scorer), np.ascontiguousarray(X)).sum())
 
 
+@strict_keywords(renamed=_RENAMED)
 def discrimination_rate(
-    model, data=None, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
-    *, favourable=1, n_jobs=None, **old,
+    model, data, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
+    *, favourable=1, n_jobs=None,
 ):
     """Share of random inputs that are individual discriminatory instances.
 
@@ -212,9 +187,6 @@ def discrimination_rate(
         model adapter and the input domain (and the data rows for ``sample="data"``)
         travel once per call in a :class:`fairlens._parallel.Payload`.
 
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
-
     Returns
     -------
     dict
@@ -236,7 +208,7 @@ def discrimination_rate(
     >>> 0 <= r["low"] <= r["rate"] <= r["high"] <= 1
     True
     """
-    dataset, favourable_class = _old_names("discrimination_rate", data, favourable, old)
+    dataset, favourable_class = data, favourable
     sample = check_choice("sample", sample, ("domain", "data"))
     n_samples = check_int("n_samples", n_samples, min=1)
     if n_samples > MAX_SAMPLES:
@@ -459,10 +431,11 @@ class RetrainResult(Result):
         return plot_mitigation(self, ax=ax)
 
 
+@strict_keywords(renamed=_RENAMED)
 def retrain_with_instances(
     model,
-    data=None,
-    result=None,
+    data,
+    result,
     protected=None,
     *,
     fraction=0.05,
@@ -472,7 +445,6 @@ def retrain_with_instances(
     n_samples=10000,
     random_state=0,
     favourable=1,
-    **old,
 ):
     """Retrain on generated discriminatory instances and measure the effect.
 
@@ -522,8 +494,6 @@ def retrain_with_instances(
         instances and (seed + 1) the discrimination-rate samples.
     favourable : default=1
         The model class that is the favourable outcome.
-    **old
-        ``dataset=`` and ``favourable_class=`` of earlier releases (FutureWarning).
 
     Returns
     -------
@@ -551,7 +521,7 @@ def retrain_with_instances(
     (True, ['before', 'baseline refit', 'after'])
     """
     t0 = time.perf_counter()
-    dataset, favourable_class = _old_names("retrain_with_instances", data, favourable, old)
+    dataset, favourable_class = data, favourable
     from sklearn.base import clone
     from sklearn.model_selection import train_test_split
 

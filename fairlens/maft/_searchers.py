@@ -17,10 +17,9 @@ import textwrap
 
 import numpy as np
 
-from fairlens._base import Analysis, Interval, Options, resolve_random_state
+from fairlens._base import Analysis, Interval, Options, resolve_random_state, strict_keywords
 from fairlens._validation import check_int, check_memory
 
-from .._base import renamed_kwargs
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h, _zo_bounds
 from ._problem import _SIMILAR_COPIES, _Problem
 from ._search import AEQUITAS_WALKS, GRADIENT_WALKS, run_two_phase
@@ -120,8 +119,6 @@ _PARAMETER_DOCS = {
     it into the gradient of its cross-entropy loss.""",
     "change_size": """change_size : float in (0, 1], default={default}
     Reinforcement step of the adaptive probabilities.""",
-    "deprecated": """**deprecated
-    ``favourable_class=`` of earlier releases (renamed ``favourable``; FutureWarning).""",
 }
 
 
@@ -168,42 +165,36 @@ def _document(cls=None, *, own=None):
     return deco if cls is None else deco(cls)
 
 
-def _legacy_run_keywords(obj, args, kwargs):
-    """``run(n_seeds, n_local, random_state=..., engine=..., seeds=...)`` of earlier releases: a
-    configured copy of ``obj`` (``obj`` itself is left alone), with a FutureWarning."""
-    import copy
-    import warnings
+def _run_keywords(run):
+    """``run`` takes ``stop=``, ``progress=``, ``n_jobs=`` and ``callback=`` only: the
+    ``run(n_seeds, n_local, random_state=..., engine=..., seeds=...)`` of earlier releases is a
+    ``TypeError`` saying the values go to the constructor now; any other keyword a ``TypeError``
+    naming it."""
+    @functools.wraps(run)
+    def wrapper(self, *args, **kwargs):
+        name = type(self).__name__
+        moved = [k for k in kwargs if k in _RUN_MOVED]
+        old_form = args and len(args) <= 3 and all(isinstance(a, numbers.Integral) or a is None for a in args)
+        if args and not old_form:
+            raise TypeError(f"{name}.run() takes keyword arguments only: stop=, progress=, n_jobs=, callback= "
+                            f"(got {len(args)} positional).")
+        if args or moved:
+            given = moved or list(_RUN_MOVED[:len(args)])
+            raise TypeError(
+                f"{name}.run: {', '.join(k + '=' for k in given)} moved to the constructor; pass "
+                f"{name}(model, data, ..., {', '.join(k + '=...' for k in given)}) and call run() with "
+                "stop=/progress=/n_jobs=/callback= only."
+            )
+        if "block_size" in kwargs:
+            raise TypeError(f"{name}.run: block_size= was removed (the result no longer depends on any cut "
+                            "of the seeds); drop the argument.")
+        unknown = [k for k in kwargs if k not in ("stop", "progress", "n_jobs", "callback")]
+        if unknown:
+            raise TypeError(f"{name}.run() got an unexpected keyword argument {unknown[0]!r}; run() takes "
+                            f"stop=, progress=, n_jobs= and callback= (configure everything else in {name}(...)).")
+        return run(self, **kwargs)
 
-    name = type(obj).__name__
-    if len(args) > 3:
-        raise TypeError(f"{name}.run() takes at most 3 positional arguments (n_seeds, n_local, random_state; "
-                        f"deprecated); got {len(args)}.")
-    given = dict(zip(("n_seeds", "n_local", "random_state"), args))
-    for k in kwargs:
-        if k in given:
-            raise TypeError(f"{name}.run() got multiple values for argument {k!r}.")
-    given.update(kwargs)
-    allowed = set(_RUN_MOVED) | {"block_size"}
-    unknown = sorted(set(given) - allowed)
-    if unknown:
-        raise TypeError(
-            f"{name}.run() got an unexpected keyword argument {unknown[0]!r}; run() takes stop=, progress=, "
-            f"n_jobs= and callback= (configure everything else in {name}(...))."
-        )
-    warnings.warn(
-        f"{name}.run({', '.join(given)}=...) is deprecated and will stop working in the next release: pass "
-        f"them to {name}(model, data, ..., {', '.join(f'{k}=...' for k in given)}) and call run() with "
-        "stop=/progress=/n_jobs= only.",
-        FutureWarning,
-        stacklevel=3,
-    )
-    c = copy.copy(obj)
-    c.__dict__ = dict(obj.__dict__)
-    for k, v in given.items():
-        if k != "block_size":  # seed blocks are gone: the result no longer depends on any cut
-            setattr(c, k, v)
-    c._validate_params()
-    return c
+    return wrapper
 
 
 class _TwoPhaseSearch(Analysis, abc.ABC):
@@ -364,7 +355,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         seed = resolve_random_state(self.random_state if random_state is None else random_state)
         return self.problem.pool_seeds(n_seeds, self.n_clusters, seed)
 
-    def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
+    @_run_keywords
+    def run(self, *, stop=None, progress=None, n_jobs=None, callback=None):
         """Run the global then the local phase.
 
         Parameters
@@ -394,10 +386,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
             ``elapsed``) after every step in this process; with several workers after each
             finished task, with ``phase="tasks"``.
-        *args, **kwargs
-            Deprecated: ``run(n_seeds, n_local, random_state=..., engine=..., seeds=...,
-            track_explored=..., blas_threads=...)`` of earlier releases still works for one
-            release (FutureWarning) on a configured copy of this object.
 
         Returns
         -------
@@ -405,6 +393,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
 
         Raises
         ------
+        TypeError
+            For any keyword but these four; ``run(n_seeds, n_local, random_state=...,
+            engine=..., seeds=...)`` of earlier releases names the constructor keywords to use.
         ValueError
             For out-of-range parameters, and when the similar instances of the walkers
             (``n_seeds x`` the number of protected-value combinations) would not fit in
@@ -439,9 +430,6 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
         ``KeyboardInterrupt`` arrives as ``KeyboardInterrupt`` within one step; the search
         object holds no per-run state and can be run again.
         """
-        if args or kwargs:
-            return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
-                                                                callback=callback)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
         stop, report, n_jobs, seed, _ = self._start(stop, progress, n_jobs, desc=self.method)
@@ -484,43 +472,14 @@ _BASE_ARGS = ("protected", "n_seeds", "n_local", "random_state", "seeds", "pool"
               "track_explored", "blas_threads")
 
 
-def _positional_protected(init):
-    """Let ``Cls(model, data, protected)`` of earlier releases work for one release (FutureWarning);
-    everything after ``data`` is keyword-only."""
-    @functools.wraps(init)
-    def wrapper(self, model, data, *args, **kwargs):
-        if args:
-            import warnings
-
-            name = type(self).__name__
-            if len(args) > 1 or "protected" in kwargs:
-                raise TypeError(f"{name}() takes model and data positionally; pass everything else by keyword "
-                                "(protected=[...], n_seeds=..., ...).")
-            warnings.warn(f"{name}(model, data, protected): pass protected= by keyword; the positional form "
-                          "will stop working in the next release.", FutureWarning, stacklevel=2)
-            kwargs["protected"] = args[0]
-        return init(self, model, data, **kwargs)
-
-    return wrapper
+#: Earlier releases took ``Cls(model, data, protected)`` and ``favourable_class=``: both are a
+#: ``TypeError`` naming the keyword to use, as is any keyword a searcher does not take.
+_searcher_keywords = strict_keywords(renamed={"favourable_class": "favourable"}, keyword_only=("protected",))
 
 
 def _base_kwargs(loc):
     """The base-class keyword arguments out of a subclass ``__init__``'s ``locals()``."""
     return {k: loc[k] for k in _BASE_ARGS}
-
-
-def _favourable_alias(name, favourable, old):
-    """``favourable_class=`` (earlier releases) -> ``favourable``, with a FutureWarning."""
-
-    old = renamed_kwargs(name, dict(old), {"favourable_class": "favourable"})
-    if "favourable" in old:
-        if favourable != 1:
-            raise TypeError(f"{name}() got both 'favourable_class' (old name) and 'favourable'; pass only "
-                            "'favourable'.")
-        favourable = old.pop("favourable")
-    if old:
-        raise TypeError(f"{name}() got an unexpected keyword argument {sorted(old)[0]!r}.")
-    return favourable
 
 
 @_document
@@ -562,12 +521,11 @@ class MAFT(_TwoPhaseSearch):
         "vectored": ["boolean"],
     }
 
-    @_positional_protected
+    @_searcher_keywords
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
                  update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
-                 blas_threads=1, h=1.0, vectored=True, **deprecated):
-        favourable = _favourable_alias("MAFT", favourable, deprecated)
+                 blas_threads=1, h=1.0, vectored=True):
         self.h, self.vectored = h, vectored
         super().__init__(model, data, **_base_kwargs(locals()))
         self.h = _check_h(h)
@@ -633,12 +591,11 @@ class EIDIG(_WhiteBox):
     method = "EIDIG"
     _source_cls = OutputGradientSource
 
-    @_positional_protected
+    @_searcher_keywords
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
                  update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
-                 blas_threads=1, gradient=None, **deprecated):
-        favourable = _favourable_alias("EIDIG", favourable, deprecated)
+                 blas_threads=1, gradient=None):
         self._init_white_box(model, data, gradient, _base_kwargs(locals()))
 
 
@@ -675,12 +632,11 @@ class ADF(_WhiteBox):
     method = "ADF"
     _source_cls = LossGradientSource
 
-    @_positional_protected
+    @_searcher_keywords
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.0,
                  update_interval=1, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
-                 blas_threads=1, gradient=None, **deprecated):
-        favourable = _favourable_alias("ADF", favourable, deprecated)
+                 blas_threads=1, gradient=None):
         self._init_white_box(model, data, gradient, _base_kwargs(locals()))
 
 
@@ -717,12 +673,11 @@ class AEQUITAS(_TwoPhaseSearch):
     _seeds_from_pool = False
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "change_size": [Interval(numbers.Real, 0, 1, closed="right")]}
 
-    @_positional_protected
+    @_searcher_keywords
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, global_step=1.0, local_step=1.0, decay=0.5,
                  update_interval=5, n_clusters=4, epsilon=1e-6, engine="lockstep", track_explored=True,
-                 blas_threads=1, change_size=0.001, **deprecated):
-        favourable = _favourable_alias("AEQUITAS", favourable, deprecated)
+                 blas_threads=1, change_size=0.001):
         self.change_size = change_size
         super().__init__(model, data, **_base_kwargs(locals()))
 

@@ -53,9 +53,8 @@ from ._result import FairnessTestResult
 from ._searchers import (
     _COMMON_CONSTRAINTS,
     _document,
-    _favourable_alias,
-    _legacy_run_keywords,
-    _positional_protected,
+    _run_keywords,
+    _searcher_keywords,
     _TwoPhaseSearch,
 )
 from ._state import counterpart
@@ -169,12 +168,11 @@ class SG(_TwoPhaseSearch):
         "confidence_threshold": [Interval(numbers.Real, 0, 1)],
     }
 
-    @_positional_protected
+    @_searcher_keywords
     def __init__(self, model, data, *, protected=None, n_seeds=1000, n_local=1000, random_state=0, seeds=None,
                  pool=None, favourable=1, max_iter=10, n_clusters=4, track_explored=True, blas_threads=1,
-                 n_samples=5000, max_depth=None, confidence_threshold=0.3, **deprecated):
+                 n_samples=5000, max_depth=None, confidence_threshold=0.3):
         _require_z3()
-        favourable = _favourable_alias("SG", favourable, deprecated)
         self.n_samples, self.max_depth, self.confidence_threshold = n_samples, max_depth, confidence_threshold
         super().__init__(model, data, protected=protected, n_seeds=n_seeds, n_local=n_local,
                          random_state=random_state, seeds=seeds, pool=pool, favourable=favourable,
@@ -245,7 +243,8 @@ class SG(_TwoPhaseSearch):
         return np.any((sc[:, 1:] > 0.5) != (sc[:, :1] > 0.5), axis=1), S, sc
 
     # ------------------------------------------------------------------ run
-    def run(self, *args, stop=None, progress=None, n_jobs=None, callback=None, **kwargs):
+    @_run_keywords
+    def run(self, *, stop=None, progress=None, n_jobs=None, callback=None):
         """Run SG.
 
         Parameters
@@ -261,8 +260,6 @@ class SG(_TwoPhaseSearch):
             Called after every explained input with a dict (``phase`` = ``"global"`` or
             ``"local"`` -- the rank of the input --, ``step``, ``total``, ``n_global``,
             ``n_total``, ``elapsed``).
-        *args, **kwargs
-            Deprecated ``run(n_seeds, n_local, random_state=..., seeds=...)`` (FutureWarning).
 
         Returns
         -------
@@ -273,7 +270,8 @@ class SG(_TwoPhaseSearch):
         Raises
         ------
         TypeError, ValueError
-            For refused arguments (named).
+            For refused arguments (named); ``run(n_seeds, n_local, random_state=...,
+            seeds=...)`` of earlier releases is a ``TypeError`` saying these go to ``SG(...)``.
 
         Examples
         --------
@@ -287,9 +285,6 @@ class SG(_TwoPhaseSearch):
         >>> res.method, res.n_global + res.n_local == len(res.instances)
         ('SG', True)
         """
-        if args or kwargs:
-            return _legacy_run_keywords(self, args, kwargs).run(stop=stop, progress=progress, n_jobs=n_jobs,
-                                                                callback=callback)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be None or a callable taking a dict, got {type(callback).__name__}.")
         stop, report, n_jobs, random_state, _ = self._start(stop, progress, n_jobs, desc="SG")

@@ -20,6 +20,7 @@ import time
 import ipywidgets as W
 import numpy as np
 
+from .._base import strict_keywords
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import _kernels, plots
 from ._search import warmup
@@ -99,8 +100,6 @@ class MAFTSession(FairlensWidget):
     background : bool, default True
         Run the searches and redraws in background threads (Stop works);
         ``False`` runs synchronously.
-    use_threads : bool, optional
-        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
@@ -118,7 +117,7 @@ class MAFTSession(FairlensWidget):
     Raises
     ------
     TypeError
-        For a bad ``background``/``use_threads``.
+        For a bad ``background`` (``use_threads=``, its old name, names ``background=``).
 
     Notes
     -----
@@ -135,10 +134,10 @@ class MAFTSession(FairlensWidget):
 
     _export_name = "maft-session"
 
+    @strict_keywords(renamed={"use_threads": "background"})
     def __init__(self, model, dataset, protected=None, *, methods=("MAFT",), n_seeds=100, n_local=100,
-                 h=1.0, max_iter=10, random_state=0, live_plot_interval=1.0, background=None,
-                 use_threads=None):
-        threads = resolve_background(background, use_threads, "MAFTSession")
+                 h=1.0, max_iter=10, random_state=0, live_plot_interval=1.0, background=None):
+        threads = resolve_background(background, "MAFTSession")
         self.model = model
         self.dataset = dataset
         self.protected = protected

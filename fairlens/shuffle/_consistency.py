@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._base import Result, accepts_renamed, resolve_random_state
+from .._base import Result, resolve_random_state, strict_keywords
 from .._validation import check_int, check_real
 from ..models import as_scorer
 from .plots import plot_batch_consistency
@@ -213,7 +213,7 @@ def _adapt(model, X, dataset, output, favourable):
     return call, rows, scorer
 
 
-@accepts_renamed(favourable_class="favourable", dataset="data")
+@strict_keywords(renamed={"favourable_class": "favourable", "dataset": "data"})
 def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5, n_single=30,
                       n_duplicates=1, atol=None, rtol=None, random_state=None, data=None,
                       output="auto", favourable=1):

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import accepts_renamed, resolve_random_state
+from .._base import resolve_random_state, strict_keywords
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_int, check_real
 from ..metrics import aif360_report, fairness_report
@@ -110,7 +110,7 @@ def _protected_indices(model, protected, names, d):
     return out
 
 
-@accepts_renamed(dataset="data")
+@strict_keywords(renamed={"dataset": "data"})
 def exact_shapley_values(model, x, background, *, feature_names=None, data=None):
     """Exact Shapley values of one instance by enumerating all coalitions.
 
@@ -203,7 +203,7 @@ def _fit_linear(f, bg):
     return coef[:-1]
 
 
-@accepts_renamed(dataset="data")
+@strict_keywords(renamed={"dataset": "data"})
 def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
                        feature_names=None, data=None):
     """Linear SHAP attributions of the paper, Eq. (10)-(15).
@@ -409,7 +409,7 @@ def _explain_block(payload, chunk):
     return out
 
 
-@accepts_renamed(dataset="data")
+@strict_keywords(renamed={"dataset": "data"})
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
             callback=None, data=None, n_jobs=None, kernel_kwargs=None):
@@ -610,7 +610,7 @@ def _summarise(name, phi, names, prot):
     return recs
 
 
-@accepts_renamed(dataset="data")
+@strict_keywords(renamed={"dataset": "data"})
 def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
                  nsamples=None, random_state=0, feature_names=None, protected=None,
                  progress=False, return_values=False, lime_kwargs=None, data=None,
@@ -727,7 +727,7 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     return df
 
 
-@accepts_renamed(sensitive_features="protected")
+@strict_keywords(renamed={"sensitive_features": "protected"})
 def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, privileged=None):
     """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
 

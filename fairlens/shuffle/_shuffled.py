@@ -17,7 +17,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .._base import Result, positional_kwargs, renamed_kwargs, resolve_random_state
+from .._base import Result, refuse_renamed, resolve_random_state, strict_keywords
 from .._validation import check_str_list
 from ..models import as_scorer
 from . import _kernels
@@ -507,6 +507,10 @@ def _as_scorer(scorer, dataset=None, *, feature_names=None, output="auto", favou
                      favourable=favourable_class)
 
 
+#: Keywords of earlier releases (old -> new): passing the old one is a ``TypeError`` naming the new.
+_RENAMED = {"scorer": "model", "dataset": "data", "favourable_class": "favourable"}
+
+
 class ShuffledModel:
     """Adversarial wrapper ``f'`` of Algorithm 1 around an honest scorer ``f``.
 
@@ -568,10 +572,6 @@ class ShuffledModel:
     swapping_rule : {"alg4", "once"}, default "alg4"
         ``"once"``: Algorithm 4 without line 4 (each pair swapped at most once),
         see :func:`shuffle_scores`.
-    *args
-        Deprecated positional form (see Notes).
-    **old
-        Deprecated keyword names (see Notes).
     feature_names : list of str, optional
         The encoded column names (default: the dataset's); used to resolve string
         ``protected`` on arrays and to align DataFrame batches.
@@ -600,7 +600,7 @@ class ShuffledModel:
     Everything after the model is keyword-only. The old call form
     ``ShuffledModel(f, protected, favoured, attack, p, quantile, higher_is_better,
     random_state)`` and the old names ``scorer=``, ``dataset=`` and ``favourable_class=``
-    keep working for one release with a ``FutureWarning``.
+    are a ``TypeError`` naming the keyword to use.
 
     Examples
     --------
@@ -614,38 +614,12 @@ class ShuffledModel:
     The favoured rows (``X[:, 1] == 0``) now hold the two best scores, the same multiset.
     """
 
-    _OLD_POSITIONAL = ("protected", "favoured", "attack", "p", "quantile", "higher_is_better",
-                       "random_state")
-
-    def __init__(self, model=None, *args, protected=None, favoured=None, attack="dominance", p=0.8,
+    @strict_keywords(renamed=_RENAMED, keyword_only=("protected", "favoured", "attack", "p", "quantile",
+                                                     "higher_is_better", "random_state"))
+    def __init__(self, model, *, protected=None, favoured=None, attack="dominance", p=0.8,
                  quantile=0.0, higher_is_better=True, random_state=None, region=1.0, split=0.5,
                  frequency=1.0, max_count=None, mixing_rule="alg3", swapping_rule="alg4",
-                 feature_names=None, reference=None, data=None, output="auto", favourable=1, **old):
-        old = renamed_kwargs("ShuffledModel", old, {"scorer": "model", "dataset": "data",
-                                                    "favourable_class": "favourable"})
-        if "model" in old:
-            if model is not None:
-                raise TypeError("ShuffledModel() got both 'scorer' (old name) and 'model'.")
-            model = old.pop("model")
-        for new_name, value, default in (("data", data, None), ("favourable", favourable, 1)):
-            if new_name in old and value is not default and value != default:
-                raise TypeError(f"ShuffledModel() got {new_name!r} under its old and its new name; "
-                                f"pass only {new_name!r}.")
-        data = old.pop("data", data)
-        favourable = old.pop("favourable", favourable)
-        if old:
-            raise TypeError(f"ShuffledModel() got unexpected keyword argument(s) {sorted(old)}.")
-        if args:
-            given = dict(protected=protected, favoured=favoured, attack=attack, p=p, quantile=quantile,
-                         higher_is_better=higher_is_better, random_state=random_state)
-            defaults = dict(protected=None, favoured=None, attack="dominance", p=0.8, quantile=0.0,
-                            higher_is_better=True, random_state=None)
-            explicit = {k: v for k, v in given.items() if v is not defaults[k]}
-            positional_kwargs("ShuffledModel", args, self._OLD_POSITIONAL, explicit)
-            given.update(explicit)
-            protected, favoured, attack, p = given["protected"], given["favoured"], given["attack"], given["p"]
-            quantile, higher_is_better = given["quantile"], given["higher_is_better"]
-            random_state = given["random_state"]
+                 feature_names=None, reference=None, data=None, output="auto", favourable=1):
         if protected is None:
             raise TypeError("ShuffledModel() needs protected=<the protected column(s)>.")
         if favoured is None:
@@ -1088,8 +1062,7 @@ class ShuffledModel:
             feature_names=self.feature_names if self.data is None else None,
             data=self.data, output=self.output, favourable=self.favourable,
         )
-        renamed_kwargs("ShuffledModel.with_params", changes, {"scorer": "model", "dataset": "data",
-                                                              "favourable_class": "favourable"})
+        refuse_renamed("ShuffledModel.with_params", changes, _RENAMED)
         params.update(changes)
         return ShuffledModel(**params)
 

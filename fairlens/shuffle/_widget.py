@@ -16,6 +16,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
+from .._base import strict_keywords
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import _kernels, plots
 from ._detect import _summarise, explain, fairness_before_after, linear_shap_values
@@ -71,8 +72,6 @@ class ShuffleAttackExplorer(FairlensWidget):
         responsive); ``False`` does everything synchronously.
     background_data : array or DataFrame, optional
         Background data of the explainers (default ``X``).
-    use_threads : bool, optional
-        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
@@ -118,9 +117,10 @@ class ShuffleAttackExplorer(FairlensWidget):
 
     _export_name = "shuffle-attack"
 
+    @strict_keywords(renamed={"use_threads": "background"})
     def __init__(self, scorer, X, protected=None, favoured=None, *, y=None, feature_names=None,
                  n_explain=20, nsamples=None, threshold=0.5, higher_is_better=True,
-                 random_state=0, background=None, background_data=None, use_threads=None):
+                 random_state=0, background=None, background_data=None):
         if isinstance(scorer, ShuffledModel):
             base = scorer
             protected = base.protected if protected is None else protected
@@ -132,15 +132,11 @@ class ShuffleAttackExplorer(FairlensWidget):
             raise ValueError("protected and favoured are required (or pass a ShuffledModel).")
         if isinstance(X, pd.DataFrame):
             feature_names = feature_names or list(map(str, X.columns))
-        if background is not None and not isinstance(background, (bool, np.bool_)):
-            import warnings
-
+        if background is not None and not isinstance(background, (bool, np.bool_, int)):
             # the old meaning of background= (the explainers' background data)
-            warnings.warn("ShuffleAttackExplorer(background=<data>) is deprecated: background= is now the thread "
-                          "switch (True/False); pass the explainers' data as background_data=.",
-                          FutureWarning, stacklevel=2)
-            background_data, background = background, None
-        threads = resolve_background(background, use_threads, "ShuffleAttackExplorer")
+            raise TypeError("ShuffleAttackExplorer: background= is the thread switch (True/False); got "
+                            f"{type(background).__name__}. Pass the explainers' data as background_data=.")
+        threads = resolve_background(background, "ShuffleAttackExplorer")
         self.X = X
         self.background_data = X if background_data is None else background_data
         self.y = None if y is None else np.asarray(y)

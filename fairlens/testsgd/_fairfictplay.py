@@ -34,7 +34,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
+from .._base import Analysis, Interval, Options, Result, strict_keywords
 from .._validation import check_choice
 from ._rules import as_table
 
@@ -415,16 +415,14 @@ class FairFictPlay(Analysis):
         readable target column; for "FP"/"FN" the labels ``y`` are matched the same way.
     soft : bool, default False
         Audit the scores themselves instead of the 0/1 decisions (gerryfair accepts both).
-    *args
-        Deprecated: ``protected`` by position (``FutureWarning``).
-    **old
-        Deprecated names ``favourable_class=`` and ``dataset=`` (``FutureWarning``).
 
     Raises
     ------
     TypeError, ValueError
         For a bad parameter (named in the message), a protected feature that is not a
-        column, or "FP"/"FN" on data without labels.
+        column, or "FP"/"FN" on data without labels.  ``protected`` by position and the
+        old names ``favourable_class=`` and ``dataset=`` are a ``TypeError`` naming the
+        keyword to use.
 
     Examples
     --------
@@ -449,28 +447,11 @@ class FairFictPlay(Analysis):
         "soft": ["boolean"],
     }
 
-    def __init__(self, model, data=None, *args, protected=None, metric: str = "SP",
-                 threshold: float = 0.5, favourable=1, soft: bool = False, **old):
+    @strict_keywords(renamed={"favourable_class": "favourable", "dataset": "data"}, keyword_only=("protected",))
+    def __init__(self, model, data, *, protected=None, metric: str = "SP",
+                 threshold: float = 0.5, favourable=1, soft: bool = False):
         from ._score import make_scorer  # deferred: circle: testsgd._score imports this module
 
-        old = renamed_kwargs("FairFictPlay", old, {"favourable_class": "favourable", "dataset": "data"})
-        if "data" in old:
-            if data is not None:
-                raise TypeError("FairFictPlay() got both 'dataset' (old name) and 'data'.")
-            data = old.pop("data")
-        if "favourable" in old:
-            if favourable != 1:
-                raise TypeError("FairFictPlay() got both 'favourable_class' (old name) and 'favourable'.")
-            favourable = old.pop("favourable")
-        if old:
-            raise TypeError(f"FairFictPlay() got unexpected keyword argument(s) {sorted(old)}.")
-        if args:
-            extra = positional_kwargs("FairFictPlay", args, ("protected",), {})
-            if protected is not None:
-                raise TypeError("FairFictPlay() got 'protected' both by position and by keyword.")
-            protected = extra["protected"]
-        if data is None:
-            raise TypeError("FairFictPlay() missing the data: FairFictPlay(model, data, protected=[...]).")
         self.model, self.data = model, data
         self.protected, self.metric, self.threshold = protected, metric, threshold
         self.favourable, self.soft = favourable, soft

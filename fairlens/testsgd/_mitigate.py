@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._base import Result, accepts_renamed, check_progress, resolve_random_state
+from .._base import Result, check_progress, resolve_random_state, strict_keywords
 from .._validation import check_bool, check_choice, check_int, check_probability, check_real, check_stop
 from ._rules import RuleSet, as_table
 from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
@@ -188,7 +188,7 @@ class MitigationResult(Result):
         return plot_mitigation(self, ax=ax)
 
 
-@accepts_renamed(sensitive="protected", dataset="data")
+@strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
 def generate_group_samples(model, data, rule_set: RuleSet, protected, n: int, label: int, *,
                            threshold: float = 0.5, perturbation=None, random_state=None,
                            max_draws: int = 2_000_000):
@@ -342,7 +342,7 @@ def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
     return box["model"]
 
 
-@accepts_renamed(sensitive="protected")
+@strict_keywords(renamed={"sensitive": "protected"})
 def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, max_accuracy_drop: float = 0.01,
              fit=None, retrain: str = "scratch", baseline: bool = False, error: float = 0.05,
              confidence: float = 0.95, sample_thr: int = 1000,

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._base import accepts_renamed
+from .._base import strict_keywords
 from .._validation import check_choice, check_int, check_real
 from . import _kernels
 from .plots import plot_supports
@@ -685,7 +685,7 @@ def _min_count(theta: float, n: int) -> int:
     return max(c, 1)
 
 
-@accepts_renamed(sensitive="protected", dataset="data")
+@strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
 def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
                        max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
@@ -841,7 +841,7 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
     return _kernels.and_popcount_chain(bits, members)
 
 
-@accepts_renamed(sensitive="protected", dataset="data")
+@strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
 def frequent_rule_sets_bruteforce(data, protected, theta=0.05, *, n_bins=N_BINS_DEFAULT,
                                   bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
                                   rule_form="interval", binning="equal_width"):

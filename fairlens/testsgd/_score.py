@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .._base import Result, accepts_renamed, check_progress, resolve_random_state, to_jsonable
+from .._base import Result, check_progress, resolve_random_state, strict_keywords, to_jsonable
 from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_choice, check_int, check_memory, check_probability, check_real, check_stop
 from ..models import Scorer, as_scorer
@@ -457,7 +457,7 @@ class Sampler:
     (['checking_status'], 1.0)
     """
 
-    @accepts_renamed(sensitive="protected")
+    @strict_keywords(renamed={"sensitive": "protected"})
     def __init__(self, table: TableView, protected: Sequence[str], perturbation=None):
         sensitive = protected
         self.table = table
@@ -701,7 +701,7 @@ def _seeds(mask):
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+@strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
 def group_fairness_score_reference(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                                    error: float = 0.05, confidence: float = 0.95,
                                    sample_thr: int = 1000, max_samples: int = DEFAULT_MAX_SAMPLES,
@@ -800,7 +800,7 @@ def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confi
                        num, bool(conv), confidence ** 2, "ok" if conv else "cap", support, **sizes)
 
 
-@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+@strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
 def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                          error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                          max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,
@@ -1355,7 +1355,7 @@ class RuleSetScores(Result):
         return ax
 
 
-@accepts_renamed(error_thr="error", sensitive="protected", dataset="data")
+@strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
 def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Sequence[str],
                     error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,

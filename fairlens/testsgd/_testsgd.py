@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Sequence
@@ -10,8 +9,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._base import Analysis, Interval, Options, Result, positional_kwargs, renamed_kwargs
-from .._validation import check_bool, check_int
+from .._base import Analysis, Interval, Options, Result, strict_keywords
+from .._validation import check_int
 from ._rules import (
     BINNINGS,
     MAX_CATEGORY_VALUES,
@@ -634,24 +633,17 @@ class TestSGD(Analysis):
         "everybody else"). Default: ``max(30, ceil(theta * n))``, the paper's own support
         threshold applied to the rest too, and at least 30 rows; 0 turns the flag off. The
         ranking is unchanged (the paper's).
-    *args
-        Deprecated positional form (see Notes).
-    **old
-        Deprecated keyword names (see Notes).
 
     Raises
     ------
     TypeError, ValueError
         For a parameter of the wrong type or out of range (the message names it), a
         protected feature that is not a column, an empty dataset or NaN in ``data.X``.
-
-    Notes
-    -----
-    Old call forms keep working for one release with a ``FutureWarning``: the protected
-    features (and ``theta``, ``error``, ``confidence``, ``sample_thr``, ``random_state``)
-    passed by position, ``sensitive=`` (now ``protected``), ``favourable_class=`` (now
-    ``favourable``), ``dataset=`` (now ``data``) and ``progress=`` in ``__init__`` (now an
-    argument of :meth:`run`).
+        Old call forms are a ``TypeError`` naming the keyword to use: the protected
+        features (and ``theta``, ``error``, ``confidence``, ``sample_thr``, ``random_state``)
+        passed by position, ``sensitive=`` (now ``protected``), ``favourable_class=`` (now
+        ``favourable``), ``dataset=`` (now ``data``) and ``progress=`` in ``__init__`` (now an
+        argument of :meth:`run`).
 
     Examples
     --------
@@ -699,9 +691,10 @@ class TestSGD(Analysis):
         "min_side_rows": [Interval(Integral, 0, None), None],
     }
 
-    _OLD_POSITIONAL = ("protected", "theta", "error", "confidence", "sample_thr", "random_state")
-
-    def __init__(self, model, data=None, *args, protected: Sequence[str] | str | None = None,
+    @strict_keywords(renamed={"sensitive": "protected", "favourable_class": "favourable", "dataset": "data"},
+                     keyword_only=("protected", "theta", "error", "confidence", "sample_thr", "random_state"),
+                     moved={"progress": "TestSGD(...).run(progress=...)"})
+    def __init__(self, model, data, *, protected: Sequence[str] | str | None = None,
                  theta: float = 0.05, error: float = 0.05, confidence: float = 0.95,
                  sample_thr: int = 1000, random_state=None, max_samples: int = DEFAULT_MAX_SAMPLES,
                  n_bins: int = N_BINS_DEFAULT, bins=None, perturbation=None, threshold: float = 0.5,
@@ -709,43 +702,13 @@ class TestSGD(Analysis):
                  max_size: int | None = None, rule_form: str = "interval",
                  max_rule_sets: int = 2_000_000, strategy: str = "auto", favourable=1,
                  binning: str = "equal_width", top_k: int = 10, simultaneous: bool = False,
-                 merge_equivalent: bool = True, min_side_rows: int | None = None, **old):
-        given = dict(protected=protected, theta=theta, error=error, confidence=confidence,
-                     sample_thr=sample_thr, random_state=random_state, favourable=favourable)
-        defaults = dict(protected=None, theta=0.05, error=0.05, confidence=0.95, sample_thr=1000,
-                        random_state=None, favourable=1)
-        explicit = {k: v for k, v in given.items() if v is not defaults[k]}
-        old = renamed_kwargs("TestSGD", old, {"sensitive": "protected", "favourable_class": "favourable",
-                                              "dataset": "data"})
-        if "data" in old:
-            if data is not None:
-                raise TypeError("TestSGD() got both 'dataset' (old name) and 'data'; pass only 'data'.")
-            data = old.pop("data")
-        for k in ("protected", "favourable"):
-            if k in old:
-                if k in explicit:
-                    raise TypeError(f"TestSGD() got {k!r} under its old and its new name; pass only {k!r}.")
-                explicit[k] = old.pop(k)
-        self._progress_default = False
-        if "progress" in old:
-            progress = old.pop("progress")
-            check_bool("progress", progress)
-            warnings.warn("TestSGD(progress=...) moved to TestSGD(...).run(progress=...); the "
-                          "__init__ argument will stop working in the next release.",
-                          FutureWarning, stacklevel=2)
-            self._progress_default = bool(progress)
-        if old:
-            raise TypeError(f"TestSGD() got unexpected keyword argument(s) {sorted(old)}.")
-        positional_kwargs("TestSGD", args, self._OLD_POSITIONAL, explicit)
-        if data is None:
-            raise TypeError("TestSGD() missing the data (a fairlens Dataset): TestSGD(model, data, ...).")
-        vals = {**given, **explicit}
+                 merge_equivalent: bool = True, min_side_rows: int | None = None):
         self.model = model
         self.data = data
-        self.protected = vals["protected"]
-        self.theta, self.error, self.confidence = vals["theta"], vals["error"], vals["confidence"]
-        self.sample_thr, self.random_state = vals["sample_thr"], vals["random_state"]
-        self.favourable = vals["favourable"]
+        self.protected = protected
+        self.theta, self.error, self.confidence = theta, error, confidence
+        self.sample_thr, self.random_state = sample_thr, random_state
+        self.favourable = favourable
         self.max_samples, self.n_bins, self.bins, self.perturbation = max_samples, n_bins, bins, perturbation
         self.threshold, self.batch_rows, self.max_values, self.max_size = threshold, batch_rows, max_values, max_size
         self.rule_form, self.max_rule_sets, self.strategy = rule_form, max_rule_sets, strategy
@@ -900,8 +863,6 @@ class TestSGD(Analysis):
         >>> tester.run(n_jobs=2).to_frame().equals(report.to_frame())
         True
         """
-        if progress is None:
-            progress = self._progress_default
         stop_fn, report, n_jobs, seed, t0 = self._start(stop, progress, n_jobs, desc="TestSGD rule sets")
         fr = self.mine()
         t1 = time.perf_counter()

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._base import accepts_renamed, resolve_random_state
+from .._base import resolve_random_state, strict_keywords
 from .._validation import check_int, check_str_list
 from ._rules import FrequentRuleSets, _check_theta, _min_count
 from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
@@ -389,7 +389,7 @@ def _text_scorer(model):
     return f
 
 
-@accepts_renamed(error_thr="error")
+@strict_keywords(renamed={"error_thr": "error"})
 def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
@@ -451,7 +451,7 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
                        confidence ** 2, "ok" if conv else "cap", support)
 
 
-@accepts_renamed(error_thr="error")
+@strict_keywords(renamed={"error_thr": "error"})
 def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:

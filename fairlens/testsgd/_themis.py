@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._base import Result, accepts_renamed, resolve_random_state
+from .._base import Result, resolve_random_state, strict_keywords
 from .._validation import check_int, check_probability
 from ._rules import N_BINS_DEFAULT, RuleSet, as_table, build_rules
 from ._score import make_scorer
@@ -155,7 +155,7 @@ def _atoms(table, feature, n_bins, bins):
     return [r for r in rules if r.bin_lo == r.bin_hi]
 
 
-@accepts_renamed(sensitive="protected", dataset="data", favourable_class="favourable")
+@strict_keywords(renamed={"sensitive": "protected", "dataset": "data", "favourable_class": "favourable"})
 def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000, n_bins: int = N_BINS_DEFAULT,
                                 bins=None, threshold: float = 0.5, max_subgroups: int = 100_000,
                                 batch_rows: int = 65_536, random_state=None, favourable=1) -> ThemisResult:

@@ -17,6 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
+from .._base import strict_keywords
 from .._widgets import COMPILING, FairlensWidget, draw_png, kernels_cold, labelled, message_png, resolve_background
 from . import _kernels
 from ._mitigate import mitigate
@@ -118,8 +119,6 @@ class RuleSetBrowser(FairlensWidget):
     background : bool, default True
         Run re-estimation/mitigation and redraws in background threads
         (``wait()`` joins them); ``False`` runs everything synchronously.
-    use_threads : bool, optional
-        Deprecated name of ``background`` (FutureWarning).
 
     Attributes
     ----------
@@ -134,7 +133,7 @@ class RuleSetBrowser(FairlensWidget):
     Raises
     ------
     TypeError
-        For a bad ``background``/``use_threads``.
+        For a bad ``background`` (``use_threads=``, its old name, names ``background=``).
 
     Notes
     -----
@@ -153,9 +152,9 @@ class RuleSetBrowser(FairlensWidget):
 
     _export_name = "testsgd-rule-sets"
 
-    def __init__(self, report, test=None, max_rows: int = 40, mitigation_amounts=None, background=None,
-                 use_threads=None):
-        background = resolve_background(background, use_threads, "RuleSetBrowser")
+    @strict_keywords(renamed={"use_threads": "background"})
+    def __init__(self, report, test=None, max_rows: int = 40, mitigation_amounts=None, background=None):
+        background = resolve_background(background, "RuleSetBrowser")
         self.report = report
         self.tester = getattr(report, "tester", None)
         self.test = test

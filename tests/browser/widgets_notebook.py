@@ -41,7 +41,7 @@ order = np.random.default_rng(0).permutation(people.n_samples)
 train, test = people.subset(order[:8000]), people.subset(order[8000:10000])
 mlp_raw = train_mlp(train, random_state=0)
 extra = {"binning": "round"}
-report = TestSGD(mlp_raw, train, sensitive=["sex", "race"], sample_thr=200, max_samples=2000,
+report = TestSGD(mlp_raw, train, protected=["sex", "race"], sample_thr=200, max_samples=2000,
                  random_state=0, **extra).run()
 tag(RuleSetBrowser(report, test=test), "fl-testsgd")
 """

@@ -7,6 +7,7 @@ HistGradientBoosting, XGBoost and LightGBM alike (before: ``prune="banana"`` and
 were accepted for GradientBoosting and refused for RandomForest). Results are
 :class:`fairlens._base.Result` objects.
 """
+import inspect
 import json
 import math
 
@@ -109,18 +110,19 @@ def test_results_follow_the_contract(fitted):
     assert isinstance(ic._repr_html_(), str) and ic.params["budget"] == 1
 
 
-def test_forest_is_the_deprecated_name_of_model():
+def test_forest_the_old_name_of_model_is_a_type_error_naming_model():
     model, X, y, _ = _model("rf")
-    ref = certify(model, X, y, budget=1)
-    with pytest.warns(FutureWarning, match="'forest' was renamed 'model'"):
-        res = certify(forest=model, X=X, y=y, budget=1)
-    np.testing.assert_array_equal(res.status, ref.status)
-    with pytest.warns(FutureWarning):
-        instance_covers(forest=model, x=X[0], y=y[0])
-    with pytest.warns(FutureWarning):
-        accuracy_under_attack(forest=model, X=X, y=y, budgets=(1,))
-    with pytest.raises(TypeError, match="twice"), pytest.warns(FutureWarning):
+    for func, kw in ((certify, dict(X=X, y=y, budget=1)), (instance_covers, dict(x=X[0], y=y[0])),
+                     (accuracy_under_attack, dict(X=X, y=y, budgets=(1,)))):
+        name = func.__name__
+        with pytest.raises(TypeError, match=rf"^{name}: forest= was renamed model=; pass model=\.\.\. instead"):
+            func(forest=model, **kw)
+        params = inspect.signature(func).parameters
+        assert [params[k].default for k in list(params)[:3]] == [inspect.Parameter.empty] * 3  # required
+    with pytest.raises(TypeError, match="forest= was renamed model="):
         certify(model, X, y, forest=model)
+    with pytest.raises(TypeError, match="missing .*'y'"):
+        certify(model, X)
     with pytest.raises(TypeError, match="colour"):
         certify(model, X, y, colour="red")
     with pytest.raises(TypeError):

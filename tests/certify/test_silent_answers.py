@@ -187,8 +187,11 @@ def test_cover_visualizer_takes_model_and_refuses_by_that_name():
     with pytest.raises(TypeError, match=r"^model must be a fitted tree ensemble classifier.*got a Pipeline"):
         CoverVisualizer(model=pipe, X=X[:5], y=y[:5], background=False)
     rf = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    with pytest.warns(FutureWarning, match="'forest' was renamed 'model'"):
-        w = CoverVisualizer(forest=rf, X=X[:5], y=y[:5], background=False)
+    with pytest.raises(TypeError, match="^CoverVisualizer: forest= was renamed model=; pass model="):
+        CoverVisualizer(forest=rf, X=X[:5], y=y[:5], background=False)
+    with pytest.raises(TypeError, match="^CoverVisualizer: use_threads= was renamed background="):
+        CoverVisualizer(rf, X[:5], y[:5], use_threads=False)
+    w = CoverVisualizer(model=rf, X=X[:5], y=y[:5], background=False)
     assert w.forest.n_trees == 3
 
 

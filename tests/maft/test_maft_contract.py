@@ -42,11 +42,16 @@ def test_every_invalid_parameter_refused_by_name(cls, toy, toy_mlp):
 @pytest.mark.parametrize("cls", SEARCHERS, ids=lambda c: c.__name__)
 def test_everything_but_model_and_data_is_keyword_only(cls, toy, toy_mlp):
     kw = {"n_samples": 200} if cls is SG else {}
-    with pytest.warns(FutureWarning, match="pass protected= by keyword"):
-        old = cls(toy_mlp, toy, ["sex"], **kw)  # the form of earlier releases, for one release
-    assert old.protected == ["sex"]
+    name = cls.__name__
+    with pytest.raises(TypeError, match=rf"{name}: protected must be passed by keyword now; call "
+                                        rf"{name}\(\.\.\., protected=\.\.\.\)"):
+        cls(toy_mlp, toy, ["sex"], **kw)  # the form of earlier releases
     with pytest.raises(TypeError, match="by keyword"):
         cls(toy_mlp, toy, ["sex"], 10)
+    with pytest.raises(TypeError, match=rf"{name}: favourable_class= was renamed favourable="):
+        cls(toy_mlp, toy, protected=["sex"], favourable_class=1, **kw)
+    with pytest.raises(TypeError, match="n_seed"):
+        cls(toy_mlp, toy, protected=["sex"], n_seed=10, **kw)
 
 
 def _check_result(res):
@@ -80,15 +85,18 @@ def test_random_state_none_is_recorded_and_reproduces(toy, smooth):
     np.testing.assert_array_equal(g.instances, again.instances)
 
 
-def test_old_run_form_still_works_with_a_future_warning(toy, smooth):
-    new = MAFT(smooth, toy, n_seeds=15, n_local=10, random_state=2).run()
+def test_old_run_form_is_a_type_error_naming_the_constructor(toy, smooth):
     s = MAFT(smooth, toy)
-    with pytest.warns(FutureWarning, match=r"MAFT.run\(n_seeds, n_local, random_state=...\) is deprecated"):
-        old = s.run(15, 10, random_state=2)
-    np.testing.assert_array_equal(new.instances, old.instances)
-    assert (s.n_seeds, s.n_local) == (1000, 1000)  # the object itself is left alone
+    with pytest.raises(TypeError, match=r"MAFT.run: n_seeds=, n_local= moved to the constructor; pass "
+                                        r"MAFT\(model, data, \.\.\., n_seeds=\.\.\., n_local=\.\.\.\)"):
+        s.run(15, 10)
+    with pytest.raises(TypeError, match=r"MAFT.run: random_state= moved to the constructor"):
+        s.run(random_state=2)
+    with pytest.raises(TypeError, match=r"block_size= was removed"):
+        s.run(block_size=64)
     with pytest.raises(TypeError, match="stop_flag"):
         s.run(stop_flag=lambda: False)
+    assert (s.n_seeds, s.n_local) == (1000, 1000)  # the object itself is left alone
 
 
 def test_progress_callable_is_called(toy, smooth):
@@ -120,11 +128,11 @@ def test_retrain_and_gradient_results_follow_the_contract(toy, toy_mlp):
     _check_result(cmp)
 
 
-def test_mitigation_result_is_a_deprecated_alias():
+def test_mitigation_result_is_gone_naming_retrain_result():
     import fairlens.maft as fm
 
-    with pytest.warns(FutureWarning, match="RetrainResult"):
-        assert fm.MitigationResult is RetrainResult
+    with pytest.raises(AttributeError, match="MitigationResult was renamed RetrainResult"):
+        fm.MitigationResult  # noqa: B018
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert fm.RetrainResult is RetrainResult

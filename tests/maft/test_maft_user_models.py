@@ -35,9 +35,8 @@ def test_readable_pipeline_favourable_class(german, readable_pipe):
     assert s._result_params()["favourable"] == "good"
     with pytest.raises(ValueError, match="favourable"):
         MAFT(readable_pipe, german, protected=["age"], favourable="excellent")
-    with pytest.warns(FutureWarning, match="'favourable_class' was renamed 'favourable'"):
-        old = MAFT(readable_pipe, german, protected=["age"], favourable_class="good")
-    assert old._result_params()["favourable"] == "good"
+    with pytest.raises(TypeError, match="MAFT: favourable_class= was renamed favourable=; pass favourable="):
+        MAFT(readable_pipe, german, protected=["age"], favourable_class="good")
 
 
 @pytest.mark.parametrize("cls", [MAFT, AEQUITAS])

@@ -78,7 +78,7 @@ def test_maft_with_a_writing_model_reports_only_protected_differences(german):
     from fairlens.maft import MAFT
 
     f, clean = _writing_callable(german)
-    res = MAFT(f, german, protected=["sex"]).run(n_seeds=10, n_local=5, random_state=0)
+    res = MAFT(f, german, protected=["sex"], n_seeds=10, n_local=5, random_state=0).run()
     assert res.n_instances > 0
     p = german.index_of("sex")
     others = np.delete(np.arange(german.n_features), p)
@@ -87,5 +87,5 @@ def test_maft_with_a_writing_model_reports_only_protected_differences(german):
     # and each pair really is discriminatory for the (clean) model: labels differ
     assert np.all((clean(res.instances) > 0.5) != (clean(res.counterparts) > 0.5))
     # the same search on the well-behaved twin finds the same instances
-    twin = MAFT(clean, german, protected=["sex"]).run(n_seeds=10, n_local=5, random_state=0)
+    twin = MAFT(clean, german, protected=["sex"], n_seeds=10, n_local=5, random_state=0).run()
     np.testing.assert_array_equal(res.instances, twin.instances)

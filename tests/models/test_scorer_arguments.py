@@ -7,7 +7,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairlens.datasets import load_german_credit
-from fairlens.models import as_scorer, train_mlp
+from fairlens.models import Scorer, as_scorer, train_mlp
 
 
 @pytest.fixture(scope="module")
@@ -83,26 +83,27 @@ def test_train_mlp_bad_hidden_layer_sizes(german, bad, exc):
         train_mlp(german, hidden_layer_sizes=bad, n_restarts=1, max_iter=5)
 
 
-def test_old_keyword_names_warn_and_still_work(german):
-    """issue 21: ``dataset`` -> ``data``, ``favourable_class`` -> ``favourable``."""
-    with pytest.warns(FutureWarning, match="'favourable_class' was renamed 'favourable'"):
-        old = as_scorer(_p1, german, favourable_class=0)
-    with pytest.warns(FutureWarning, match="'dataset' was renamed 'data'"):
-        old2 = as_scorer(_p1, dataset=german)
-    assert old.favourable == 0 and old.favourable_class == 0  # old attribute name still reads
-    assert old2.data is german and old2.dataset is german
-    np.testing.assert_allclose(old(german.X[:5]), as_scorer(_p1, german, favourable=0)(german.X[:5]))
-    with pytest.raises(TypeError, match="both 'favourable_class'"):
-        as_scorer(_p1, german, favourable_class=0, favourable=0.0)
-    with pytest.raises(TypeError, match="both 'dataset'"):
-        as_scorer(_p1, german, dataset=german)
+@pytest.mark.parametrize("func", [as_scorer, Scorer], ids=["as_scorer", "Scorer"])
+def test_old_keyword_names_are_a_type_error_naming_the_new_one(german, func):
+    """issue 21: ``dataset`` -> ``data``, ``favourable_class`` -> ``favourable``; issue 34: the old
+    spellings are refused by name (no FutureWarning period any more)."""
+    name = func.__name__
+    with pytest.raises(TypeError, match=rf"^{name}: favourable_class= was renamed favourable=; pass favourable="):
+        func(_p1, german, favourable_class=0)
+    with pytest.raises(TypeError, match=rf"^{name}: dataset= was renamed data=; pass data="):
+        func(_p1, dataset=german)
+    with pytest.raises(TypeError, match="favourable_class= was renamed"):
+        func(_p1, german, favourable_class=0, favourable=0.0)
     with pytest.raises(TypeError, match="unexpected keyword argument.*banana"):
-        as_scorer(_p1, german, banana=1)
-    # an error raised for the old spelling names the old spelling
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="favourable_class=2"):
-        as_scorer(_p1, german, favourable_class=2)
-    with pytest.warns(FutureWarning):
-        m = train_mlp(dataset=german, n_restarts=1, max_iter=5)
+        func(_p1, german, banana=1)
+
+
+def test_train_mlp_refuses_the_old_and_unknown_keywords_before_training(german):
+    with pytest.raises(TypeError, match=r"^train_mlp: dataset= was renamed data=; pass data="):
+        train_mlp(dataset=german, n_restarts=1, max_iter=5)
+    with pytest.raises(TypeError, match=r"'max_iters'.*one MLPClassifier takes .*max_iter="):
+        train_mlp(german, n_restarts=1, max_iters=5)
+    m = train_mlp(german, n_restarts=1, max_iter=5, alpha=0.5)  # MLPClassifier's own keywords pass
     assert m.predict_proba(german.X[:2]).shape == (2, 2)
 
 
@@ -172,7 +173,7 @@ def test_an_adapted_scorer_refuses_arguments_it_would_ignore():
     with pytest.raises(ValueError, match=r"favourable=0: model is already a Scorer, scoring the favourable class 1"
                                          r".*as_scorer\(<the model>, favourable=0\)"):
         as_scorer(s1, favourable=0)
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=r"^favourable_class=0: model is already"):
+    with pytest.raises(TypeError, match=r"^as_scorer: favourable_class= was renamed favourable="):
         as_scorer(s1, favourable_class=0)
     with pytest.raises(ValueError, match=r"output='logit': model is already a Scorer with output='auto'"):
         as_scorer(s1, output="logit")

@@ -51,14 +51,17 @@ def test_shuffled_model_is_keyword_only_after_the_model():
     assert list(params)[1] == "model"
 
 
-def test_old_call_forms_warn_and_give_the_same_scores(X):
-    new = ShuffledModel(_f, protected=2, favoured=1, attack="mixing", p=0.7, random_state=5)(X)
-    with pytest.warns(FutureWarning, match="protected"):
-        old = ShuffledModel(_f, 2, 1, "mixing", 0.7, random_state=5)(X)
-    np.testing.assert_array_equal(new, old)
-    with pytest.warns(FutureWarning, match="scorer"):
-        old = ShuffledModel(scorer=_f, protected=2, favoured=1, attack="mixing", p=0.7, random_state=5)(X)
-    np.testing.assert_array_equal(new, old)
+def test_old_call_forms_are_a_type_error_naming_the_keywords(X):
+    with pytest.raises(TypeError, match=r"^ShuffledModel: protected, favoured, attack, p must be passed by keyword"):
+        ShuffledModel(_f, 2, 1, "mixing", 0.7, random_state=5)
+    with pytest.raises(TypeError, match=r"^ShuffledModel: scorer= was renamed model=; pass model="):
+        ShuffledModel(scorer=_f, protected=2, favoured=1, attack="mixing", p=0.7, random_state=5)
+    for old, new in (("dataset", "data"), ("favourable_class", "favourable")):
+        with pytest.raises(TypeError, match=rf"^ShuffledModel: {old}= was renamed {new}="):
+            ShuffledModel(_f, protected=2, favoured=1, **{old: 1})
+    m = ShuffledModel(_f, protected=2, favoured=1, attack="mixing", p=0.7, random_state=5)
+    with pytest.raises(TypeError, match=r"^ShuffledModel.with_params: scorer= was renamed model="):
+        m.with_params(scorer=_f)
     with pytest.raises(TypeError, match="favoured"):
         ShuffledModel(_f, protected=2)
 

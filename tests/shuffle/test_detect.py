@@ -120,9 +120,9 @@ def test_fairness_before_after(data):
                                    "equalized_odds_difference", "disparate_impact_ratio",
                                    "theil_index"]
     groups = np.where(X[:, 3] == 1, "favoured", "other")
-    before = demographic_parity_difference(y, (f(X) >= 0.5).astype(int), sensitive_features=groups)
+    before = demographic_parity_difference(y, (f(X) >= 0.5).astype(int), protected=groups)
     after_pred = (model(X) >= 0.5).astype(int)
-    after = demographic_parity_difference(y, after_pred, sensitive_features=groups)
+    after = demographic_parity_difference(y, after_pred, protected=groups)
     row = out.set_index("metric").loc["demographic_parity_difference"]
     assert row["before"] == pytest.approx(before)
     assert row["after"] == pytest.approx(after)

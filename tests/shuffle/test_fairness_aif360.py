@@ -19,7 +19,7 @@ def test_privileged_selects_the_signed_metrics_of_the_paper():
                                 privileged=1.0).set_index("metric")
     b = ShuffledModel(f, protected=3, favoured=1, attack="dominance").attack_batch(X)
     for col, s in (("before", b.scores_before), ("after", b.scores_after)):
-        want = aif360_report(y, (s >= 0.5).astype(int), sensitive_features=X[:, 3],
+        want = aif360_report(y, (s >= 0.5).astype(int), protected=X[:, 3],
                              privileged=1.0).set_index("metric")["value"]
         np.testing.assert_allclose(out[col].to_numpy(), want.to_numpy(), rtol=0, atol=0)
     # Dominance favours group 1 (privileged): the unprivileged selection rate falls behind
@@ -29,6 +29,6 @@ def test_privileged_selects_the_signed_metrics_of_the_paper():
     d = fairness_before_after(m, X, y, privileged="favoured").set_index("metric")
     assert d.loc["statistical_parity_difference", "after"] == pytest.approx(
         statistical_parity_difference(y, (b.scores_after >= 0.5).astype(int),
-                                      sensitive_features=b.favoured, privileged=True))
+                                      protected=b.favoured, privileged=True))
     with pytest.raises(ValueError, match="privileged"):
         fairness_before_after(m, X, y, protected=X[:, 3], privileged="male")

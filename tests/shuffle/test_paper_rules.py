@@ -167,7 +167,7 @@ def test_widget_defaults_follow_the_paper():
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.random((30, 3)), rng.integers(0, 2, 30)]).astype(float)
-    w = ShuffleAttackExplorer(f_adm, X, protected=3, favoured=1, use_threads=False)
+    w = ShuffleAttackExplorer(f_adm, X, protected=3, favoured=1, background=False)
     c = w.controls
     assert c["mixing_rule"].value == "alg3" and c["swapping_rule"].value == "alg4"
     c["swapping_rule"].value = "once"

@@ -111,11 +111,11 @@ def test_sliders_drive_the_core(data):
     r = set_and_wait(w, attack="mixing", p=1.0)
     np.testing.assert_array_equal(r["batch"].scores_after, b.scores_after)
     r = set_and_wait(w, p=0.6)
-    expected = ShuffledModel(f, 3, 1, attack="mixing", p=0.6, random_state=0)(X)
+    expected = ShuffledModel(f, protected=3, favoured=1, attack="mixing", p=0.6, random_state=0)(X)
     np.testing.assert_array_equal(r["batch"].scores_after, expected)
     # linear SHAP view equals Eq. 15 on the explained rows
     lin = r["attributions"].set_index("feature").loc["research", "mean_abs"]
-    twin = ShuffledModel(f, 3, 1, attack="mixing", p=0.6, random_state=0)
+    twin = ShuffledModel(f, protected=3, favoured=1, attack="mixing", p=0.6, random_state=0)
     assert lin == pytest.approx(np.abs(twin(X[:3]) - f(X[:3])).mean())
     # hybrid + region
     assert set_and_wait(w, bottom_attack="none")["params"]["attack"] == "mixing+none"
@@ -123,7 +123,7 @@ def test_sliders_drive_the_core(data):
     # fairness follows the threshold slider
     r = set_and_wait(w, attack="dominance", bottom_attack="(no hybrid)", region=1.0, threshold=0.6)
     fair = r["fairness"].set_index("metric")
-    pred = (ShuffledModel(f, 3, 1)(X) >= 0.6)
+    pred = (ShuffledModel(f, protected=3, favoured=1)(X) >= 0.6)
     rates = [pred[X[:, 3] == g].mean() for g in (0, 1)]
     assert fair.loc["demographic_parity_difference", "after"] == pytest.approx(abs(rates[1] - rates[0]))
     assert r["update_ms"] > 0
@@ -256,7 +256,7 @@ def test_dataframe_input_and_shuffled_model_argument(data):
     X, y = data
     df = pd.DataFrame(X, columns=NAMES)
     # callables receive the encoded ndarray (fairlens.models protocol), not the frame
-    base = ShuffledModel(lambda A: np.asarray(A, dtype=float)[:, :3].mean(1), "research", 1)
+    base = ShuffledModel(lambda A: np.asarray(A, dtype=float)[:, :3].mean(1), protected="research", favoured=1)
     w = ShuffleAttackExplorer(base, df, y=y, n_explain=3, nsamples=40)
     w.wait(300)
     assert w.feature_names == NAMES and w.last_error is None
@@ -305,7 +305,7 @@ def test_update_draw_false_computes_the_numbers_without_drawing(data):
     r = w.update(draw=False)
     assert r["params"]["attack"] == "mixing" and r["params"]["p"] == 0.6 and r["update_ms"] > 0
     np.testing.assert_array_equal(r["batch"].scores_after,
-                                  ShuffledModel(f, 3, 1, attack="mixing", p=0.6, random_state=0)(X))
+                                  ShuffledModel(f, protected=3, favoured=1, attack="mixing", p=0.6, random_state=0)(X))
     assert w.snapshot()["scores"]["params"] == before["scores"]["params"]  # not redrawn
     assert w.snapshot()["scores"]["png"] == png
     r2 = w.update(draw=True)

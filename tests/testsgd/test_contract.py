@@ -106,32 +106,33 @@ def test_random_state_none_is_recorded_and_reproduces_the_run():
     pd.testing.assert_frame_equal(a.to_frame(), b.to_frame())
 
 
-def test_old_call_forms_keep_working_with_a_future_warning():
-    new = TestSGD(PLANTED, TOY, protected=SENS, favourable=1, **FAST).run().to_frame()
-    with pytest.warns(FutureWarning, match="protected"):
-        old = TestSGD(PLANTED, TOY, SENS, **FAST).run().to_frame()
-    pd.testing.assert_frame_equal(new, old)
-    with pytest.warns(FutureWarning, match="sensitive"):
-        old = TestSGD(PLANTED, TOY, sensitive=SENS, favourable_class=1, **FAST).run().to_frame()
-    pd.testing.assert_frame_equal(new, old)
-    with pytest.warns(FutureWarning, match="progress"):
-        TestSGD(PLANTED, TOY, protected=SENS, progress=False, **FAST)
-    with pytest.warns(FutureWarning, match="dataset"):
-        TestSGD(PLANTED, dataset=TOY, protected=SENS, **FAST)
-    with pytest.raises(TypeError, match="protected"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            TestSGD(PLANTED, TOY, SENS, protected=SENS)
-    with pytest.warns(FutureWarning, match="protected"):
-        a = FairFictPlay(PLANTED, TOY, SENS).audit()
-    assert a.gamma == FairFictPlay(PLANTED, TOY, protected=SENS).run().gamma
-    with pytest.warns(FutureWarning, match="error_thr"):
-        from fairlens.testsgd import group_fairness_score
+def test_old_call_forms_are_a_type_error_naming_the_new_spelling():
+    from fairlens.testsgd import group_fairness_score
 
-        group_fairness_score(PLANTED, TOY, frequent_rule_sets(TOY, SENS, 0.1).rule_sets[0], SENS,
-                             error_thr=0.05, sample_thr=60, max_samples=600, random_state=0)
-    with pytest.raises(TypeError):
-        TestSGD(PLANTED, TOY, protected=SENS, no_such_option=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused outright, no FutureWarning first
+        with pytest.raises(TypeError, match=r"^TestSGD: protected must be passed by keyword now; call "
+                                            r"TestSGD\(\.\.\., protected=\.\.\.\)"):
+            TestSGD(PLANTED, TOY, SENS, **FAST)
+        with pytest.raises(TypeError, match=r"^TestSGD: protected, theta must be passed by keyword"):
+            TestSGD(PLANTED, TOY, SENS, 0.1)
+        for old, new in (("sensitive", "protected"), ("favourable_class", "favourable"), ("dataset", "data")):
+            with pytest.raises(TypeError, match=rf"^TestSGD: {old}= was renamed {new}=; pass {new}="):
+                TestSGD(PLANTED, TOY, **{old: SENS}, **FAST)
+        with pytest.raises(TypeError, match=r"^TestSGD: progress= moved to TestSGD\(\.\.\.\)\.run\(progress=\.\.\.\)"):
+            TestSGD(PLANTED, TOY, protected=SENS, progress=False, **FAST)
+        with pytest.raises(TypeError, match=r"^FairFictPlay: protected must be passed by keyword"):
+            FairFictPlay(PLANTED, TOY, SENS)
+        for old, new in (("favourable_class", "favourable"), ("dataset", "data")):
+            with pytest.raises(TypeError, match=rf"^FairFictPlay: {old}= was renamed {new}="):
+                FairFictPlay(PLANTED, TOY, **{old: 1})
+        with pytest.raises(TypeError, match=r"^group_fairness_score: error_thr= was renamed error=; pass error="):
+            group_fairness_score(PLANTED, TOY, frequent_rule_sets(TOY, SENS, 0.1).rule_sets[0], SENS,
+                                 error_thr=0.05, sample_thr=60, max_samples=600, random_state=0)
+        with pytest.raises(TypeError, match="no_such_option"):
+            TestSGD(PLANTED, TOY, protected=SENS, no_such_option=1)
+        # the new spellings run
+        TestSGD(PLANTED, TOY, protected=SENS, favourable=1, **FAST).run(progress=False)
 
 
 def test_pinned_numbers_with_an_int_seed_are_unchanged():

@@ -25,7 +25,7 @@ def browser(toy):
     from fairlens.testsgd import RuleSetBrowser
 
     model = LogisticRegression(max_iter=500).fit(toy.X, toy.y)
-    rep = TestSGD(model, toy, SENS, theta=0.1, sample_thr=200, random_state=0).run()
+    rep = TestSGD(model, toy, protected=SENS, theta=0.1, sample_thr=200, random_state=0).run()
     idx = np.random.default_rng(0).permutation(toy.X.shape[0])
     test = SimpleNamespace(**{**vars(toy), "X": toy.X[idx[:500]], "y": toy.y[idx[:500]]})
     b = RuleSetBrowser(rep, test=test, mitigation_amounts=[50, 200])
@@ -162,7 +162,7 @@ def test_mitigate_shows_up_and_errors(browser):
 def test_non_sklearn_model_error_is_shown(toy, planted):
     from fairlens.testsgd import RuleSetBrowser
 
-    rep = TestSGD(planted, toy, SENS, theta=0.2, sample_thr=100, random_state=0).run()
+    rep = TestSGD(planted, toy, protected=SENS, theta=0.2, sample_thr=100, random_state=0).run()
     b = RuleSetBrowser(rep, test=toy)
     b.controls["mitigate"].click()
     b.wait(300)

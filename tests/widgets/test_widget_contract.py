@@ -7,7 +7,6 @@ import base64
 import io
 import json
 import threading
-import warnings
 
 import matplotlib
 import numpy as np
@@ -59,10 +58,8 @@ def _testsgd(**kw):
     if "report" not in _SGD:
         toy = make_toy()
         model = LogisticRegression(max_iter=500).fit(toy.X, toy.y)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            _SGD["report"] = TestSGD(model, toy, ["gender", "race", "age"], theta=0.1, sample_thr=200,
-                                     random_state=0).run()
+        _SGD["report"] = TestSGD(model, toy, protected=["gender", "race", "age"], theta=0.1, sample_thr=200,
+                                 random_state=0).run()
         idx = np.random.default_rng(0).permutation(toy.X.shape[0])
         _SGD["test"] = SimpleNamespace(**{**vars(toy), "X": toy.X[idx[:500]], "y": toy.y[idx[:500]]})
     w = RuleSetBrowser(_SGD["report"], test=_SGD["test"], mitigation_amounts=[50], **kw)
@@ -109,22 +106,23 @@ def test_every_widget_is_a_vbox_subclass_living_in_a_private_widget_module(made)
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
-def test_use_threads_is_a_deprecated_alias_of_background(name):
-    with pytest.warns(FutureWarning, match="background"):
-        w, _ = BUILDERS[name](use_threads=False)
-    w.wait(300)
-    assert w.background is False
-    with pytest.raises(TypeError, match="background"):
+def test_use_threads_the_old_name_of_background_is_a_type_error_naming_it(name):
+    with pytest.raises(TypeError, match=r": use_threads= was renamed background=; pass background="):
+        BUILDERS[name](use_threads=False)
+    with pytest.raises(TypeError, match="use_threads= was renamed background="):
         BUILDERS[name](background=False, use_threads=False)
+    with pytest.raises(TypeError, match="fairlens_unknown_kw"):
+        BUILDERS[name](fairlens_unknown_kw=1)
 
 
-def test_shuffle_background_data_keeps_its_old_spelling_with_a_warning():
+def test_shuffle_background_data_under_its_old_spelling_is_a_type_error_naming_background_data():
     from fairlens.shuffle import ShuffleAttackExplorer
 
     X = np.random.default_rng(1).random((30, 3))
     X[:, 2] = X[:, 2] > 0.5
-    with pytest.warns(FutureWarning, match="background_data"):
-        w = ShuffleAttackExplorer(lambda A: A[:, 0], X, protected=2, favoured=1, background=X[:10])
+    with pytest.raises(TypeError, match=r"background= is the thread switch.*background_data="):
+        ShuffleAttackExplorer(lambda A: A[:, 0], X, protected=2, favoured=1, background=X[:10])
+    w = ShuffleAttackExplorer(lambda A: A[:, 0], X, protected=2, favoured=1, background_data=X[:10])
     w.wait(60)
     assert w.background is True and w.background_data.shape == (10, 3)
 
