@@ -258,44 +258,8 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             raise ValueError("seeds is empty: pass at least one seed row.")
         return seeds
 
-    def set_params(self, **params):
-        """Set parameters (scikit-learn's way) and validate them; returns ``self``.
-
-        Parameters
-        ----------
-        **params
-            Any parameter of ``__init__`` except ``model``, ``data``, ``protected`` and
-            ``pool`` (which shape the search space: build a new object for those).
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        TypeError, ValueError
-            For an unknown or fixed parameter, or a value that is refused (named).
-        """
-        fixed = {"model", "data", "protected", "pool", "favourable"}
-        for k in params:
-            if k in fixed or k not in self._parameter_constraints:
-                raise TypeError(
-                    f"{type(self).__name__}.set_params: {k!r} cannot be set"
-                    + (" after construction; build a new object." if k in fixed else
-                       f"; settable: {sorted(set(self._parameter_constraints) - fixed)}.")
-                )
-        old = {k: getattr(self, k) for k in params}
-        for k, v in params.items():
-            setattr(self, k, v)
-        try:
-            self._validate_params()
-            if params.get("seeds") is not None:
-                self._check_seeds(params["seeds"])
-        except (TypeError, ValueError):
-            for k, v in old.items():
-                setattr(self, k, v)
-            raise
-        return self
+    #: ``set_params`` (the base's) refuses these: they shape the search space; build a new object
+    _fixed_params = frozenset({"model", "data", "protected", "pool", "favourable"})
 
     # -- hooks
     #: The method's phases (:class:`~fairlens.maft._state.Walks`).
