@@ -157,8 +157,6 @@ def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable
     The paper's example ``f(x) = x1**2 + x2**2`` at ``(1, 2)`` with ``h = 1``:
 
     >>> import numpy as np
-
-from fairlens._base import strict_keywords
     >>> from fairlens.maft import zero_order_gradient
     >>> f = lambda X: (np.asarray(X) ** 2).sum(axis=1)
     >>> zero_order_gradient(f, [1.0, 2.0])
