@@ -34,7 +34,8 @@ import ipywidgets as W
 from ._base import to_jsonable
 
 __all__ = ["FairlensWidget", "WidgetProtocol", "new_figure", "figure_png", "message_png", "kernels_cold",
-           "LECTURE_RC", "labelled", "COMPILING", "resolve_background", "png_size", "compose_png", "layout_problems"]
+           "LECTURE_RC", "labelled", "COMPILING", "resolve_background", "png_size", "compose_png", "layout_problems",
+           "drawn_texts"]
 
 COMPILING = "compiling kernels (first run only)"
 
@@ -167,6 +168,49 @@ def _overlap_depth(p, q):
     return depth
 
 
+def drawn_texts(fig):
+    """Draw ``fig`` on an Agg canvas and return ``(renderer, texts)``: the visible, non-empty
+    :class:`~matplotlib.text.Text` artists in the order they were drawn.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Returns
+    -------
+    renderer : matplotlib.backends.backend_agg.RendererAgg
+    texts : list of matplotlib.text.Text
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from fairlens._widgets import drawn_texts
+    >>> fig = Figure(); _ = fig.subplots().set_title("t")
+    >>> [t.get_text() for t in drawn_texts(fig)[1] if t.get_text() == "t"]
+    ['t']
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    drawn = []
+    orig = Text.draw
+
+    def spy(self, r):
+        orig(self, r)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append(self)
+
+    Text.draw = spy
+    try:
+        fig.draw(renderer)
+    finally:
+        Text.draw = orig
+    return renderer, drawn
+
+
 def layout_problems(fig):
     """Texts of a drawn ``fig`` that overlap each other, stick out of the figure, or are
     smaller than ``MIN_TEXT_PX`` CSS pixels on screen (empty list: the figure reads well).
@@ -189,24 +233,8 @@ def layout_problems(fig):
     >>> layout_problems(fig)
     ["text 't' is 5.6 px (< 12)"]
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Text
 
-    canvas = FigureCanvasAgg(fig)
-    renderer = canvas.get_renderer()
-    drawn = []
-    orig = Text.draw
-
-    def spy(self, r):
-        orig(self, r)
-        if self.get_visible() and self.get_text().strip():
-            drawn.append(self)
-
-    Text.draw = spy
-    try:
-        fig.draw(renderer)
-    finally:
-        Text.draw = orig
+    renderer, drawn = drawn_texts(fig)
     problems = []
     W_, H_ = fig.bbox.width, fig.bbox.height
     seen = []

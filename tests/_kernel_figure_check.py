@@ -30,25 +30,9 @@ class FigureTextTooSmall(AssertionError):
 
 
 def _problems(fig):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Text
+    from fairlens._widgets import drawn_texts  # the widgets' own measure of what is drawn
 
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    renderer = fig.canvas.get_renderer()
-    drawn = []
-    orig = Text.draw
-
-    def spy(self, r):
-        orig(self, r)
-        if self.get_visible() and self.get_text().strip():
-            drawn.append(self)
-
-    Text.draw = spy
-    try:
-        fig.draw(renderer)
-    finally:
-        Text.draw = orig
+    renderer, drawn = drawn_texts(fig)
     width_px = fig.get_tightbbox(renderer).width * fig.dpi  # inches of the tight box, at figure.dpi
     scale = min(1.0, COLUMN_PX / max(width_px, 1.0))
     small = sorted({(round(t.get_fontsize() * fig.dpi / 72 * scale, 1), t.get_text().strip()[:30])
