@@ -541,17 +541,23 @@ def _one_worker_pool():
         return None
 
 
-def _one_task(pool, func, payload, chunks):
-    """The results of ``chunks`` run in ``pool``'s worker, as ``joblib.Parallel``'s generator
-    yields them (one group).  Closed before the task is done (a stop), the worker is killed as
-    joblib kills its loky workers when a call is abandoned: the next call starts a fresh one
-    instead of queueing behind the abandoned share."""
-    fut = pool.submit(_run_group, func, payload, chunks)
-    try:
-        yield fut.result()
-    finally:
-        if not fut.done() and not fut.cancel():
-            pool.terminate(kill_workers=True)
+class _OneTask:
+    """The one task a call sends to ``pool``'s worker, submitted at once (before this process
+    works its own share, so that both shares run at the same time), iterated as
+    ``joblib.Parallel``'s generator yields results (one group).  Closed before the task is done
+    (a stop), the worker is killed as joblib kills its loky workers when a call is abandoned: the
+    next call starts a fresh one instead of queueing behind the abandoned share."""
+
+    def __init__(self, pool, func, payload, chunks):
+        self._pool = pool
+        self._fut = pool.submit(_run_group, func, payload, chunks)
+
+    def __iter__(self):
+        yield self._fut.result()
+
+    def close(self):
+        if not self._fut.done() and not self._fut.cancel():
+            self._pool.terminate(kill_workers=True)
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
@@ -719,7 +725,7 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     import contextlib
 
     if pool is not None:
-        gen = _one_task(pool, func, payload, sent[0])
+        gen = _OneTask(pool, func, payload, sent[0])
     else:
         with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
             gen = joblib.Parallel(n_jobs=n_workers, return_as="generator")(

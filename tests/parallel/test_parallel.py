@@ -532,3 +532,33 @@ def test_stop_abandons_the_one_worker_and_the_next_call_is_not_delayed():
     got = run_chunks(_sleepy_draw, q, fixed_chunks(n, 10), n_jobs=2, share_here=True)
     np.testing.assert_array_equal(np.concatenate(got), _reference(2, n, 10))
     assert time.perf_counter() - t < 50  # not behind the abandoned 60 s share
+
+
+def _rendezvous(payload, chunk):
+    """The worker's share writes a flag file; this process's share waits for it (up to
+    ``payload.wait`` seconds) and says whether it came: both shares ran at the same time."""
+    import os
+    import time
+
+    if chunk[0] >= payload.half:  # the worker's share
+        with open(payload.flag, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < payload.wait:
+        if os.path.exists(payload.flag):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_share_here_sends_the_workers_task_before_working_its_own_share(tmp_path):
+    """The one task of a ``share_here`` call is submitted before this process starts its own
+    share, so both shares run at the same time (a task submitted only when its result is first
+    asked for ran after this process's share: n_jobs=2 took the wall time of n_jobs=1).  This
+    process's share waits for a flag the worker's share writes; submitted late, it never comes."""
+    p = Payload(half=1, flag=str(tmp_path / "worker-started"), wait=120.0)
+    info = {}
+    got = run_chunks(_rendezvous, p, [(0, 1), (1, 2)], n_jobs=2, share_here=True, info=info)
+    assert info["n_jobs_used"] == 2 and info["share_here"]
+    assert got == [True, True], "this process's share finished before the worker's share started"
