@@ -43,6 +43,7 @@ from ._common import (
     RENAMED_MODEL,
     VOTES,
     check_budget,
+    compile_seconds,
     deadline_of,
     plan_n_jobs,
     resolve_missing,
@@ -151,7 +152,13 @@ def _nan_certify(run, nan, on, y, time_limit, missing_value=np.nan):
     res = parts[0][1] if len(parts) == 1 else _merge(parts, nan.shape[0], y, time.perf_counter() - t0)
     for i, (feats, vals) in list(res.witness_changes.items()):
         res.witness_changes[i] = (feats, [float(v) for v in decode_values(vals, missing_value)])
-        res.witnesses[i] = decode_values(res.witnesses[i], missing_value)
+        w = decode_values(res.witnesses[i], missing_value)
+        # a NaN the row had, in a feature the attack leaves alone, stays NaN: the coded model may read
+        # it as the finite value whose branch NaN takes at every node of that feature (same leaves)
+        kept = nan[i].copy()
+        kept[np.asarray(feats, dtype=np.int64)] = False
+        w[kept & (w != missing_value)] = np.nan
+        res.witnesses[i] = w
     return res
 
 
@@ -314,7 +321,11 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
         in the same time on an idle machine; a ``joblib.parallel_config``
         backend is not used for this pass. ``progress`` hears of each row as
         it settles. No slice starts after the deadline, so a call overruns it
-        by at most one slice. Every settled row gets the verdict, witness and
+        by at most one slice -- except for numba's first compilation of a
+        kernel in this process (on a cold cache, seconds to tens of seconds),
+        which the deadline cannot interrupt: ``timings["compile"]`` of the
+        result says how long this call spent compiling (0.0 once the kernels
+        are compiled or cached; ``binder/warmup.py`` fills the cache). Every settled row gets the verdict, witness and
         evaluation count it gets without a limit (tested); which rows settle
         depends on timing. ``None`` or ``inf``: no limit, nothing changes.
         Boosted models (XGBoost, LightGBM, scikit-learn gradient boosting)
@@ -406,8 +417,12 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
 
 def _certify_read(flat, X, y, budget, p):
     """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved)."""
-    with record_plans() as plans:
+    compiling = [0.0]
+    with record_plans() as plans, compile_seconds(compiling):
         res = _run(flat, X, y, budget, p)
+    # numba's first compilation of a kernel in this process (seconds on a cold cache) cannot be
+    # interrupted by the deadline: the result says how long it took (0.0 once compiled or cached)
+    res.timings["compile"] = compiling[0]
     res.params = {k: v for k, v in p.items() if k not in ("progress", "missing_on", "nan_rows")}
     # where the work ran (as the other slices say it): the most workers any stage used, and why
     widest = max(plans, key=lambda q: q["n_jobs_used"], default={"n_jobs_used": 1, "note": "sequential"})

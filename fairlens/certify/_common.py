@@ -1,6 +1,10 @@
 """Helpers shared by every certification path, free of cycles."""
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+
 from .._parallel import effective_n_jobs
 from ._flat import check_flat
 
@@ -76,10 +80,51 @@ def interrupted(exc):
 MIN_PARALLEL_SECONDS = 10.0
 
 
+@contextlib.contextmanager
+def compile_seconds(out):
+    """Add to ``out[0]`` the wall seconds numba spends compiling kernels in this process while the
+    block runs (its threads included; only outermost compilations count: a kernel's compilation
+    compiles the kernels it calls inside it; loading a kernel from numba's cache is not compiling).
+
+    Examples
+    --------
+    >>> from fairlens.certify._common import compile_seconds
+    >>> spent = [0.0]
+    >>> with compile_seconds(spent):
+    ...     pass
+    >>> spent
+    [0.0]
+    """
+    from numba.core import event  # deferred: import time: loads numba only when used
+
+    lock, local = threading.Lock(), threading.local()
+
+    class Timer(event.Listener):
+        def on_start(self, ev):
+            depth = getattr(local, "depth", 0)
+            if depth == 0:
+                local.t0 = time.perf_counter()
+            local.depth = depth + 1
+
+        def on_end(self, ev):
+            depth = getattr(local, "depth", 0)
+            if depth > 0:
+                local.depth = depth - 1
+                if depth == 1:
+                    with lock:
+                        out[0] += time.perf_counter() - local.t0
+
+    listener = Timer()
+    event.register("numba:compile", listener)
+    try:
+        yield out
+    finally:
+        event.unregister("numba:compile", listener)
+
+
 def deadline_of(time_limit):
     """Wall-clock deadline (``time.time()`` based, shared with the workers) or ``None``."""
     import math
-    import time
 
     if time_limit is None or math.isinf(time_limit):
         return None
@@ -95,8 +140,6 @@ def plan_n_jobs(n_jobs, n_tasks, deadline):
     (worker start-up would eat the time and the rows would stay unsettled). Only when the
     work is run, never the answer, depends on it (without a time limit).
     """
-    import time
-
 
     if n_tasks <= 1:
         return 1

@@ -376,6 +376,9 @@ class TreeEnsemble:
         Additive ensembles: each tree's smallest/largest leaf value (computed).
     nan_code : bool, default=False
         Whether this is the NaN-coded ensemble of :meth:`nan_coded` (its inputs write NaN as ``-inf``).
+    nan_as : ndarray of shape (n_features,), optional
+        A NaN-coded ensemble's reading of NaN per feature: ``-inf`` (the NaN code), or the finite
+        value whose branch NaN takes at every node of that feature (None: ``-inf`` everywhere).
 
     Raises
     ------
@@ -426,6 +429,7 @@ class TreeEnsemble:
     vmin: np.ndarray | None = field(default=None, repr=False)
     vmax: np.ndarray | None = field(default=None, repr=False)
     nan_code: bool = field(default=False, repr=False)
+    nan_as: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.vote not in RULES:
@@ -656,7 +660,11 @@ class TreeEnsemble:
             X = self.library.read_input(X)
         X = np.array(X, dtype=np.float64, order="C", copy=True)
         if self.nan_code:
-            X[np.isnan(X)] = NAN_CODE
+            missing = np.isnan(X)
+            if self.nan_as is None:
+                X[missing] = NAN_CODE
+            else:  # read as the value whose branch NaN takes at every node of its feature
+                X = np.ascontiguousarray(np.where(missing, self.nan_as[None, :], X))
         return X
 
     def check_X(self, X, name="X", allow_nan=None):
@@ -782,7 +790,9 @@ class TreeEnsemble:
             node where NaN goes right has a new parent at threshold ``-inf``, and ``-inf`` is the first
             relevant value of every offered feature a node tests (``missing_value`` is never a finite
             candidate). Its verdicts on coded inputs are the library's verdicts with NaN; its library
-            calls decode ``-inf`` back to NaN.
+            calls decode ``-inf`` back to NaN. A feature where NaN takes, at every node, the branch
+            of one of its finite relevant values gets no ``-inf`` value and no new parents: NaN is
+            read there as that value (``nan_as``), which reaches exactly the same leaves.
 
         Examples
         --------
@@ -800,9 +810,22 @@ class TreeEnsemble:
             raise ValueError("internal: the ensemble is NaN-coded already.")
         mv = self.missing_value
         ml = self.missing_left
+        node_feature = np.where(self.feature >= 0, self.feature, -1)
         if offer is not None and mv != mv:  # NaN never reaches the features not offered: their nodes stay
             off = ~np.append(np.asarray(offer, bool), False)
-            ml = ml | off[np.where(self.feature >= 0, self.feature, -1)]
+            ml = ml | off[node_feature]
+        nan_as = None
+        if mv != mv:
+            # a feature where NaN takes, at every node, the branch of a finite value the attacker
+            # already has (e.g. XGBoost's default direction "right" at every node of a feature trained
+            # without missing values: the branch of its top value): NaN is no new attack value there,
+            # and a NaN input is read as that value, so its nodes need no NaN-code parent
+            nan_as = _nan_routes_as_a_value(self.feature, self.threshold, ml, self.values_ptr, self.values)
+            like = ~np.isnan(nan_as)
+            ml = ml | np.append(like, False)[node_feature]
+            nan_as[~like] = NAN_CODE
+            if not like.any():
+                nan_as = None
         c = code_nodes(self.feature, self.threshold, self.left, self.right, self.roots, ml)
         old, m = c["old"], c["n_nodes"]
         leaf_class = np.full(m, -1, dtype=np.int64)
@@ -816,10 +839,12 @@ class TreeEnsemble:
         ptr, vals = self.values_ptr, self.values
         if mv == mv:
             ptr, vals = _without_value(ptr, vals, mv, self.f32_input)
+        elif nan_as is not None:
+            tested &= nan_as == NAN_CODE
         ptr, vals = code_values(ptr, vals, tested)
         return replace(self, feature=c["feature"], threshold=c["threshold"], left=c["left"], right=c["right"],
                        roots=c["roots"], leaf_class=leaf_class, value=value, missing_left=c["missing_left"],
-                       values_ptr=ptr, values=vals, nan_code=True)
+                       values_ptr=ptr, values=vals, nan_code=True, nan_as=nan_as)
 
     def _decoded(self, X64):
         if not self.nan_code:
@@ -1005,6 +1030,63 @@ class TreeEnsemble:
         """
         X64, _ = self.check_X(X)
         return np.asarray(self.classes_)[self.library_predict_index(X64)]
+
+
+def _nan_routes_as_a_value(feature, threshold, missing_left, ptr, vals):
+    """Per feature: a finite relevant value whose branch NaN takes at every node that tests the
+    feature (writing NaN there reaches exactly the leaves that value reaches: NaN is no new attack
+    value, and a NaN input can be read as that value), or NaN where there is none.
+
+    At a node ``v <= threshold`` goes left and NaN goes left where ``missing_left``; a finite ``v``
+    routes like NaN at every node of the feature iff ``lo < v <= hi``, with ``lo`` the largest
+    threshold where NaN goes right and ``hi`` the smallest where it goes left.
+
+    Parameters
+    ----------
+    feature, threshold : ndarray of shape (n_nodes,)
+        The nodes (``feature`` negative on leaves).
+    missing_left : ndarray of bool, shape (n_nodes,)
+        Where NaN goes at every node.
+    ptr, vals : ndarray
+        The finite relevant values, CSR by feature.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_features,)
+        The smallest such value of each feature, NaN where NaN routes like no value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlens.certify._ensemble import _nan_routes_as_a_value
+    >>> feature, threshold = np.array([0, 0, 1, -1]), np.array([0.5, 2.0, 1.0, 0.0])
+    >>> ptr, vals = np.array([0, 3, 5]), np.array([0.5, 2.0, 2.5, 1.0, 1.5])
+    >>> # feature 0: NaN goes right at both nodes, like 2.5; feature 1: left at 1.0, like 1.0
+    >>> _nan_routes_as_a_value(feature, threshold, np.array([False, False, True, True]), ptr, vals).tolist()
+    [2.5, 1.0]
+    >>> # feature 0: NaN right at 0.5 and left at 2.0, like 2.0; feature 1: right at 1.0, like 1.5
+    >>> _nan_routes_as_a_value(feature, threshold, np.array([False, True, False, True]), ptr, vals).tolist()
+    [2.0, 1.5]
+    >>> # NaN left at 0.5 but right at 2.0: no value does that
+    >>> _nan_routes_as_a_value(feature, threshold, np.array([True, False, True, True]), ptr, vals).tolist()
+    [nan, 1.0]
+    """
+    n_features = ptr.shape[0] - 1
+    out = np.full(n_features, np.nan)
+    internal = feature >= 0
+    f_int = feature[internal]
+    t_int = threshold[internal]
+    ml_int = np.asarray(missing_left, bool)[internal]
+    lo = np.full(n_features, -np.inf)
+    hi = np.full(n_features, np.inf)
+    np.maximum.at(lo, f_int[~ml_int], t_int[~ml_int])
+    np.minimum.at(hi, f_int[ml_int], t_int[ml_int])
+    for f in range(n_features):
+        v = vals[ptr[f]:ptr[f + 1]]
+        like = v[(v > lo[f]) & (v <= hi[f])]
+        if like.size:
+            out[f] = like.min()
+    return out
 
 
 def _without_value(ptr, vals, mv, f32):
