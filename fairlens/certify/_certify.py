@@ -101,7 +101,9 @@ def _check_progress(progress):
     if progress is None:
         return False
     if callable(progress):
-        return progress
+        from .._base import check_progress
+
+        return check_progress(progress)  # refuses a callable that cannot take (stage, done, total)
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
 
@@ -883,6 +885,7 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
                                      chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit,
                                      missing=missing),
                                 caller="accuracy_under_attack")
+    _check_progress(p["progress"])  # before any work: a callable of the wrong shape is refused here
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)
