@@ -319,6 +319,7 @@ def check_progress(progress, name="progress", desc=None):
 
     Examples
     --------
+    >>> from fairlens._base import check_progress
     >>> check_progress(None) is None
     True
     >>> check_progress(lambda done, total: None)

@@ -266,7 +266,8 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
         is past ELB too), ``"brute"`` the rows sent to brute force. Sequentially
         it is called after every bounded kernel call; with ``n_jobs > 1`` after
         every finished task. An exception it raises (e.g. ``KeyboardInterrupt``)
-        stops the run.
+        stops the run. A callable that cannot take three positional arguments
+        is refused with a ``TypeError`` before any work.
     chunk_size : int, default=64
         Rows per kernel call. Long stages run as a Python loop over bounded
         kernel calls (brute force also pauses *inside* a row, within its value
