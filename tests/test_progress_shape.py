@@ -21,7 +21,7 @@ import pytest
 from tests.test_public_keywords import CALLABLES
 
 #: public ``progress=`` parameters that take only a bool (show a bar or not)
-BOOL_ONLY = {"fairlens.shuffle.attributions", "fairlens.shuffle.explain", "fairlens.tour.run_tour"}
+BOOL_ONLY = {"fairlens.tour.run_tour"}
 
 
 def _with_progress():
@@ -174,7 +174,30 @@ def run_audit(progress):
                    progress=progress)
 
 
+def _shuffle_inputs():
+    X = np.random.default_rng(0).random((6, 3))
+    X[:, 2] = X[:, 2] > 0.5  # column 2: protected
+    return CountedFn(lambda A: (A[:, 0] + A[:, 1]) / 2), X
+
+
+def run_explain(progress):
+    from fairlens.shuffle import explain
+
+    model, X = _shuffle_inputs()
+    explain(model, X, "kernel", background=X, nsamples=20, protected=2, progress=progress)
+
+
+def run_attributions(progress):
+    from fairlens.shuffle import attributions
+
+    model, X = _shuffle_inputs()
+    attributions(model, X, ("linear", "kernel"), background=X, nsamples=20, protected=2,
+                 progress=progress)
+
+
 RUNNERS = {
+    "fairlens.shuffle.explain": run_explain,
+    "fairlens.shuffle.attributions": run_attributions,
     "fairlens.audit.audit": run_audit,
     "fairlens.certify.certify": run_certify,
     "fairlens.certify.accuracy_under_attack": run_accuracy_under_attack,
