@@ -50,7 +50,7 @@ def main(argv=None):
 
     t = time.perf_counter()
     report = fairlens.audit(model, census, protected=args.protected,
-                            time_budget=None if args.time_budget <= 0 else args.time_budget,
+                            time_limit=None if args.time_budget <= 0 else args.time_budget,
                             n_jobs=args.n_jobs, random_state=args.random_state, progress=False)
     total = time.perf_counter() - t
     rows = [{"check": o.id, "status": o.status, "seconds": round(o.elapsed, 2),

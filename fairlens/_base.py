@@ -32,7 +32,7 @@ Stopping and progress
     ``stop`` is ``None``, a :class:`threading.Event` or a zero-argument callable returning True
     to stop (:func:`fairlens._validation.check_stop`); a stopped run returns what it has, with
     ``result.stopped = True``.  ``progress`` is ``None``/``False`` (silent), ``True`` (a
-    ``tqdm.auto`` bar) or a callable ``progress(done, total)`` (:func:`check_progress`).
+    ``tqdm.auto`` bar) or a callable ``progress(stage, done, total)`` (:func:`check_progress`).
 Names (one per concept)
     ``model``, ``data`` (a :class:`~fairlens.datasets.Dataset` or a DataFrame), ``protected``
     (the protected columns), ``favourable`` (the favourable class or target value),
@@ -184,7 +184,7 @@ def _describe(c):
         "random_state": "an int in [0, 2**32 - 1], a numpy Generator/RandomState or None",
         "n_jobs": "None or a non-zero int (-1 = all cores)",
         "stop": "None, a threading.Event or a zero-argument callable",
-        "progress": "None, True/False or a callable progress(done, total)",
+        "progress": "None, True/False or a callable progress(stage, done, total)",
         "callable": "a callable",
         "str-list": "a list of strings",
     }.get(c, getattr(c, "__name__", str(c)) if isinstance(c, type) else str(c))
@@ -245,14 +245,19 @@ def make_invalid(constraints):
 
 
 class _TqdmProgress:
-    def __init__(self, desc):
-        self.desc, self.bar = desc, None
+    """``report(stage, done, total)`` drawn as a ``tqdm.auto`` bar, one bar per stage."""
 
-    def __call__(self, done, total):
+    def __init__(self, desc):
+        self.desc, self.bar, self.stage = desc, None, None
+
+    def __call__(self, stage, done, total):
+        if self.bar is not None and stage != self.stage:
+            self.close()
         if self.bar is None:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total, desc=self.desc, leave=False)
+            label = f"{self.desc}: {stage}" if self.desc and stage else (stage or self.desc)
+            self.bar, self.stage = tqdm(total=total, desc=label, leave=False), stage
         self.bar.total = total
         self.bar.n = done
         self.bar.refresh()
@@ -265,20 +270,78 @@ class _TqdmProgress:
             self.bar = None
 
 
-def check_progress(progress, name="progress", desc=None):
-    """The one progress convention, as a callable ``report(done, total)`` or ``None``.
+#: the one shape of every public ``progress=`` callable
+PROGRESS_SHAPE = "progress(stage, done, total)"
 
-    ``None``/``False`` -> ``None`` (silent); ``True`` -> a ``tqdm.auto`` bar labelled ``desc``;
-    a callable -> itself.
+
+def _takes_three_positional(fn):
+    """Whether ``fn(a, b, c)`` binds (``True`` too when the signature cannot be read)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and other callables without a readable signature
+        return True
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        return False
+    return True
+
+
+def check_progress(progress, name="progress", desc=None):
+    """The one progress convention, as a callable ``report(stage, done, total)`` or ``None``.
+
+    Every public ``progress=`` parameter goes through here, before any work starts.
+
+    Parameters
+    ----------
+    progress : None, bool or callable
+        ``None``/``False``: silent (returns ``None``).  ``True``: a ``tqdm.auto`` bar labelled
+        ``desc`` and the stage.  A callable: called as ``progress(stage, done, total)``, with
+        ``stage`` a short string naming what is counted, ``done`` and ``total`` ints,
+        ``0 <= done <= total``; returned as is.
+    name : str, default "progress"
+        The parameter's name in error messages.
+    desc : str, optional
+        The bar's label.
+
+    Returns
+    -------
+    callable or None
+        The reporter the internals call as ``report(stage, done, total)``.
+
+    Raises
+    ------
+    TypeError
+        For a value that is none of the above, or a callable that cannot take three positional
+        arguments (the old ``progress(done, total)`` shape).
+
+    Examples
+    --------
+    >>> from fairlens._base import check_progress
+    >>> check_progress(None) is None
+    True
+    >>> check_progress(lambda done, total: None)
+    Traceback (most recent call last):
+    ...
+    TypeError: progress must be a callable progress(stage, done, total) ...
     """
     if progress is None or progress is False or (isinstance(progress, np.bool_) and not progress):
         return None
     if progress is True or isinstance(progress, np.bool_):
         return _TqdmProgress(desc)
     if callable(progress):
+        if not _takes_three_positional(progress):
+            raise TypeError(
+                f"{name} must be a callable {PROGRESS_SHAPE} (stage: a str naming what is counted, "
+                f"done and total: ints); got {_fmt(progress)}, which cannot take three positional "
+                f"arguments. Define it as def {name}(stage, done, total): ... (the older "
+                f"{name}(done, total) shape is no longer accepted)."
+            )
         return progress
     raise TypeError(
-        f"{name} must be None, True/False or a callable progress(done, total); got "
+        f"{name} must be None, True/False or a callable {PROGRESS_SHAPE}; got "
         f"{_fmt(progress)} ({type(progress).__name__})."
     )
 

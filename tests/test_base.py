@@ -80,16 +80,30 @@ def test_random_state_policy():
 
 
 def test_progress_policy():
+    """One shape for every progress callable: ``progress(stage, done, total)`` (issue #34 item 4)."""
     assert check_progress(None) is None and check_progress(False) is None
     calls = []
-    cb = check_progress(lambda d, t: calls.append((d, t)))
-    cb(1, 2)
-    assert calls == [(1, 2)]
+    cb = check_progress(lambda s, d, t: calls.append((s, d, t)))
+    cb("rows", 1, 2)
+    assert calls == [("rows", 1, 2)]
+    check_progress(lambda *args: None)  # *args takes three
+    check_progress(lambda s, d, t, extra=None: None)  # a defaulted fourth is fine
+    check_progress(print)  # a builtin whose signature may not be readable is accepted
     bar = check_progress(True, desc="x")
-    bar(1, 2)
-    bar(2, 2)
+    bar("a", 1, 2)
+    bar("b", 1, 3)  # a new stage: a new bar labelled by it
+    bar("b", 3, 3)
     with pytest.raises(TypeError, match="progress must be"):
         check_progress("yes")
+
+
+@pytest.mark.parametrize("old", [lambda done, total: None, lambda: None, lambda s, d, t, x: None])
+def test_progress_of_another_shape_is_refused_naming_the_shape_and_fix(old):
+    with pytest.raises(TypeError, match=r"^progress must be a callable progress\(stage, done, total\).*"
+                                        r"def progress\(stage, done, total\)"):
+        check_progress(old)
+    with pytest.raises(TypeError, match=r"^on_step must be"):
+        check_progress(old, name="on_step")
 
 
 def test_to_jsonable_is_json_safe():

@@ -111,7 +111,7 @@ def test_a_registered_fifth_slice_shows_everywhere(toy, tmp_path):
     frame = pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(["a", "b"], 300)})
     frame["y"] = (frame["x"] > 0).astype(int)
     rep = fairlens.audit(lambda X: 1 / (1 + np.exp(-3 * X[:, 0])), frame, target="y", protected=["g"],
-                         favourable=1, checks=["group_fairness", "toy_check"], time_budget=30, progress=False,
+                         favourable=1, checks=["group_fairness", "toy_check"], time_limit=30, progress=False,
                          fail_on="toy_rate>0.9")
     assert [o.id for o in rep.outcomes] == ["group_fairness", "toy_check"]
     seconds = [s for kind, s in toy.CALLS if kind == "audit"][0]

@@ -110,7 +110,7 @@ EXAMPLES = {
     "GradientComparison": lambda w: __import__("fairlens.maft", fromlist=["x"]).compare_gradients(
         w.mlp, w.data, w.data.X[:5], protected=["sex"]),
     "AuditReport": lambda w: fairlens.audit(w.model, w.data, protected=["sex"], checks=["group_fairness"],
-                                            time_budget=None, progress=False),
+                                            time_limit=None, progress=False),
     "ShuffleBatch": lambda w: __import__("fairlens.shuffle", fromlist=["x"]).ShuffledModel(
         _score, protected=3, favoured=1, attack="swapping", random_state=0).attack_batch(w.Xa),
     "BatchConsistencyResult": lambda w: __import__("fairlens.shuffle", fromlist=["x"]).batch_consistency(

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import Interval, Options, Result, check_progress, resolve_random_state, to_jsonable, validate_params
+from .._base import (Interval, Options, Result, check_progress, resolve_random_state, strict_keywords, to_jsonable,
+                     validate_params)
 from .._registry import resolve
 from .._version import __version__
 from ..datasets import Dataset
@@ -94,7 +95,7 @@ FINDING_COLUMNS = ("check", "measure", "label", "group", "value", "ci_low", "ci_
                    "threshold", "verdict", "p_fail", "p_pass", "detectable", "decided_by", "sentence", "unit")
 
 _AUDIT_CONSTRAINTS = {
-    "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "threshold": [Interval(numbers.Real, 0, 1, closed="neither")],
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
@@ -339,7 +340,7 @@ class AuditReport(Result):
     >>> german = load_german_credit().subset(np.arange(400))
     >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
     >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-    ...                         time_budget=None, progress=False)
+    ...                         time_limit=None, progress=False)
     >>> [o.id for o in report.outcomes], report.random_state, report.stopped
     (['group_fairness'], 0, False)
     >>> report.findings.shape  # 8 measures of sex; one column per field of FINDING_COLUMNS
@@ -408,7 +409,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> sec = report.section("group_fairness")
         >>> sec.status, sec.title, len(sec.findings)
         ('complete', 'Group fairness', 8)
@@ -442,7 +443,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> report.summary()[["checks", "findings", "failed", "cut_short", "passed"]]
            checks  findings  failed  cut_short  passed
         0       1         8       0          0    True
@@ -483,7 +484,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> frame = report.to_frame()
         >>> list(frame.columns)  # doctest: +NORMALIZE_WHITESPACE
         ['check', 'measure', 'label', 'group', 'value', 'ci_low', 'ci_high', 'interval', 'condition',
@@ -522,7 +523,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> report.plot().get_title()
         'Selection rate by sex'
         >>> import matplotlib.pyplot as plt
@@ -602,7 +603,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> report.gate()
         (True, [])
         >>> report.gate("demographic_parity_difference>0.01", burden="estimate")[0]  # a 4 pp point estimate
@@ -662,7 +663,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> report.passed()  # no gate given: no finding shown beyond its default threshold
         True
         >>> report.passed("demographic_parity_difference>0.01", burden="compliance")  # compliance not shown
@@ -707,7 +708,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> doc = report.to_dict()
         >>> doc["schema"], doc["kind"], doc["verdict"]["passed"], doc["verdict"]["status"]
         ('fairlens.report/2', 'audit', None, 'no gate')
@@ -792,7 +793,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> import json, os, tempfile
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     path = report.to_json(os.path.join(tmp, "audit.json"))
@@ -839,7 +840,7 @@ class AuditReport(Result):
         >>> german = load_german_credit().subset(np.arange(400))
         >>> model = make_pipeline(StandardScaler(), LogisticRegression()).fit(german.X, german.y)
         >>> report = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness"],
-        ...                         time_budget=None, progress=False)
+        ...                         time_limit=None, progress=False)
         >>> html = report.to_html()
         >>> html.startswith("<!DOCTYPE html>")
         True
@@ -1070,7 +1071,8 @@ def _favourable_class(model, data, favourable, dataset):
                      f"the model fitted on this target ({fav!r} is the favourable outcome).")
 
 
-def audit(model, data, *, target=None, protected=None, favourable=None, checks=None, time_budget=60.0,
+@strict_keywords(renamed={"time_budget": "time_limit"})
+def audit(model, data, *, target=None, protected=None, favourable=None, checks=None, time_limit=60.0,
           n_jobs=None, random_state=0, progress=True, threshold=0.5, thresholds=None, fail_on=None,
           burden="violation", privileged=None, options=None, model_source=None, data_source=None, title=None):
     """Audit ``model`` on ``data``: every check that applies, one :class:`AuditReport`.
@@ -1096,8 +1098,10 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         Subset of the check ids of :data:`CHECKS` (default: all, in that order): ``"group_fairness"``
         (the audit's own) and the check each registered slice adds (:mod:`fairlens._registry`; the
         built-in ones: ``"individual"``, ``"subgroup"``, ``"explanations"``, ``"robustness"``).
-    time_budget : float > 0 or None, default 60
-        Seconds shared by the checks: each gets its registered share (``CHECKS[id][1]``: group 10%,
+    time_limit : float > 0 or None, default 60
+        Seconds of wall time shared by the checks (the one name of a time limit in fairlens, as in
+        :func:`fairlens.certify.certify`; ``time_budget=`` before, now refused with a ``TypeError``
+        naming ``time_limit``): each gets its registered share (``CHECKS[id][1]``: group 10%,
         individual 25%, subgroup 30%, explanations 20%, robustness 15%) of the time left when it
         starts, so time a check does not use passes to the next; a check that does not apply to the
         model takes no share.  A check that reaches its share stops and says so ("cut short"); its
@@ -1110,7 +1114,10 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         Seeds every random step; the integer used is recorded in the report.
     progress : bool or callable, default True
         A ``tqdm.auto`` bar over the checks (a widget in JupyterLab, text in a terminal); a callable
-        ``progress(done, total)``; ``False``/``None`` for silence.
+        is called as ``progress(stage, done, total)`` after each check (``stage="checks"``,
+        ``done`` the checks finished of ``total``); ``False``/``None`` for silence.  A callable
+        that cannot take three positional arguments is refused with a ``TypeError`` before any
+        work.
     threshold : float in (0, 1), default 0.5
         A row is predicted favourable when its favourable-class probability is at least this.
     thresholds : dict, optional
@@ -1157,21 +1164,22 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
     ------
     TypeError, ValueError
         Naming the argument: an absent target or protected column, a target that is not binary, a
-        favourable value that does not occur, ``time_budget <= 0``, an unknown check, measure or
+        favourable value that does not occur, ``time_limit <= 0``, an unknown check, measure or
         option, a model that cannot be called on the table's rows.
 
     Examples
     --------
     >>> import fairlens
     >>> report = fairlens.audit(model, frame, target="income", protected=["sex", "race"],
-    ...                         favourable=">50K", time_budget=30)  # doctest: +SKIP
+    ...                         favourable=">50K", time_limit=30)  # doctest: +SKIP
     >>> report.findings[["check", "measure", "value", "verdict"]]  # doctest: +SKIP
     >>> report.passed("demographic_parity_difference>0.1")  # doctest: +SKIP
     >>> report.to_html("audit.html")  # doctest: +SKIP
     """
 
-    validate_params(dict(time_budget=time_budget, threshold=threshold, random_state=random_state,
+    validate_params(dict(time_limit=time_limit, threshold=threshold, random_state=random_state,
                          n_jobs=n_jobs, progress=progress, burden=burden), _AUDIT_CONSTRAINTS, caller="audit")
+    report_fn = None if progress is True else check_progress(progress)  # before any work
     specs = check_specs()   # the group check and every registered slice's check, in order
     if checks is None:
         checks = list(specs)
@@ -1219,7 +1227,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
                   y=np.asarray(dataset.y, dtype=np.int64), score=score, pred=pred, threshold=float(threshold),
                   random_state=seed, n_jobs=n_jobs, options=opts, input=model_block["input"],
                   privileged=priv,
-                  deadline=math.inf if time_budget is None else t_start + float(time_budget))
+                  deadline=math.inf if time_limit is None else t_start + float(time_limit))
 
     frame = data if isinstance(data, pd.DataFrame) else dataset.frame
     d_src, d_sha = None, None
@@ -1244,7 +1252,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
                  "favourable": to_jsonable(favourable if favourable is not None else dataset.label_names.get(1)),
                  "protected": list(protected)},
         "model": model_block,
-        "parameters": to_jsonable({"random_state": seed, "n_jobs": n_jobs, "time_budget": time_budget,
+        "parameters": to_jsonable({"random_state": seed, "n_jobs": n_jobs, "time_budget": time_limit,
                                    "checks": list(checks), "threshold": float(threshold),
                                    "thresholds": {k: c.text for k, c in thr.items()},
                                    "fail_on": gate, "burden": burden, "privileged": privileged, **opts}),
@@ -1252,13 +1260,10 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
 
 
     bar = None
-    report_fn = None
     if progress is True:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(checks), desc="fairlens audit", unit="check")
-    else:
-        report_fn = check_progress(progress)
     outcomes = []
     shares = {}
     for c in checks:   # a check that does not apply takes no share of the budget
@@ -1268,10 +1273,10 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         func = resolve(specs[cid].function)
         if bar is not None:
             bar.set_description(f"fairlens audit: {cid.replace('_', ' ')}")
-        if time_budget is None:
+        if time_limit is None:
             seconds = float("inf")
         else:
-            left = max(0.0, time_budget - (time.perf_counter() - t_start))
+            left = max(0.0, time_limit - (time.perf_counter() - t_start))
             rest = sum(shares[c] for c in checks[i:])
             seconds = left * shares[cid] / rest if rest > 0 else left
         t0 = time.perf_counter()
@@ -1289,7 +1294,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
         if bar is not None:
             bar.update(1)
         elif report_fn is not None:
-            report_fn(i + 1, len(checks))
+            report_fn("checks", i + 1, len(checks))
     if bar is not None:
         bar.set_description("fairlens audit")
         bar.close()

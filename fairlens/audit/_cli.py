@@ -99,8 +99,11 @@ def add_parsers(sub, *, seed_type=int):
     a.add_argument("--checks", nargs="+", default=None, metavar="CHECK",
                    help=f"run only these checks (default: all that apply): "
                         f"{', '.join(_check_ids())}")
-    a.add_argument("--time-budget", type=float, default=60.0, metavar="SECONDS",
-                   help="seconds shared by the checks (default: %(default)s)")
+    a.add_argument("--time-limit", "--time-budget", dest="time_limit", type=float, default=60.0,
+                   metavar="SECONDS",
+                   help="seconds of wall time for the whole command, shared by the checks "
+                        "(audit(time_limit=...); --time-budget is the older spelling) "
+                        "(default: %(default)s)")
     a.add_argument("--n-jobs", type=int, default=None, metavar="N",
                    help="parallel workers (same findings at any value)")
     a.add_argument("--random-state", type=seed_type, default=0, metavar="SEED",
@@ -498,9 +501,9 @@ def _audit(args) -> int:
             raise CliError(f"--checks: unknown check(s) {', '.join(map(repr, bad))}; choose "
                            f"from {', '.join(_check_ids())}")
         args.checks = checks
-    if not (args.time_budget > 0 and np.isfinite(args.time_budget)):
-        raise CliError(f"--time-budget: must be a positive number of seconds; got "
-                       f"{args.time_budget}")
+    if not (args.time_limit > 0 and np.isfinite(args.time_limit)):
+        raise CliError(f"--time-limit (--time-budget): must be a positive number of seconds; got "
+                       f"{args.time_limit}")
     if args.n_jobs is not None and args.n_jobs == 0:
         raise CliError("--n-jobs: must be a positive int or negative (-1 = all cores); got 0")
 
@@ -523,10 +526,10 @@ def _audit(args) -> int:
 
     # the budget bounds the whole command: start-up and reading the files came out of it, and a few
     # seconds are kept for writing the report
-    budget = max(1.0, args.time_budget - (time.perf_counter() - t_start) - RENDER_RESERVE)
+    budget = max(1.0, args.time_limit - (time.perf_counter() - t_start) - RENDER_RESERVE)
     try:
         report = audit(model, frame, target=args.target, protected=list(args.protected),
-                       favourable=favourable, checks=args.checks, time_budget=budget,
+                       favourable=favourable, checks=args.checks, time_limit=budget,
                        n_jobs=args.n_jobs, random_state=args.random_state,
                        progress=not args.no_progress, fail_on=args.fail_on, burden=args.burden,
                        privileged=privileged,

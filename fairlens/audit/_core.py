@@ -4,7 +4,7 @@ the audit's :class:`Context`, and the helpers that turn a slice's Result into fi
 A check is ONE adapter function ``check(ctx, seconds) -> CheckOutcome`` over a slice's public API (the
 group check's in :mod:`fairlens.audit._group`; a slice's is named by its registration,
 :class:`fairlens._registry.AuditCheck`): ``ctx`` is the audit's :class:`Context` (the Dataset, the adapted
-model, predictions, options), ``seconds`` the check's share of the global ``time_budget``.  When a slice's
+model, predictions, options), ``seconds`` the check's share of the global ``time_limit``.  When a slice's
 API changes, only its adapter changes.
 """
 from __future__ import annotations

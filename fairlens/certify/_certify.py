@@ -102,7 +102,9 @@ def _check_progress(progress):
     if progress is None:
         return False
     if callable(progress):
-        return progress
+        from .._base import check_progress
+
+        return check_progress(progress)  # refuses a callable that cannot take (stage, done, total)
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
 
@@ -271,7 +273,8 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
         is past ELB too), ``"brute"`` the rows sent to brute force. Sequentially
         it is called after every bounded kernel call; with ``n_jobs > 1`` after
         every finished task. An exception it raises (e.g. ``KeyboardInterrupt``)
-        stops the run.
+        stops the run. A callable that cannot take three positional arguments
+        is refused with a ``TypeError`` before any work.
     chunk_size : int, default=64
         Rows per kernel call. Long stages run as a Python loop over bounded
         kernel calls (brute force also pauses *inside* a row, within its value
@@ -898,6 +901,7 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
                                      chunk_size=chunk_size, n_jobs=n_jobs, time_limit=time_limit,
                                      missing=missing),
                                 caller="accuracy_under_attack")
+    _check_progress(p["progress"])  # before any work: a callable of the wrong shape is refused here
     if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
         raise TypeError(f"budgets must be a list of integers; got {budgets!r}.")
     budgets = list(budgets)

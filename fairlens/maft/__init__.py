@@ -17,7 +17,7 @@ MAFT, EIDIG, ADF, AEQUITAS, SG
     EIDIG and ADF take ``gradient=`` (d score / d x of any differentiable model)
     or differentiate a scikit-learn ``MLPClassifier`` analytically.
     ``run(stop=None, progress=None, n_jobs=None)``: ``stop`` takes a ``threading.Event`` or
-    a zero-argument callable.
+    a zero-argument callable, ``progress`` ``True`` or a callable ``progress(stage, done, total)``.
 zero_order_gradient
     Algorithms 1 (``vectored=False``) and 2 (``vectored=True``).
 FairnessTestResult

@@ -92,7 +92,7 @@ def run_shares(run, task, payload, shares, phase, merge=None):
         el = time.perf_counter() - run.t0
         marks.append((el, done))
         if run.report is not None:
-            run.report(done, total)
+            run.report("tasks", done, total)
         if run.callback is not None:
             run.callback({"phase": "tasks", "step": done, "total": total, "n_global": None, "n_total": None,
                           "elapsed": el})

@@ -333,8 +333,10 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             left out) -- and between finished tasks; the run then returns what it found so far
             (``result.stopped``).
         progress : bool or callable, optional
-            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
-            after every step (steps of the current phase) or finished task.
+            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(stage, done, total)``
+            after every step (``stage`` ``"global"`` or ``"local"``: steps of the current phase)
+            or finished task (``stage`` ``"tasks"``).  A callable that cannot take three
+            positional arguments is refused with a ``TypeError`` before the run starts.
         n_jobs : int or None, default=None
             Workers, scikit-learn's convention: ``None`` means 1 unless inside
             ``joblib.parallel_config(n_jobs=...)``, ``-1`` all cores (or all dask workers under

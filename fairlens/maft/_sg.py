@@ -252,8 +252,10 @@ class SG(_TwoPhaseSearch):
         stop : threading.Event or callable, optional
             Checked after every explained input; the run returns what it found.
         progress : bool or callable, optional
-            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(done, total)``
-            after every explained input (of the current rank's budget).
+            ``True`` shows a ``tqdm`` bar; a callable is called as ``progress(stage, done, total)``
+            after every explained input (``stage`` ``"global"`` or ``"local"``: inputs of the
+            current rank's budget).  A callable that cannot take three positional arguments is
+            refused with a ``TypeError`` before the run starts.
         n_jobs : None or 1
             The search is sequential (a priority queue): any other value is refused.
         callback : callable, optional
@@ -385,7 +387,7 @@ class SG(_TwoPhaseSearch):
                 el = time.perf_counter() - t0
                 timeline.append((el, len(found)))
                 if report is not None:
-                    report(tries[phase], budget_g if phase == "global" else budget_l)
+                    report(phase, tries[phase], budget_g if phase == "global" else budget_l)
                 if callback is not None:
                     callback({"phase": phase, "step": tries[phase],
                               "total": budget_g if phase == "global" else budget_l,

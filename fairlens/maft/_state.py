@@ -278,7 +278,7 @@ class Live:
             self.callback({"phase": phase, "step": step, "total": total, "n_global": self.n_global,
                            "n_total": n, "elapsed": el})
         if self.report is not None:
-            self.report(step, total)
+            self.report(phase, step, total)
         if self.stop():
             self.stopped = True
         return self.stopped
@@ -503,7 +503,7 @@ class RunState:
     stop : callable
         The run's stop test.
     callback, report : callable or None
-        The per-step callback (a dict) and the progress report ``(done, total)``.
+        The per-step callback (a dict) and the progress report ``(stage, done, total)``.
     t0 : float
         The run's start (``time.perf_counter``).
     seed : int
@@ -527,7 +527,7 @@ class RunState:
     workers: int
     stop: Callable[[], bool]
     callback: Optional[Callable[[dict], None]]
-    report: Optional[Callable[[int, int], None]]
+    report: Optional[Callable[[str, int, int], None]]
     t0: float
     seed: int
     seeds: np.ndarray

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import resolve_random_state, strict_keywords
+from .._base import check_progress, resolve_random_state, strict_keywords
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_int, check_real
 from ..metrics import aif360_report, fairness_report
@@ -474,8 +474,12 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
         Column names of an array ``X``.
     protected : str, int or list, optional
         Protected feature(s) (for a model that is not a ShuffledModel).
-    progress : bool
-        Show a tqdm bar.
+    progress : bool or callable, default False
+        ``True`` shows a ``tqdm.auto`` bar; a callable is called as
+        ``progress(stage, done, total)`` with ``stage`` the explainer (``"shap"``, ``"kernel"``,
+        ``"lime"``) and ``done`` of ``total`` instances explained (the ``"linear"`` explainer
+        is one matrix product and reports nothing).  A callable that cannot take three
+        positional arguments is refused with a ``TypeError`` before any work.
     lime_kwargs : dict, optional
         Passed to ``LimeTabularExplainer``.
     kernel_kwargs : dict, optional
@@ -507,6 +511,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     >>> phi_shap = explain(m, X[:5], "shap", background=X[:20], random_state=0)  # doctest: +SKIP
     """
 
+    # before any work: None/bool (a bar or nothing) or a callable progress(stage, done, total)
+    report = None if progress is None or isinstance(progress, (bool, np.bool_)) else check_progress(progress)
     if not isinstance(explainer, str) or explainer not in EXPLAINERS:
         raise ValueError(f"explainer must be one of {EXPLAINERS}; got {explainer!r}.")
     nsamples = check_int("nsamples", nsamples, min=1, allow_none=True)
@@ -539,16 +545,18 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
     work = _explain_work(explainer, n, d, bg.shape[0], nsamples)
     workers = plan_workers(n_jobs, len(chunks), work=work)[0]  # the same rule as run_chunks below
     bar = None
-    if progress:
+    if progress and report is None:  # True: a bar (a callable reports instead)
         from tqdm.auto import tqdm
 
         bar = tqdm(total=n, desc={"shap": "SHAP", "kernel": "KernelSHAP", "lime": "LIME"}[explainer],
                    leave=False)
     stopped = [False]
 
-    def per_row(i, total):  # in-process blocks: per instance
+    def per_row(i, total):  # in-process blocks: per instance (i: instances explained so far)
         if bar is not None:
             bar.update(1)
+        if report is not None:
+            report(explainer, i, total)
         if callback is not None and callback(i, total) is False:
             stopped[0] = True
             return False
@@ -565,6 +573,8 @@ def explain(model, X, explainer="shap", background=None, *, nsamples=None, rando
             rows = chunks[done - 1][2]
             if bar is not None:
                 bar.update(rows - bar.n)
+            if report is not None:
+                report(explainer, rows, n)
             if callback is not None and callback(rows, n) is False:
                 stopped[0] = True
     info = {}
@@ -650,8 +660,11 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
 
     feature_names : list of str, optional
         Column names of an array ``X``.
-    progress : bool
-        Show a tqdm bar per explainer.
+    progress : bool or callable, default False
+        ``True`` shows a ``tqdm.auto`` bar per explainer; a callable is called as
+        ``progress(stage, done, total)`` with ``stage`` the explainer and ``done`` of ``total``
+        instances explained (see :func:`explain`).  A callable that cannot take three
+        positional arguments is refused with a ``TypeError`` before any work.
 
     Returns
     -------
@@ -678,6 +691,8 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
     1    linear      x1      False           10
     2    linear      x2       True           10
     """
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        check_progress(progress)  # before any work: a callable progress(stage, done, total)
     if isinstance(explainers, str):
         explainers = (explainers,)
     try:

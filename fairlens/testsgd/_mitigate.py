@@ -402,8 +402,11 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
     random_state : None, int, numpy Generator or RandomState
         Resolved once (:func:`fairlens._base.resolve_random_state`) and used for every score
         and for the generated samples; recorded as ``result.random_state``.
-    progress : None, bool or callable(done, total)
-        Called after each retraining.
+    progress : None, bool or callable, optional
+        ``True`` shows a ``tqdm.auto`` bar; a callable is called as
+        ``progress(stage, done, total)`` after each retraining (``stage="retrainings"``).  A
+        callable that cannot take three positional arguments is refused with a ``TypeError``
+        before any work.
     stop : None, threading.Event or zero-argument callable
         See above.
 
@@ -510,7 +513,7 @@ def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, 
         rows.append(row)
         models.append(m)
         if report is not None:
-            report(i + 1, len(amounts))
+            report("retrainings", i + 1, len(amounts))
     cols = ["n_added", "accuracy", "score", "rate_in", "rate_out", "margin", "pred_rate", "constant"]
     steps = pd.DataFrame(rows, columns=cols)
     steps["constant"] = steps["constant"].astype(bool)

@@ -1110,7 +1110,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     ``stop``: None, a ``threading.Event`` or a zero-argument callable, checked between
     blocks (and, at ``n_jobs=1``, between sampling rounds); rule sets not scored
     when it fires are ``None`` in ``results``.
-    ``progress(done, total)`` is called with the number of rule sets done.
+    ``progress("rule sets", done, total)`` is called with the number of rule sets done.
     ``seed`` (an int >= 0, e.g. from :func:`fairlens._base.resolve_random_state`) replaces
     ``random_state`` as the base seed of the streams, so that several calls share one.
 
@@ -1132,7 +1132,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
     stream = check_int("stream", stream, min=0)
     check_choice("strategy", strategy, ("auto", "table", "sample"))
     if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be None or a callable(done, total); got {progress!r}")
+        raise TypeError(f"progress must be None or a callable progress(stage, done, total); got {progress!r}")
     table = as_table(dataset)
     perturbation = check_perturbation(perturbation, table.feature_names)
     scorer = make_scorer(model, table)
@@ -1195,7 +1195,7 @@ def _score_rule_sets(model, dataset, rule_sets: Sequence[RuleSet], sensitive: Se
 
     def prog(done, total):
         if progress is not None and done:
-            progress(bounds[done - 1], m)
+            progress("rule sets", bounds[done - 1], m)
 
     sub = {}
     parts = run_chunks(_score_block, payload, chunks, n_jobs=n_jobs, stop=stop_fn, progress=prog, work=work,
@@ -1401,8 +1401,11 @@ def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Seq
         Rows per model call.
     n_jobs : int or None
         Workers (``None`` = 1 or the active ``joblib.parallel_config``, -1 = all).
-    progress : None, bool or callable(done, total)
-        ``True`` shows a tqdm bar; a callable is called with the rule sets done.
+    progress : None, bool or callable, optional
+        ``True`` shows a ``tqdm.auto`` bar; a callable is called as
+        ``progress(stage, done, total)`` with ``stage="rule sets"`` and the rule sets done.  A
+        callable that cannot take three positional arguments is refused with a ``TypeError``
+        before any work.
     stop : None, threading.Event or zero-argument callable
         Checked between blocks; rule sets not scored when it fires are ``None``.
 

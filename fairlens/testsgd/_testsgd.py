@@ -832,8 +832,11 @@ class TestSGD(Analysis):
         stop : None, threading.Event or zero-argument callable
             The one stop convention of fairlens: checked between chunks of rule sets; when it
             fires the report holds the rule sets scored so far and ``report.stopped`` is True.
-        progress : None, bool or callable(done, total)
-            ``True`` shows a ``tqdm.auto`` bar; a callable is called after each chunk.
+        progress : None, bool or callable, optional
+            ``True`` shows a ``tqdm.auto`` bar; a callable is called as
+            ``progress(stage, done, total)`` after each chunk (``stage="rule sets"``, ``done``
+            the rule sets scored).  A callable that cannot take three positional arguments is
+            refused with a ``TypeError`` before any work.
         n_jobs : int or None
             ``None`` = 1 (or the active ``joblib.parallel_config``), ``-1`` = all cores/workers;
             ``with joblib.parallel_config(backend="dask"):`` runs the blocks on a dask cluster.

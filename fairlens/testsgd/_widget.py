@@ -596,7 +596,7 @@ class RuleSetBrowser(FairlensWidget):
     def _run_mitigation(self, rule_set, stop):
         t = self.tester
 
-        def prog(done, total):
+        def prog(stage, done, total):
             if not stop.detached:
                 self.progress.value = done / total
 

@@ -16,8 +16,8 @@ def args(german, readable_pipe):
     (dict(protected=["gender"]), r"protected columns \['gender'\] are not columns of data"),
     (dict(target="nope"), "target 'nope' is not a column"),
     (dict(favourable="excellent"), "favourable='excellent' does not occur in 'class'"),
-    (dict(time_budget=0), "time_budget"),
-    (dict(time_budget=-5.0), "time_budget"),
+    (dict(time_limit=0), "time_limit"),
+    (dict(time_limit=-5.0), "time_limit"),
     (dict(checks=["group_fairness", "vibes"]), r"unknown check\(s\) \['vibes'\]"),
     (dict(options={"n_bootstrap": 5}), r"unknown option\(s\) \['n_bootstrap'\]"),
     (dict(thresholds={"dpd": 0.1}), "unknown measure 'dpd'"),
@@ -124,7 +124,7 @@ def test_model_and_data_sources_are_hashed_and_named_by_file_name_only(args, tmp
     model_file.write_bytes(pickle.dumps(args["model"]))
     data_file = tmp_path / "table.csv"
     args["data"].to_csv(data_file, index=False)
-    rep = fairlens.audit(args.pop("model"), args.pop("data"), checks=["group_fairness"], time_budget=None,
+    rep = fairlens.audit(args.pop("model"), args.pop("data"), checks=["group_fairness"], time_limit=None,
                          model_source=model_file, data_source=data_file, **args)
     doc = rep.to_dict()
     assert doc["model"]["source"] == "model.pkl"
@@ -132,3 +132,17 @@ def test_model_and_data_sources_are_hashed_and_named_by_file_name_only(args, tmp
     assert doc["data"]["source"] == "table.csv"
     assert doc["data"]["sha256"] == hashlib.sha256(data_file.read_bytes()).hexdigest()
     assert str(tmp_path) not in str(doc)  # never a full path
+
+
+def test_old_time_budget_keyword_names_time_limit(args):
+    """``time_budget=`` was renamed ``time_limit=`` (issue #34 item 4): refused by name, before any work."""
+    with pytest.raises(TypeError, match=r"time_budget= was renamed time_limit="):
+        fairlens.audit(args.pop("model"), args.pop("data"), time_budget=5, **args)
+
+
+def test_two_argument_progress_is_refused_before_any_work(args):
+    calls = []
+    with pytest.raises(TypeError, match=r"progress.*progress\(stage, done, total\)"):
+        fairlens.audit(args.pop("model"), args.pop("data"), checks=["group_fairness"],
+                       **dict(args, progress=lambda done, total: calls.append((done, total))))
+    assert calls == []

@@ -8,7 +8,7 @@ import fairlens
 
 
 def test_encoded_array_mlp_on_a_dataset(german, encoded_mlp, small):
-    rep = fairlens.audit(encoded_mlp, german, protected=["sex"], time_budget=None, progress=False, options=small)
+    rep = fairlens.audit(encoded_mlp, german, protected=["sex"], time_limit=None, progress=False, options=small)
     assert rep.info["model"]["input"] == "encoded array"
     assert {o.id: o.status for o in rep.outcomes} == {
         "group_fairness": "complete", "individual": "complete", "subgroup": "complete",
@@ -29,7 +29,7 @@ def test_xgboost_model_gets_a_certified_robustness_interval(german, small):
     X = pd.DataFrame(german.X, columns=german.feature_names)
     model = xgb.XGBClassifier(n_estimators=20, max_depth=3, random_state=0).fit(X, german.y)
     rep = fairlens.audit(model, german, protected=["sex"], checks=["group_fairness", "robustness"],
-                         time_budget=None, progress=False, options=small)
+                         time_limit=None, progress=False, options=small)
     sec = rep.section("robustness")
     assert sec.status == "complete"
     rows = rep.findings.query("measure == 'accuracy_under_attack'")
@@ -58,11 +58,11 @@ def test_callable_model(german, encoded_mlp, small):
         return encoded_mlp.predict_proba(np.asarray(X))[:, 1]
 
     rep = fairlens.audit(f, german, protected=["sex"], checks=["group_fairness", "individual", "robustness"],
-                         time_budget=None, progress=False, options=small)
+                         time_limit=None, progress=False, options=small)
     assert rep.info["model"]["input"] == "callable"
     assert rep.section("robustness").status == "not applicable"
     ref = fairlens.audit(encoded_mlp, german, protected=["sex"], checks=["group_fairness", "individual"],
-                         time_budget=None, progress=False, options=small)
+                         time_limit=None, progress=False, options=small)
     pd.testing.assert_frame_equal(rep.findings.query("check != 'robustness'").reset_index(drop=True),
                                   ref.findings.reset_index(drop=True))
 
@@ -74,19 +74,19 @@ def test_output_shuffling_model_is_flagged(german, small):
 
     honest = LogisticRegression(max_iter=2000).fit(german.X, german.y)
     attacked = ShuffledModel(honest, protected="sex", favoured="male", data=german, random_state=0)
-    rep = fairlens.audit(attacked, german, protected=["sex"], checks=["explanations"], time_budget=None,
+    rep = fairlens.audit(attacked, german, protected=["sex"], checks=["explanations"], time_limit=None,
                          progress=False, options=small)
     row = rep.findings.query("measure == 'batch_inconsistency'").iloc[0]
     assert row["verdict"] == "fail" and row["value"] > 0
     assert "depends on the batch" in row["sentence"]
     assert rep.passed() is False
-    ok = fairlens.audit(honest, german, protected=["sex"], checks=["explanations"], time_budget=None,
+    ok = fairlens.audit(honest, german, protected=["sex"], checks=["explanations"], time_limit=None,
                         progress=False, options=small)
     assert ok.findings.query("measure == 'batch_inconsistency'")["verdict"].iloc[0] == "pass"
 
 
 def test_same_random_state_same_findings_at_n_jobs_1_and_2(german, readable_pipe, small):
-    kw = dict(target=german.target, protected=["sex"], favourable="good", time_budget=None, progress=False,
+    kw = dict(target=german.target, protected=["sex"], favourable="good", time_limit=None, progress=False,
               options=small, random_state=3, checks=["group_fairness", "individual", "subgroup", "explanations"])
     a = fairlens.audit(readable_pipe, german.frame, n_jobs=1, **kw)
     b = fairlens.audit(readable_pipe, german.frame, n_jobs=2, **kw)
@@ -95,9 +95,9 @@ def test_same_random_state_same_findings_at_n_jobs_1_and_2(german, readable_pipe
     assert not a.findings["ci_low"].fillna(0).equals(c.findings["ci_low"].fillna(0))
 
 
-def test_tight_time_budget_cuts_checks_short_and_keeps_intervals(german, readable_pipe):
+def test_tight_time_limit_cuts_checks_short_and_keeps_intervals(german, readable_pipe):
     rep = fairlens.audit(readable_pipe, german.frame, target=german.target, protected=["sex", "age"],
-                         favourable="good", time_budget=0.5, progress=False,
+                         favourable="good", time_limit=0.5, progress=False,
                          options={"n_explain": 20, "n_background": 20})
     status = {o.id: o.status for o in rep.outcomes}
     assert "cut short" in status.values(), status
@@ -130,7 +130,7 @@ def test_model_that_does_not_read_the_protected_column(german, small):
                                                   (StandardScaler(), num)),
                           LogisticRegression(max_iter=2000)).fit(frame[feats], frame["class"])
     rep = fairlens.audit(model, frame, target="class", protected=["sex"], favourable="good",
-                         checks=["group_fairness", "individual"], time_budget=None, progress=False, options=small)
+                         checks=["group_fairness", "individual"], time_limit=None, progress=False, options=small)
     rate = rep.findings.query("measure == 'individual_discrimination_rate'").iloc[0]
     assert rate["value"] == 0.0 and rate["verdict"] == "pass"
     assert rep.findings.query("measure == 'individual_instances_found'")["value"].iloc[0] == 0

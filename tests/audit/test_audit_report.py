@@ -13,7 +13,7 @@ def report(german, readable_pipe):
     from tests.audit.conftest import SMALL
 
     return fairlens.audit(readable_pipe, german.frame, target=german.target, protected=["sex", "age"],
-                          favourable="good", time_budget=None, progress=False, options=SMALL)
+                          favourable="good", time_limit=None, progress=False, options=SMALL)
 
 
 def test_audit_is_callable_package_and_lazy():
@@ -168,5 +168,5 @@ def test_reordered_columns_give_the_same_findings(report, german, readable_pipe)
     frame = german.frame
     cols = list(frame.columns)[::-1]
     again = fairlens.audit(readable_pipe, frame[cols], target=german.target, protected=["sex", "age"],
-                           favourable="good", time_budget=None, progress=False, options=SMALL)
+                           favourable="good", time_limit=None, progress=False, options=SMALL)
     pd.testing.assert_frame_equal(report.findings, again.findings)

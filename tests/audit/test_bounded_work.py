@@ -1,5 +1,5 @@
 """Bounded work (issue #33, item 6): a protected column with thousands of values is handled in bounded time,
-and the command line's --time-budget bounds its wall time (start-up, reading and writing included)."""
+and the command line's --time-limit bounds its wall time (start-up, reading and writing included)."""
 from __future__ import annotations
 
 import json
@@ -35,7 +35,7 @@ def _audit(table, mfile, out, budget):
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fairlens", "audit", "--data", str(table), "--model", str(mfile),
                            "--target", "y", "--favourable", "1", "--protected", "zip", "sex", "--out",
-                           str(out / "r.html"), "--json", str(out / "r.json"), "--time-budget", str(budget),
+                           str(out / "r.html"), "--json", str(out / "r.json"), "--time-limit", str(budget),
                            "--no-progress", "--fail-on", "demographic_parity_difference>0.2"],
                           capture_output=True, text=True, timeout=900)
     return proc, time.perf_counter() - t

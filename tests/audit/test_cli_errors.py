@@ -177,7 +177,7 @@ def test_unreadable_gate(files, tmp_path, capsys, no_audit, gate):
 @pytest.mark.parametrize("extra, words", [
     ({"--random-state": "-1"}, "--random-state"),
     ({"--random-state": str(2**40)}, "--random-state"),
-    ({"--time-budget": "0"}, "--time-budget"),
+    ({"--time-limit": "0"}, "--time-limit"),
     ({"--time-budget": "nan"}, "--time-budget"),
     ({"--checks": ["group_fairness", "magic"]}, "--checks"),
 ])

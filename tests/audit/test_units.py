@@ -23,7 +23,7 @@ def group_report(german):
     data = german.subset(np.arange(600))
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(data.X, data.y)
     return fairlens.audit(model, data, protected=["sex", "age"], checks=["group_fairness"],
-                          time_budget=None, progress=False)
+                          time_limit=None, progress=False)
 
 
 def _text(page):
@@ -151,7 +151,7 @@ def test_section_verdict_quotes_a_failing_finding(german):
                                         "equal_opportunity_difference": 0.99, "disparate_impact": 0.01,
                                         "statistical_parity_difference": 0.99, "average_odds_difference": 0.99,
                                         "true_positive_rate_difference": 0.99},
-                            time_budget=None, progress=False)
+                            time_limit=None, progress=False)
     sec = report.section("group_fairness")
     failing = [f for f in sec.findings if f["verdict"] == "fail"]
     assert [f["measure"] for f in failing] == ["demographic_parity_ratio"]
@@ -163,7 +163,7 @@ def test_no_scientific_notation_in_a_real_report(german, encoded_mlp):
     from tests.audit.conftest import SMALL
 
     report = fairlens.audit(encoded_mlp, german, protected=["sex"], checks=["explanations"],
-                            options=dict(SMALL, explainers=("shap",)), time_budget=None, progress=False)
+                            options=dict(SMALL, explainers=("shap",)), time_limit=None, progress=False)
     assert not report.findings["sentence"].str.contains(r"\d[eE][+-]?\d", regex=True).any()
     page = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", render_html(report.to_dict()))
     page = page.split("<section id='reproduce'>")[0]  # run parameters are shown exactly (1e-06 stays)

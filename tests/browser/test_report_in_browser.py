@@ -188,7 +188,7 @@ def test_real_audit_report_layout(browser, tmp_path):
     frame = make_table()
     report = audit_mod.audit(make_model(frame), frame, target="approved", protected=["sex"],
                              favourable="yes", checks=["group_fairness", "individual"],
-                             time_budget=20, random_state=0, progress=False)
+                             time_limit=20, random_state=0, progress=False)
     path = tmp_path / "audit_real.html"
     report.to_html(path)
     _screen_and_print(browser, path, "audit_real")

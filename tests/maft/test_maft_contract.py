@@ -101,8 +101,9 @@ def test_old_run_form_is_a_type_error_naming_the_constructor(toy, smooth):
 
 def test_progress_callable_is_called(toy, smooth):
     seen = []
-    MAFT(smooth, toy, n_seeds=10, n_local=5).run(progress=lambda done, total: seen.append((done, total)))
-    assert seen and all(0 < d <= t for d, t in seen)
+    MAFT(smooth, toy, n_seeds=10, n_local=5).run(progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen and all(0 < d <= t for _, d, t in seen)
+    assert {s for s, _, _ in seen} <= {"global", "local", "tasks"}
     with pytest.raises(TypeError, match="progress"):
         MAFT(smooth, toy, n_seeds=10, n_local=5).run(progress="yes")
 

@@ -92,13 +92,13 @@ def test_progress_and_stop_still_work():
     seen = []
     ts = TestSGD(PLANTED, TOY, protected=SENS, theta=0.05, sample_thr=100, random_state=0, strategy="sample",
                  batch_rows=2000)
-    full = ts.run(progress=lambda d, t: seen.append((d, t)))
+    full = ts.run(progress=lambda s, d, t: seen.append((s, d, t)))
     m = len(full.results)   # the rule sets scored: one per distinct row mask
-    assert seen and seen[-1] == (m, m) and all(t == m for _, t in seen)
-    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen and seen[-1] == ("rule sets", m, m) and all(t == m for _, _, t in seen)
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
     done = []   # stop once two blocks are reported done
 
-    part = ts.run(stop=lambda: len(done) >= 2, progress=lambda d, t: done.append(d))
+    part = ts.run(stop=lambda: len(done) >= 2, progress=lambda s, d, t: done.append(d))
     assert part.stopped and 0 < len(part.results) < m
     assert all(r.fresh is None for r in part.results)  # no re-estimation of a partial ranking
     ev = threading.Event()
