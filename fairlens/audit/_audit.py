@@ -1252,7 +1252,7 @@ def audit(model, data, *, target=None, protected=None, favourable=None, checks=N
                  "favourable": to_jsonable(favourable if favourable is not None else dataset.label_names.get(1)),
                  "protected": list(protected)},
         "model": model_block,
-        "parameters": to_jsonable({"random_state": seed, "n_jobs": n_jobs, "time_budget": time_limit,
+        "parameters": to_jsonable({"random_state": seed, "n_jobs": n_jobs, "time_limit": time_limit,
                                    "checks": list(checks), "threshold": float(threshold),
                                    "thresholds": {k: c.text for k, c in thr.items()},
                                    "fail_on": gate, "burden": burden, "privileged": privileged, **opts}),

@@ -601,7 +601,7 @@ def render_html(doc, *, fragment=False) -> str:
     ...                 "sha256": None, "target": None, "favourable": None, "protected": []},
     ...        "model": {"class": "M", "module": "m", "params": {}, "source": None,
     ...                  "sha256": None, "input": None},
-    ...        "parameters": {"random_state": 0, "n_jobs": None, "time_budget": None,
+    ...        "parameters": {"random_state": 0, "n_jobs": None, "time_limit": None,
     ...                       "checks": []},
     ...        "verdict": {"passed": None, "fail_on": [], "sentence": "ok"},
     ...        "findings": [], "sections": [], "limitations": []}

@@ -39,7 +39,8 @@ Top level (all keys required unless marked optional)
         ``"encoded array"``, ``"callable"`` or null).  Optional: ``models``, a list of dicts
         with the same keys (a tour lists every model it trained).
     ``parameters`` : dict
-        ``random_state`` (int), ``n_jobs`` (int or null), ``time_budget`` (seconds or null),
+        ``random_state`` (int), ``n_jobs`` (int or null), ``time_limit`` (seconds or null; a report
+        written before the keyword was renamed holds ``time_budget`` instead),
         ``checks`` (list of str), plus any other run parameter (str -> JSON value).
     ``verdict`` : dict
         ``passed`` (true, false, or null when no gate was given or the gate could not be checked),
@@ -486,7 +487,9 @@ def validate_document(doc) -> dict:
          null=False, integer=True)
     _num(_need(params, "n_jobs", "doc['parameters']"), "doc['parameters']['n_jobs']",
          integer=True)
-    _num(_need(params, "time_budget", "doc['parameters']"), "doc['parameters']['time_budget']")
+    # one name for a time limit: ``time_limit``; reports written before the rename say ``time_budget``
+    limit_key = "time_budget" if "time_limit" not in params and "time_budget" in params else "time_limit"
+    _num(_need(params, limit_key, "doc['parameters']"), f"doc['parameters']['{limit_key}']")
     _str_list(_need(params, "checks", "doc['parameters']"), "doc['parameters']['checks']")
     _jsonable(params, "doc['parameters']")
 

@@ -281,7 +281,7 @@ class TourReport:
                       "params": {}, "source": None, "sha256": None, "input": None,
                       "models": models},
             "parameters": {"random_state": int(self.random_state), "n_jobs": 1,
-                           "time_budget": None, "checks": [s.key for s in self.sections],
+                           "time_limit": None, "checks": [s.key for s in self.sections],
                            "mode": self.mode,
                            "budgets": to_jsonable(BUDGETS[self.mode])},
             "verdict": {"passed": None, "fail_on": [], "sentence": sentence},

@@ -38,7 +38,7 @@ _BASE = {
     "model": {"class": "RandomForestClassifier", "module": "sklearn.ensemble._forest",
               "params": {"n_estimators": 100, "max_depth": None}, "source": "model.skops",
               "sha256": "cd" * 32, "input": "readable frame"},
-    "parameters": {"random_state": 0, "n_jobs": 1, "time_budget": 60.0,
+    "parameters": {"random_state": 0, "n_jobs": 1, "time_limit": 60.0,
                    "checks": ["group_fairness"]},
     "verdict": {"passed": False, "fail_on": ["demographic_parity_difference>0.1"],
                 "sentence": "The gate failed: the demographic parity difference is 0.213."},

@@ -39,6 +39,21 @@ def test_valid_document_passes_and_is_json():
     assert doc["schema"] == SCHEMA_VERSION
 
 
+def test_the_time_limit_key_and_reports_written_before_its_rename():
+    """One name for a time limit: ``parameters.time_limit``; a report written when the keyword was
+    ``time_budget`` still validates, a report with neither is refused by name."""
+    doc = make_doc()
+    assert "time_limit" in doc["parameters"] and "time_budget" not in doc["parameters"]
+    doc["parameters"]["time_budget"] = doc["parameters"].pop("time_limit")
+    assert validate_document(doc) is doc
+    doc["parameters"].pop("time_budget")
+    with pytest.raises(ValueError, match=r"doc\['parameters'\]\['time_limit'\]|time_limit"):
+        validate_document(doc)
+    doc["parameters"]["time_limit"] = "1 minute"
+    with pytest.raises(ValueError, match="time_limit"):
+        validate_document(doc)
+
+
 @pytest.mark.parametrize("mutate, where", [
     (lambda d: d.pop("kind"), "doc['kind'] is missing"),
     (lambda d: d.update(schema="fairlens.report/0"), "doc['schema']"),
