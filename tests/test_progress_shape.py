@@ -32,7 +32,7 @@ def _with_progress():
             targets = [(name, obj.__init__)] + [(f"{name}.{m}", v) for m, v in vars(obj).items()
                                                 if not m.startswith("_") and callable(v)]
             # methods a class inherits (e.g. MAFT's run) count too
-            targets += [(f"{name}.run", getattr(obj, "run"))] if callable(getattr(obj, "run", None)) else []
+            targets += [(f"{name}.run", obj.run)] if callable(getattr(obj, "run", None)) else []
         for n, o in targets:
             try:
                 sig = inspect.signature(o)
@@ -124,9 +124,8 @@ def run_fairfictplay(progress):
 
 def _maft(cls, **kw):
     def run(progress):
-        from tests.maft._maft_toy import SmoothModel, make_toy
-
         import fairlens.maft as maft
+        from tests.maft._maft_toy import SmoothModel, make_toy
 
         toy, smooth = make_toy(), SmoothModel()
         model = CountedFn(smooth)

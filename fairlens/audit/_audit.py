@@ -14,8 +14,16 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._base import (Interval, Options, Result, check_progress, resolve_random_state, strict_keywords, to_jsonable,
-                     validate_params)
+from .._base import (
+    Interval,
+    Options,
+    Result,
+    check_progress,
+    resolve_random_state,
+    strict_keywords,
+    to_jsonable,
+    validate_params,
+)
 from .._registry import resolve
 from .._version import __version__
 from ..datasets import Dataset
