@@ -73,6 +73,17 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 
 
+def _int_text(b):
+    """An integer bound as written in the docs: ``2**32 - 1`` rather than ``4294967295``."""
+    b = int(b)
+    for k in range(20, 64):
+        if b == 2**k:
+            return f"2**{k}"
+        if b == 2**k - 1:
+            return f"2**{k} - 1"
+    return str(b)
+
+
 class Interval:
     """A number of type ``kind`` (``numbers.Integral`` or ``numbers.Real``) in an interval.
 
@@ -112,7 +123,7 @@ class Interval:
         what = "an int" if self.kind is numbers.Integral else "a finite real number"
         if self.left is None and self.right is None:
             return what
-        num = (lambda b: str(int(b))) if self.kind is numbers.Integral else (lambda b: f"{b:g}")
+        num = _int_text if self.kind is numbers.Integral else (lambda b: f"{b:g}")
         lo = ("[" if self.closed in ("both", "left") else "(") + ("-inf" if self.left is None else num(self.left))
         hi = ("inf" if self.right is None else num(self.right)) + ("]" if self.closed in ("both", "right") else ")")
         return f"{what} in {lo}, {hi}"

@@ -546,7 +546,7 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
     >>> run_tour(random_state=-1)
     Traceback (most recent call last):
     ...
-    ValueError: run_tour: random_state must be an int in [0, 4294967295]; got -1 (int).
+    ValueError: run_tour: random_state must be an int in [0, 2**32 - 1]; got -1 (int).
     """
     from tqdm.auto import tqdm
 
