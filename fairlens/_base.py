@@ -59,6 +59,7 @@ __all__ = [
     "Options",
     "validate_params",
     "make_invalid",
+    "validated",
     "resolve_random_state",
     "check_progress",
     "to_jsonable",
@@ -70,6 +71,17 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 # declarative parameter constraints
 # ------------------------------------------------------------------------------------------
+
+
+def _int_text(b):
+    """An integer bound as written in the docs: ``2**32 - 1`` rather than ``4294967295``."""
+    b = int(b)
+    for k in range(20, 64):
+        if b == 2**k:
+            return f"2**{k}"
+        if b == 2**k - 1:
+            return f"2**{k} - 1"
+    return str(b)
 
 
 class Interval:
@@ -111,8 +123,9 @@ class Interval:
         what = "an int" if self.kind is numbers.Integral else "a finite real number"
         if self.left is None and self.right is None:
             return what
-        lo = ("[" if self.closed in ("both", "left") else "(") + ("-inf" if self.left is None else f"{self.left:g}")
-        hi = ("inf" if self.right is None else f"{self.right:g}") + ("]" if self.closed in ("both", "right") else ")")
+        num = _int_text if self.kind is numbers.Integral else (lambda b: f"{b:g}")
+        lo = ("[" if self.closed in ("both", "left") else "(") + ("-inf" if self.left is None else num(self.left))
+        hi = ("inf" if self.right is None else num(self.right)) + ("]" if self.closed in ("both", "right") else ")")
         return f"{what} in {lo}, {hi}"
 
     def invalid(self):
@@ -187,7 +200,7 @@ def _describe(c):
         "progress": "None, True/False or a callable progress(stage, done, total)",
         "callable": "a callable",
         "str-list": "a list of strings",
-    }.get(c, getattr(c, "__name__", str(c)) if isinstance(c, type) else str(c))
+    }.get(c, ("a str" if c is str else c.__name__) if isinstance(c, type) else str(c))
 
 
 def validate_params(params, constraints, *, caller=""):
@@ -220,23 +233,130 @@ def validate_params(params, constraints, *, caller=""):
         raise exc(f"{where}{name} must be {expected}; got {_fmt(v)} ({type(v).__name__}).")
 
 
-def make_invalid(constraints):
-    """``[(name, bad_value), ...]``: one value per constrained parameter that must be refused.
+def make_invalid(constraints, *, kinds=False):
+    """One value per constrained parameter that must be refused (the common tests' input).
 
-    Used by the common tests: every analysis must refuse each value with a ``TypeError`` or
-    ``ValueError`` whose message names the parameter.
+    Parameters
+    ----------
+    constraints : dict
+        ``{name: [constraint, ...]}`` or ``{name: "no_validation"}`` (skipped).
+    kinds : bool, default=False
+        If False, ``[(name, bad_value), ...]``: one refused value per parameter (an
+        out-of-range value when a constraint has a range or options, else a wrong type).
+        If True, ``[(name, bad_value, kind), ...]`` with ``kind`` ``"type"`` (a value of a
+        type no constraint accepts, refused with a ``TypeError``) for every parameter and
+        also ``"range"`` (a value of an accepted type outside every range/option set,
+        refused with a ``ValueError``) for the parameters that have a range or options.
+
+    Returns
+    -------
+    list of tuple
+
+    Examples
+    --------
+    >>> import numbers
+    >>> from fairlens._base import Interval, make_invalid
+    >>> make_invalid({"n": [Interval(numbers.Integral, 1, None)]})
+    [('n', 0)]
+    >>> [(name, kind) for name, _, kind in make_invalid({"n": [Interval(numbers.Integral, 1, None)]}, kinds=True)]
+    [('n', 'type'), ('n', 'range')]
     """
     out = []
     for name, allowed in constraints.items():
         if allowed == "no_validation":
             continue
-        candidates = [c.invalid() for c in allowed if isinstance(c, (Interval, Options))]
-        candidates += [object(), "not-a-valid-value", -(2**40), 0.5j]
-        for bad in candidates:
+        ranged = [c.invalid() for c in allowed if isinstance(c, (Interval, Options))]
+        candidates = ranged + [object(), "not-a-valid-value", -(2**40), 0.5j]
+        if not kinds:
+            for bad in candidates:
+                if not any(_satisfies(c, bad) for c in allowed):
+                    out.append((name, bad))
+                    break
+            continue
+        out.append((name, object(), "type"))  # no constraint accepts a bare object
+        bounded = [c.invalid() for c in allowed
+                   if isinstance(c, Options) or (isinstance(c, Interval) and (c.left, c.right) != (None, None))]
+        for bad in bounded:
             if not any(_satisfies(c, bad) for c in allowed):
-                out.append((name, bad))
+                out.append((name, bad, "range"))
                 break
     return out
+
+
+def validated(constraints):
+    """Decorator: validate a function's arguments from one declarative table, then call it.
+
+    scikit-learn's ``validate_params`` decorator, for fairlens' public functions.  On every
+    call the arguments are bound to the signature with ``bind_partial`` (so a call giving only
+    a bad argument is refused for it, before Python complains about missing required ones),
+    and every *given* argument that has a constraint is checked by :func:`validate_params`:
+    a ``TypeError`` for a value of a type no constraint accepts, a ``ValueError`` for a value
+    of a right type out of range or not an option, each naming the function, the parameter,
+    what is valid and the value received.  Defaults are not checked (they are valid).
+
+    Apply it directly above ``def``, below :func:`strict_keywords` (which refuses unknown and
+    renamed keywords first).  The table is stored as ``func._parameter_constraints``; the
+    wrapper keeps the function's name, docstring and signature (``functools.wraps``).
+
+    Parameters
+    ----------
+    constraints : dict
+        ``{parameter: [constraint, ...]}`` (any one constraint may hold: an
+        :class:`Interval`, :class:`Options`, ``None``, a type, or one of ``"boolean"``,
+        ``"random_state"``, ``"n_jobs"``, ``"stop"``, ``"progress"``, ``"callable"``,
+        ``"str-list"``), or ``{parameter: "no_validation"}`` for data the body checks itself.
+        Every key must be a parameter of the function.
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Raises
+    ------
+    TypeError
+        At decoration time, for a key that is not a parameter of the function.
+
+    Examples
+    --------
+    >>> import numbers
+    >>> from fairlens._base import Interval, validated
+    >>> @validated({"n": [Interval(numbers.Integral, 1, None)], "data": "no_validation"})
+    ... def f(data, n=1):
+    ...     return n
+    >>> f([1], n=2)
+    2
+    >>> f(n=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: f: n must be an int in [1, inf]; got 0 (int).
+    """
+    import functools
+    import inspect
+
+    constraints = dict(constraints)
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        unknown = [k for k in constraints if k not in sig.parameters]
+        if unknown:
+            raise TypeError(f"validated({fn.__qualname__}): {unknown} are not parameters of it; "
+                            f"it takes {list(sig.parameters)}.")
+        checked = {k: v for k, v in constraints.items() if v != "no_validation"}
+        caller = fn.__qualname__.rsplit("<locals>.", 1)[-1]
+        bind = sig.bind_partial
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if checked:
+                given = bind(*args, **kwargs).arguments
+                validate_params(given, checked, caller=caller)
+            return fn(*args, **kwargs)
+
+        wrapper._parameter_constraints = constraints
+        return wrapper
+
+    return deco
 
 
 # ------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import _stats
-from ._base import Interval, Result, strict_keywords, to_jsonable, validate_params
+from ._base import Interval, Result, strict_keywords, to_jsonable, validate_params, validated
 
 __all__ = ["group_metrics", "GroupMetricsResult", "GROUP_MEASURES", "GROUP_RATES", "MIN_GROUP_SIZE"]
 
@@ -792,6 +792,11 @@ def _choose_shown(rows, ideal):
 
 
 @strict_keywords(removed=_REMOVED)
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "favourable": "no_validation", "privileged": [dict, None], "y_score": "no_validation",
+    "intersections": ["boolean"], **_GROUP_METRICS_CONSTRAINTS,
+})
 def group_metrics(y_true, y_pred, *, protected, favourable=1, privileged=None, y_score=None, intersections=True,
                   confidence=0.95, min_group_size=MIN_GROUP_SIZE, max_groups=None):
     """Group fairness per protected attribute and intersection, with coverage-checked intervals.

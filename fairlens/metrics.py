@@ -25,12 +25,13 @@ Figure 3 (v) in this signed form.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from ._base import strict_keywords
+from ._base import Interval, strict_keywords, validated
 from ._validation import check_real
 
 __all__ = [
@@ -148,6 +149,9 @@ def _rate(num_mask, den_mask, ids, n_groups):
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def group_rates(y_true, y_pred, *, protected) -> pd.DataFrame:
     """Per-group count, selection rate, true and false positive rates, and base rate.
 
@@ -218,6 +222,9 @@ def _spread(rates, labels, what):
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def demographic_parity_difference(y_true, y_pred, *, protected) -> float:
     """Largest difference in selection rate P(y_pred = 1 | group) between groups.
 
@@ -264,6 +271,9 @@ def demographic_parity_difference(y_true, y_pred, *, protected) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def disparate_impact_ratio(y_true, y_pred, *, protected) -> float:
     """Smallest over largest selection rate (1 = parity; the "80% rule" flags < 0.8).
 
@@ -311,6 +321,9 @@ def disparate_impact_ratio(y_true, y_pred, *, protected) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def equal_opportunity_difference(y_true, y_pred, *, protected) -> float:
     """Largest difference in true positive rate P(y_pred = 1 | y = 1, group) between groups.
 
@@ -359,6 +372,9 @@ def equal_opportunity_difference(y_true, y_pred, *, protected) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def equalized_odds_difference(y_true, y_pred, *, protected) -> float:
     """The larger of the true-positive-rate and false-positive-rate differences.
 
@@ -431,6 +447,9 @@ def _entropy(values, weights, mu, alpha):
     return float(np.sum(weights * terms) / np.sum(weights))
 
 
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "alpha": [Interval(numbers.Real, None, None)],
+})
 def generalized_entropy_index(y_true, y_pred, *, alpha=2.0) -> float:
     """Individual-level generalised entropy of the benefits ``b_i = y_pred_i - y_true_i + 1``.
 
@@ -481,6 +500,10 @@ def generalized_entropy_index(y_true, y_pred, *, alpha=2.0) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "alpha": [Interval(numbers.Real, None, None)],
+})
 def theil_index(y_true, y_pred, *, protected, alpha=1.0) -> float:
     """Between-group Theil index (generalised entropy, Speicher et al. 2018).
 
@@ -545,6 +568,9 @@ def theil_index(y_true, y_pred, *, protected, alpha=1.0) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+})
 def fairness_report(y_true, y_pred, *, protected) -> pd.DataFrame:
     """All five metrics in one tidy table (``metric``, ``value``, ``ideal``).
 
@@ -690,6 +716,10 @@ def _group_rate(hit, cond, what):
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def statistical_parity_difference(y_true, y_pred, *, protected, privileged) -> float:
     """AIF360's statistical parity difference (demographic parity, signed).
 
@@ -742,6 +772,10 @@ def statistical_parity_difference(y_true, y_pred, *, protected, privileged) -> f
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def disparate_impact(y_true, y_pred, *, protected, privileged) -> float:
     """AIF360's disparate impact: ``P(y_pred = 1 | unprivileged) / P(y_pred = 1 | privileged)``.
 
@@ -800,6 +834,10 @@ def disparate_impact(y_true, y_pred, *, protected, privileged) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def true_positive_rate_difference(y_true, y_pred, *, protected, privileged) -> float:
     """AIF360's true positive rate difference (``equal_opportunity_difference``), signed.
 
@@ -850,6 +888,10 @@ def true_positive_rate_difference(y_true, y_pred, *, protected, privileged) -> f
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def average_odds_difference(y_true, y_pred, *, protected, privileged) -> float:
     """AIF360's average odds difference (equalized odds, signed).
 
@@ -905,6 +947,10 @@ def average_odds_difference(y_true, y_pred, *, protected, privileged) -> float:
 
 
 @_renamed
+@validated({
+    "y_true": "no_validation", "y_pred": "no_validation", "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def aif360_report(y_true, y_pred, *, protected, privileged) -> pd.DataFrame:
     """The five metrics of the shuffling paper's Figure 3 (v), as AIF360 computes them.
 

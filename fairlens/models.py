@@ -9,9 +9,11 @@
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ._base import strict_keywords
+from ._base import Interval, Options, strict_keywords, validated
 from ._validation import check_choice, check_int
 
 __all__ = ["MLP_HIDDEN_LAYERS", "INPUT_KINDS", "train_mlp", "Scorer", "as_scorer",
@@ -44,6 +46,11 @@ def _mlp_keywords():
 
 
 @strict_keywords(renamed={"dataset": "data"}, forwarded=("MLPClassifier", _mlp_keywords))
+@validated({
+    "data": "no_validation", "hidden_layer_sizes": "no_validation", "random_state": ["random_state"],
+    "test_size": [Interval(numbers.Real, 0, 1, closed="left")], "scale": ["boolean"],
+    "n_restarts": [Interval(numbers.Integral, 1, None), None],
+})
 def train_mlp(
     data, *, hidden_layer_sizes=None, random_state=0, test_size=0.2, scale=True,
     n_restarts=None, **mlp_params,
@@ -757,6 +764,11 @@ def _as_encoded(X, feature_names, n_features, dataset, name="X"):
 
 
 @strict_keywords(renamed=_RENAMED)
+@validated({
+    "model": "no_validation", "data": "no_validation", "favourable": "no_validation",
+    "n_features": [Interval(numbers.Integral, 1, None), None], "feature_names": "no_validation",
+    "input": [Options("auto", "readable", "encoded")], "output": [Options("auto", "proba", "logit", "raw")],
+})
 def as_scorer(model, data=None, *, favourable=1, n_features=None, feature_names=None,
               input="auto", output="auto") -> Scorer:
     """Adapt ``model`` into a :class:`Scorer` (idempotent on a Scorer): the one model protocol.
@@ -895,6 +907,9 @@ def _unwrap_mlp(model):
     )
 
 
+@validated({
+    "model": "no_validation", "X": "no_validation", "output": [Options("proba", "logit")],
+})
 def mlp_input_gradient(model, X, output="proba") -> np.ndarray:
     """Analytic gradient of a binary ``MLPClassifier``'s positive-class output w.r.t. ``X``.
 

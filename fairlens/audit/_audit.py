@@ -23,6 +23,7 @@ from .._base import (
     strict_keywords,
     to_jsonable,
     validate_params,
+    validated,
 )
 from .._registry import resolve
 from .._version import __version__
@@ -1080,6 +1081,16 @@ def _favourable_class(model, data, favourable, dataset):
 
 
 @strict_keywords(renamed={"time_budget": "time_limit"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "target": "no_validation", "protected": "no_validation",
+    "favourable": "no_validation", "checks": "no_validation",
+    "time_limit": _AUDIT_CONSTRAINTS["time_limit"],
+    "n_jobs": ["n_jobs"], "random_state": ["random_state"], "progress": ["progress"],
+    "threshold": [Interval(numbers.Real, 0, 1, closed="neither")], "thresholds": [dict, None],
+    "fail_on": "no_validation", "burden": [Options(*BURDENS)], "privileged": [dict, None],
+    "options": [dict, None], "model_source": "no_validation", "data_source": "no_validation",
+    "title": [str, None],
+})
 def audit(model, data, *, target=None, protected=None, favourable=None, checks=None, time_limit=60.0,
           n_jobs=None, random_state=0, progress=True, threshold=0.5, thresholds=None, fail_on=None,
           burden="violation", privileged=None, options=None, model_source=None, data_source=None, title=None):

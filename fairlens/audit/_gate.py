@@ -40,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _stats
+from .._base import validated
 from .._registry import audit_checks
 
 __all__ = ["Condition", "BURDENS", "MEASURES", "all_measures", "DEFAULT_THRESHOLDS", "parse_fail_on", "parse_threshold",
@@ -222,6 +223,9 @@ def _parse_one(text, where):
     return cond
 
 
+@validated({
+    "fail_on": [str, list, tuple, None],
+})
 def parse_fail_on(fail_on):
     """Parse a gate: conditions ``measure>value`` separated by commas, in one string or a list.
 

@@ -35,10 +35,11 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from .._base import strict_keywords
+from .._base import strict_keywords, validated
 from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
 from ._common import (
+    CERTIFY_CONSTRAINTS,
     METHODS,
     RENAMED_MODEL,
     VOTES,
@@ -196,6 +197,14 @@ def _merge(parts, n, y, elapsed):
 
 
 @strict_keywords(renamed=RENAMED_MODEL)
+@validated({
+    "budget": CERTIFY_CONSTRAINTS["budget"], "method": CERTIFY_CONSTRAINTS["method"],
+    "vote": CERTIFY_CONSTRAINTS["vote"], "prune": CERTIFY_CONSTRAINTS["prune"],
+    "progress": CERTIFY_CONSTRAINTS["progress"], "chunk_size": CERTIFY_CONSTRAINTS["chunk_size"],
+    "n_jobs": CERTIFY_CONSTRAINTS["n_jobs"], "time_limit": CERTIFY_CONSTRAINTS["time_limit"],
+    "missing": CERTIFY_CONSTRAINTS["missing"], "model": "no_validation", "X": "no_validation",
+    "y": "no_validation", "tie_class": "no_validation",
+})
 def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
             progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto"):
     """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
@@ -849,6 +858,14 @@ class _Progress:
 
 
 @strict_keywords(renamed=RENAMED_MODEL)
+@validated({
+    "method": CERTIFY_CONSTRAINTS["method"], "vote": CERTIFY_CONSTRAINTS["vote"],
+    "prune": CERTIFY_CONSTRAINTS["prune"], "progress": CERTIFY_CONSTRAINTS["progress"],
+    "chunk_size": CERTIFY_CONSTRAINTS["chunk_size"], "n_jobs": CERTIFY_CONSTRAINTS["n_jobs"],
+    "time_limit": CERTIFY_CONSTRAINTS["time_limit"], "missing": CERTIFY_CONSTRAINTS["missing"],
+    "model": "no_validation", "X": "no_validation", "y": "no_validation", "tie_class": "no_validation",
+    "budgets": [list, tuple, range, np.ndarray],
+})
 def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
                           tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None,
                           missing="auto"):
@@ -922,6 +939,11 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
 
 
 @strict_keywords(renamed=RENAMED_MODEL)
+@validated({
+    "budget": CERTIFY_CONSTRAINTS["budget"], "vote": CERTIFY_CONSTRAINTS["vote"],
+    "missing": CERTIFY_CONSTRAINTS["missing"], "model": "no_validation", "x": "no_validation",
+    "y": "no_validation", "tie_class": "no_validation",
+})
 def instance_covers(model, x, y, *, budget=1, tie_class=None, vote=None, missing=False):
     """Build ``S_f^+``/``S_f^-``, delta and the FLB sum for one instance.
 

@@ -39,10 +39,12 @@ NaN one more attack value (:mod:`fairlens.certify._nancode`).
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._base import Interval, validated
 from .._validation import check_choice, check_memory
 from . import _votes, _walk
 from ._flat import FlatEnsemble, check_flat
@@ -108,6 +110,10 @@ def _check_nodes(feature, threshold, n_features, func):
     return feature, threshold.astype(np.float64), n_features
 
 
+@validated({
+    "feature": "no_validation", "threshold": "no_validation",
+    "n_features": [Interval(numbers.Integral, 1, None)],
+})
 def relevant_values(feature, threshold, n_features):
     """Relevant attack values ``V_f`` (section 4.1), made float32-exact.
 

@@ -15,9 +15,11 @@ may contain NaN wherever the model's ``predict`` accepts it.
 from __future__ import annotations
 
 import itertools
+import numbers
 
 import numpy as np
 
+from .._base import Interval, validated
 from ._fpf import FeaturePartitionedForest
 
 __all__ = [
@@ -196,6 +198,11 @@ def _candidate_values(model, n_features):
     return {f: sorted(v) for f, v in cands.items() if v}
 
 
+@validated({
+    "model": "no_validation", "X": "no_validation", "y": "no_validation",
+    "budget": [Interval(numbers.Integral, 0, None)], "max_rows": [Interval(numbers.Integral, 1, None)],
+    "missing": ["boolean"],
+})
 def reference_brute(model, X, y, budget, max_rows=2_000_000, missing=False):
     """Literal brute force (section 4.1), independent of certify's kernels.
 

@@ -1,7 +1,11 @@
 """matplotlib figures for :mod:`fairlens.certify` (used by the widget and the tutorial)."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+from .._base import Interval, validated
 
 __all__ = [
     "STATUS_COLORS",
@@ -32,6 +36,9 @@ def _ax(ax, figsize=(6, 3)):
     return ax
 
 
+@validated({
+    "result": "no_validation", "ax": "no_validation",
+})
 def plot_status_counts(result, ax=None):
     """Horizontal bar of how many instances got each verdict."""
     ax = _ax(ax, (6, 2.6))
@@ -50,6 +57,9 @@ def plot_status_counts(result, ax=None):
     return ax
 
 
+@validated({
+    "frame": "no_validation", "ax": "no_validation", "title": [str, None],
+})
 def plot_accuracy_vs_budget(frame, ax=None, title=None):
     """Accuracy under attack against b for FLB, ELB and exact (and clean).
 
@@ -77,6 +87,10 @@ def plot_accuracy_vs_budget(frame, ax=None, title=None):
     return ax
 
 
+@validated({
+    "covers": "no_validation", "ax": "no_validation", "cover": "no_validation",
+    "feature_names": "no_validation", "max_features": [Interval(numbers.Integral, 1, None)],
+})
 def plot_cover_matrix(covers, ax=None, cover=None, feature_names=None, max_features=40):
     """Trees x features matrix of S_f^+ / S_f^- membership for one instance.
 
@@ -128,6 +142,10 @@ def plot_cover_matrix(covers, ax=None, cover=None, feature_names=None, max_featu
     return ax
 
 
+@validated({
+    "covers": "no_validation", "ax": "no_validation", "target": "no_validation",
+    "feature_names": "no_validation", "top": [Interval(numbers.Integral, 1, None)],
+})
 def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
     """Sorted ``max(|S_f^+|, |S_f^-|)`` with the b largest summed against delta (FLB, section 4.3)."""
     ax = _ax(ax, (5, 3))
@@ -159,6 +177,9 @@ def plot_flb(covers, ax=None, target=None, feature_names=None, top=12):
     return ax
 
 
+@validated({
+    "x": "no_validation", "witness": "no_validation", "feature_names": "no_validation", "ax": "no_validation",
+})
 def plot_witness(x, witness, feature_names=None, ax=None):
     """Original and attacked values of the features a witness changes."""
     ax = _ax(ax, (5, 2.5))
@@ -176,6 +197,10 @@ def plot_witness(x, witness, feature_names=None, ax=None):
     return ax
 
 
+@validated({
+    "covers": "no_validation", "ax": "no_validation", "target": "no_validation",
+    "max_trees": [Interval(numbers.Integral, 1, None)],
+})
 def plot_tree_contributions(covers, ax=None, target=None, max_trees=80):
     """Boosted models: each tree's contribution to the margin ``s_y - s_c`` and its worst case.
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import inspect
 import io
+import numbers
 import os
 
 import numpy as np
 import pandas as pd
 
-from .._base import strict_keywords
+from .._base import Interval, Options, strict_keywords, validated
 from .._validation import check_bool, check_choice, check_int, check_real, check_str_list
 from ._base import Dataset
 from ._fetch import fetch_bytes
@@ -257,6 +258,10 @@ prediction of graduate admissions. ICCIDS 2019, IEEE. Data: Kaggle "Graduate Adm
 """
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "version": [Options("1.1", "1"), numbers.Real],
+    "threshold": [Interval(numbers.Real, 0, 1, closed="right")],
+})
 def load_admission(data_home=None, *, version="1.1", threshold=0.72, download=True) -> Dataset:
     """Graduate Admission 2 (Acharya et al. 2019): 500 applicants (``version="1"``: 400).
 
@@ -326,6 +331,9 @@ y = 1 when the self-reported chance of admission is >= {threshold}.""",
 
 
 # ------------------------------------------------------------------- diabetes risk
+@validated({
+    "data_home": "no_validation", "download": ["boolean"],
+})
 def load_diabetes_risk(data_home=None, *, download=True) -> Dataset:
     """UCI Early Stage Diabetes Risk Prediction (id 529): 520 patients, 16 features.
 
@@ -437,6 +445,9 @@ def _german_raw_table(data_home, download) -> pd.DataFrame:
                        dtype=str)
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"],
+})
 def german_numeric_table(data_home=None, *, download=True) -> pd.DataFrame:
     """The 24-column numeric German credit table of the EIDIG/ADF/MAFT benchmarks.
 
@@ -507,6 +518,9 @@ def german_numeric_table(data_home=None, *, download=True) -> pd.DataFrame:
     return out
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+})
 def load_german_credit(data_home=None, *, encoding="raw", download=True) -> Dataset:
     """Statlog German Credit: 1,000 loan applicants; ``y = 1`` for good credit (70%).
 
@@ -676,6 +690,10 @@ _CENSUS_BINS = {
 }
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+    "subset": [Options("train", "test", "all")],
+})
 def load_adult(data_home=None, *, encoding="raw", subset="train", download=True) -> Dataset:
     """UCI Adult / Census Income; ``y = 1`` for income ``>50K``.
 
@@ -789,6 +807,9 @@ _BANK_CATEGORICAL = ["job", "marital", "education", "default", "housing", "loan"
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+})
 def load_bank_marketing(data_home=None, *, encoding="raw", download=True) -> Dataset:
     """UCI Bank Marketing (``bank-full.csv``, 45,211 calls); ``y = 1`` if the client subscribed.
 
@@ -902,6 +923,9 @@ quartiles; bins right-closed, codes from 1 (numpy.digitize(right=True)). Protect
 
 
 # -------------------------------------------------------------------------- compas
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "target": [Options("two_year_recid", "score")],
+})
 def load_compas(data_home=None, *, target="two_year_recid", download=True) -> Dataset:
     """ProPublica COMPAS two-year recidivism, filtered as in ProPublica's analysis (6,172 rows).
 
@@ -983,6 +1007,9 @@ _LAW_RACES = ["Amerindian", "Asian", "Black", "Mexican", "Other", "Puertorican",
               "Hispanic"]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"],
+})
 def load_law_school(data_home=None, *, download=True) -> Dataset:
     """LSAC bar-passage subsample used by GerryFair and TestSGD (1,823 students).
 
@@ -1059,6 +1086,9 @@ CRIME_SENSITIVE = ["racepctblack", "racePctWhite", "racePctAsian", "racePctHisp"
                    "MalePctDivorce", "FemalePctDiv"]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"],
+})
 def load_crime(data_home=None, *, download=True) -> Dataset:
     """UCI Communities and Crime (normalised, 1,994 communities, 122 features).
 
@@ -1141,6 +1171,9 @@ def _check_sklearn_data_home(data_home):
         raise TypeError(f"data_home must be a path or None; got {type(data_home).__name__}")
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"],
+})
 def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
     """scikit-learn's Wisconsin diagnostic breast cancer data (569 x 30); ``y = 1`` benign.
 
@@ -1184,6 +1217,9 @@ def load_breast_cancer(data_home=None, *, download=True) -> Dataset:
     )
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "positive_class": [Interval(numbers.Integral, 0, 2)],
+})
 def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
     """scikit-learn's wine data (178 x 13), binarised: ``y = 1`` for ``positive_class``.
 
@@ -1230,6 +1266,11 @@ def load_wine(data_home=None, *, positive_class=0, download=True) -> Dataset:
 
 
 # -------------------------------------------------------------------- your own data
+@validated({
+    "frame": "no_validation", "target": [str], "protected": "no_validation", "favourable": "no_validation",
+    "features": "no_validation", "categorical": "no_validation", "name": [str], "description": [str],
+    "citation": [str],
+})
 def from_frame(
     frame: pd.DataFrame, target: str, *, protected, favourable=None, features=None,
     categorical=None, name="custom", description="", citation="",
@@ -1419,6 +1460,9 @@ _PIMA_COLUMNS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "In
                  "DiabetesPedigreeFunction", "Age"]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+})
 def load_pima_diabetes(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Pima Indians diabetes, discretised as in the MAFT benchmarks: 768 women, 8 features.
 
@@ -1479,6 +1523,9 @@ _HEART_COLUMNS = ["age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "tha
                   "exang", "oldpeak", "slope", "ca", "thal"]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+})
 def load_heart_disease(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Cleveland heart disease, as in the MAFT benchmarks: 297 patients, 13 features.
 
@@ -1546,6 +1593,9 @@ _STUDENT_COLUMNS = [
 ]
 
 
+@validated({
+    "data_home": "no_validation", "download": ["boolean"], "encoding": [Options(*_ENCODINGS)],
+})
 def load_student_performance(data_home=None, *, encoding="benchmark", download=True) -> Dataset:
     """Student performance, as in the MAFT benchmarks: 1,044 students, 32 features.
 
@@ -1657,6 +1707,9 @@ def _any_loader_keywords():
 
 
 @strict_keywords(forwarded=("any dataset loader", _any_loader_keywords))
+@validated({
+    "name": [str],
+})
 def load_dataset(name: str, **kwargs) -> Dataset:
     """Load a dataset by name (``"adult"``, ``"census"``, ``"german"``, ...).
 

@@ -1,6 +1,7 @@
 """RQ3: how close are MAFT's estimated gradients to the true ones?"""
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from fairlens._base import Result, strict_keywords
 
+from .._base import Interval, validated
 from .._validation import check_bool, check_real
 from . import _kcall
 from ._gradients import LossGradientSource, OutputGradientSource, ZeroOrderSource, _check_h, _zo_bounds
@@ -19,6 +21,9 @@ from .plots import plot_gradient_similarity
 __all__ = ["cosine_similarity", "compare_gradients", "GradientComparison"]
 
 
+@validated({
+    "A": "no_validation", "B": "no_validation",
+})
 def cosine_similarity(A, B):
     """Row-wise cosine similarity (Eq. 10); NaN where a row has zero norm.
 
@@ -205,6 +210,12 @@ class GradientComparison(Result):
 
 
 @strict_keywords(renamed={"dataset": "data", "favourable_class": "favourable"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "X": "no_validation", "protected": "no_validation",
+    "h": [Interval(numbers.Real, 0, None, closed="neither")],
+    "epsilon": [Interval(numbers.Real, 0, None, closed="neither")], "non_vectored": ["boolean"],
+    "gradient": [None, "callable"], "favourable": "no_validation",
+})
 def compare_gradients(
     model, data, X, protected=None, h=1.0, epsilon=1e-6, non_vectored=True, *, gradient=None,
     favourable=1,

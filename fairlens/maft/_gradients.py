@@ -8,10 +8,13 @@
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from fairlens._base import strict_keywords
 
+from .._base import Interval, Options, validated
 from .._validation import check_bool, check_choice, check_real
 from ..models import Scorer, as_scorer, mlp_input_gradient
 from . import _kcall
@@ -105,6 +108,11 @@ def _zo_bounds(scorer, dataset):
 
 
 @strict_keywords(renamed={"dataset": "data", "favourable_class": "favourable"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "h": [Interval(numbers.Real, 0, None, closed="neither")],
+    "vectored": ["boolean"], "data": "no_validation", "favourable": "no_validation",
+    "output": [Options("raw", "proba", "logit", "auto")],
+})
 def zero_order_gradient(model, X, h=1.0, vectored=True, *, data=None, favourable=1, output="raw"):
     """Zero-order (finite-difference) gradient of the favourable-class confidence.
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -11,6 +12,7 @@ import pandas as pd
 from fairlens._base import Result, resolve_random_state, strict_keywords
 from fairlens._validation import check_bool, check_choice, check_int, check_probability
 
+from .._base import Interval, Options, validated
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, run_chunks
 from ..models import Scorer
 from ._problem import _Problem
@@ -72,6 +74,10 @@ def _mask(pb, scorer, X):
 
 
 @strict_keywords(renamed=_RENAMED)
+@validated({
+    "model": "no_validation", "data": "no_validation", "X": "no_validation", "protected": "no_validation",
+    "favourable": "no_validation",
+})
 def discriminatory_mask(model, data, X, protected=None, *, favourable=1):
     """Which rows of ``X`` are individual discriminatory instances (Definition 2.1).
 
@@ -150,6 +156,12 @@ def _rate_chunk(payload, chunk):
 
 
 @strict_keywords(renamed=_RENAMED)
+@validated({
+    "model": "no_validation", "data": "no_validation", "protected": "no_validation",
+    "n_samples": [Interval(numbers.Integral, 1, None)], "random_state": ["random_state"],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")], "sample": [Options("domain", "data")],
+    "favourable": "no_validation", "n_jobs": ["n_jobs"],
+})
 def discrimination_rate(
     model, data, protected=None, n_samples=10000, random_state=0, confidence=0.95, sample="domain",
     *, favourable=1, n_jobs=None,
@@ -432,6 +444,13 @@ class RetrainResult(Result):
 
 
 @strict_keywords(renamed=_RENAMED)
+@validated({
+    "model": "no_validation", "data": "no_validation", "result": "no_validation", "protected": "no_validation",
+    "fraction": [Interval(numbers.Real, 0, 1, closed="right")], "labelling": [Options("majority", "original")],
+    "add_similar": ["boolean"], "test_size": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "n_samples": [Interval(numbers.Integral, 1, MAX_SAMPLES)], "random_state": ["random_state"],
+    "favourable": "no_validation",
+})
 def retrain_with_instances(
     model,
     data,

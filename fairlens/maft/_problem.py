@@ -15,6 +15,7 @@ import numpy as np
 from fairlens._base import resolve_random_state
 from fairlens._validation import MEMORY_LIMIT_BYTES, check_int, check_memory
 
+from .._base import Interval, validated
 from .._parallel import thread_limit
 from ..models import _as_encoded
 from . import _kcall
@@ -244,6 +245,10 @@ class _Problem:
 
 
 
+@validated({
+    "pool": "no_validation", "n_seeds": [Interval(numbers.Integral, 1, None)],
+    "n_clusters": [Interval(numbers.Integral, 1, None)], "random_state": ["random_state"],
+})
 def select_seeds(pool, n_seeds, n_clusters=4, random_state=0):
     """Seeds of Algorithm 3 line 4: k-means clusters sampled round robin.
 

@@ -1,7 +1,11 @@
 """matplotlib figures of :mod:`fairlens.maft` (shared by the widget and the tutorial)."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+from .._base import Interval, validated
 
 __all__ = [
     "plot_timeline",
@@ -22,6 +26,9 @@ def _ax(ax, figsize=(5, 3.5)):
     return ax
 
 
+@validated({
+    "results": "no_validation", "ax": "no_validation", "title": [str, None],
+})
 def plot_timeline(results, ax=None, title="Cumulative discriminatory instances"):
     """One line per method: unique instances against wall time.
 
@@ -40,6 +47,9 @@ def plot_timeline(results, ax=None, title="Cumulative discriminatory instances")
     return ax
 
 
+@validated({
+    "frame": "no_validation", "ax": "no_validation", "value": [str], "by": [str], "hue": [str, None],
+})
 def plot_comparison(frame, ax=None, value="instances", by="method", hue="dataset"):
     """Grouped bars of ``value`` per ``by`` (and ``hue``) from a summary frame."""
     ax = _ax(ax, (6, 3.5))
@@ -55,6 +65,10 @@ def plot_comparison(frame, ax=None, value="instances", by="method", hue="dataset
     return ax
 
 
+@validated({
+    "seeds": "no_validation", "instances": "no_validation", "ax": "no_validation", "pool": "no_validation",
+    "max_points": [Interval(numbers.Integral, 1, None)], "random_state": ["random_state"],
+})
 def plot_projection(seeds, instances, ax=None, pool=None, max_points=3000, random_state=0):
     """2-D PCA projection (fit on ``pool`` or the seeds) of seeds and instances."""
     from sklearn.decomposition import PCA
@@ -84,6 +98,9 @@ def plot_projection(seeds, instances, ax=None, pool=None, max_points=3000, rando
     return ax
 
 
+@validated({
+    "frame": "no_validation", "axes": "no_validation",
+})
 def plot_h_sweep(frame, axes=None):
     """RQ1: count, speed and success rate against the perturbation size ``h``.
 
@@ -107,6 +124,9 @@ def plot_h_sweep(frame, axes=None):
     return axes
 
 
+@validated({
+    "sims": "no_validation", "ax": "no_validation",
+})
 def plot_gradient_similarity(sims, ax=None):
     """Violin plot of cosine similarities (dict label -> array)."""
     ax = _ax(ax)
@@ -118,6 +138,9 @@ def plot_gradient_similarity(sims, ax=None):
     return ax
 
 
+@validated({
+    "grads": "no_validation", "ax": "no_validation",
+})
 def plot_gradient_pca(grads, ax=None):
     """RQ3 (Fig. 11): 2-D PCA of several gradient sets (dict label -> (n, d))."""
     from sklearn.decomposition import PCA
@@ -133,6 +156,9 @@ def plot_gradient_pca(grads, ax=None):
     return ax
 
 
+@validated({
+    "res": "no_validation", "ax": "no_validation",
+})
 def plot_mitigation(res, ax=None):
     """Discrimination rate (with CI) and accuracy before/after retraining."""
     ax = _ax(ax)

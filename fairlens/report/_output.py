@@ -5,12 +5,17 @@ import os
 import stat
 from pathlib import Path
 
+from .._base import validated
+
 __all__ = ["check_output_path", "REPORT_SUFFIXES"]
 
 #: file formats a report can be written in, by extension
 REPORT_SUFFIXES = {".html": "html", ".htm": "html", ".json": "json"}
 
 
+@validated({
+    "path": "no_validation", "name": [str], "suffixes": "no_validation", "default_name": [str],
+})
 def check_output_path(path, name="out", *, suffixes=None, default_name="report.html") -> Path:
     """Validate, before any work is done, that a report can be written to ``path``.
 
@@ -122,6 +127,9 @@ def _umask():
     return mask
 
 
+@validated({
+    "path": "no_validation", "text": [str],
+})
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, so a
     failed write never leaves a truncated report; the file gets the permissions the umask gives a

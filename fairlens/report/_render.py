@@ -19,6 +19,7 @@ import math
 import numbers
 import re
 
+from .._base import validated
 from ._schema import validate_document
 
 __all__ = ["render_html", "format_number", "format_cell"]
@@ -77,6 +78,9 @@ def _sig3(v: float) -> str:
     return s
 
 
+@validated({
+    "v": "no_validation", "unit": [str, None],
+})
 def format_number(v, unit=None) -> str:
     """One number format for every report.
 
@@ -564,6 +568,9 @@ def _scoped_css(css: str, scope: str = _SCOPE) -> str:
     return "\n".join(out)
 
 
+@validated({
+    "doc": "no_validation", "fragment": ["boolean"],
+})
 def render_html(doc, *, fragment=False) -> str:
     """A report document as one self-contained HTML page.
 

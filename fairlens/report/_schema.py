@@ -126,8 +126,10 @@ import datetime as _dt
 import hashlib
 import math
 import numbers
+import os
 import platform
 
+from .._base import validated
 from .._registry import audit_checks
 from .._version import __version__
 
@@ -213,6 +215,9 @@ def environment_info() -> dict:
             "libraries": libs}
 
 
+@validated({
+    "path": [str, os.PathLike],
+})
 def sha256_file(path) -> str:
     """The sha256 (hex) of a file's bytes.
 
@@ -243,6 +248,9 @@ def sha256_file(path) -> str:
     return h.hexdigest()
 
 
+@validated({
+    "frame": "no_validation",
+})
 def frame_sha256(frame) -> str:
     """The sha256 (hex) of a DataFrame's CSV serialisation (no index), for a table not read
     from a file.
@@ -415,6 +423,9 @@ _MODEL_KEYS = [("class", "str"), ("module", "str"), ("params", "any"), ("source"
                ("sha256", "str?"), ("input", "str?")]
 
 
+@validated({
+    "doc": "no_validation",
+})
 def validate_document(doc) -> dict:
     """Check a report document against schema ``fairlens.report/2``.
 

@@ -9,13 +9,14 @@ by row) and reports how much the outputs move.
 """
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .._base import Result, resolve_random_state, strict_keywords
+from .._base import Interval, Options, Result, resolve_random_state, strict_keywords, validated
 from .._validation import check_int, check_real
 from ..models import as_scorer
 from .plots import plot_batch_consistency
@@ -214,6 +215,15 @@ def _adapt(model, X, dataset, output, favourable):
 
 
 @strict_keywords(renamed={"favourable_class": "favourable", "dataset": "data"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "n_orders": [Interval(numbers.Integral, 0, None)],
+    "n_subsets": [Interval(numbers.Integral, 0, None)],
+    "subset_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "n_single": [Interval(numbers.Integral, 0, None)], "n_duplicates": [Interval(numbers.Integral, 0, None)],
+    "atol": [Interval(numbers.Real, 0, None), None], "rtol": [Interval(numbers.Real, 0, None), None],
+    "random_state": ["random_state"], "data": "no_validation",
+    "output": [Options("auto", "proba", "logit", "raw")], "favourable": "no_validation",
+})
 def batch_consistency(model, X, *, n_orders=3, n_subsets=4, subset_fraction=0.5, n_single=30,
                       n_duplicates=1, atol=None, rtol=None, random_state=None, data=None,
                       output="auto", favourable=1):

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from .._base import check_progress, resolve_random_state, strict_keywords
+from .._base import Interval, Options, check_progress, resolve_random_state, strict_keywords, validated
 from .._parallel import Payload, check_n_jobs, chunk_rng, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_int, check_real
 from ..metrics import aif360_report, fairness_report
@@ -111,6 +112,10 @@ def _protected_indices(model, protected, names, d):
 
 
 @strict_keywords(renamed={"dataset": "data"})
+@validated({
+    "model": "no_validation", "x": "no_validation", "background": "no_validation",
+    "feature_names": "no_validation", "data": "no_validation",
+})
 def exact_shapley_values(model, x, background, *, feature_names=None, data=None):
     """Exact Shapley values of one instance by enumerating all coalitions.
 
@@ -204,6 +209,10 @@ def _fit_linear(f, bg):
 
 
 @strict_keywords(renamed={"dataset": "data"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "background": "no_validation", "coef": "no_validation",
+    "protected": "no_validation", "feature_names": "no_validation", "data": "no_validation",
+})
 def linear_shap_values(model, X, background=None, *, coef=None, protected=None,
                        feature_names=None, data=None):
     """Linear SHAP attributions of the paper, Eq. (10)-(15).
@@ -410,6 +419,13 @@ def _explain_block(payload, chunk):
 
 
 @strict_keywords(renamed={"dataset": "data"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "explainer": [Options(*EXPLAINERS)],
+    "background": "no_validation", "nsamples": [Interval(numbers.Integral, 1, None), None],
+    "random_state": ["random_state"], "feature_names": "no_validation", "protected": "no_validation",
+    "progress": ["progress"], "lime_kwargs": [dict, None], "callback": [None, "callable"],
+    "data": "no_validation", "n_jobs": ["n_jobs"], "kernel_kwargs": [dict, None],
+})
 def explain(model, X, explainer="shap", background=None, *, nsamples=None, random_state=0,
             feature_names=None, protected=None, progress=False, lime_kwargs=None,
             callback=None, data=None, n_jobs=None, kernel_kwargs=None):
@@ -621,6 +637,13 @@ def _summarise(name, phi, names, prot):
 
 
 @strict_keywords(renamed={"dataset": "data"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "explainers": "no_validation",
+    "background": "no_validation", "nsamples": [Interval(numbers.Integral, 1, None), None],
+    "random_state": ["random_state"], "feature_names": "no_validation", "protected": "no_validation",
+    "progress": ["progress"], "return_values": ["boolean"], "lime_kwargs": [dict, None],
+    "data": "no_validation", "n_jobs": ["n_jobs"],
+})
 def attributions(model, X, explainers=("linear", "shap", "lime"), background=None, *,
                  nsamples=None, random_state=0, feature_names=None, protected=None,
                  progress=False, return_values=False, lime_kwargs=None, data=None,
@@ -743,6 +766,11 @@ def attributions(model, X, explainers=("linear", "shap", "lime"), background=Non
 
 
 @strict_keywords(renamed={"sensitive_features": "protected"})
+@validated({
+    "model": "no_validation", "X": "no_validation", "y_true": "no_validation",
+    "threshold": [Interval(numbers.Real, None, None)], "protected": "no_validation",
+    "privileged": "no_validation",
+})
 def fairness_before_after(model, X, y_true, *, threshold=0.5, protected=None, privileged=None):
     """Group fairness of ``f`` and ``f'`` at a decision threshold (Figure 3 v).
 

@@ -10,6 +10,7 @@ protected feature are zero (Eq. 6).
 """
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -17,7 +18,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .._base import Result, refuse_renamed, resolve_random_state, strict_keywords
+from .._base import Interval, Options, Result, refuse_renamed, resolve_random_state, strict_keywords, validated
 from .._validation import check_str_list
 from ..models import as_scorer
 from . import _kernels
@@ -43,6 +44,9 @@ _MIXING_RULES = ("alg3", "coin")
 _SWAPPING_RULES = ("alg4", "once")
 
 
+@validated({
+    "attack": [str],
+})
 def parse_attack(attack):
     """Parse ``"dominance"`` or a hybrid ``"dom+mix"`` into a tuple of names.
 
@@ -175,6 +179,15 @@ def _segment_order(name, fav, key, p, quantile, literal, budget, rng, swap_once=
     return _kernels.swapping_order_fast(fav, j0)
 
 
+@validated({
+    "scores": "no_validation", "favoured_mask": "no_validation", "attack": [str],
+    "p": [Interval(numbers.Real, 0, 1)], "quantile": [Interval(numbers.Real, 0, 1)],
+    "higher_is_better": ["boolean"],
+    "region": [Interval(numbers.Real, 0, 1, closed="right"), tuple, list, np.ndarray],
+    "split": [Interval(numbers.Real, 0, 1)], "max_count": [Interval(numbers.Integral, 0, None), None],
+    "mixing_rule": [Options(*_MIXING_RULES)], "swapping_rule": [str], "random_state": "no_validation",
+    "return_details": ["boolean"],
+})
 def shuffle_scores(scores, favoured_mask, attack="dominance", *, p=0.8, quantile=0.0,
                    higher_is_better=True, region=1.0, split=0.5, max_count=None,
                    mixing_rule="alg3", swapping_rule="alg4", random_state=None,

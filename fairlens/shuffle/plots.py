@@ -1,9 +1,12 @@
 """matplotlib figures for shuffling attacks (used by the widget and tutorial 01)."""
 from __future__ import annotations
 
+import numbers
 import textwrap
 
 import numpy as np
+
+from .._base import Interval, validated
 
 __all__ = [
     "plot_score_change",
@@ -26,6 +29,10 @@ def _ax(ax, figsize=(5, 4)):
     return ax
 
 
+@validated({
+    "batch": "no_validation", "ax": "no_validation", "max_lines": [Interval(numbers.Integral, 1, None)],
+    "title": [str, None], "labels": "no_validation", "threshold": [Interval(numbers.Real, None, None), None],
+})
 def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None, threshold=None):
     """Figure 1: one line per instance from ``f(x)`` (left) to ``f'(x)`` (right).
 
@@ -74,6 +81,9 @@ def plot_score_change(batch, ax=None, max_lines=500, title=None, labels=None, th
     return ax
 
 
+@validated({
+    "df": "no_validation", "ax": "no_validation", "value": [str], "title": [str, None],
+})
 def plot_attributions(df, ax=None, value="mean_abs", title=None):
     """Grouped bars: ``value`` per feature for each explainer (one Figure 2 column)."""
     ax = _ax(ax, (6, 4))
@@ -93,6 +103,10 @@ def plot_attributions(df, ax=None, value="mean_abs", title=None):
     return ax
 
 
+@validated({
+    "sweep": "no_validation", "param": [str], "ax": "no_validation", "explainer": [str, None],
+    "title": [str, None],
+})
 def plot_attribution_sweep(sweep, param, ax=None, explainer=None, title=None):
     """Figure 2 row: mean |attribution| of every feature against an attack parameter.
 
@@ -113,6 +127,9 @@ def plot_attribution_sweep(sweep, param, ax=None, explainer=None, title=None):
     return ax
 
 
+@validated({
+    "table": "no_validation", "ax": "no_validation", "title": [str, None],
+})
 def plot_rank_counts(table, ax=None, title=None):
     """Figure 4: fraction of instances where the protected feature ranks 1st/2nd/3rd.
 
@@ -129,6 +146,9 @@ def plot_rank_counts(table, ax=None, title=None):
     return ax
 
 
+@validated({
+    "df": "no_validation", "ax": "no_validation", "title": [str, None], "ax_ratio": "no_validation",
+})
 def plot_fairness(df, ax=None, title=None, ax_ratio=None):
     """Figure 3 v: fairness metrics of ``f`` and ``f'`` side by side.
 
@@ -169,6 +189,9 @@ def plot_fairness(df, ax=None, title=None, ax_ratio=None):
     return ax
 
 
+@validated({
+    "result": "no_validation", "ax": "no_validation", "title": [str, None],
+})
 def plot_batch_consistency(result, ax=None, title=None):
     """Max |score change| per query of the batch-consistency detector."""
     ax = _ax(ax, (6, 3))

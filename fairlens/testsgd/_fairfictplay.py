@@ -34,7 +34,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from .._base import Analysis, Interval, Options, Result, strict_keywords
+from .._base import Analysis, Interval, Options, Result, strict_keywords, validated
 from .._validation import check_choice
 from ._rules import as_table
 
@@ -309,6 +309,9 @@ def _linear_oracle(Xp, cost1):
     return reg.predict(Xp) < 0.0, np.asarray(reg.coef_, dtype=np.float64), float(reg.intercept_)
 
 
+@validated({
+    "decisions": "no_validation", "Xp": "no_validation", "y": "no_validation", "metric": [Options(*METRICS)],
+})
 def audit_subgroups(decisions, Xp, *, y=None, metric="SP"):
     """The auditor on arrays.
 

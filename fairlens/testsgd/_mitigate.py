@@ -1,6 +1,7 @@
 """Discrimination mitigation guided by a rule set (TestSGD RQ3, Table 7)."""
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._base import Result, check_progress, resolve_random_state, strict_keywords
+from .._base import Interval, Options, Result, check_progress, resolve_random_state, strict_keywords, validated
 from .._validation import check_bool, check_choice, check_int, check_probability, check_real, check_stop
 from ._rules import RuleSet, as_table
 from ._score import DEFAULT_MAX_SAMPLES, Sampler, group_fairness_score, make_scorer
@@ -189,6 +190,12 @@ class MitigationResult(Result):
 
 
 @strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "rule_set": "no_validation",
+    "protected": "no_validation", "n": [Interval(numbers.Integral, 0, None)], "label": "no_validation",
+    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
+    "random_state": ["random_state"], "max_draws": [Interval(numbers.Integral, 1, None)],
+})
 def generate_group_samples(model, data, rule_set: RuleSet, protected, n: int, label: int, *,
                            threshold: float = 0.5, perturbation=None, random_state=None,
                            max_draws: int = 2_000_000):
@@ -343,6 +350,17 @@ def _fit_or_stop(fit, X, y, stop_fn, poll=0.05):
 
 
 @strict_keywords(renamed={"sensitive": "protected"})
+@validated({
+    "model": "no_validation", "train": "no_validation", "test": "no_validation", "rule_set": "no_validation",
+    "protected": "no_validation", "amounts": "no_validation",
+    "max_accuracy_drop": [Interval(numbers.Real, 0, 1)], "fit": [None, "callable"],
+    "retrain": [Options(*RETRAIN)], "baseline": ["boolean"],
+    "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
+    "random_state": ["random_state"], "progress": ["progress"], "stop": ["stop"],
+})
 def mitigate(model, train, test, rule_set: RuleSet, protected, *, amounts=None, max_accuracy_drop: float = 0.01,
              fit=None, retrain: str = "scratch", baseline: bool = False, error: float = 0.05,
              confidence: float = 0.95, sample_thr: int = 1000,

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._base import strict_keywords
+from .._base import Interval, Options, strict_keywords, validated
 from .._validation import check_choice, check_int, check_real
 from . import _kernels
 from .plots import plot_supports
@@ -298,6 +299,10 @@ def _nice_edges(lo: float, hi: float, k: int) -> np.ndarray:
     return np.array([float(f"{v:.12g}") for v in e])
 
 
+@validated({
+    "lo": [Interval(numbers.Real, None, None)], "hi": [Interval(numbers.Real, None, None)],
+    "k": [Interval(numbers.Integral, 1, None)],
+})
 def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     """About ``k`` bins of a "nice" width covering ``[lo, hi]`` (``binning="round"``).
 
@@ -355,6 +360,11 @@ def round_edges(lo: float, hi: float, k: int) -> np.ndarray:
     return np.array([edge(i) for i in np.arange(start, stop + 1)])
 
 
+@validated({
+    "table": "no_validation", "feature": [str], "edges": "no_validation", "kind": "no_validation",
+    "n_bins": [Interval(numbers.Integral, 2, None)], "max_values": [Interval(numbers.Integral, 2, None)],
+    "rule_form": [Options("interval", "threshold")], "binning": [Options(*BINNINGS)],
+})
 def single_rules(table, feature: str, *, n_bins: int = N_BINS_DEFAULT,
                  edges: Sequence[float] | None = None, kind: str | None = None,
                  max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
@@ -686,6 +696,14 @@ def _min_count(theta: float, n: int) -> int:
 
 
 @strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
+@validated({
+    "data": "no_validation", "protected": "no_validation",
+    "theta": [Interval(numbers.Real, 0, 1, closed="right")],
+    "max_size": [Interval(numbers.Integral, 1, None), None],
+    "max_rule_sets": [Interval(numbers.Integral, 1, None)], "n_bins": [Interval(numbers.Integral, 2, None)],
+    "bins": "no_validation", "max_values": [Interval(numbers.Integral, 2, None)],
+    "rule_form": [Options("interval", "threshold")], "binning": [Options(*BINNINGS)],
+})
 def frequent_rule_sets(data, protected: Sequence[str], theta: float = 0.05, *,
                        n_bins: int = N_BINS_DEFAULT, bins=None, max_size: int | None = None,
                        max_values: int = MAX_CATEGORY_VALUES, rule_form: str = "interval",
@@ -842,6 +860,13 @@ def rule_bits_counts(bits: np.ndarray) -> np.ndarray:
 
 
 @strict_keywords(renamed={"sensitive": "protected", "dataset": "data"})
+@validated({
+    "data": "no_validation", "protected": "no_validation",
+    "theta": [Interval(numbers.Real, 0, 1, closed="right")],
+    "max_size": [Interval(numbers.Integral, 1, None), None], "n_bins": [Interval(numbers.Integral, 2, None)],
+    "bins": "no_validation", "max_values": [Interval(numbers.Integral, 2, None)],
+    "rule_form": [Options("interval", "threshold")], "binning": [Options(*BINNINGS)],
+})
 def frequent_rule_sets_bruteforce(data, protected, theta=0.05, *, n_bins=N_BINS_DEFAULT,
                                   bins=None, max_values=MAX_CATEGORY_VALUES, max_size=None,
                                   rule_form="interval", binning="equal_width"):

@@ -19,6 +19,7 @@ column ``floor(u1 * #columns)`` and the direction ``-1 if u2 < 0.5 else +1``.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -26,7 +27,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .._base import Result, check_progress, resolve_random_state, strict_keywords, to_jsonable
+from .._base import (
+    Interval,
+    Options,
+    Result,
+    check_progress,
+    resolve_random_state,
+    strict_keywords,
+    to_jsonable,
+    validated,
+)
 from .._parallel import Payload, check_n_jobs, fixed_chunks, plan_workers, run_chunks
 from .._validation import check_choice, check_int, check_memory, check_probability, check_real, check_stop
 from ..models import Scorer, as_scorer
@@ -49,6 +59,9 @@ __all__ = [
 DEFAULT_MAX_SAMPLES = 100_000
 
 
+@validated({
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+})
 def z_value(confidence: float) -> float:
     """Two-sided normal quantile for a confidence level.
 
@@ -702,6 +715,14 @@ def _seeds(mask):
 
 
 @strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "rule_set": "no_validation",
+    "protected": "no_validation", "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
+    "random_state": ["random_state"],
+})
 def group_fairness_score_reference(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                                    error: float = 0.05, confidence: float = 0.95,
                                    sample_thr: int = 1000, max_samples: int = DEFAULT_MAX_SAMPLES,
@@ -801,6 +822,14 @@ def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confi
 
 
 @strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "rule_set": "no_validation",
+    "protected": "no_validation", "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
+    "random_state": ["random_state"], "method": [Options("batched", "reference")], "stop": ["stop"],
+})
 def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                          error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                          max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,
@@ -1356,6 +1385,16 @@ class RuleSetScores(Result):
 
 
 @strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "rule_sets": "no_validation",
+    "protected": "no_validation", "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
+    "random_state": ["random_state"], "strategy": [Options("auto", "table", "sample")],
+    "batch_rows": [Interval(numbers.Integral, 1, None)], "n_jobs": ["n_jobs"], "progress": ["progress"],
+    "stop": ["stop"],
+})
 def score_rule_sets(model, data, rule_sets: Sequence[RuleSet], *, protected: Sequence[str],
                     error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                     max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5, perturbation=None,

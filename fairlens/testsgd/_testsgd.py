@@ -1,6 +1,7 @@
 """``TestSGD(...).run()``: frequent rule sets + batched Algorithm 2, ranked report."""
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
@@ -9,7 +10,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._base import Analysis, Interval, Options, Result, strict_keywords
+from .._base import Analysis, Interval, Options, Result, strict_keywords, validated
 from .._validation import check_int
 from ._rules import (
     BINNINGS,
@@ -513,6 +514,9 @@ def _rank(results):
     return sorted(results, key=key)
 
 
+@validated({
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")], "k": [Interval(numbers.Integral, 1, None)],
+})
 def simultaneous_confidence(confidence: float, k: int) -> float:
     """Per-group confidence ``delta'`` making ``k`` score bounds hold simultaneously.
 

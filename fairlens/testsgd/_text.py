@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import re
 import time
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._base import resolve_random_state, strict_keywords
+from .._base import Interval, resolve_random_state, strict_keywords, validated
 from .._validation import check_int, check_str_list
 from ._rules import FrequentRuleSets, _check_theta, _min_count
 from ._score import DEFAULT_MAX_SAMPLES, ScoreResult, _check_alg2_params, _margin, z_value
@@ -144,6 +145,11 @@ def _contains(docs, terms):
     return np.array([[p.search(d) is not None for p in pats] for d in docs], dtype=bool).reshape(len(docs), len(pats))
 
 
+@validated({
+    "docs": "no_validation", "categories": "no_validation",
+    "theta": [Interval(numbers.Real, 0, 1, closed="right")], "terms": "no_validation",
+    "max_size": [Interval(numbers.Integral, 1, None), None],
+})
 def text_frequent_rule_sets(docs: Sequence[str], categories=None, theta: float = 0.05, *, terms=None,
                             max_size: int | None = None) -> FrequentRuleSets:
     """Frequent text rule sets (Algorithm 1 with the support of Eq. 3).
@@ -390,6 +396,13 @@ def _text_scorer(model):
 
 
 @strict_keywords(renamed={"error_thr": "error"})
+@validated({
+    "model": "no_validation", "docs": "no_validation", "rule_set": "no_validation", "terms": "no_validation",
+    "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "random_state": ["random_state"], "sampler": "no_validation",
+})
 def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
@@ -452,6 +465,14 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
 
 
 @strict_keywords(renamed={"error_thr": "error"})
+@validated({
+    "model": "no_validation", "docs": "no_validation", "rule_set": "no_validation", "terms": "no_validation",
+    "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "random_state": ["random_state"],
+    "block": [Interval(numbers.Integral, 1, None)], "sampler": "no_validation",
+})
 def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:
@@ -537,6 +558,15 @@ def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None,
                                confidence ** 2, "ok" if conv else "cap", support)
 
 
+@validated({
+    "model": "no_validation", "docs": "no_validation", "categories": "no_validation",
+    "theta": [Interval(numbers.Real, 0, 1, closed="right")],
+    "error": [Interval(numbers.Real, 0, 1, closed="right")],
+    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
+    "threshold": [Interval(numbers.Real, 0, 1)], "random_state": ["random_state"], "terms": "no_validation",
+    "max_size": [Interval(numbers.Integral, 1, None), None],
+})
 def test_text_model(model, docs, categories=None, theta=0.05, error=0.05, confidence=0.95, sample_thr=1000,
                     random_state=None, *, terms=None, max_size=None, max_samples=DEFAULT_MAX_SAMPLES,
                     threshold=0.5):

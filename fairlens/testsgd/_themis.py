@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .._base import Result, resolve_random_state, strict_keywords
+from .._base import Interval, Result, resolve_random_state, strict_keywords, validated
 from .._validation import check_int, check_probability
 from ._rules import N_BINS_DEFAULT, RuleSet, as_table, build_rules
 from ._score import make_scorer
@@ -156,6 +157,13 @@ def _atoms(table, feature, n_bins, bins):
 
 
 @strict_keywords(renamed={"sensitive": "protected", "dataset": "data", "favourable_class": "favourable"})
+@validated({
+    "model": "no_validation", "data": "no_validation", "protected": "no_validation",
+    "n_samples": [Interval(numbers.Integral, 1, None)], "n_bins": [Interval(numbers.Integral, 2, None)],
+    "bins": "no_validation", "threshold": [Interval(numbers.Real, 0, 1)],
+    "max_subgroups": [Interval(numbers.Integral, 1, None)], "batch_rows": [Interval(numbers.Integral, 1, None)],
+    "random_state": ["random_state"], "favourable": "no_validation",
+})
 def themis_group_discrimination(model, data, protected, *, n_samples: int = 1000, n_bins: int = N_BINS_DEFAULT,
                                 bins=None, threshold: float = 0.5, max_subgroups: int = 100_000,
                                 batch_rows: int = 65_536, random_state=None, favourable=1) -> ThemisResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._base import validated
 from ..models import train_mlp
 
 __all__ = ["AGE_BINS", "PAPER_SETUP", "PAPER_TABLE2", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
@@ -112,6 +113,9 @@ PAPER_TABLE8_FAIRFICTPLAY = {"adult": 0.139, "bank_marketing": 0.076, "german_cr
                              "compas": 0.224, "law_school": 0.037, "crime": 0.388}
 
 
+@validated({
+    "dataset": "no_validation",
+})
 def paper_kwargs(dataset) -> dict:
     """TestSGD keyword arguments of the paper's setup for a fairlens dataset."""
     name = getattr(dataset, "name", dataset)

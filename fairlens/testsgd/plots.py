@@ -1,7 +1,11 @@
 """matplotlib figures of the TestSGD slice (used by the widget and the tutorial)."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+from .._base import Interval, validated
 
 __all__ = ["plot_supports", "plot_top_rule_sets", "plot_rates", "plot_theta_effect", "plot_mitigation", "plot_themis"]
 
@@ -20,6 +24,9 @@ def _wrap(s, width=60):
     return "\n".join(textwrap.wrap(s, width)) or s
 
 
+@validated({
+    "report": "no_validation", "k": [Interval(numbers.Integral, 1, None)], "ax": "no_validation",
+})
 def plot_top_rule_sets(report, k=10, ax=None):
     """Favourable rates inside/outside the group for the first ``k`` rule sets of the report, with Eq. 7
     error bars (selection estimate); the labels also give the fresh re-estimate of the top rule sets."""
@@ -42,6 +49,9 @@ def plot_top_rule_sets(report, k=10, ax=None):
     return ax
 
 
+@validated({
+    "result": "no_validation", "ax": "no_validation",
+})
 def plot_rates(result, ax=None):
     """The two rates of one rule set with their error bars (Theorem 4.2)."""
     ax = _ax(ax, figsize=(4.5, 3.5))
@@ -58,6 +68,9 @@ def plot_rates(result, ax=None):
     return ax
 
 
+@validated({
+    "frame": "no_validation", "ax": "no_validation",
+})
 def plot_theta_effect(frame, ax=None):
     """Number of rule sets and top score against theta (Table 6). ``frame``: theta, n_rule_sets, top_score."""
     ax = _ax(ax, figsize=(5.5, 3.5))
@@ -72,6 +85,9 @@ def plot_theta_effect(frame, ax=None):
     return ax
 
 
+@validated({
+    "result": "no_validation", "ax": "no_validation",
+})
 def plot_mitigation(result, ax=None):
     """Score and accuracy against the number of generated samples added (Table 7)."""
     ax = _ax(ax, figsize=(5.5, 3.5))
@@ -90,6 +106,9 @@ def plot_mitigation(result, ax=None):
     return ax
 
 
+@validated({
+    "result": "no_validation", "ax": "no_validation", "k": [Interval(numbers.Integral, 0, None)],
+})
 def plot_themis(result, ax=None, k=10):
     """Favourable rate of the ``k`` highest and lowest THEMIS subgroups."""
     f = result.to_frame()
@@ -105,6 +124,9 @@ def plot_themis(result, ax=None, k=10):
     return ax
 
 
+@validated({
+    "frequent": "no_validation", "ax": "no_validation",
+})
 def plot_supports(frequent, ax=None):
     """Distribution of the support of frequent rule sets, one box per rule-set size."""
     ax = _ax(ax, figsize=(5.5, 3.5))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _registry
-from .._base import resolve_random_state, to_jsonable
+from .._base import Interval, resolve_random_state, to_jsonable, validated
 from ..report._output import REPORT_SUFFIXES, check_output_path, write_text_atomic
 from ..report._render import render_html
 from ..report._schema import SCHEMA_VERSION, environment_info, utc_now, validate_document
@@ -421,6 +422,9 @@ class TourReport:
 
 
 
+@validated({
+    "path": "no_validation", "name": [str], "suffixes": "no_validation",
+})
 def check_report_path(path, name="out", suffixes=None) -> Path:
     """Validate where a report will be written, before any work is done.
 
@@ -496,6 +500,10 @@ def _section_doc(s: TourSection) -> dict:
 
 
 
+@validated({
+    "quick": ["boolean"], "out": "no_validation", "random_state": [Interval(numbers.Integral, 0, 2 ** 32 - 1)],
+    "progress": ["boolean"], "only": "no_validation", "json_out": "no_validation",
+})
 def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
              json_out=None) -> TourReport:
     """Run the tour; write the report to ``out`` (and ``json_out``) when given.
@@ -538,7 +546,7 @@ def run_tour(quick=False, out=None, random_state=0, progress=True, only=None,
     >>> run_tour(random_state=-1)
     Traceback (most recent call last):
     ...
-    ValueError: random_state must be an int in [0, 2**32 - 1]; got -1.
+    ValueError: run_tour: random_state must be an int in [0, 2**32 - 1]; got -1 (int).
     """
     from tqdm.auto import tqdm
 

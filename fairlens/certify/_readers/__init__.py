@@ -23,8 +23,9 @@ import threading
 from collections import OrderedDict
 from typing import Callable, NamedTuple
 
+from ..._base import Options, validated
 from ..._validation import check_choice
-from .._ensemble import TreeEnsemble
+from .._ensemble import VOTES, TreeEnsemble
 
 __all__ = ["Reader", "READERS", "read_model", "flatten_forest", "can_certify", "loaded_classes"]
 
@@ -153,6 +154,9 @@ def _refusal(model):
     return TypeError(f"{head}.")
 
 
+@validated({
+    "model": "no_validation", "tie_class": "no_validation", "vote": [Options(*VOTES), None],
+})
 def read_model(model, *, vote=None, tie_class=None):
     """The :class:`~fairlens.certify.TreeEnsemble` of ``model``, read by the first reader of :data:`READERS`
     claiming it.
@@ -233,6 +237,10 @@ def _read_once(reader, model):
     return copy.deepcopy(hit, memo={id(hit.model): model})
 
 
+@validated({
+    "model": "no_validation", "tie_class": "no_validation", "feature_names": "no_validation",
+    "vote": [Options(*VOTES), None],
+})
 def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
     """The :class:`~fairlens.certify.TreeEnsemble` of a *voting* forest: :func:`read_model` restricted to
     scikit-learn trees and forests and the FeaturePartitionedForest (kept for notebooks that flatten a
@@ -291,6 +299,9 @@ def flatten_forest(model, tie_class=None, feature_names=None, vote=None):
         ens = replace(ens, feature_names=names)
     return ens
 
+@validated({
+    "model": "no_validation",
+})
 def can_certify(model):
     """Whether :func:`~fairlens.certify.certify` can read ``model``, and why not.
 
