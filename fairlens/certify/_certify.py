@@ -35,7 +35,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from .._base import strict_keywords, validated
+from .._base import check_progress, strict_keywords, validated
 from .._parallel import Payload, _record, effective_n_jobs, record_plans, run_chunks
 from .._validation import check_int, check_memory
 from ._common import (
@@ -103,8 +103,6 @@ def _check_progress(progress):
     if progress is None:
         return False
     if callable(progress):
-        from .._base import check_progress
-
         return check_progress(progress)  # refuses a callable that cannot take (stage, done, total)
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
