@@ -194,15 +194,16 @@ def _merge(parts, n, y, elapsed):
                    y=y)
 
 
+#: The table of :func:`certify` and :func:`accuracy_under_attack` (which takes ``budgets``, not ``budget``).
+_CALL_TABLE = {
+    **{k: CERTIFY_CONSTRAINTS[k] for k in ("method", "vote", "prune", "progress", "chunk_size", "n_jobs",
+                                           "time_limit", "missing")},
+    "model": "no_validation", "X": "no_validation", "y": "no_validation", "tie_class": "no_validation",
+}
+
+
 @strict_keywords(renamed=RENAMED_MODEL)
-@validated({
-    "budget": CERTIFY_CONSTRAINTS["budget"], "method": CERTIFY_CONSTRAINTS["method"],
-    "vote": CERTIFY_CONSTRAINTS["vote"], "prune": CERTIFY_CONSTRAINTS["prune"],
-    "progress": CERTIFY_CONSTRAINTS["progress"], "chunk_size": CERTIFY_CONSTRAINTS["chunk_size"],
-    "n_jobs": CERTIFY_CONSTRAINTS["n_jobs"], "time_limit": CERTIFY_CONSTRAINTS["time_limit"],
-    "missing": CERTIFY_CONSTRAINTS["missing"], "model": "no_validation", "X": "no_validation",
-    "y": "no_validation", "tie_class": "no_validation",
-})
+@validated({**_CALL_TABLE, "budget": CERTIFY_CONSTRAINTS["budget"]})
 def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, tie_class=None,
             progress=False, chunk_size=64, n_jobs=None, time_limit=None, missing="auto"):
     """Accuracy under attack of ``model``'s own prediction, for attackers changing ``budget`` features.
@@ -856,14 +857,7 @@ class _Progress:
 
 
 @strict_keywords(renamed=RENAMED_MODEL)
-@validated({
-    "method": CERTIFY_CONSTRAINTS["method"], "vote": CERTIFY_CONSTRAINTS["vote"],
-    "prune": CERTIFY_CONSTRAINTS["prune"], "progress": CERTIFY_CONSTRAINTS["progress"],
-    "chunk_size": CERTIFY_CONSTRAINTS["chunk_size"], "n_jobs": CERTIFY_CONSTRAINTS["n_jobs"],
-    "time_limit": CERTIFY_CONSTRAINTS["time_limit"], "missing": CERTIFY_CONSTRAINTS["missing"],
-    "model": "no_validation", "X": "no_validation", "y": "no_validation", "tie_class": "no_validation",
-    "budgets": [list, tuple, range, np.ndarray],
-})
+@validated({**_CALL_TABLE, "budgets": [list, tuple, range, np.ndarray]})
 def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", vote=None, prune=True,
                           tie_class=None, progress=False, chunk_size=64, n_jobs=None, time_limit=None,
                           missing="auto"):

@@ -714,15 +714,20 @@ def _seeds(mask):
     return np.flatnonzero(mask), np.flatnonzero(~mask)
 
 
-@strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
-@validated({
+#: The table the two scorers of one rule set share (:func:`score_rule_set_reference` and
+#: :func:`score_rule_set`, which also takes ``method`` and ``stop``).
+_SCORE_TABLE = {
     "model": "no_validation", "data": "no_validation", "rule_set": "no_validation",
     "protected": "no_validation", "error": [Interval(numbers.Real, 0, 1, closed="right")],
     "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
     "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
     "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
     "random_state": ["random_state"],
-})
+}
+
+
+@strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
+@validated(_SCORE_TABLE)
 def group_fairness_score_reference(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                                    error: float = 0.05, confidence: float = 0.95,
                                    sample_thr: int = 1000, max_samples: int = DEFAULT_MAX_SAMPLES,
@@ -822,14 +827,7 @@ def _reference_score(model, data, rule_set, protected, rng, *, error=0.05, confi
 
 
 @strict_keywords(renamed={"error_thr": "error", "sensitive": "protected", "dataset": "data"})
-@validated({
-    "model": "no_validation", "data": "no_validation", "rule_set": "no_validation",
-    "protected": "no_validation", "error": [Interval(numbers.Real, 0, 1, closed="right")],
-    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
-    "threshold": [Interval(numbers.Real, 0, 1)], "perturbation": "no_validation",
-    "random_state": ["random_state"], "method": [Options("batched", "reference")], "stop": ["stop"],
-})
+@validated({**_SCORE_TABLE, "method": [Options("batched", "reference")], "stop": ["stop"]})
 def group_fairness_score(model, data, rule_set: RuleSet, protected: Sequence[str], *,
                          error: float = 0.05, confidence: float = 0.95, sample_thr: int = 1000,
                          max_samples: int = DEFAULT_MAX_SAMPLES, threshold: float = 0.5,

@@ -395,14 +395,18 @@ def _text_scorer(model):
     return f
 
 
-@strict_keywords(renamed={"error_thr": "error"})
-@validated({
+#: The table the two text scorers share (:func:`text_group_fairness_score` also takes ``block``).
+_TEXT_SCORE_TABLE = {
     "model": "no_validation", "docs": "no_validation", "rule_set": "no_validation", "terms": "no_validation",
     "error": [Interval(numbers.Real, 0, 1, closed="right")],
     "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
     "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
     "threshold": [Interval(numbers.Real, 0, 1)], "random_state": ["random_state"], "sampler": "no_validation",
-})
+}
+
+
+@strict_keywords(renamed={"error_thr": "error"})
+@validated(_TEXT_SCORE_TABLE)
 def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                                         confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES,
                                         threshold=0.5, random_state=None, sampler=None) -> ScoreResult:
@@ -465,14 +469,7 @@ def text_group_fairness_score_reference(model, docs, rule_set: TextRuleSet, *, t
 
 
 @strict_keywords(renamed={"error_thr": "error"})
-@validated({
-    "model": "no_validation", "docs": "no_validation", "rule_set": "no_validation", "terms": "no_validation",
-    "error": [Interval(numbers.Real, 0, 1, closed="right")],
-    "confidence": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "sample_thr": [Interval(numbers.Integral, 1, None)], "max_samples": [Interval(numbers.Integral, 1, None)],
-    "threshold": [Interval(numbers.Real, 0, 1)], "random_state": ["random_state"],
-    "block": [Interval(numbers.Integral, 1, None)], "sampler": "no_validation",
-})
+@validated({**_TEXT_SCORE_TABLE, "block": [Interval(numbers.Integral, 1, None)]})
 def text_group_fairness_score(model, docs, rule_set: TextRuleSet, *, terms=None, error=0.05,
                               confidence=0.95, sample_thr=1000, max_samples=DEFAULT_MAX_SAMPLES, threshold=0.5,
                               random_state=None, block=512, sampler=None) -> ScoreResult:
