@@ -112,7 +112,7 @@ def _check_nodes(feature, threshold, n_features, func):
 
 @validated({
     "feature": "no_validation", "threshold": "no_validation",
-    "n_features": [Interval(numbers.Integral, 1, None)],
+    "n_features": [Interval(numbers.Integral, 0, None)],
 })
 def relevant_values(feature, threshold, n_features):
     """Relevant attack values ``V_f`` (section 4.1), made float32-exact.
