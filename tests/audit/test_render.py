@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from fairlens.report._render import format_number, render_html
-from fairlens.report._schema import SCHEMA_VERSION, environment_info, validate_document
+from fairlens.report import SCHEMA_VERSION, environment_info, format_number, render_html, validate_document
 
 from ._docs import EVIL_COLUMN, EVIL_VALUE, make_doc, make_evil_doc, png_base64
 

@@ -9,8 +9,8 @@ import pytest
 
 import fairlens
 from fairlens.audit._gate import MEASURES
+from fairlens.report import validate_document
 from fairlens.report._render import _interval, render_html
-from fairlens.report._schema import validate_document
 from tests.audit._docs import make_doc, png_base64
 
 

@@ -73,7 +73,7 @@ def tour_html(tmp_path_factory):
 @pytest.fixture(scope="module")
 def audit_html(tmp_path_factory):
     """A synthetic audit document with long cells, many rows and a figure."""
-    from fairlens.report._render import render_html
+    from fairlens.report import render_html
 
     doc = make_doc()
     sec = doc["sections"][0]
@@ -195,7 +195,7 @@ def test_real_audit_report_layout(browser, tmp_path):
 
 
 def test_user_strings_run_nothing(browser, tmp_path):
-    from fairlens.report._render import render_html
+    from fairlens.report import render_html
 
     path = tmp_path / "evil.html"
     path.write_text(render_html(make_evil_doc()), encoding="utf-8")

@@ -112,7 +112,7 @@ def test_bounds_settle_rows_and_never_certify_an_attacked_one():
 
 
 def test_replay_equals_catboost_raw_scores():
-    from fairlens.certify._readers import read_model
+    from fairlens.certify import read_model
 
     for loss in ("Logloss", "MultiClass"):
         model, X, y = _fit(loss, nan=0.1, iterations=6, depth=3)

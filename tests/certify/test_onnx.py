@@ -104,7 +104,7 @@ def test_exact_against_onnxruntime(kind, n_classes, budget):
 
 
 def test_replay_equals_onnxruntime_sums():
-    from fairlens.certify._readers import read_model
+    from fairlens.certify import read_model
 
     for kind in ("rf", "gb", "lgb"):
         for n_classes in (2, 3):

@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens.testsgd import TestSGD, frequent_rule_sets, text_frequent_rule_sets
-from fairlens.testsgd._rules import round_edges
+from fairlens.testsgd import TestSGD, frequent_rule_sets, round_edges, text_frequent_rule_sets
 
 from .conftest import make_toy
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlens.testsgd import TestSGD, frequent_rule_sets
+from fairlens.testsgd import TestSGD, frequent_rule_sets, simultaneous_confidence
 from fairlens.testsgd._rules import as_table
 from fairlens.testsgd._score import (
     TABLE_SEED_BLOCK,
@@ -16,7 +16,6 @@ from fairlens.testsgd._score import (
     neighbourhood_table,
     rule_set_rng,
 )
-from fairlens.testsgd._testsgd import simultaneous_confidence
 
 from .conftest import PlantedModel, make_toy
 

@@ -9,8 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fairlens.testsgd import TestSGD, frequent_rule_sets, frequent_rule_sets_bruteforce, text_frequent_rule_sets
-from fairlens.testsgd._rules import round_edges
+from fairlens.testsgd import (
+    TestSGD,
+    frequent_rule_sets,
+    frequent_rule_sets_bruteforce,
+    round_edges,
+    text_frequent_rule_sets,
+)
 
 from .conftest import PlantedModel, make_toy
 

@@ -51,7 +51,7 @@ def test_quick_tour_sections_and_html(tmp_path, no_data_home):
     # FLB/ELB at 0% is explained, not shown as "certify 0.000"
     assert "certify 0.000" not in report.sections[1].headline
     doc = report.to_dict()
-    from fairlens.report._schema import validate_document
+    from fairlens.report import validate_document
     validate_document(doc)
     assert doc["kind"] == "tour" and len(doc["data"]["datasets"]) == 2
     # the conclusion states the results, not only that the analyses ran
