@@ -25,7 +25,7 @@ Usage::
     PYTHONPATH=. python benchmarks/audit_statistics.py              # 300 replications (about 40 min)
     PYTHONPATH=. python benchmarks/audit_statistics.py --reps 60    # a quick look
 
-The reduced version in ``tests/audit/test_statistics.py`` runs the same code with few replications.
+The reduced version in ``tests/contract/audit/test_statistics.py`` runs the same code with few replications.
 """
 from __future__ import annotations
 

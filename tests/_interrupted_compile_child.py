@@ -1,4 +1,4 @@
-"""Child process of ``tests/test_interrupted_compile.py``: warm a slice's kernels with numba's
+"""Child process of ``tests/contract/test_interrupted_compile.py``: warm a slice's kernels with numba's
 first compilation interrupted (a ``KeyboardInterrupt`` raised from numba's own compile event, as
 Ctrl-C would), then warm again and print a probe of the slice's results.
 

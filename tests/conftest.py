@@ -59,20 +59,20 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0")
 PURE_PYTHON_SKIP: dict[str, str] = {
     # the quick tour runs every slice end to end; test_quick_tour_sections_and_html runs the same
     # tour in-process, so the CLI subprocess only repeats it as plain Python
-    "tests/tour/test_tour.py::test_cli_quick_tour":
+    "tests/contract/tour/test_tour.py::test_cli_quick_tour":
         "same quick tour as test_quick_tour_sections_and_html, in a subprocess",
     # bitset mining vs brute force: the german_credit variant runs the same kernels on a smaller table
-    "tests/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[compas]":
+    "tests/contract/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[compas]":
         "the german_credit variant covers the mining kernels",
-    "tests/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[law_school]":
+    "tests/contract/testsgd/test_testsgd_real.py::test_mining_equals_bruteforce_on_real_data[law_school]":
         "the german_credit variant covers the mining kernels",
     # 180 s as plain Python (COMPAS, every rule set scored); the same kernels run on the toy table in
     # test_report_frame_and_top and test_run_matches_reference_per_rule_set
-    "tests/testsgd/test_testsgd_real.py::test_compas_report_readable":
+    "tests/contract/testsgd/test_testsgd_real.py::test_compas_report_readable":
         "the report kernels are covered on the toy table by test_testsgd_report.py",
     # three full TestSGD runs; one run's kernels are covered by test_report_frame_and_top and
     # test_run_matches_reference_per_rule_set
-    "tests/testsgd/test_testsgd_report.py::test_same_seed_same_report":
+    "tests/contract/testsgd/test_testsgd_report.py::test_same_seed_same_report":
         "reproducibility of the same kernels is checked with the JIT; one run is covered by "
         "test_report_frame_and_top",
 }

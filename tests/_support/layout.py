@@ -10,7 +10,8 @@ A name of fairlens is *public* when no part of its dotted path starts with an un
 - names a private target as text (``monkeypatch.setattr("fairlens.maft._search.X", ...)``) or as a
   string attribute of a fairlens object (``monkeypatch.setattr(fl.maft, "_x", ...)``);
 - uses a helper, a module-level value or a fixture (from its own file, a ``conftest.py`` above
-  it, or a test-support module) that reaches one, followed to any depth.
+  it, or a test-support module) that reaches one, followed to any depth;
+- sits in a module where an ``autouse`` fixture (its own or a ``conftest.py``'s) reaches one.
 
 ``tests/contract/test_layout.py`` checks that nothing under ``tests/contract/`` reaches a
 private name and that the contract tests are at least two thirds of the unit tests; run this
@@ -74,6 +75,12 @@ def _is_fixture(node: ast.AST) -> bool:
     return False
 
 
+def _is_autouse(node: ast.AST) -> bool:
+    return _is_fixture(node) and any(
+        kw.arg == "autouse" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+        for dec in node.decorator_list if isinstance(dec, ast.Call) for kw in dec.keywords)
+
+
 def _bound(node: ast.AST) -> set[str]:
     """Names a top-level statement binds."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -92,6 +99,7 @@ class Tree:
     """Every module of the test tree, with the private reach of each top-level name."""
 
     def __init__(self, root: pathlib.Path = TESTS):
+        self.root = root
         self.modules: dict[str, Module] = {}
         for path in sorted(root.rglob("*.py")):
             rel = path.relative_to(root.parent).with_suffix("")
@@ -193,21 +201,30 @@ class Tree:
         for mod in self.modules.values():
             if not mod.path.name.startswith("test_"):
                 continue
-            rel = mod.path.relative_to(TESTS).parts
+            rel = mod.path.relative_to(self.root).parts
             if rel[0] in OUTSIDE_UNIT:
                 continue
             if under is not None and not mod.path.is_relative_to(under):
                 continue
+            autouse = self.private_autouse(mod)
             for node in mod.tree.body:
                 if self._is_test(node):
-                    yield mod, node, self.reaches(mod, node)
+                    yield mod, node, autouse or self.reaches(mod, node)
+
+    def private_autouse(self, mod: Module) -> bool:
+        """True when an autouse fixture of ``mod`` or of a ``conftest.py`` above it reaches a private name."""
+        parts = mod.name.split(".")
+        scopes = [mod] + [self.modules[c] for c in (".".join(parts[:d] + ["conftest"]) for d in range(1, len(parts)))
+                          if c in self.modules]
+        return any(_is_autouse(node) and node.name in scope.private
+                   for scope in scopes for node in scope.tree.body)
 
 
 def figures(tree: Tree | None = None) -> dict:
     """Counts of unit-test functions: all, reaching only public names, and under tests/contract."""
     tree = tree or Tree()
     rows = list(tree.tests())
-    contract = TESTS / "contract"
+    contract = tree.root / "contract"
     return {
         "test functions": len(rows),
         "reaching only public names": sum(not p for _, _, p in rows),
