@@ -32,7 +32,7 @@ _METHODS = {"MAFT": MAFT, "EIDIG": EIDIG, "ADF": ADF, "AEQUITAS": AEQUITAS}
 # The largest budgets the controls offer: the papers' 1,000 x 1,000 fit, and so does every
 # combination of the controls' maxima within the searches' memory limit on the census data
 # (2,000 seeds x (50 + 1,000) steps; a larger request is refused by the search, and the
-# widget keeps its last result). tests/widgets sweeps each control's min and max.
+# widget keeps its last result). tests/contract/widgets sweeps each control's min and max.
 _MAX_SEEDS = 2000
 _MAX_LOCAL = 1000
 _FIG = (4.0, 3.4)  # inches of 100 CSS px: timeline and projection side by side in a 1280 px window

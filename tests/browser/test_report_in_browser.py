@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.audit._docs import EVIL_COLUMN, EVIL_VALUE, make_doc, make_evil_doc, png_base64
+from tests._support.audit_docs import EVIL_COLUMN, EVIL_VALUE, make_doc, make_evil_doc, png_base64
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
@@ -183,7 +183,7 @@ def test_real_audit_report_layout(browser, tmp_path):
     audit_mod = pytest.importorskip("fairlens.audit")
     if not hasattr(audit_mod, "audit"):
         pytest.skip("the audit engine is not in this tree")
-    from tests.audit._cli_fixtures import make_model, make_table
+    from tests._support.audit_cli import make_model, make_table
 
     frame = make_table()
     report = audit_mod.audit(make_model(frame), frame, target="approved", protected=["sex"],

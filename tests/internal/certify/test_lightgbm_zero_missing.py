@@ -6,7 +6,7 @@ default child; any other value goes left iff ``x <= threshold``. The reader writ
 three plain threshold nodes (negatives -> the comparison, the zero band -> the default child,
 positives -> the comparison). Checked here against the installed LightGBM:
 
-* the raw semantics above, walked on the raw dump (``_helpers.lgb_nodes``), equal ``predict(raw_score=True)``;
+* the raw semantics above, walked on the raw dump (``certify_helpers.lgb_nodes``), equal ``predict(raw_score=True)``;
 * the flattened model (and its NaN-coded form) replays ``predict`` on rows with zeros, band values
   and NaN, and would not without the zero routing (the test could fail);
 * every verdict of ``certify`` (four methods, budgets 1-2, binary and 3 classes, ``missing="auto"``

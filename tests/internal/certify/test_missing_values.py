@@ -4,7 +4,7 @@ Every library whose ``predict`` accepts NaN routes it by a default direction sto
 These tests check, against each installed library's own ``predict``:
 
 * the NaN routing every reader records (``TreeEnsemble.missing_left``) -- routing a row with NaN
-  through the read ensemble's node arrays (a plain NumPy walk, ``_helpers.route_leaves``) reaches the
+  through the read ensemble's node arrays (a plain NumPy walk, ``certify_helpers.route_leaves``) reaches the
   leaves the library reaches (same scores, same prediction), for random trees fitted on data with NaN
   (and on features that never saw NaN);
 * ``TreeEnsemble.accepts_nan`` -- equal to calling ``predict`` on NaN;
