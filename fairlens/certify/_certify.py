@@ -52,7 +52,7 @@ from ._common import (
 )
 from ._nancode import decode_values
 from ._predictors import SOFT_TOL, Predictor
-from ._readers import read_model
+from ._readers import read_with_coder
 from ._results import STATUSES, CertificationResult, InstanceCovers, accuracies
 from ._schedule import settle_rows
 
@@ -107,12 +107,13 @@ def _check_progress(progress):
     raise TypeError(f"progress must be True, False or a callable progress(stage, done, total); got {progress!r}.")
 
 
-def _run(flat, X, y, budget, p):
+def _run(flat, X, y, budget, p, code=None):
     """:func:`certify` on a read model, for every model (arguments validated, ``budget`` checked).
 
     The one predictor (:class:`fairlens.certify._predictors.Predictor`) checks the rows; the finite
     threat model on finite rows certifies the ensemble itself, otherwise the rows are certified in
-    groups (:func:`_nan_groups`) on the NaN-coded ensemble and merged.
+    groups (:func:`_nan_groups`) on the NaN-coded ensemble (``code(offer)``, default
+    ``flat.nan_coded``) and merged.
     """
     P = Predictor
     X64, nan, on, ctx = P.inputs(flat, X, y, p)
@@ -121,7 +122,7 @@ def _run(flat, X, y, budget, p):
         return _certify_rows(P, P.group(flat, ctx, None, None), *args, p["time_limit"])
 
     def run(rows, offer, time_limit):
-        return _certify_rows(P, P.group(flat, ctx, rows, offer), *args, time_limit)
+        return _certify_rows(P, P.group(flat, ctx, rows, offer, code), *args, time_limit)
 
     return _nan_certify(run, nan, on, np.asarray(y), p["time_limit"], flat.missing_value)
 
@@ -420,17 +421,18 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
                                      progress=progress, chunk_size=chunk_size, n_jobs=n_jobs,
                                      time_limit=time_limit, missing=missing))
     p["progress"] = _check_progress(p["progress"])
-    flat = read_model(model, vote=vote, tie_class=tie_class)
+    flat, code = read_with_coder(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
     p["missing_on"], p["nan_rows"] = resolve_missing(p["missing"], model, flat, X)
-    return _certify_read(flat, X, y, budget, p)
+    return _certify_read(flat, X, y, budget, p, code)
 
 
-def _certify_read(flat, X, y, budget, p):
-    """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved)."""
+def _certify_read(flat, X, y, budget, p, code=None):
+    """:func:`certify` on a read model (``p`` validated, ``p["missing_on"]`` resolved; ``code``: the
+    model's NaN coding, see :func:`fairlens.certify._readers.read_with_coder`)."""
     compiling = [0.0]
     with record_plans() as plans, compile_seconds(compiling):
-        res = _run(flat, X, y, budget, p)
+        res = _run(flat, X, y, budget, p, code)
     # numba's first compilation of a kernel in this process (seconds on a cold cache) cannot be
     # interrupted by the deadline: the result says how long it took (0.0 once compiled or cached)
     res.timings["compile"] = compiling[0]
@@ -917,7 +919,7 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
     if not budgets:
         raise ValueError("budgets must contain at least one budget.")
     t0 = time.perf_counter()
-    flat = read_model(model, vote=vote, tie_class=tie_class)
+    flat, code = read_with_coder(model, vote=vote, tie_class=tie_class)
     budgets = [_check_budget(b, flat.n_features, name="budgets") for b in budgets]
     on, nan_rows = resolve_missing(p["missing"], model, flat, X)
     limit = p["time_limit"]
@@ -926,7 +928,7 @@ def accuracy_under_attack(model, X, y, *, budgets=(1, 2, 3), method="cascade", v
         left = None if limit is None else max(0.0, limit - (time.perf_counter() - t0))
         pb = dict(p, budget=b, progress=_check_progress(p["progress"]), time_limit=left, missing_on=on,
                   nan_rows=nan_rows)
-        frames.append(_certify_read(flat, X, y, b, pb).summary())
+        frames.append(_certify_read(flat, X, y, b, pb, code).summary())
     return pd.concat(frames, ignore_index=True)
 
 
@@ -989,7 +991,7 @@ def instance_covers(model, x, y, *, budget=1, tie_class=None, vote=None, missing
     t0 = time.perf_counter()
     p = validate_certify_params(dict(budget=budget, vote=vote, tie_class=tie_class, missing=missing),
                                 caller="instance_covers")
-    flat = read_model(model, vote=vote, tie_class=tie_class)
+    flat, code = read_with_coder(model, vote=vote, tie_class=tie_class)
     budget = check_budget(p["budget"], flat.n_features)
     on, nan_rows = resolve_missing(p["missing"], model, flat)
     if on or nan_rows:
@@ -1004,7 +1006,7 @@ def instance_covers(model, x, y, *, budget=1, tie_class=None, vote=None, missing
                 if offer is not None and offer.shape != (flat.n_features,):
                     offer = None
             if on or (offer is not None and offer.any()):
-                flat = flat.nan_coded(offer)
+                flat = code(offer)
     cov = Predictor.covers(flat, x, y, budget)
     cov.params = {"budget": cov.budget, "vote": cov.vote, "missing": p["missing"], "nan_attack": bool(on)}
     cov.elapsed = time.perf_counter() - t0

@@ -130,19 +130,21 @@ class Predictor:
         return X64, np.isnan(X64), on, (X64, Xr, yi, np.asarray(y))
 
     @classmethod
-    def group(cls, ens, ctx, rows, offer):
-        """``(ens, X64, Xr, yi, y)`` of a group of rows (``rows`` None: all rows, the ensemble itself)."""
+    def group(cls, ens, ctx, rows, offer, code=None):
+        """``(ens, X64, Xr, yi, y)`` of a group of rows (``rows`` None: all rows, the ensemble itself);
+        ``code(offer)`` codes ``ens`` for NaN (default ``ens.nan_coded``)."""
         X64, Xr, yi, y = ctx
         if rows is None:
             return ens, X64, Xr, yi, y
+        code = ens.nan_coded if code is None else code
         if ens.nan_code:
             coded = ens
         elif ens.missing_value == ens.missing_value:  # NaN reaches every feature's nodes
-            coded = ens.nan_coded()
+            coded = code()
         elif offer is not None and not offer.any():  # finite rows, finite attacker: the ensemble itself
             return ens, X64[rows], np.ascontiguousarray(Xr[rows]), yi[rows], y[rows]
         else:
-            coded = ens.nan_coded(offer)
+            coded = code(offer)
         X64g = X64[rows]
         return coded, X64g, coded.round_X(X64g), yi[rows], y[rows]
 

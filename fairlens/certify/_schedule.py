@@ -19,9 +19,12 @@ starve the *medium* ones: five rows of 1 s next to five of 30 s get 0.9 s each o
 settles. Given an
 ``estimate`` of a row's remaining work (from how far its search got), rows are first worked least
 attained service first until each has had ``explore_work`` -- the cheap rows settle there -- and
-then *shortest expected remaining work first*: the row with the smallest estimate gets the next
+then *shortest expected remaining time first*: the row with the smallest estimate gets the next
 (doubling) slice and is estimated again after it, so a row whose search advances slower than
-expected falls behind the others. A row without an estimate is expected to need as much work again
+expected falls behind the others. An estimate is in units of work; it is turned into time with the
+row's own seconds per unit against the average of all slices, because a unit of work (a node of the
+search, whose cost grows with the trees the picked features reach) costs up to four times more on
+one row than on another of the same call. A row without an estimate is expected to need as much work again
 as it had. (Under a deadline this is also the row most likely to finish in the time left.) Which
 rows settle changes, never their answers.
 """
@@ -86,13 +89,21 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
     heapq.heapify(heap)
     explore = 2 * int(first_work) if explore_work is None else int(explore_work)
 
+    rate = [0.0, 0.0]  # work and thread-seconds of every slice that used all of its work
+    spent = [0.0] * n_rows  # thread-seconds of each row's slices
+
     def key(k):
         if estimate is None or attained[k] < explore:
             return 0, attained[k], k
         left = estimate(k, states[k], attained[k])
-        return 1, attained[k] if left is None else left, k
-
-    rate = [0.0, 0.0]  # work and thread-seconds of every slice that used all of its work
+        if left is None:
+            return 1, attained[k], k
+        # the row's own seconds per unit of work against the average: rows of one call differ
+        # several-fold (a unit is a search node, dearer where the picked features reach more trees),
+        # and the deadline is in seconds
+        if rate[0] > 0 and rate[1] > 0 and spent[k] > 0 and attained[k] > 0:
+            left *= (spent[k] / attained[k]) / (rate[1] / rate[0])
+        return 1, left, k
 
     def may_start():
         if stop is not None and stop():
@@ -119,6 +130,7 @@ def settle_rows(step, n_rows, *, deadline=None, n_workers=1, first_work=1000, ma
             rate[0] += work
             rate[1] += seconds
         attained[k] += work
+        spent[k] += seconds
         if finished:
             outcomes[k] = outcome
             if on_done is not None:

@@ -23,6 +23,8 @@ import threading
 from collections import OrderedDict
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from ..._base import Options, validated
 from ..._validation import check_choice
 from .._ensemble import VOTES, TreeEnsemble
@@ -195,16 +197,32 @@ def read_model(model, *, vote=None, tie_class=None):
     >>> read_model(rf, vote="hard").vote
     'hard'
     """
+    return read_with_coder(model, vote=vote, tie_class=tie_class)[0]
+
+
+def read_with_coder(model, *, vote=None, tie_class=None):
+    """:func:`read_model`, and ``code(offer=None)``: :meth:`TreeEnsemble.nan_coded` of that reading.
+
+    For a reader with a ``fingerprint`` (a model read once per content, see :class:`Reader`), the
+    coding is computed once per content, vote, tie class and offer, and ``code`` hands out a private
+    copy bound to ``model``: the default threat model (``missing="auto"``) pays the NaN coding once
+    per model, not in every call. Only the reading made here is coded (``code`` is for the caller
+    that just read it, before anything could change it in place); otherwise ``code`` is
+    ``ens.nan_coded``.
+    """
     for reader in READERS:
         if reader.claims(model):
             try:
-                ens = _read_once(reader, model)
+                ens, key = _read_once(reader, model)
             except Exception as exc:
                 if type(exc).__name__ == "NotFittedError" and not str(exc).startswith("model"):
                     # scikit-learn's own message, with the argument it is about
                     raise type(exc)(f"model: {exc}") from None
                 raise
-            return ens.with_vote(vote, tie_class=tie_class)
+            ens = ens.with_vote(vote, tie_class=tie_class)
+            if key is None:
+                return ens, ens.nan_coded
+            return ens, _cached_coder(ens, (key, ens.vote, repr(ens.tie_class)), model)
     raise _refusal(model)
 
 
@@ -215,12 +233,38 @@ _READ_CACHE_SIZE = 8
 _READ_CACHE_LOCK = threading.Lock()
 
 
+#: NaN codings of fingerprinted readings (:func:`read_with_coder`), most recent last
+_CODED_CACHE: OrderedDict = OrderedDict()
+
+
+def _cached_coder(ens, key, model):
+    """``ens.nan_coded`` computed once per ``key`` and ``offer``, handed out as private copies."""
+
+    def code(offer=None):
+        k = key + (None if offer is None else np.asarray(offer, bool).tobytes(),)
+        with _READ_CACHE_LOCK:
+            hit = _CODED_CACHE.get(k)
+            if hit is not None:
+                _CODED_CACHE.move_to_end(k)
+        if hit is None:
+            hit = ens.nan_coded(offer)
+            with _READ_CACHE_LOCK:
+                _CODED_CACHE[k] = copy.deepcopy(hit, memo={id(hit.model): hit.model})
+                while len(_CODED_CACHE) > _READ_CACHE_SIZE:
+                    _CODED_CACHE.popitem(last=False)
+            return hit
+        return copy.deepcopy(hit, memo={id(hit.model): model})
+
+    return code
+
+
 def _read_once(reader, model):
-    """``reader.read(model)``, or a copy of the reading of a model with the same content (see
-    :class:`Reader`'s ``fingerprint``) bound to this ``model`` object (its ``predict`` is the
-    one the witnesses are checked against)."""
+    """``(reading, key)``: ``reader.read(model)``, or a copy of the reading of a model with the same
+    content (see :class:`Reader`'s ``fingerprint``) bound to this ``model`` object (its ``predict``
+    is the one the witnesses are checked against); ``key`` names the content (None without a
+    fingerprint)."""
     if reader.fingerprint is None:
-        return reader.read(model)
+        return reader.read(model), None
     key = (reader.name, type(model).__module__, type(model).__qualname__,
            hashlib.blake2b(reader.fingerprint(model), digest_size=32).digest())
     with _READ_CACHE_LOCK:
@@ -234,7 +278,7 @@ def _read_once(reader, model):
             while len(_READ_CACHE) > _READ_CACHE_SIZE:
                 _READ_CACHE.popitem(last=False)
     # a private copy (nothing a caller changes reaches the cache), bound to this model object
-    return copy.deepcopy(hit, memo={id(hit.model): model})
+    return copy.deepcopy(hit, memo={id(hit.model): model}), key
 
 
 @validated({

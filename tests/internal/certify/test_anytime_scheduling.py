@@ -128,6 +128,34 @@ def test_medium_rows_settle_before_hard_ones_given_an_estimate(monkeypatch):
     assert _settled_by_deadline(monkeypatch, None) == [6, 7, 8]
 
 
+def test_the_estimate_is_turned_into_time_with_the_rows_own_speed(monkeypatch):
+    """Row 0 needs 100 units at 4 ms each (0.4 s), row 1 needs 150 units at 1 ms each (0.15 s): the
+    smaller work is the longer time. Ordered by expected work, row 0 takes the time and nothing
+    settles by 0.3 s; ordered by expected time, row 1 settles."""
+    import fairlens.certify._schedule as sched
+
+    need, ms = [100, 150], [4e-3, 1e-3]
+
+    def run():
+        clock = _Clock()
+        monkeypatch.setattr(sched, "time", clock)
+
+        def step(k, state, work):
+            done = (state or 0) + work
+            clock.t += (min(done, need[k]) - (state or 0)) * ms[k]
+            return (True, k, None) if done >= need[k] else (False, None, done)
+
+        order = []
+        settle_rows(step, 2, deadline=clock.t + 0.3, first_work=1, on_done=lambda k, o: order.append(k),
+                    estimate=lambda k, state, attained: need[k] - state)
+        return order
+
+    assert run() == [1]
+    # the same two rows at the same speed: the smaller expected work goes first, as before
+    ms[:] = [1e-3, 1e-3]
+    assert run()[:1] == [0]
+
+
 def test_an_estimate_of_none_is_least_attained_service():
     need = [1000, 1, 2, 4, 8, 1000, 37]
     plain, unsure = [], []
