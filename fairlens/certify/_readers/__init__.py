@@ -237,23 +237,28 @@ _READ_CACHE_LOCK = threading.Lock()
 _CODED_CACHE: OrderedDict = OrderedDict()
 
 
+def _cached(cache, key, make, model):
+    """A private copy (nothing a caller changes reaches the cache) of ``make()``, bound to ``model``:
+    ``make()`` runs once per ``key``; ``cache`` keeps the last ``_READ_CACHE_SIZE``."""
+    with _READ_CACHE_LOCK:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+    if hit is None:
+        hit = make()
+        with _READ_CACHE_LOCK:
+            cache[key] = hit
+            while len(cache) > _READ_CACHE_SIZE:
+                cache.popitem(last=False)
+    return copy.deepcopy(hit, memo={id(hit.model): model})
+
+
 def _cached_coder(ens, key, model):
     """``ens.nan_coded`` computed once per ``key`` and ``offer``, handed out as private copies."""
 
     def code(offer=None):
         k = key + (None if offer is None else np.asarray(offer, bool).tobytes(),)
-        with _READ_CACHE_LOCK:
-            hit = _CODED_CACHE.get(k)
-            if hit is not None:
-                _CODED_CACHE.move_to_end(k)
-        if hit is None:
-            hit = ens.nan_coded(offer)
-            with _READ_CACHE_LOCK:
-                _CODED_CACHE[k] = copy.deepcopy(hit, memo={id(hit.model): hit.model})
-                while len(_CODED_CACHE) > _READ_CACHE_SIZE:
-                    _CODED_CACHE.popitem(last=False)
-            return hit
-        return copy.deepcopy(hit, memo={id(hit.model): model})
+        return _cached(_CODED_CACHE, k, lambda: ens.nan_coded(offer), model)
 
     return code
 
@@ -267,18 +272,7 @@ def _read_once(reader, model):
         return reader.read(model), None
     key = (reader.name, type(model).__module__, type(model).__qualname__,
            hashlib.blake2b(reader.fingerprint(model), digest_size=32).digest())
-    with _READ_CACHE_LOCK:
-        hit = _READ_CACHE.get(key)
-        if hit is not None:
-            _READ_CACHE.move_to_end(key)
-    if hit is None:
-        hit = reader.read(model)
-        with _READ_CACHE_LOCK:
-            _READ_CACHE[key] = hit
-            while len(_READ_CACHE) > _READ_CACHE_SIZE:
-                _READ_CACHE.popitem(last=False)
-    # a private copy (nothing a caller changes reaches the cache), bound to this model object
-    return copy.deepcopy(hit, memo={id(hit.model): model}), key
+    return _cached(_READ_CACHE, key, lambda: reader.read(model), model), key
 
 
 @validated({
