@@ -1,14 +1,5 @@
-"""The Examples in the docstrings run (issue 21: "Examples that run"; issue 34: collected automatically).
-
-Every module of the package is walked (``pkgutil.walk_packages``) and the examples of the functions
-and classes it defines are run (doctest skips names a module re-exports from elsewhere, so each
-example runs once, under the module that defines it).  Nothing lists the modules by hand: a new
-module's examples run as soon as it exists.  Two marks only:
-
-* widget modules (``_widget`` / ``_widgets``) need ipywidgets (skipped without it);
-* :data:`DATA_MODULES`, whose examples load a dataset that is not bundled, run with the dataset
-  mirror (``require_data``); a name there that is no module of the package fails the suite.
-"""
+"""The tests of ``tests/contract/test_doctests.py`` that pin internals
+(its docstring describes both halves)."""
 
 import pytest
 

@@ -1,12 +1,5 @@
-"""The package's import graph has floors (issue #34, item 5): measured from the source by AST, with
-function-local imports counted like module-level ones.
-
-* ``fairlens._validation`` (the ground floor) imports nothing of the package;
-* ``_base``, ``models`` and ``_parallel`` import only downward (``_validation`` < ``_base`` <
-  ``models`` < ``_parallel``);
-* with every subpackage drawn as one room (``fairlens.maft``, ``fairlens.certify``, ...), the graph of
-  rooms has no circle.
-"""
+"""The tests of ``tests/contract/test_import_floors.py`` that pin internals
+(its docstring describes both halves)."""
 from __future__ import annotations
 
 from tests.contract.test_import_floors import _graph

@@ -1,18 +1,5 @@
-"""Every public function validates its parameters from one declarative table (issue #34 item 4).
-
-The functions are discovered as in ``tests/contract/test_public_keywords.py`` (the ``__all__`` of the
-public modules; classes are covered by the ``Analysis`` contract tests).  Each must carry the
-table of :func:`fairlens._base.validated` (``func._parameter_constraints``), and for each
-constrained parameter a call giving *only* that parameter
-
-* with a value of a type no constraint accepts raises a ``TypeError`` naming the parameter;
-* with a value of an accepted type out of range / not an option raises a ``ValueError``
-  naming it (for the parameters with a range or options).
-
-As nothing else is passed, the refusal must come from the table before the body runs: a
-function whose table does not refuse the value fails with Python's "missing required
-argument" ``TypeError``, which does not name the parameter.
-"""
+"""The tests of ``tests/contract/test_public_validation.py`` that pin internals
+(its docstring describes both halves)."""
 
 from __future__ import annotations
 

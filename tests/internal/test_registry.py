@@ -1,9 +1,5 @@
-"""The slice registry (issue #34, item 1): a fifth method is one folder plus one registration.
-
-A toy slice is written to a temporary module that registers itself; without editing any other file it
-shows in the tour, the audit (with its share of the time budget and a gate on its own measure), the command
-line, the Binder warm-up and the documentation's index of papers.
-"""
+"""The tests of ``tests/contract/test_registry.py`` that pin internals
+(its docstring describes both halves)."""
 import importlib
 import importlib.util
 import sys

@@ -1,8 +1,5 @@
-"""`fairlens audit`: every bad input is one line on stderr and exit code 2, before any analysis.
-
-Each case below is refused before the audit engine is called: ``no_audit`` makes any call of
-``fairlens.audit.audit`` a test failure.
-"""
+"""The tests of ``tests/contract/audit/test_cli_errors.py`` that pin internals
+(its docstring describes both halves)."""
 from __future__ import annotations
 
 import pytest

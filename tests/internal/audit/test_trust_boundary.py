@@ -1,11 +1,5 @@
-"""The trust boundary of `fairlens audit`: a .skops file from the party being audited runs no code.
-
-skops resolves a type name ``module.name`` as an attribute of an imported module, so a file can name a
-scikit-learn module's re-export of a dangerous function (``sklearn.utils._testing.check_output`` is
-``subprocess.check_output``; ``sklearn.datasets._rcv1.remove`` is ``os.remove``) or of a class
-(``sklearn.ensemble._bagging.partial`` is ``functools.partial``).  Only classes DEFINED in
-scikit-learn are accepted without ``--trust-types``.
-"""
+"""The tests of ``tests/contract/audit/test_trust_boundary.py`` that pin internals
+(its docstring describes both halves)."""
 import subprocess
 
 import numpy as np

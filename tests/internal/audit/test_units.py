@@ -1,6 +1,5 @@
-"""One unit per kind of quantity across the audit: the document keeps raw proportions with their
-``unit``; everything a person reads (the HTML tables, the findings, the sentences, the gate's
-verdict) shows rates in % and differences of rates in percentage points, with the same numbers."""
+"""The tests of ``tests/contract/audit/test_units.py`` that pin internals
+(its docstring describes both halves)."""
 import html
 import re
 

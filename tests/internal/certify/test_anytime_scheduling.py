@@ -1,11 +1,5 @@
-"""Anytime certification shares the time between rows (issue #24, item 5).
-
-Under ``time_limit`` the exhaustive search of every row runs in short, exactly resumable slices,
-least-worked row first (``fairlens.certify._schedule.settle_rows``), on threads of this process:
-a few hard rows cannot starve the rest, rows are reported as they settle, a settled row gets the
-answer, witness and evaluation count it gets without a limit, and ``n_jobs=2`` settles at least
-as many rows as ``n_jobs=1``.
-"""
+"""The tests of ``tests/contract/certify/test_anytime_scheduling.py`` that pin internals
+(its docstring describes both halves)."""
 import time
 
 import numpy as np

@@ -1,12 +1,5 @@
-"""certify follows the one analysis contract (issue 21) for EVERY supported model type.
-
-The parameters of ``certify``, ``instance_covers`` and ``accuracy_under_attack`` are declared once
-(``CERTIFY_CONSTRAINTS``); the invalid values generated from that table are refused by name for
-scikit-learn forests (soft and hard vote), trees, FeaturePartitionedForest, GradientBoosting,
-HistGradientBoosting, XGBoost and LightGBM alike (before: ``prune="banana"`` and ``chunk_size=0``
-were accepted for GradientBoosting and refused for RandomForest). Results are
-:class:`fairlens._base.Result` objects.
-"""
+"""The tests of ``tests/contract/certify/test_contract.py`` that pin internals
+(its docstring describes both halves)."""
 import json
 import math
 

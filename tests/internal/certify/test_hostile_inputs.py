@@ -1,9 +1,5 @@
-"""Regression tests for certify's hostile and awkward inputs (issue 22, trust round three).
-
-Each test reproduces one report: Ctrl-C inside a kernel, absurd ``n_jobs``, ``time_limit=inf``,
-a time limit with parallel workers, an array given to a model fitted on a DataFrame, pandas
-category columns, install hints and the public name of the literal reference.
-"""
+"""The tests of ``tests/contract/certify/test_hostile_inputs.py`` that pin internals
+(its docstring describes both halves)."""
 
 import pytest
 

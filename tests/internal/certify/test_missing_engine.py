@@ -1,9 +1,5 @@
-"""certify with missing values (issue 24 item 4): NaN as one more attack value, rows with NaN.
-
-Every verdict is checked against the literal oracle ``reference_attack`` (each library's own
-``predict`` on every candidate row, NaN included), every witness against ``predict``, and the
-bounds for soundness (a row FLB/ELB certifies is never attacked by the oracle).
-"""
+"""The tests of ``tests/contract/certify/test_missing_engine.py`` that pin internals
+(its docstring describes both halves)."""
 import numpy as np
 import pytest
 from sklearn.ensemble import (

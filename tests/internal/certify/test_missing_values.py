@@ -1,18 +1,5 @@
-"""Missing values and certification (issue 24, item 4).
-
-Every library whose ``predict`` accepts NaN routes it by a default direction stored at each split.
-These tests check, against each installed library's own ``predict``:
-
-* the NaN routing every reader records (``TreeEnsemble.missing_left``) -- routing a row with NaN
-  through the read ensemble's node arrays (a plain NumPy walk, ``certify_helpers.route_leaves``) reaches the
-  leaves the library reaches (same scores, same prediction), for random trees fitted on data with NaN
-  (and on features that never saw NaN);
-* ``TreeEnsemble.accepts_nan`` -- equal to calling ``predict`` on NaN;
-* the literal oracle ``reference_attack(..., missing=True)`` (NaN as one more candidate value);
-* the reproducers of the issue: rows certified robust at budget 1 that one NaN flips, and rows with
-  NaN, which ``certify`` now certifies (``missing="auto"``: NaN is one more attack value when
-  ``predict`` accepts it; ``missing=False``: the finite threat model), equal to the oracle.
-"""
+"""The tests of ``tests/contract/certify/test_missing_values.py`` that pin internals
+(its docstring describes both halves)."""
 import warnings
 
 import numpy as np

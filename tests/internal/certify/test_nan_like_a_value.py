@@ -1,13 +1,5 @@
-"""NaN that routes like a finite value is no new attack value (issue 37, item 3).
-
-Where NaN takes, at every node of a feature, the branch one of the feature's finite relevant values
-takes (XGBoost trained without missing values sends NaN right at every node: the branch of the top
-value), writing NaN reaches exactly the leaves that value reaches. The NaN-coded ensemble then adds
-no ``-inf`` value and no NaN-code parent for that feature, and reads a NaN input as that value: the
-default threat model costs what the finite one costs on such models. The verdicts are those of the
-literal oracle that calls the library's own ``predict`` with NaN as one more value; every witness
-flips that ``predict`` and keeps the row's own NaN where the attack leaves the feature alone.
-"""
+"""The tests of ``tests/contract/certify/test_nan_like_a_value.py`` that pin internals
+(its docstring describes both halves)."""
 import numpy as np
 import pytest
 

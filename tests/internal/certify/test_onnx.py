@@ -1,13 +1,5 @@
-"""ONNX ``TreeEnsembleClassifier`` models (skl2onnx: scikit-learn forests and gradient boosting;
-onnxmltools: LightGBM, XGBoost where its converter runs), certified through one reader file.
-
-Oracle, independent of fairlens' reader and kernels: a literal enumeration that calls onnxruntime's
-``InferenceSession.run`` on every combination of a dense per-feature grid -- the thresholds of the
-*original* model read by ``fairlens.certify._reference.reference_candidates`` (each threshold, the
-float64 and float32 numbers either side, values beyond the ends; NaN when the attacker may write it)
--- for every set of ``b`` features. Every witness must flip onnxruntime's label; every row certified
-robust must be robust under the enumeration.
-"""
+"""The tests of ``tests/contract/certify/test_onnx.py`` that pin internals
+(its docstring describes both halves)."""
 import itertools
 
 import numpy as np

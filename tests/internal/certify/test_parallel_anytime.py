@@ -1,9 +1,5 @@
-"""certify on several workers (n_jobs, loky and dask) and anytime certification (time_limit).
-
-Issue 14: fixed row blocks give the same statuses, witnesses and covers at any n_jobs and on
-dask; ``time_limit`` leaves unsettled rows "unknown" with a sound ``accuracy_interval``; the
-brute-force kernel pauses inside one pattern's value search and resumes exactly.
-"""
+"""The tests of ``tests/contract/certify/test_parallel_anytime.py`` that pin internals
+(its docstring describes both halves)."""
 
 import numpy as np
 import pytest

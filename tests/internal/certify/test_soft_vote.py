@@ -1,9 +1,5 @@
-"""Certify what ``predict`` returns: the soft vote of scikit-learn forests (issue 11).
-
-The reference here is a literal brute-force twin written independently of the
-package: every set of ``b`` features, every combination of candidate values around
-every threshold (itertools), scored with the forest's own ``predict``.
-"""
+"""The tests of ``tests/contract/certify/test_soft_vote.py`` that pin internals
+(its docstring describes both halves)."""
 
 import numpy as np
 import pytest

@@ -1,11 +1,5 @@
-"""The MAFT benchmarks' small tables: Pima diabetes, Cleveland heart, student performance.
-
-Cross-checked against sources independent of the loader: the raw CSV read with the standard
-``csv`` module, the authors' own per-feature ``feature_info.csv`` (its min/max columns are the
-search bounds of their code), the protected column indices of the authors'
-``experiment_config.py`` (D-a [7], H-a [0], H-g [1], S-a [2], S-g [1]) and the paper's Table 2
-(#Ins, #Fea).
-"""
+"""The tests of ``tests/contract/datasets/test_maft_benchmarks.py`` that pin internals
+(its docstring describes both halves)."""
 import csv
 import gzip
 import hashlib

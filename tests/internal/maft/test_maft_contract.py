@@ -1,6 +1,5 @@
-"""The one analysis contract (issue 21) for the MAFT slice: every searcher refuses each
-invalid value generated from its ``_parameter_constraints`` by name, every result is a
-``fairlens._base.Result`` with a one-row summary, a JSON-safe ``to_dict`` and an HTML repr."""
+"""The tests of ``tests/contract/maft/test_maft_contract.py`` that pin internals
+(its docstring describes both halves)."""
 from __future__ import annotations
 
 import json

@@ -1,9 +1,5 @@
-"""The one model protocol (issue: trustworthy answers on an auditor's own model and data).
-
-A scorer takes encoded rows and calls the model the way it was fitted: on the readable
-frame (decoded rows), on an encoded DataFrame (its own column order) or on an array.
-Each case is checked against the model's own ``predict_proba`` on the matching input.
-"""
+"""The tests of ``tests/contract/models/test_protocol.py`` that pin internals
+(its docstring describes both halves)."""
 import threading
 
 import numpy as np

@@ -1,6 +1,5 @@
-"""Issue 22 regressions for the shuffle slice: silent answers turned into the right answer
-or a ValueError naming the argument; the Mixing kernel against the literal Algorithm 3 in
-both directions of superiority."""
+"""The tests of ``tests/contract/shuffle/test_hostile_inputs.py`` that pin internals
+(its docstring describes both halves)."""
 import numpy as np
 import pytest
 

@@ -1,8 +1,5 @@
-"""What every fairlens widget shares (issue 21 item 3, issue 22 items 2-3, issue 23 item 2):
-an ipywidgets VBox subclass in ``<slice>/_widget.py`` on ``fairlens._widgets``, the ``background``
-thread switch, natural-size figures without overlapping or small text, a projector switch,
-export (PNG, CSV/JSON, a code cell that reproduces the numbers headless), a static rendering
-for places without a widget frontend, and Stop that frees the widget even if a step hangs."""
+"""The tests of ``tests/contract/widgets/test_widget_contract.py`` that pin internals
+(its docstring describes both halves)."""
 
 import matplotlib
 import numpy as np
