@@ -560,6 +560,15 @@ class _OneTask:
             self._pool.terminate(kill_workers=True)
 
 
+def _backend_streams():
+    """Whether the active joblib backend hands results back as they finish
+    (``return_as="generator"``); joblib's ``multiprocessing`` backend does not."""
+    import joblib
+
+    backend = joblib.Parallel(n_jobs=2)._backend  # reads the active configuration; starts nothing
+    return bool(getattr(backend, "supports_return_generator", True))
+
+
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
                info=None, tasks_per_worker=None, probe_seconds=None, on_result=None, share_here=False):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
@@ -677,7 +686,10 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
             if _RECORDERS:
                 _record(workers, note, total)
             return out
-    here_too = bool(share_here) and workers > 1 and total - start > 1 and _can_share_here()
+    # results as they finish (joblib's ``return_as="generator"``) are what lets this process work a
+    # share while the workers run; joblib's "multiprocessing" backend returns them only at the end
+    streams = workers > 1 and _backend_streams()
+    here_too = bool(share_here) and streams and total - start > 1 and _can_share_here()
     if here_too:
         note = note.replace(f"{workers} workers (one share each)",
                             f"{workers} processes (one share each; this process works the first)")
@@ -728,7 +740,7 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         gen = _OneTask(pool, func, payload, sent[0])
     else:
         with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
-            gen = joblib.Parallel(n_jobs=n_workers, return_as="generator")(
+            gen = joblib.Parallel(n_jobs=n_workers, return_as="generator" if streams else "list")(
                 joblib.delayed(_run_group)(func, payload, g) for g in sent
             )
     try:

@@ -168,6 +168,20 @@ def test_one_share_per_worker(monkeypatch):
     np.testing.assert_array_equal(np.concatenate(got), _reference(4, n, 5))
 
 
+def test_a_backend_without_streamed_results_gets_every_share():
+    """joblib's "multiprocessing" backend returns results only at the end (no ``return_as=
+    "generator"``): the workers get every share (none in this process), the same answer."""
+    import joblib
+
+    n = 40
+    p = Payload(seed=3, offset=np.arange(n, dtype=float))
+    info = {}
+    with joblib.parallel_config(backend="multiprocessing"):
+        got = run_chunks(_draw, p, fixed_chunks(n, 5), n_jobs=2, share_here=True, info=info)
+    assert info["n_jobs_used"] == 2 and info["share_here"] is False
+    np.testing.assert_array_equal(np.concatenate(got), _reference(3, n, 5))
+
+
 def test_fall_back_rule_and_info(monkeypatch):
     """Work per worker below the threshold runs here (no joblib.Parallel), says so, same answer."""
     import joblib
