@@ -206,9 +206,10 @@ class Predictor:
         _, att, cf, cs, _, _, dlt = call_kernel(_bounds.elb_search, ens, vote, self.Xr, self.yi, rows, self.budget)
         return att, cf, cs, dlt
 
-    def new_state(self):
-        """A fresh state of the exactly resumable exhaustive search (``5 + 2 * budget`` int64)."""
-        return np.zeros(5 + 2 * self.budget, np.int64)
+    def new_state(self, budget=None):
+        """A fresh state of the exactly resumable exhaustive search (``5 + 2 * budget`` int64;
+        ``budget=None``: the certified budget)."""
+        return np.zeros(5 + 2 * (self.budget if budget is None else int(budget)), np.int64)
 
     def witness(self, i, wf, wv):
         """``(x', features, values)``: row ``i`` with the attacked features set."""
@@ -218,16 +219,21 @@ class Predictor:
         xw[feats] = vals
         return xw, feats, vals
 
-    def brute(self, rows, state, work):
+    def brute(self, rows, state, work, budget=None):
         """Exact search (section 4.1) of ``rows`` from ``state`` (modified in place; the format of
-        :func:`~fairlens.certify._search.brute_search`). Without an exact replay the candidates of the
-        finished rows are confirmed by the library's ``predict`` in one call (a rejected ambiguous one
-        leaves its row unfinished, its search resuming right after it)."""
+        :func:`~fairlens.certify._search.brute_search`) for attacks on at most ``budget`` features
+        (``None``: the certified budget; a smaller one is a search of its own, with its own state).
+        Without an exact replay the candidates of the finished rows are confirmed by the library's
+        ``predict`` in one call (a rejected ambiguous one leaves its row unfinished, its search
+        resuming right after it)."""
         ens, vote = self._run(rows)
-        if state.shape != (5 + 2 * self.budget,) or state.dtype != np.int64:
+        budget = self.budget if budget is None else int(budget)
+        if not 1 <= budget <= self.budget:
+            raise ValueError(f"internal: brute-force budget {budget} must be in [1, {self.budget}].")
+        if state.shape != (5 + 2 * budget,) or state.dtype != np.int64:
             raise ValueError("internal: brute-force state must be an int64 array of length 5 + 2 * budget.")
         _, outcome, wf, wv, ne, n_done = call_kernel(_search.brute_search, ens, vote, self.Xr, self.yi, rows,
-                                               self.budget, self.prune, state, int(work))
+                                               budget, self.prune, state, int(work))
         n_done = int(n_done)
         att = outcome[:n_done] > 0
         cand = np.flatnonzero(att) if self.confirm else ()

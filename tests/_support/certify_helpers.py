@@ -119,3 +119,18 @@ def route_leaves(ens, Xr, missing_left=None):
                     node = int(ens.left[node] if v <= ens.threshold[node] else ens.right[node])
             out[i, t] = node
     return out
+
+
+def check_smallest_first(res, ref, exact_order=True):
+    """A time-limited ``res`` against the unlimited ``ref`` (same model, rows, budget): every settled
+    row has ``ref``'s verdict, and its witness, the first attack on the fewest features, changes no
+    more features than ``ref``'s. ``exact_order`` (forests, whose search order does not depend on the
+    budget): a witness of the same size as ``ref``'s is ``ref``'s witness."""
+    settled = res.status != "unknown"
+    np.testing.assert_array_equal(res.status[settled], ref.status[settled])
+    assert res.witnesses.keys() <= ref.witnesses.keys()
+    for i in res.witnesses:
+        mine, theirs = len(res.witness_changes[i][0]), len(ref.witness_changes[i][0])
+        assert 1 <= mine <= theirs
+        if exact_order and mine == theirs:
+            np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])

@@ -198,6 +198,7 @@ def test_rejected_ambiguous_candidates_resume_right_after_themselves(monkeypatch
     import dataclasses
 
     from fairlens.certify import _search, certify
+    from tests._support.certify_helpers import check_smallest_first
     from tests.contract.certify.test_boosted import _fit
 
     model, X, y = _fit("gb", n_classes, n_trees=6)
@@ -223,7 +224,12 @@ def test_rejected_ambiguous_candidates_resume_right_after_themselves(monkeypatch
     assert res.witnesses.keys() == ref.witnesses.keys()
     for i in ref.witnesses:
         np.testing.assert_array_equal(res.witnesses[i], ref.witnesses[i])
-    for kw in ({"chunk_size": 1}, {"time_limit": 1e6}):
-        again = certify(wide, X, y, budget=2, method="brute", **kw)
-        np.testing.assert_array_equal(again.status, res.status)
-        assert again.n_evaluations == res.n_evaluations
+    again = certify(wide, X, y, budget=2, method="brute", chunk_size=1)
+    np.testing.assert_array_equal(again.status, res.status)
+    assert again.n_evaluations == res.n_evaluations
+    # under a limit the smaller budget is searched first (its own candidates, confirmed the same way)
+    limited = certify(wide, X, y, budget=2, method="brute", time_limit=1e6)
+    np.testing.assert_array_equal(limited.status, res.status)
+    check_smallest_first(limited, res, exact_order=False)
+    for i, xw in limited.witnesses.items():
+        assert model.predict(xw[None, :])[0] != y[i]
