@@ -57,7 +57,9 @@ and then ``--calls`` more, at ``n_jobs=1`` and at ``n_jobs=2`` alternately; it p
 the first calls and of the repeated calls, their speed-up and total CPU ratio (the process and
 every child: loky's worker, or the dask cluster's workers, started before the first call as a user
 starts a cluster), and whether every call gave the same instances.  The model is trained once by
-this process and handed to the fresh processes in a temporary file.
+this process and handed to the fresh processes in a temporary file; ``--model keras`` measures a
+Keras MLP (the MAFT authors' census architecture) called eagerly instead, whose cost is mostly
+per call: its local phase stays in this process at ``n_jobs=2`` and the result says why.
 
 Run (from the repository root):
 
@@ -66,6 +68,7 @@ Run (from the repository root):
     PYTHONPATH=. python benchmarks/scale.py             # full sizes, one sample each
     PYTHONPATH=. python benchmarks/scale.py --quick --only maft --backends loky,dask-tuned --repeat 5
     PYTHONPATH=. python benchmarks/scale.py --as-user --only maft --backends loky --repeat 3 --calls 3
+    PYTHONPATH=. python benchmarks/scale.py --as-user --model keras --repeat 2 --calls 2   # needs TensorFlow
 """
 from __future__ import annotations
 
@@ -112,6 +115,9 @@ def _parse():
     ap.add_argument("--as-user", action="store_true",
                     help="MAFT as a user runs it: each sample a fresh process making the first call and --calls "
                          "more, n_jobs=1 and n_jobs=2 alternately (--repeat samples each, default 3)")
+    ap.add_argument("--model", choices=("mlp", "keras"), default="mlp",
+                    help="with --as-user: the package's scikit-learn MLP (default) or a Keras MLP of the same "
+                         "shape as the MAFT authors' census model (needs TensorFlow)")
     ap.add_argument("--calls", type=int, default=3,
                     help="with --as-user: calls after the first one in each fresh process (default 3)")
     ap.add_argument("--user-child", default=None, help=argparse.SUPPRESS)  # internal: one fresh process
@@ -491,6 +497,43 @@ def _maft_call(model, census, n_jobs):
     return MAFT(model, census, protected=["sex"], n_seeds=1000, n_local=1000, random_state=0).run(n_jobs=n_jobs)
 
 
+class KerasScorer:
+    """A Keras model as a user hands it to MAFT: a callable ``(n, d) -> P(favourable)``, calling the
+    model eagerly (``model(X)``).  It pickles as its file's path (a worker loads the model once)."""
+
+    def __init__(self, path):
+        self.path, self._model = path, None
+
+    def __getstate__(self):
+        return {"path": self.path, "_model": None}
+
+    def __call__(self, X):
+        import numpy as np
+
+        if self._model is None:
+            import keras
+
+            self._model = keras.models.load_model(self.path)
+        return np.asarray(self._model(np.asarray(X, np.float32), training=False))[:, 1]
+
+
+def _train_keras(census, path):
+    """A Keras MLP shaped like the MAFT authors' census model (64-32-16-8-4 ReLU, softmax over 2),
+    3 epochs, saved to ``path``."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    X, y = np.asarray(census.X, np.float32), np.asarray(census.y)
+    model = keras.Sequential([keras.Input((X.shape[1],))]
+                             + [keras.layers.Dense(u, activation="relu") for u in (64, 32, 16, 8, 4)]
+                             + [keras.layers.Dense(2, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model.fit(X, y, epochs=3, batch_size=256, verbose=0)
+    model.save(path)
+
+
 def user_child(spec):
     """One fresh process of ``--as-user``: ``spec = "model_file:backend:n_jobs:calls"``; prints one
     ``RESULT {json}`` line with every call's wall time, CPU (this process, children) and answer."""
@@ -503,7 +546,8 @@ def user_child(spec):
 
     path, backend, n_jobs, calls = spec.rsplit(":", 3)
     census = datasets.load_adult(encoding="benchmark")
-    model = joblib.load(path)  # written by the parent process of this benchmark
+    # written by the parent process of this benchmark
+    model = KerasScorer(path) if path.endswith(".keras") else joblib.load(path)
     out = []
     with _backend(backend):  # a dask cluster is started here, before the first call, as a user does
         for _ in range(1 + int(calls)):
@@ -541,9 +585,18 @@ def main_as_user(args):
           f"{cap0:.2f} CPU s per wall s (2.00 = two free cores)", flush=True)
     t_start = time.perf_counter()
     census = datasets.load_adult(encoding="benchmark")
+    if args.model == "keras":
+        import importlib.util
+
+        if importlib.util.find_spec("tensorflow") is None:
+            raise SystemExit("--model keras needs TensorFlow (pip install tensorflow-cpu); it is not installed")
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "census_mlp.joblib")
-        joblib.dump(train_mlp(census, random_state=0), path)
+        if args.model == "keras":
+            path = os.path.join(tmp, "census_mlp.keras")
+            _train_keras(census, path)
+        else:
+            path = os.path.join(tmp, "census_mlp.joblib")
+            joblib.dump(train_mlp(census, random_state=0), path)
         rows = []
         for backend in backends:
             res = {1: [], 2: []}
@@ -574,7 +627,8 @@ def main_as_user(args):
         load1 = os.getloadavg()
         cap1 = two_core_capacity()
     print()
-    print(f"MAFT (own MLP, census 1000x1000) as a user runs it: medians over {repeat} fresh process(es) per n_jobs")
+    what = "own MLP" if args.model == "mlp" else "a Keras MLP called eagerly"
+    print(f"MAFT ({what}, census 1000x1000) as a user runs it: medians over {repeat} fresh process(es) per n_jobs")
     print("| backend | calls | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | CPU n_jobs=1 -> 2 (s) | CPU ratio "
           "| n_jobs=2 workers' CPU (s) | identical |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -563,10 +563,9 @@ class _OneTask:
 def _backend_streams():
     """Whether the active joblib backend hands results back as they finish
     (``return_as="generator"``); joblib's ``multiprocessing`` backend does not."""
-    import joblib
+    from joblib.parallel import get_active_backend
 
-    backend = joblib.Parallel(n_jobs=2)._backend  # reads the active configuration; starts nothing
-    return bool(getattr(backend, "supports_return_generator", True))
+    return bool(getattr(get_active_backend()[0], "supports_return_generator", True))
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,

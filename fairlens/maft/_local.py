@@ -19,7 +19,7 @@ from fairlens._parallel import Payload
 from fairlens._parallel import blas_limit as _blas_limit
 
 from . import _kcall
-from ._plan import cuts, own_share, plan_phase, run_shares
+from ._plan import call_costs, cuts, own_share, plan_phase, run_shares
 from ._problem import score_similar
 from ._state import Finds, Live, LocalPhase, OwnShare, ShareOutcome, presize
 from ._utils import KeySet, stream_counter, stream_uniform
@@ -347,7 +347,9 @@ def run_local(run, walkers, gkeys, key, rows):
     :class:`~fairlens.maft._state.LocalPhase`."""
     spec = run.spec
     G = walkers.shape[0]
-    plan = plan_phase("local", spec.walks.local_rows(spec, G), run.workers)
+    # each share makes one model call per lockstep step at least (n_local + 1 of them)
+    plan = plan_phase("local", spec.walks.local_rows(spec, G), run.workers, calls=int(spec.n_local) + 1,
+                      costs=lambda m: call_costs(run.model.scorer.scorer, walkers, m))
     if plan.note:
         run.notes.append(plan.note)
     shares = cuts(G, plan.workers, spec.walks.align)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._parallel import run_chunks
 
-__all__ = ["MIN_PARALLEL_ROWS", "Plan", "plan_phase", "cuts", "own_share", "run_shares"]
+__all__ = ["MIN_PARALLEL_ROWS", "MIN_PARALLEL_GAIN", "Plan", "plan_phase", "call_costs", "cuts", "own_share",
+           "run_shares"]
 
 #: Below this many model rows (an upper bound of a phase's work: every similar instance and every
 #: gradient row its walkers can score, :class:`~fairlens.maft._state.Walks`' ``global_rows`` and
@@ -22,6 +25,14 @@ __all__ = ["MIN_PARALLEL_ROWS", "Plan", "plan_phase", "cuts", "own_share", "run_
 #: the tasks and shipping the model would cost more than the work (measured in
 #: ``benchmarks/scale.py``).  The result says so (``params["parallel"]``).
 MIN_PARALLEL_ROWS = 1_000_000
+
+#: A phase big enough in rows still runs in this process when its shares would gain less than this
+#: factor in model time.  Shares cut the walkers, so each share makes as many model calls as the
+#: whole phase (one per lockstep step) with fewer rows each: a model whose fixed cost per call
+#: dominates (a Keras model called eagerly: about 11 ms per call against 1 us per row on census)
+#: gains nothing from workers and pays their start-up and a second process's CPU.  The costs are
+#: probed on the model itself (:func:`call_costs`); the result says so (``params["parallel"]``).
+MIN_PARALLEL_GAIN = 1.3
 
 
 @dataclass(frozen=True)
@@ -41,17 +52,54 @@ class Plan:
     note: str = ""
 
 
-def plan_phase(phase, rows, workers):
+def plan_phase(phase, rows, workers, calls=None, costs=None):
     """The :class:`Plan` of one phase: ``workers`` shares, or this process alone when the phase
     (at most ``rows`` model rows, its similar instances and gradients) is too small to gain from
-    them."""
+    them, or when the model's fixed cost per call leaves the shares little to gain.
+
+    ``calls`` is the phase's number of model calls in lockstep (each share makes as many) and
+    ``costs(rows_per_call)`` returns the model's ``(seconds per call, seconds per row)``
+    (:func:`call_costs`); it is asked only when the rows alone would send the phase to the workers.
+    The estimated gain in model time is ``(calls a + rows b) / (calls a + rows b / workers)``; below
+    :data:`MIN_PARALLEL_GAIN` the phase runs here, and the note says why."""
     if workers <= 1:
         return Plan(1)
     if rows < MIN_PARALLEL_ROWS:
         return Plan(1, f"{phase} phase in this process: at most {rows:,.0f} model rows (similar instances "
                        f"and gradients), below MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from "
                        f"{workers} workers)")
+    if calls and costs is not None:
+        per_call, per_row = costs(max(1, int(rows / calls)))
+        alone = calls * per_call + rows * per_row
+        gain = alone / (calls * per_call + rows * per_row / workers)
+        if gain < MIN_PARALLEL_GAIN:
+            return Plan(1, f"{phase} phase in this process: the model costs {1e3 * per_call:.2f} ms per call and "
+                           f"{1e6 * per_row:.2f} us per row (probed), and each of {workers} shares would make the "
+                           f"same {calls:,} calls with fewer rows: an estimated {gain:.2f}x, below "
+                           f"MIN_PARALLEL_GAIN={MIN_PARALLEL_GAIN:g} (a model that scores many rows per call "
+                           f"at a lower fixed cost gains from workers)")
     return Plan(workers)
+
+
+def call_costs(score, rows, m, repeat=3):
+    """``(seconds per call, seconds per row)`` of ``score`` (an ``(n, d) -> (n,)`` scorer), from the
+    fastest of ``repeat`` calls on 1 row and on ``m`` rows (``rows`` repeated to ``m``; a fresh array
+    for each call).  Only where a phase runs depends on it, never the answer."""
+    rows = np.asarray(rows, dtype=np.float64)
+    m = max(2, int(m))
+
+    def fastest(n):
+        best = float("inf")
+        for _ in range(repeat):
+            X = np.resize(rows, (n, rows.shape[1]))
+            t = time.perf_counter()
+            score(X)
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    one, many = fastest(1), fastest(m)
+    per_row = max(0.0, (many - one) / (m - 1))
+    return max(0.0, one - per_row), per_row
 
 
 def cuts(n, parts, align=1):

@@ -346,8 +346,11 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             others (on dask only when the cluster is a ``LocalCluster``; a remote cluster's
             workers get every share).  A phase too small to gain (fewer than
             :data:`~fairlens.maft._plan.MIN_PARALLEL_ROWS` model rows at most) runs in this
-            process; ``result.params["parallel"]`` says what ran where.  The instances found are
-            the same at every ``n_jobs``.
+            process, and so does a local phase whose model costs mostly per *call* rather than
+            per row (probed on the model: the shares cut the rows of each call, not the number
+            of calls, so a Keras model called eagerly, about 10 ms per call, gains nothing;
+            :data:`~fairlens.maft._plan.MIN_PARALLEL_GAIN`); ``result.params["parallel"]`` says
+            what ran where and why.  The instances found are the same at every ``n_jobs``.
         callback : callable, optional
             Called with a dict (``phase``, ``step``, ``total``, ``n_global``, ``n_total``,
             ``elapsed``) after every step in this process; with several workers after each

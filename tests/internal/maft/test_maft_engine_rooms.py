@@ -14,6 +14,7 @@ def test_a_run_writes_nothing_onto_the_searcher(toy, smooth, monkeypatch, n_jobs
     import fairlens.maft._plan as plan_mod
 
     monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_GAIN", 0)
     s = MAFT(smooth, toy, n_seeds=40, n_local=6, random_state=1)
     s.draw_seeds()  # the seed memo lives in the problem, filled before the snapshot
     before = _snapshot(s)

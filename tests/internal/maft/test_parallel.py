@@ -12,8 +12,10 @@ from tests.contract.maft.test_parallel import KW, PROT, _same
 
 @pytest.fixture
 def always_parallel(monkeypatch):
-    """The toy workloads are far below MIN_PARALLEL_ROWS: force the workers anyway."""
+    """The toy workloads are far below MIN_PARALLEL_ROWS (and a toy model's cost is mostly per
+    call): force the workers anyway."""
     monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_GAIN", 0)
 
 
 def _search(cls, toy, smooth, toy_mlp, **kw):
@@ -162,6 +164,7 @@ def test_a_phase_the_old_estimate_kept_here_goes_to_the_workers(toy, smooth, mon
     old_estimate = one.n_global * 30 * s.problem.C
     assert old_estimate < local_rows
     monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", local_rows)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_GAIN", 0)
     two = s.run(n_jobs=2)
     assert "local phase on 2 processes" in two.params["parallel"]
     _same(one, two)
@@ -173,10 +176,68 @@ def test_every_fallback_says_why(toy, smooth, monkeypatch):
     res = MAFT(smooth, toy, n_seeds=30, n_local=10, random_state=1).run(n_jobs=2)
     assert "at most" in res.params["parallel"] and "MIN_PARALLEL_ROWS" in res.params["parallel"]
     monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_GAIN", 0)
     res = AEQUITAS(smooth, toy, n_seeds=300, n_local=5, random_state=1).run(n_jobs=2)
     assert 0 < res.n_global <= 256 and "make one share" in res.params["parallel"]
     res = MAFT(smooth, toy, n_seeds=10, n_local=3, engine="reference").run(n_jobs=2)
     assert "engine='reference'" in res.params["parallel"]
+
+
+class _FixedCostPerCall:
+    """A scorer that costs ``per_call`` s per call and ``per_row`` s per row on a fake clock."""
+
+    def __init__(self, per_call, per_row, clock):
+        self.per_call, self.per_row, self.clock = per_call, per_row, clock
+
+    def __call__(self, X):
+        self.clock[0] += self.per_call + self.per_row * X.shape[0]
+        return np.zeros(X.shape[0])
+
+
+@pytest.mark.parametrize("per_call, per_row", [(0.011, 1e-6), (2e-5, 1e-6), (0.0, 5e-6)])
+def test_call_costs_recovers_the_cost_per_call_and_per_row(monkeypatch, per_call, per_row):
+    clock = [0.0]
+    monkeypatch.setattr(plan_mod.time, "perf_counter", lambda: clock[0])
+    a, b = plan_mod.call_costs(_FixedCostPerCall(per_call, per_row, clock), np.ones((3, 4)), 2000)
+    assert a == pytest.approx(per_call, abs=1e-12) and b == pytest.approx(per_row, rel=1e-9)
+
+
+def test_a_phase_whose_model_cost_is_per_call_stays_here_and_says_why():
+    """Shares cut the walkers, not the calls: with 11 ms per call and 1 us per row (a Keras model
+    called eagerly on census) two shares of 1,001 calls and 2 million rows gain about 1.08x."""
+    asked = []
+
+    def costs(m):
+        asked.append(m)
+        return 0.011, 1e-6
+
+    plan = plan_mod.plan_phase("local", 2_000_000, 2, calls=1001, costs=costs)
+    assert plan.workers == 1 and "MIN_PARALLEL_GAIN" in plan.note and "11.00 ms per call" in plan.note
+    assert asked == [1998]  # probed at the phase's rows per call
+    # the package's MLP: about 20 us per call and 1 us per row -- the workers pay off
+    assert plan_mod.plan_phase("local", 2_000_000, 2, calls=1001, costs=lambda m: (2e-5, 1e-6)).workers == 2
+    # a phase too small in rows never probes the model
+    assert plan_mod.plan_phase("local", 10, 2, calls=1001, costs=lambda m: asked.append(m)).workers == 1
+    assert len(asked) == 1
+
+
+def test_a_model_with_a_fixed_cost_per_call_runs_here_with_the_same_answer(toy, smooth, monkeypatch):
+    import time
+
+    class Slow:  # the toy model plus a fixed cost per call, as a Keras model called eagerly has
+        def __init__(self, model):
+            self.model = model
+
+        def __call__(self, X):
+            time.sleep(0.003)
+            return self.model(X)
+
+    monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
+    s = MAFT(Slow(smooth), toy, n_seeds=40, n_local=6, random_state=1)
+    two = s.run(n_jobs=2)
+    assert "local phase in this process" in two.params["parallel"]
+    assert "MIN_PARALLEL_GAIN" in two.params["parallel"]
+    _same(s.run(), two)
 
 
 def test_a_worker_scoring_through_the_replay_never_imports_sklearn(toy, toy_mlp, tmp_path):
