@@ -343,7 +343,7 @@ def certify(model, X, y, *, budget=1, method="cascade", vote=None, prune=True, t
         so a row attacked through one feature the search order ranks low
         settles in milliseconds instead of after every pair through the
         features ranked above it (on a 100-tree forest at ``budget=2`` and
-        ``time_limit=15``, 16-17 of 20 rows settle against 13-15 with the one
+        ``time_limit=15``, 16-17 of 20 rows settle against 13-16 with the one
         search at the full budget). Every settled row gets the verdict it
         gets without a limit (tested); its witness is the first attack on the
         *fewest* features (the unlimited run's witness when that one is
