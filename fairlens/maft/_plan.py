@@ -16,8 +16,8 @@ import numpy as np
 
 from .._parallel import run_chunks
 
-__all__ = ["MIN_PARALLEL_ROWS", "MIN_PARALLEL_GAIN", "Plan", "plan_phase", "call_costs", "cuts", "own_share",
-           "run_shares"]
+__all__ = ["MIN_PARALLEL_ROWS", "MIN_PARALLEL_GAIN", "PROBE_ROWS", "Plan", "plan_phase", "call_costs", "cuts",
+           "own_share", "run_shares"]
 
 #: Below this many model rows (an upper bound of a phase's work: every similar instance and every
 #: gradient row its walkers can score, :class:`~fairlens.maft._state.Walks`' ``global_rows`` and
@@ -33,6 +33,9 @@ MIN_PARALLEL_ROWS = 1_000_000
 #: gains nothing from workers and pays their start-up and a second process's CPU.  The costs are
 #: probed on the model itself (:func:`call_costs`); the result says so (``params["parallel"]``).
 MIN_PARALLEL_GAIN = 1.3
+
+#: The most rows :func:`call_costs` scores in one probe call.
+PROBE_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,9 @@ def plan_phase(phase, rows, workers, calls=None, costs=None):
     them, or when the model's fixed cost per call leaves the shares little to gain.
 
     ``calls`` is the phase's number of model calls in lockstep (each share makes as many) and
-    ``costs(rows_per_call)`` returns the model's ``(seconds per call, seconds per row)``
-    (:func:`call_costs`); it is asked only when the rows alone would send the phase to the workers.
+    ``costs(m)`` returns the model's ``(seconds per call, seconds per row)`` probed on ``m`` rows, the
+    phase's rows per call up to :data:`PROBE_ROWS` (:func:`call_costs`); it is asked only when the
+    rows alone would send the phase to the workers.
     The estimated gain in model time is ``(calls a + rows b) / (calls a + rows b / workers)``; below
     :data:`MIN_PARALLEL_GAIN` the phase runs here, and the note says why."""
     if workers <= 1:
@@ -69,7 +73,8 @@ def plan_phase(phase, rows, workers, calls=None, costs=None):
                        f"and gradients), below MIN_PARALLEL_ROWS={MIN_PARALLEL_ROWS:,} (too small to gain from "
                        f"{workers} workers)")
     if calls and costs is not None:
-        per_call, per_row = costs(max(1, int(rows / calls)))
+        # the slope per row is measured on at most PROBE_ROWS rows (the probe stays cheap beside the phase)
+        per_call, per_row = costs(max(1, min(int(rows / calls), PROBE_ROWS)))
         alone = calls * per_call + rows * per_row
         gain = alone / (calls * per_call + rows * per_row / workers)
         if gain < MIN_PARALLEL_GAIN:

@@ -219,6 +219,9 @@ def test_a_phase_whose_model_cost_is_per_call_stays_here_and_says_why():
     # a phase too small in rows never probes the model
     assert plan_mod.plan_phase("local", 10, 2, calls=1001, costs=lambda m: asked.append(m)).workers == 1
     assert len(asked) == 1
+    # a phase of few calls with many rows each is probed on PROBE_ROWS rows, not on a call's rows
+    assert plan_mod.plan_phase("local", 10**9, 2, calls=2, costs=costs).workers == 2
+    assert asked[-1] == plan_mod.PROBE_ROWS
 
 
 def test_a_model_with_a_fixed_cost_per_call_runs_here_with_the_same_answer(toy, smooth, monkeypatch):
