@@ -16,13 +16,14 @@ from fairlens._parallel import Payload
 from fairlens._parallel import blas_limit as _blas_limit
 
 from . import _kcall
-from ._plan import cuts, own_share, plan_phase, run_shares
+from ._plan import call_costs, cuts, own_share, plan_phase, run_shares
 from ._problem import score_similar
 from ._state import GlobalHits, HitRecorder, Live, OwnShare, ShareOutcome
 from ._utils import KeySet
 
 __all__ = ["global_phase", "global_lockstep", "global_reference", "aequitas_global", "gradient_global_rows",
-           "aequitas_global_rows", "global_task", "run_global", "unique_global"]
+           "aequitas_global_rows", "gradient_global_calls", "aequitas_global_calls", "global_task", "run_global",
+           "unique_global"]
 
 
 def global_phase(spec, model, seeds, live):
@@ -142,6 +143,17 @@ def gradient_global_rows(spec, walkers):
     return float(walkers) * spec.max_iter * (spec.problem.C + 2 * spec.gradient_rows)
 
 
+def gradient_global_calls(spec):
+    """At least how many model calls the lockstep global phase makes, whatever its share of the
+    seeds: one a step, ``max_iter`` steps."""
+    return int(spec.max_iter)
+
+
+def aequitas_global_calls(spec):
+    """AEQUITAS's global phase scores every seed's similar set in one call (in blocks of rows)."""
+    return 1
+
+
 def aequitas_global_rows(spec, walkers):
     """The rows AEQUITAS's global phase scores: every seed's similar set, once."""
     return float(walkers) * spec.problem.C
@@ -169,7 +181,8 @@ def run_global(run):
     spec = run.spec
     seeds = run.seeds
     W = seeds.shape[0]
-    plan = plan_phase("global", spec.walks.global_rows(spec, W), run.workers)
+    plan = plan_phase("global", spec.walks.global_rows(spec, W), run.workers, calls=spec.walks.global_calls(spec),
+                      costs=lambda m: call_costs(run.model.scorer.scorer, seeds, m))
     if plan.note:
         run.notes.append(plan.note)
     if plan.workers <= 1:

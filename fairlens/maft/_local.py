@@ -25,7 +25,8 @@ from ._state import Finds, Live, LocalPhase, OwnShare, ShareOutcome, presize
 from ._utils import KeySet, stream_counter, stream_uniform
 
 __all__ = ["BLOCK_SIZE", "local_phase", "local_lockstep", "local_reference", "aequitas_local_lockstep",
-           "aequitas_local_reference", "gradient_local_rows", "aequitas_local_rows", "local_task", "run_local"]
+           "aequitas_local_reference", "gradient_local_rows", "aequitas_local_rows",
+           "gradient_local_calls", "aequitas_local_calls", "local_task", "run_local"]
 
 #: The stream slots of one walker's iteration: the pair drawn at a refresh, the attribute, the
 #: direction, AEQUITAS's direction at a domain edge.
@@ -317,6 +318,17 @@ def aequitas_local_rows(spec, walkers):
     return float(walkers) * spec.problem.C * spec.n_local
 
 
+def gradient_local_calls(spec):
+    """At least how many model calls the lockstep local phase makes, whatever its share of the
+    walkers: one a step (the similar sets at the start and at each of ``n_local`` steps)."""
+    return int(spec.n_local) + 1
+
+
+def aequitas_local_calls(spec):
+    """At least how many model calls AEQUITAS's local phase makes: one a step."""
+    return int(spec.n_local)
+
+
 def local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
@@ -347,8 +359,7 @@ def run_local(run, walkers, gkeys, key, rows):
     :class:`~fairlens.maft._state.LocalPhase`."""
     spec = run.spec
     G = walkers.shape[0]
-    # each share makes one model call per lockstep step at least (n_local + 1 of them)
-    plan = plan_phase("local", spec.walks.local_rows(spec, G), run.workers, calls=int(spec.n_local) + 1,
+    plan = plan_phase("local", spec.walks.local_rows(spec, G), run.workers, calls=spec.walks.local_calls(spec),
                       costs=lambda m: call_costs(run.model.scorer.scorer, walkers, m))
     if plan.note:
         run.notes.append(plan.note)

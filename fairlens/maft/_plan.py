@@ -4,8 +4,10 @@ A phase (the global walk of the seeds, the local walk of the unique global insta
 this process, in lockstep, or in ``n_jobs`` contiguous shares of its walkers: this process works
 the first share while the workers run the others (``run_chunks(share_here=True)``), and each
 share's outcome is merged as soon as it arrives.  A phase too small to gain runs here
-(:data:`MIN_PARALLEL_ROWS`), and the result says so (``params["parallel"]``).  Where a phase
-runs never changes the answer: each walker's random numbers depend only on its global id.
+(:data:`MIN_PARALLEL_ROWS`), and so does one whose model costs mostly per call, which no cut of
+the walkers reduces (:data:`MIN_PARALLEL_GAIN`, probed by :func:`call_costs`); the result says so
+(``params["parallel"]``).  Where a phase runs never changes the answer: each walker's random
+numbers depend only on its global id.
 """
 from __future__ import annotations
 

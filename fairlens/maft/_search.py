@@ -77,18 +77,22 @@ from fairlens._parallel import chunk_rng, effective_n_jobs
 from . import _kcall
 from ._global import (
     aequitas_global,
+    aequitas_global_calls,
     aequitas_global_rows,
     global_lockstep,
     global_reference,
+    gradient_global_calls,
     gradient_global_rows,
     run_global,
     unique_global,
 )
 from ._local import (
     BLOCK_SIZE,
+    aequitas_local_calls,
     aequitas_local_lockstep,
     aequitas_local_reference,
     aequitas_local_rows,
+    gradient_local_calls,
     gradient_local_rows,
     local_lockstep,
     local_reference,
@@ -141,9 +145,10 @@ def warmup():
 
 #: The phases of the gradient searches (MAFT, EIDIG, ADF) and of AEQUITAS.
 GRADIENT_WALKS = Walks(global_lockstep, global_reference, local_lockstep, local_reference, gradient_global_rows,
-                       gradient_local_rows)
+                       gradient_local_rows, gradient_global_calls, gradient_local_calls)
 AEQUITAS_WALKS = Walks(aequitas_global, aequitas_global, aequitas_local_lockstep, aequitas_local_reference,
-                       aequitas_global_rows, aequitas_local_rows, align=BLOCK_SIZE)
+                       aequitas_global_rows, aequitas_local_rows, aequitas_global_calls, aequitas_local_calls,
+                       align=BLOCK_SIZE)
 
 
 def row_codec(spec, seeds):

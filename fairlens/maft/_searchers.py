@@ -346,9 +346,9 @@ class _TwoPhaseSearch(Analysis, abc.ABC):
             others (on dask only when the cluster is a ``LocalCluster``; a remote cluster's
             workers get every share).  A phase too small to gain (fewer than
             :data:`~fairlens.maft._plan.MIN_PARALLEL_ROWS` model rows at most) runs in this
-            process, and so does a local phase whose model costs mostly per *call* rather than
-            per row (probed on the model: the shares cut the rows of each call, not the number
-            of calls, so a Keras model called eagerly, about 10 ms per call, gains nothing;
+            process, and so does a phase whose model costs mostly per *call* rather than per row
+            (probed on the model: the shares cut the rows of each call, not the number of calls,
+            so a Keras model called eagerly, about 10 ms per call, gains nothing;
             :data:`~fairlens.maft._plan.MIN_PARALLEL_GAIN`); ``result.params["parallel"]`` says
             what ran where and why.  The instances found are the same at every ``n_jobs``.
         callback : callable, optional

@@ -564,6 +564,10 @@ class Walks(NamedTuple):
     global_rows, local_rows : callable
         ``f(spec, walkers) -> float``: at most how many model rows the lockstep phase of that
         many walkers scores (similar instances and gradients), for the parallel plan.
+    global_calls, local_calls : callable
+        ``f(spec) -> int``: at least how many model calls the lockstep phase makes, whatever
+        share of the walkers it runs (one a step), for the parallel plan's cost per call
+        (:func:`~fairlens.maft._plan.plan_phase`).
     align : int
         Parallel shares of the local walkers start at multiples of this (AEQUITAS: the groups of
         walkers sharing its adaptive probabilities).
@@ -575,6 +579,8 @@ class Walks(NamedTuple):
     local_reference: Callable
     global_rows: Callable
     local_rows: Callable
+    global_calls: Callable
+    local_calls: Callable
     align: int = 1
 
 

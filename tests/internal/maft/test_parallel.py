@@ -238,7 +238,8 @@ def test_a_model_with_a_fixed_cost_per_call_runs_here_with_the_same_answer(toy, 
     monkeypatch.setattr(plan_mod, "MIN_PARALLEL_ROWS", 0)
     s = MAFT(Slow(smooth), toy, n_seeds=40, n_local=6, random_state=1)
     two = s.run(n_jobs=2)
-    assert "local phase in this process" in two.params["parallel"]
+    for phase in ("global", "local"):
+        assert f"{phase} phase in this process: the model costs" in two.params["parallel"]
     assert "MIN_PARALLEL_GAIN" in two.params["parallel"]
     _same(s.run(), two)
 
