@@ -133,13 +133,17 @@ import numpy as np  # noqa: E402  (after the BLAS environment is set)
 
 
 def cpu_split():
-    """``(this process, children)``: CPU seconds (user + system) of this process and of every live
-    child process (loky's workers, the dask LocalCluster's workers)."""
+    """``(this process, children)``: CPU seconds (user + system) of this process and of its child
+    processes: every live one (loky's workers, the dask LocalCluster's workers) and every one that
+    ended and was reaped (a share's forked child, ``fairlens._parallel._ForkTask``)."""
+    import resource
+
     import psutil
 
     me = psutil.Process()
     t = me.cpu_times()
-    children = 0.0
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = ended.ru_utime + ended.ru_stime
     for c in me.children(recursive=True):
         try:
             ct = c.cpu_times()

@@ -62,6 +62,21 @@ a laptop).
 sized to one worker, configured as ``joblib.Parallel(n_jobs=2)`` configures it).  A second worker
 would be started for nothing, and the task landing on it paid its start-up and imports again
 (a TensorFlow model: its import) -- in two of four calls of a census MAFT run.
+
+**A task that runs no user code is forked** (``run_chunks(fork_safe=True)``, Linux, joblib's
+default loky backend, one task sent): instead of a fresh loky worker, which imports numpy, numba
+and fairlens and loads the numba kernels from their cache (1-2.5 CPU seconds, as much as half of
+a first MAFT call), the task runs in a child forked from this process at the moment it is sent: it
+inherits the imports, the loaded kernels and the payload (nothing is pickled but its result), and
+exits when it has sent the result back through a pipe (:class:`_ForkTask`).  A caller passes
+``fork_safe=True`` only when ``func`` and the payload execute nothing but NumPy, numba kernels and
+fairlens code on arrays (the MAFT searches when the model is replayed from its arrays,
+:class:`fairlens.maft._utils.MLPReplay`): forking a process is unsafe when the child uses a
+library whose threads or locks do not survive a fork (OpenMP runtimes, TensorFlow, a lock held by
+another thread), and a user's model may be such a library -- it always goes to a loky worker.  The
+one lock the child can need, numba's compiler lock (a kernel loaded from the cache for the first
+time), is held across the fork so that no other thread owns it in the child.  On macOS, on
+Windows, and on any other joblib backend the task goes to the backend as before.
 """
 from __future__ import annotations
 
@@ -541,6 +556,139 @@ def _one_worker_pool():
         return None
 
 
+def _compiler_lock():
+    """numba's global compiler lock (a ``threading.RLock``), or None when numba's internals moved."""
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    lock = getattr(global_compiler_lock, "_lock", None)
+    return lock if hasattr(lock, "acquire") and hasattr(lock, "release") else None
+
+
+def _can_fork():
+    """Whether a fork-safe task may run in a forked child here: Linux (macOS system libraries do
+    not survive a fork), and joblib's loky backend active (its default: a user who configured
+    another backend -- threads, dask, multiprocessing -- gets it)."""
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    try:
+        from joblib.parallel import get_active_backend
+
+        return type(get_active_backend()[0]).__name__ == "LokyBackend"
+    except Exception:  # pragma: no cover - joblib's internals moved: use the backend
+        return False
+
+
+class _ForkTask:
+    """The one task of a fork-safe call (``run_chunks(fork_safe=True)``), run in a child forked
+    from this process when it is made: the child inherits ``func``, the payload, the imports and
+    the loaded numba kernels, runs ``_run_group(func, payload, chunks)`` with the BLAS limit of one
+    thread, writes the pickled result (or the exception) into a pipe and exits
+    (``os._exit``: none of this process's exit handlers or buffers run twice).  Iterated as
+    :class:`_OneTask`: it yields the result (the exception raised in the child is raised here, its
+    traceback attached as a note); a child that dies without an answer (killed, out of memory)
+    raises ``RuntimeError`` saying so.  Closed before the result is read (a stop, an interrupt),
+    the child is killed and reaped."""
+
+    def __init__(self, func, payload, chunks):
+        import os
+        import warnings
+
+        read, write = os.pipe()
+        lock = _compiler_lock()
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns about every fork of a process with threads (a Jupyter kernel
+            # always has some); the child never takes a lock those threads may hold but numba's
+            # compiler lock, which this thread holds across the fork (see the module docstring)
+            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
+                                    category=DeprecationWarning)
+            if lock is not None:
+                lock.acquire()
+            try:
+                pid = os.fork()
+            finally:
+                if lock is not None:
+                    lock.release()  # in both processes: the child's one thread owned it
+        if pid == 0:  # pragma: no cover - the child (coverage is not collected there)
+            _fork_child(read, write, func, payload, chunks)
+        os.close(write)
+        self._pid, self._read, self._status = pid, read, None
+
+    def _reap(self, kill):
+        import os
+        import signal
+
+        if self._status is None:
+            if kill:
+                try:
+                    os.kill(self._pid, signal.SIGKILL)
+                except ProcessLookupError:  # pragma: no cover - already gone
+                    pass
+            self._status = os.waitpid(self._pid, 0)[1]
+        if self._read is not None:
+            os.close(self._read)
+            self._read = None
+        return self._status
+
+    def __iter__(self):
+        import os
+
+        parts = []
+        while True:
+            part = os.read(self._read, 1 << 20)
+            if not part:
+                break
+            parts.append(part)
+        status = self._reap(kill=False)
+        data = b"".join(parts)
+        try:
+            ok, value, text = pickle.loads(data)
+        except Exception:
+            how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                   else f"exit status {os.WEXITSTATUS(status)}")
+            raise RuntimeError(f"run_chunks: the process forked to work a share ended ({how}) without returning "
+                               f"it ({len(data)} bytes received); if it ran out of memory, use fewer rows or "
+                               f"n_jobs=1") from None
+        if not ok:
+            if hasattr(value, "add_note"):
+                value.add_note(f"raised in the process forked to work a share:\n{text}")
+            raise value
+        yield value
+
+    def close(self):
+        self._reap(kill=True)
+
+
+def _fork_child(read, write, func, payload, chunks):  # pragma: no cover - runs in the forked child
+    """The forked child of :class:`_ForkTask`: work the share, send the answer, exit."""
+    import os
+    import traceback
+
+    code = 0
+    try:
+        os.close(read)
+        try:
+            answer = (True, _run_group(func, payload, chunks), "")
+        except BaseException as exc:
+            answer = (False, exc, traceback.format_exc())
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an exception that does not pickle: its text
+            data = pickle.dumps((False, RuntimeError(answer[2] or repr(answer[1])), answer[2]),
+                                protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write, view):]
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
 class _OneTask:
     """The one task a call sends to ``pool``'s worker, submitted at once (before this process
     works its own share, so that both shares run at the same time), iterated as
@@ -569,7 +717,8 @@ def _backend_streams():
 
 
 def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, work=None, min_work=None,
-               info=None, tasks_per_worker=None, probe_seconds=None, on_result=None, share_here=False):
+               info=None, tasks_per_worker=None, probe_seconds=None, on_result=None, share_here=False,
+               fork_safe=False):
     """``[func(payload, c) for c in chunks]``, run through joblib when ``n_jobs`` allows.
 
     Parameters
@@ -629,6 +778,12 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
         share runs changes, and ``info["note"]`` says so.  ``stop`` is checked between this
         process's chunks as between finished tasks, and once more when this process's share is
         done, before waiting for the workers (whose tasks are then abandoned).
+    fork_safe : bool, default False
+        ``func`` and ``payload`` execute nothing but NumPy, numba kernels and fairlens code on
+        arrays (no user model, no library with its own threads): on Linux, with joblib's loky
+        backend and one task sent, that task runs in a child forked from this process instead of a
+        loky worker (no start-up, nothing pickled but the result; see the module docstring).  The
+        answer is the same; ``info["forked"]`` says whether it happened.
 
     Returns
     -------
@@ -692,10 +847,17 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     if here_too:
         note = note.replace(f"{workers} workers (one share each)",
                             f"{workers} processes (one share each; this process works the first)")
+    per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
+    # one task sent and nothing but arrays and fairlens code in it: a child forked from this process
+    forked = (bool(fork_safe) and workers > 1 and min(total - start, per * workers) - here_too == 1
+              and _can_fork())
+    if forked:
+        note += "; the share sent runs in a process forked from this one"
     if info is not None:
         info["n_jobs_used"] = workers
         info["note"] = note
         info["share_here"] = here_too
+        info["forked"] = forked
     if _RECORDERS:
         _record(workers, note, total)
     if workers <= 1:
@@ -711,7 +873,6 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
 
     import joblib
 
-    per = TASKS_PER_WORKER if tasks_per_worker is None else max(1, int(tasks_per_worker))
     rest = chunks[start:]
     n_tasks = min(len(rest), per * workers)
     bounds = np.linspace(0, len(rest), n_tasks + 1).round().astype(int)
@@ -722,12 +883,12 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # one worker process per task sent (worker start-up is the cost; an idle worker goes cold); this
     # process waits (or works its share) and merges with one BLAS thread while the workers run
     n_workers = min(workers, len(sent))
-    pool = _one_worker_pool() if n_workers == 1 else None
-    if n_workers == 1 and pool is None:
+    pool = _one_worker_pool() if n_workers == 1 and not forked else None
+    if n_workers == 1 and pool is None and not forked:
         # not on loky (threads, dask: no process to start, and joblib would run n_jobs=1 here)
         n_workers = min(workers, len(groups))
     if info is not None:
-        info["worker_processes"] = 1 if pool is not None else n_workers
+        info["worker_processes"] = 1 if pool is not None or forked else n_workers
     limit = blas_limit(1)
     limit.__enter__()
     # one task sent (this process works the other share): joblib's own scatter sends the payload
@@ -735,7 +896,9 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # for the broadcast, which waits until every worker holds it; benchmarks/README.md)
     import contextlib
 
-    if pool is not None:
+    if forked:
+        gen = _ForkTask(func, payload, sent[0])
+    elif pool is not None:
         gen = _OneTask(pool, func, payload, sent[0])
     else:
         with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():

@@ -159,9 +159,12 @@ def run_shares(run, task, payload, shares, phase, merge=None):
 
     info = {}
     # this process works the first share (no round trip for it) and merges it while the
-    # workers still run: n_jobs processes compute, this one among them
+    # workers still run: n_jobs processes compute, this one among them.  A replayed model
+    # (arrays only, no user code in the task) lets the share sent run in a forked child
     outs = run_chunks(task, payload, shares, n_jobs=run.n_jobs, stop=run.stop, progress=on_task,
-                      on_result=on_result, info=info, share_here=True)
+                      on_result=on_result, info=info, share_here=True, fork_safe=run.spec.replay is not None)
     where = "processes (this one works the first)" if info.get("share_here") else "workers"
+    if info.get("forked"):
+        where = "processes (this one works the first), the other forked from it"
     run.notes.append(f"{phase} phase on {len(shares)} {where}")
     return outs, marks, len(outs) < len(shares)

@@ -269,3 +269,37 @@ def test_a_worker_scoring_through_the_replay_never_imports_sklearn(toy, toy_mlp,
     np.testing.assert_array_equal(here.scorer(toy.X), there.scorer(toy.X))
     np.testing.assert_array_equal(here.source(toy.X[:50]), there.source(toy.X[:50]))
     np.testing.assert_array_equal(there.scorer(toy.X), toy_mlp.predict_proba(toy.X)[:, 1])
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="fork only on Linux")
+def test_a_replayed_model_shares_go_to_a_forked_process_any_other_model_to_a_worker(toy, toy_mlp, always_parallel):
+    """A scikit-learn MLP scored through its replay runs no user code in a share: on loky its
+    shares go to a process forked from this one (no worker start-up); the same model handed over
+    as a plain callable (user code) goes to a loky worker.  The instances are the same."""
+    from fairlens import _parallel
+
+    kw = dict(protected=["sex", "race"], n_seeds=60, n_local=8, random_state=3)
+    one = MAFT(toy_mlp, toy, **kw).run()
+    two = MAFT(toy_mlp, toy, **kw).run(n_jobs=2)
+    _same(one, two)
+    assert "local phase on 2 processes (this one works the first), the other forked from it" in two.params["parallel"]
+
+    def proba(X):  # the same scores, but a callable: nothing tells what it runs
+        return toy_mlp.predict_proba(X)[:, 1]
+
+    forks = []
+    init = _parallel._ForkTask.__init__
+
+    def recording(self, *args):
+        forks.append(1)
+        init(self, *args)
+
+    _parallel._ForkTask.__init__ = recording
+    try:
+        ref = MAFT(proba, toy, **kw).run()
+        got = MAFT(proba, toy, **kw).run(n_jobs=2)
+    finally:
+        _parallel._ForkTask.__init__ = init
+    _same(ref, got)
+    assert not forks and "forked" not in got.params["parallel"]
+    assert "local phase on 2 processes (this one works the first)" in got.params["parallel"]

@@ -576,3 +576,166 @@ def test_share_here_sends_the_workers_task_before_working_its_own_share(tmp_path
     got = run_chunks(_rendezvous, p, [(0, 1), (1, 2)], n_jobs=2, share_here=True, info=info)
     assert info["n_jobs_used"] == 2 and info["share_here"]
     assert got == [True, True], "this process's share finished before the worker's share started"
+
+
+class _NoPickle:
+    """A payload attribute that refuses to be pickled: a task that still runs proves the payload
+    was inherited, not shipped."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __reduce__(self):
+        raise TypeError("this object must not be pickled")
+
+
+def _inherited_draw(payload, chunk):
+    import os
+
+    return os.getpid(), payload.box.value + _draw(payload, chunk)
+
+
+_linux_only = pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="fork only on Linux")
+
+
+@_linux_only
+def test_a_fork_safe_task_runs_in_a_process_forked_from_this_one():
+    """``fork_safe=True`` with one task sent on loky: the share runs in a child forked from this
+    process -- the same answer, a different process that is not a loky worker, and the payload is
+    inherited (an attribute that refuses pickling does not stop it); the child is reaped."""
+    import os
+
+    n, size = 40, 10
+    p = Payload(seed=8, offset=np.arange(n, dtype=float), box=_NoPickle(0.0))
+    info = {}
+    got = run_chunks(_inherited_draw, p, fixed_chunks(n, size), n_jobs=2, share_here=True, fork_safe=True,
+                     info=info)
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(8, n, size))
+    pids = [pid for pid, _ in got]
+    assert pids[:2] == [os.getpid()] * 2 and pids[2] == pids[3] != os.getpid()
+    assert pids[2] not in _loky_workers()
+    assert info["forked"] and info["worker_processes"] == 1 and "forked from this one" in info["note"]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[2], os.WNOHANG)  # reaped: no zombie left
+    # not fork-safe: a loky worker, which would have to pickle the payload
+    info = {}
+    with pytest.raises(Exception, match="pickle"):
+        run_chunks(_inherited_draw, p, fixed_chunks(n, size), n_jobs=2, share_here=True, info=info)
+    assert not info["forked"]
+
+
+@_linux_only
+def test_a_fork_safe_call_on_another_backend_uses_that_backend():
+    import joblib
+
+    n, size = 40, 10
+    p = Payload(seed=8, offset=np.arange(n, dtype=float), box=_NoPickle(0.0))
+    info = {}
+    with joblib.parallel_config(backend="threading"):
+        got = run_chunks(_inherited_draw, p, fixed_chunks(n, size), n_jobs=2, share_here=True, fork_safe=True,
+                         info=info)
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(8, n, size))
+    assert not info["forked"]
+
+
+def _raise_in_second(payload, chunk):
+    if chunk[0] >= payload.half:
+        raise ValueError(f"bad chunk {chunk}")
+    return chunk[0]
+
+
+def _die_in_second(payload, chunk):
+    import os
+
+    if chunk[0] >= payload.half:
+        os._exit(3)
+    return chunk[0]
+
+
+@_linux_only
+def test_a_forked_share_raises_its_error_here_and_a_dead_child_is_reported():
+    p = Payload(half=20)
+    with pytest.raises(ValueError, match=r"bad chunk \(20, 30\)") as err:
+        run_chunks(_raise_in_second, p, fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True)
+    assert "forked" in "".join(getattr(err.value, "__notes__", []))
+    with pytest.raises(RuntimeError, match=r"forked to work a share ended \(exit status 3\)"):
+        run_chunks(_die_in_second, p, fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True)
+
+
+@_linux_only
+def test_a_stop_kills_the_forked_share_and_reaps_it(monkeypatch):
+    import os
+    import time
+
+    from fairlens import _parallel
+
+    pids = []
+    init = _parallel._ForkTask.__init__
+
+    def recording(self, *args):
+        init(self, *args)
+        pids.append(self._pid)
+
+    monkeypatch.setattr(_parallel._ForkTask, "__init__", recording)
+    n = 40
+    p = Payload(seed=2, offset=np.arange(n, dtype=float), slow_from=20, sleep=60.0, box=_NoPickle(0.0))
+    merged, info = [], {}
+    t = time.perf_counter()
+    got = run_chunks(_sleepy_draw, p, fixed_chunks(n, 10), n_jobs=2, share_here=True, fork_safe=True, info=info,
+                     stop=lambda: len(merged) > 1, on_result=lambda i, r: merged.append(i))
+    assert len(got) == 2 and merged == [0, 1] and info["forked"]
+    assert time.perf_counter() - t < 30
+    assert len(pids) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)  # killed and reaped: no zombie left
+
+
+@_linux_only
+def test_the_fork_holds_numbas_compiler_lock_so_the_child_never_finds_it_taken():
+    """Another thread compiling with numba while the share is forked: the fork waits for numba's
+    compiler lock (no other thread owns it in the child), and the child can still compile a kernel."""
+    import signal
+    import threading
+    import time
+
+    from fairlens._parallel import _compiler_lock
+
+    lock = _compiler_lock()
+    assert lock is not None
+    held = threading.Event()
+
+    def hold():
+        with lock:
+            held.set()
+            time.sleep(0.5)
+
+    def late(*_):
+        raise TimeoutError("the forked child did not answer within 120 s")
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait()
+    start = time.perf_counter()
+    previous = signal.signal(signal.SIGALRM, late)  # a deadlocked child fails the test, never hangs it
+    signal.alarm(120)
+    try:
+        got = run_chunks(_compile_in_child, Payload(half=1), [(0, 1), (1, 2)], n_jobs=2, share_here=True,
+                         fork_safe=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    t.join()
+    assert got == [0.0, 3.0]
+    assert time.perf_counter() - start >= 0.3  # it waited for the other thread's compile
+
+
+def _compile_in_child(payload, chunk):
+    if chunk[0] < payload.half:
+        return 0.0
+    import numba
+
+    @numba.njit
+    def plus(a):
+        return a + 2.0
+
+    return float(plus(1.0))
