@@ -7,7 +7,10 @@ share's outcome is merged as soon as it arrives.  A phase too small to gain runs
 (:data:`MIN_PARALLEL_ROWS`), and so does one whose model costs mostly per call, which no cut of
 the walkers reduces (:data:`MIN_PARALLEL_GAIN`, probed by :func:`call_costs`); the result says so
 (``params["parallel"]``).  Where a phase runs never changes the answer: each walker's random
-numbers depend only on its global id.
+numbers depend only on its global id.  A model scored through its exact replay
+(:class:`~fairlens.maft._utils.MLPReplay`: arrays, no user code) lets the share sent run in a process
+forked from this one (``run_chunks(fork_safe=True)``: no worker start-up, nothing shipped but the
+result); any other model's share goes to a loky worker.
 """
 from __future__ import annotations
 
