@@ -56,8 +56,9 @@ the first call (nothing warmed up: numba's cache, loky's worker start-up and its
 and then ``--calls`` more, at ``n_jobs=1`` and at ``n_jobs=2`` alternately; it prints the medians of
 the first calls and of the repeated calls, their speed-up and total CPU ratio (the process and
 every child: loky's worker, a share's forked child once it has ended, or the dask cluster's workers,
-started before the first call as a user starts a cluster), and whether every call gave the same instances.  The model is trained once by
-this process and handed to the fresh processes in a temporary file; ``--model keras`` measures a
+started before the first call as a user starts a cluster), and whether every call gave the same
+instances.  The model is trained once by this process and handed to the fresh processes in a
+temporary file; ``--model keras`` measures a
 Keras MLP (the MAFT authors' census architecture) called eagerly instead, whose cost is mostly
 per call: its local phase stays in this process at ``n_jobs=2`` and the result says why.
 

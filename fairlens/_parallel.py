@@ -595,26 +595,41 @@ class _ForkTask:
     the child is killed and reaped."""
 
     def __init__(self, func, payload, chunks):
+        import gc
         import os
         import warnings
 
         read, write = os.pipe()
         lock = _compiler_lock()
-        with warnings.catch_warnings():
-            # Python >= 3.12 warns about every fork of a process with threads (a Jupyter kernel
-            # always has some); the child never takes a lock those threads may hold but numba's
-            # compiler lock, which this thread holds across the fork (see the module docstring)
-            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
-                                    category=DeprecationWarning)
-            if lock is not None:
-                lock.acquire()
-            try:
-                pid = os.fork()
-            finally:
+        collecting = gc.isenabled()
+        # no garbage collection in the child: a cycle that was already garbage here would run its
+        # finalizers there too (closing a connection this process still uses); disabled across
+        # the fork so that not even the child's first allocations collect
+        gc.disable()
+        try:
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns about every fork of a process with threads (a Jupyter kernel
+                # always has some); the child never takes a lock those threads may hold but numba's
+                # compiler lock, which this thread holds across the fork (see the module docstring)
+                warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
+                                        category=DeprecationWarning)
                 if lock is not None:
-                    lock.release()  # in both processes: the child's one thread owned it
+                    lock.acquire()
+                try:
+                    pid = os.fork()
+                finally:
+                    if lock is not None:
+                        lock.release()  # in both processes: the child's one thread owned it
+        except BaseException:
+            os.close(read)
+            os.close(write)
+            if collecting:
+                gc.enable()
+            raise
         if pid == 0:  # pragma: no cover - the child (coverage is not collected there)
             _fork_child(read, write, func, payload, chunks)
+        if collecting:
+            gc.enable()
         os.close(write)
         self._pid, self._read, self._status = pid, read, None
 
@@ -896,11 +911,19 @@ def run_chunks(func, payload, chunks, *, n_jobs=None, stop=None, progress=None, 
     # for the broadcast, which waits until every worker holds it; benchmarks/README.md)
     import contextlib
 
+    gen = None
     if forked:
-        gen = _ForkTask(func, payload, sent[0])
-    elif pool is not None:
+        try:
+            gen = _ForkTask(func, payload, sent[0])
+        except OSError as exc:  # no fork now (out of processes or memory): a loky worker instead
+            pool = _one_worker_pool()
+            if info is not None:
+                info["forked"] = False
+                info["note"] = note.replace("; the share sent runs in a process forked from this one",
+                                            f"; the share sent runs in a loky worker (fork failed: {exc})")
+    if gen is None and pool is not None:
         gen = _OneTask(pool, func, payload, sent[0])
-    else:
+    elif gen is None:
         with _dask_broadcast(payload) if len(sent) > 1 else contextlib.nullcontext():
             gen = joblib.Parallel(n_jobs=n_workers, return_as="generator" if streams else "list")(
                 joblib.delayed(_run_group)(func, payload, g) for g in sent

@@ -739,3 +739,32 @@ def _compile_in_child(payload, chunk):
         return a + 2.0
 
     return float(plus(1.0))
+
+
+@_linux_only
+def test_a_failed_fork_sends_the_share_to_a_loky_worker_and_says_so(monkeypatch):
+    import gc
+    import os
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    n, size = 40, 10
+    p = Payload(seed=8, offset=np.arange(n, dtype=float))
+    info = {}
+    got = run_chunks(_pid_draw, p, fixed_chunks(n, size), n_jobs=2, share_here=True, fork_safe=True, info=info)
+    np.testing.assert_array_equal(np.concatenate([r for _, r in got]), _reference(8, n, size))
+    assert not info["forked"] and "loky worker (fork failed" in info["note"]
+    assert got[2][0] in _loky_workers()
+    assert gc.isenabled()
+
+
+@_linux_only
+def test_the_fork_leaves_garbage_collection_on_here():
+    import gc
+
+    p = Payload(seed=8, offset=np.arange(40, dtype=float))
+    got = run_chunks(_draw, p, fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True)
+    np.testing.assert_array_equal(np.concatenate(got), _reference(8, 40, 10))
+    assert gc.isenabled()
