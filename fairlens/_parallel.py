@@ -576,9 +576,10 @@ def _can_fork():
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
     try:
+        from joblib._parallel_backends import LokyBackend
         from joblib.parallel import get_active_backend
 
-        return type(get_active_backend()[0]).__name__ == "LokyBackend"
+        return isinstance(get_active_backend()[0], LokyBackend)
     except Exception:  # pragma: no cover - joblib's internals moved: use the backend
         return False
 
