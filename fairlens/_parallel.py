@@ -541,11 +541,13 @@ def _one_worker_pool():
     replacing it, and the next MAFT phase finds the same warm worker."""
     try:
         import joblib
+        from joblib._parallel_backends import LokyBackend
         from joblib.executor import get_memmapping_executor
 
         par = joblib.Parallel(n_jobs=2)  # reads the active configuration; starts nothing
         backend = par._backend
-        if type(backend).__name__ != "LokyBackend" or backend.effective_n_jobs(2) != 2:
+        # joblib's own loky backend, resolved by class (a subclass may manage its executor differently)
+        if type(backend) is not LokyBackend or backend.effective_n_jobs(2) != 2:
             return None
         kwargs = {**getattr(backend, "backend_kwargs", {}), **par._backend_kwargs}
         kwargs.pop("prefer", None)
