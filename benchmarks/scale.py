@@ -61,6 +61,18 @@ instances.  The model is trained once by this process and handed to the fresh pr
 temporary file; ``--model keras`` measures a
 Keras MLP (the MAFT authors' census architecture) called eagerly instead, whose cost is mostly
 per call: its local phase stays in this process at ``n_jobs=2`` and the result says why.
+``--paired K`` adds K pairs of calls to every fresh process, ``n_jobs=1`` then ``n_jobs=2`` back to
+back once it is warm, and prints the median of the pairs' speed-ups and CPU ratios: the host's speed
+drifts by up to a third between processes and minutes (``n_jobs=1`` calls of 3.9 s in one process,
+4.9 s in the next), and both calls of a pair see it at the same speed.
+
+Beside the load average, every run prints two probes of the machine, at its start and its end: the
+CPU seconds per wall second that two busy loops get (2.00 on two free cores), and the speed of an MLP's
+forward pass (NumPy, the package census model's shapes) when two processes run it side by side, as a
+fraction of one running alone (:func:`pair_speed`).  Busy loops share no caches or floating-point
+units; on a virtual machine whose two cores the host also runs other work on, or whose cores are
+one physical core's two hyper-threads, the second probe is below 1.00 although the first is 2.00, and
+``n_jobs=2`` can be at most twice that probe faster than ``n_jobs=1``, at no less than its inverse in CPU.
 
 Run (from the repository root):
 
@@ -69,6 +81,7 @@ Run (from the repository root):
     PYTHONPATH=. python benchmarks/scale.py             # full sizes, one sample each
     PYTHONPATH=. python benchmarks/scale.py --quick --only maft --backends loky,dask-tuned --repeat 5
     PYTHONPATH=. python benchmarks/scale.py --as-user --only maft --backends loky --repeat 3 --calls 3
+    PYTHONPATH=. python benchmarks/scale.py --as-user --only maft --backends loky --repeat 3 --calls 2 --paired 3
     PYTHONPATH=. python benchmarks/scale.py --as-user --model keras --repeat 2 --calls 2   # needs TensorFlow
 """
 from __future__ import annotations
@@ -121,6 +134,10 @@ def _parse():
                          "shape as the MAFT authors' census model (needs TensorFlow)")
     ap.add_argument("--calls", type=int, default=3,
                     help="with --as-user: calls after the first one in each fresh process (default 3)")
+    ap.add_argument("--paired", type=int, default=0,
+                    help="with --as-user: after its calls, each fresh process makes this many more pairs of "
+                         "calls, n_jobs=1 then n_jobs=2 back to back; the median of the pairs' ratios is printed "
+                         "beside the medians (both calls of a pair see the host at the same speed; default 0)")
     ap.add_argument("--user-child", default=None, help=argparse.SUPPRESS)  # internal: one fresh process
     return ap.parse_args()
 
@@ -371,6 +388,42 @@ def two_core_capacity(seconds=0.5):
         return cpu / (time.perf_counter() - t0)
 
 
+def _forward(seconds, widths=(12, 30, 20, 15, 15, 10, 1), rows=400):
+    """Forward passes of an MLP of the package census model's shape (NumPy matmul and ReLU on ``rows`` rows,
+    the size of a MAFT share's model call) for ``seconds`` of wall time; returns passes per CPU
+    second.  Busy loops (:func:`two_core_capacity`) share no caches or floating-point units; this
+    does, as the shares of a run do."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    Ws = [rng.standard_normal((a, b)) for a, b in zip(widths[:-1], widths[1:])]
+    X = rng.standard_normal((rows, widths[0]))
+    n = 0
+    with threadpool_limits(1):
+        t0, c0 = time.perf_counter(), time.process_time()
+        while time.perf_counter() - t0 < seconds:
+            a = X
+            for W in Ws:
+                a = np.maximum(a @ W, 0)
+            n += 1
+        return n / max(1e-9, time.process_time() - c0)
+
+
+def pair_speed(seconds=2.0):
+    """Each process's speed at this workload when two run side by side, as a fraction of one
+    running alone (1.00: two processes do not slow each other; the ceiling of ``n_jobs=2``'s
+    speed-up is twice this).  Measured alone, side by side, alone again (the mean of the two
+    alone runs is the reference, so a drift of the host during the probe shows less)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as ex:
+        list(ex.map(_forward, [0.05, 0.05]))  # start both processes, import threadpoolctl
+        alone = [ex.submit(_forward, seconds).result()]
+        pair = list(ex.map(_forward, [seconds, seconds]))
+        alone.append(ex.submit(_forward, seconds).result())
+    return float(np.mean(pair) / np.mean(alone))
+
+
 def _median(xs):
     return float(np.median(np.asarray(xs, dtype=np.float64)))
 
@@ -540,8 +593,9 @@ def _train_keras(census, path):
 
 
 def user_child(spec):
-    """One fresh process of ``--as-user``: ``spec = "model_file:backend:n_jobs:calls"``; prints one
-    ``RESULT {json}`` line with every call's wall time, CPU (this process, children) and answer."""
+    """One fresh process of ``--as-user``: ``spec = "model_file:backend:n_jobs:calls:pairs"``; prints one
+    ``RESULT {json}`` line with every call's wall time, CPU (this process, children) and answer: the
+    first call and ``calls`` more at ``n_jobs``, then ``pairs`` pairs of calls at ``n_jobs`` 1 and 2."""
     import hashlib
     import json
 
@@ -549,17 +603,17 @@ def user_child(spec):
 
     from fairlens import datasets
 
-    path, backend, n_jobs, calls = spec.rsplit(":", 3)
+    path, backend, n_jobs, calls, pairs = spec.rsplit(":", 4)
     census = datasets.load_adult(encoding="benchmark")
     # written by the parent process of this benchmark
     model = KerasScorer(path) if path.endswith(".keras") else joblib.load(path)
     out = []
     with _backend(backend):  # a dask cluster is started here, before the first call, as a user does
-        for _ in range(1 + int(calls)):
-            wall, cpu, r = timed(lambda: _maft_call(model, census, int(n_jobs)))
+        for nj in [int(n_jobs)] * (1 + int(calls)) + [1, 2] * int(pairs):
+            wall, cpu, r = timed(lambda nj=nj: _maft_call(model, census, nj))
             out.append({"wall": wall, "cpu": cpu, "here": LAST_SPLIT[0], "workers": LAST_SPLIT[1],
                         "key": hashlib.sha1(r.instances.tobytes()).hexdigest(), "n_walkers": r.params["n_walkers"],
-                        "parallel": r.params.get("parallel", "")})
+                        "parallel": r.params.get("parallel", ""), "n_jobs": nj})
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -586,8 +640,10 @@ def main_as_user(args):
         raise SystemExit(f"--repeat and --calls must be >= 1, got {repeat} and {args.calls}")
     load0 = os.getloadavg()
     cap0 = two_core_capacity()
+    pair0 = pair_speed()
     print(f"load average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; two busy processes get "
-          f"{cap0:.2f} CPU s per wall s (2.00 = two free cores)", flush=True)
+          f"{cap0:.2f} CPU s per wall s (2.00 = two free cores); two processes of an MLP's forward pass each "
+          f"run at {pair0:.2f} of one alone (1.00: they do not slow each other)", flush=True)
     t_start = time.perf_counter()
     census = datasets.load_adult(encoding="benchmark")
     if args.model == "keras":
@@ -602,22 +658,32 @@ def main_as_user(args):
         else:
             path = os.path.join(tmp, "census_mlp.joblib")
             joblib.dump(train_mlp(census, random_state=0), path)
-        rows = []
+        rows, paired = [], []
         for backend in backends:
             res = {1: [], 2: []}
+            pairs = []  # (call at n_jobs=1, call at n_jobs=2), back to back in one warm process
             for i in range(repeat):
                 for n_jobs in (1, 2):  # alternately: a change of the machine's load hits both alike
                     cmd = [sys.executable, os.path.abspath(__file__), "--user-child",
-                           f"{path}:{backend}:{n_jobs}:{args.calls}", "--blas-threads", str(args.blas_threads)]
+                           f"{path}:{backend}:{n_jobs}:{args.calls}:{args.paired}",
+                           "--blas-threads", str(args.blas_threads)]
                     proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
                                           env={**os.environ, "PYTHONPATH": ROOT})
                     calls = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+                    tail = calls[1 + args.calls :]
+                    pairs.extend(zip(tail[0::2], tail[1::2]))
+                    calls = calls[: 1 + args.calls]
                     res[n_jobs].append(calls)
                     walls = ", ".join(f"{c['wall']:.2f}" for c in calls)
                     cpus = ", ".join(f"{c['cpu']:.2f} ({c['workers']:.2f})" for c in calls)
                     print(f"  {backend}: sample {i + 1}, n_jobs={n_jobs}: wall [{walls}] s, CPU (workers) [{cpus}] s "
                           f"| {calls[-1]['parallel']} | load {os.getloadavg()[0]:.2f}", flush=True)
             keys = {c["key"] for runs in res.values() for calls in runs for c in calls}
+            keys |= {c["key"] for p in pairs for c in p}
+            if pairs:
+                ratios = [a["wall"] / b["wall"] for a, b in pairs]
+                paired.append((backend, len(pairs), _median(ratios), _median([b["cpu"] / a["cpu"] for a, b in pairs]),
+                               min(ratios), max(ratios), len(keys) == 1))
 
             def med(n_jobs, first, field, res=res):
                 vals = [calls[0][field] if first else _median([c[field] for c in calls[1:]])
@@ -631,6 +697,7 @@ def main_as_user(args):
                 rows.append((backend, label, w1, w2, w1 / w2, c1, c2, c2 / c1, wk, len(keys) == 1))
         load1 = os.getloadavg()
         cap1 = two_core_capacity()
+        pair1 = pair_speed()
     print()
     what = "own MLP" if args.model == "mlp" else "a Keras MLP called eagerly"
     print(f"MAFT ({what}, census 1000x1000) as a user runs it: medians over {repeat} fresh process(es) per n_jobs")
@@ -640,9 +707,13 @@ def main_as_user(args):
     for backend, label, w1, w2, sp, c1, c2, cr, wk, same in rows:
         print(f"| {backend} | {label} | {w1:.2f} | {w2:.2f} | {sp:.2f}x | {c1:.2f} -> {c2:.2f} | {cr:.2f}x | {wk:.2f} "
               f"| {same} |")
+    for backend, n, sp, cr, lo, hi, same in paired:
+        print(f"| {backend} | pairs of repeated calls, n_jobs=1 then 2 in one process ({n} pairs, speed-ups "
+              f"{lo:.2f}-{hi:.2f}x) | | | {sp:.2f}x | | {cr:.2f}x | | {same} |")
     print(f"\nload average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; at the end: "
           f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; two busy processes got {cap0:.2f} (start) and "
-          f"{cap1:.2f} (end) CPU s per wall s; total {time.perf_counter() - t_start:.0f} s")
+          f"{cap1:.2f} (end) CPU s per wall s; an MLP's forward pass side by side ran at {pair0:.2f} (start) and "
+          f"{pair1:.2f} (end) of its speed alone; total {time.perf_counter() - t_start:.0f} s")
 
 
 if __name__ == "__main__":
