@@ -389,9 +389,9 @@ def two_core_capacity(seconds=0.5):
 
 
 def _forward(seconds, widths=(12, 30, 20, 15, 15, 10, 1), rows=400):
-    """Forward passes of an MLP of the package census model's shape (NumPy matmul and ReLU on ``rows`` rows,
-    the size of a MAFT share's model call) for ``seconds`` of wall time; returns passes per CPU
-    second.  Busy loops (:func:`two_core_capacity`) share no caches or floating-point units; this
+    """Forward passes of an MLP of the package census model's shape (NumPy matmul and ReLU on ``rows``
+    rows; a MAFT share's model calls score hundreds to thousands) for ``seconds`` of wall time;
+    returns passes per CPU second.  Busy loops (:func:`two_core_capacity`) share no caches or floating-point units; this
     does, as the shares of a run do."""
     from threadpoolctl import threadpool_limits
 
@@ -613,7 +613,7 @@ def user_child(spec):
             wall, cpu, r = timed(lambda nj=nj: _maft_call(model, census, nj))
             out.append({"wall": wall, "cpu": cpu, "here": LAST_SPLIT[0], "workers": LAST_SPLIT[1],
                         "key": hashlib.sha1(r.instances.tobytes()).hexdigest(), "n_walkers": r.params["n_walkers"],
-                        "parallel": r.params.get("parallel", ""), "n_jobs": nj})
+                        "parallel": r.params.get("parallel", "")})
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -636,8 +636,9 @@ def main_as_user(args):
     if bad:
         raise SystemExit(f"--backends: unknown backend(s) {bad}; choose from {BACKENDS}")
     repeat = args.repeat if args.repeat is not None else 3
-    if repeat < 1 or args.calls < 1:
-        raise SystemExit(f"--repeat and --calls must be >= 1, got {repeat} and {args.calls}")
+    if repeat < 1 or args.calls < 1 or args.paired < 0:
+        raise SystemExit(f"--repeat and --calls must be >= 1 and --paired >= 0, got {repeat}, {args.calls} and "
+                         f"{args.paired}")
     load0 = os.getloadavg()
     cap0 = two_core_capacity()
     pair0 = pair_speed()
