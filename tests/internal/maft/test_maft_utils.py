@@ -355,3 +355,41 @@ def test_order_permutation_is_the_stable_argsort():
     cases.append(rng.integers(0, 50, size=400).astype(np.int64))  # equal keys: the argsort's tie order
     for order in cases:
         np.testing.assert_array_equal(_order_permutation(order), np.argsort(order, kind="stable"))
+
+
+def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them():
+    import os
+    import pickle
+    import sys
+
+    from fairlens.maft._utils import FRESH_BYTES, KeySet, fresh_zeros
+
+    small = fresh_zeros((16, 2))
+    assert small.base is None or not hasattr(small.base, "madvise")  # below the threshold: np.zeros
+    for shape in [(FRESH_BYTES // 8,), (FRESH_BYTES // 16 + 3, 2)]:
+        a = fresh_zeros(shape)
+        assert a.shape == shape and a.dtype == np.int64 and a.flags.writeable and a.flags.c_contiguous
+        assert not a.any()
+        flat = a.reshape(-1)  # a view: the writes land in a
+        flat[::4096] = 7
+        assert int(a.sum()) == 7 * flat[::4096].size
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(a)), a)
+    # private: a write in a forked child is not seen here (a shared mapping would leak it)
+    if sys.platform.startswith("linux"):
+        a = fresh_zeros((FRESH_BYTES // 8,))
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            a[:] = 1
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert not a.any()
+    # a set whose slot table passes the threshold (and one that grows into it) answers as a Python set
+    rng = np.random.default_rng(3)
+    keys = rng.integers(-(2**62), 2**62, size=(200_000, 1), dtype=np.int64)
+    keys[100_000:] = keys[:100_000]
+    for capacity in (200_000, 16):
+        ks = KeySet(1, capacity)
+        pos, new = ks.index(keys)
+        assert int(new.sum()) == len(set(keys[:, 0].tolist())) == len(ks)
+        np.testing.assert_array_equal(ks.keys[pos, 0], keys[:, 0])
+        assert ks._table.nbytes >= FRESH_BYTES
