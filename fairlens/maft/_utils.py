@@ -135,35 +135,46 @@ class RowSet:
 FRESH_BYTES = 1 << 21
 
 
-def fresh_zeros(shape):
-    """``np.zeros(shape, dtype=np.int64)`` for a hash set's slot table: at least
-    :data:`FRESH_BYTES` are a private anonymous mapping of fresh pages, aligned to and advised
-    for transparent huge pages where the kernel offers them (``MADV_HUGEPAGE``), else the
-    ordinary allocation.
+def _numpy_huge_pages():
+    """Whether NumPy advises huge pages for its large arrays here (its own check of the kernel,
+    and ``NUMPY_MADVISE_HUGEPAGE=0`` turns it off)."""
+    import importlib
 
-    Why: a slot table is touched at random, sparsely at first.  From ``malloc`` a table of 16 MiB
-    reuses heap pages that ``calloc`` must clear -- and after a fork (a parallel share,
-    ``run_chunks(fork_safe=True)``) each of those pages is first copied, 4,096 page faults per
-    16 MiB (40-110 ms measured on a 2-vCPU KVM guest, against 1-3 ms for a fresh mapping in huge
-    pages).  Huge pages also keep the random look-ups from missing the TLB.  The values are the
-    same zeros either way (the mapping is private: a fork copies it like any other memory)."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):  # NumPy 2, NumPy 1
+        try:
+            get = getattr(importlib.import_module(name), "_get_madvise_hugepage", None)
+        except ImportError:
+            continue
+        if get is not None:
+            return bool(get())
+    return False
+
+
+def fresh_zeros(shape):
+    """``np.zeros(shape, dtype=np.int64)`` for a hash set's slot table.  Where NumPy advises huge
+    pages for its own large arrays (Linux; ``NUMPY_MADVISE_HUGEPAGE``), a table of at least
+    :data:`FRESH_BYTES` is a private anonymous mapping of fresh pages, aligned to and advised for
+    transparent huge pages (``MADV_HUGEPAGE``), as NumPy does; else the ordinary allocation.
+
+    Why: a slot table is touched at random, sparsely at first.  From ``malloc`` a 16 MiB table
+    reuses heap pages that ``calloc`` must clear, and after a fork (a parallel share,
+    ``run_chunks(fork_safe=True)``) each of those pages is copied on its first write: 4,096 page
+    faults, 40-110 ms when a share starts on a 2-vCPU Firecracker guest, against 1-10 ms for the
+    fresh mapping; in huge pages the random look-ups also miss the TLB less (``benchmarks/README.md``,
+    round thirteen).  The values are the same zeros either way, and the mapping is private: a fork
+    copies it like any other memory."""
     shape = tuple(int(n) for n in np.atleast_1d(shape))
     nbytes = 8 * int(np.prod(shape))
-    if nbytes < FRESH_BYTES:
-        return np.zeros(shape, dtype=np.int64)
-    flags = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
-    if None in flags:  # not a POSIX system (Windows): the ordinary allocation
-        return np.zeros(shape, dtype=np.int64)
     huge = getattr(mmap, "MADV_HUGEPAGE", None)
-    pad = FRESH_BYTES if huge is not None else 0
-    buf = mmap.mmap(-1, nbytes + pad, flags=flags[0] | flags[1])
-    offset = 0
-    if huge is not None:
-        offset = -np.frombuffer(buf, dtype=np.uint8, count=1).ctypes.data % FRESH_BYTES
-        try:
-            buf.madvise(huge, offset, nbytes)
-        except OSError:  # pragma: no cover - the kernel refuses the advice: ordinary pages
-            pass
+    flags = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
+    if nbytes < FRESH_BYTES or huge is None or None in flags or not _numpy_huge_pages():
+        return np.zeros(shape, dtype=np.int64)
+    buf = mmap.mmap(-1, nbytes + FRESH_BYTES, flags=flags[0] | flags[1])
+    offset = -np.frombuffer(buf, dtype=np.uint8, count=1).ctypes.data % FRESH_BYTES
+    try:
+        buf.madvise(huge, offset, nbytes)
+    except OSError:  # pragma: no cover - the kernel refuses the advice: ordinary pages
+        pass
     return np.frombuffer(buf, dtype=np.int64, count=nbytes // 8, offset=offset).reshape(shape)
 
 

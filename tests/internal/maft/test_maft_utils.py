@@ -357,17 +357,28 @@ def test_order_permutation_is_the_stable_argsort():
         np.testing.assert_array_equal(_order_permutation(order), np.argsort(order, kind="stable"))
 
 
-def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them():
+def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them(monkeypatch):
+    import mmap
     import os
     import pickle
     import sys
 
+    import fairlens.maft._utils as utils
     from fairlens.maft._utils import FRESH_BYTES, KeySet, fresh_zeros
 
-    small = fresh_zeros((16, 2))
-    assert small.base is None or not hasattr(small.base, "madvise")  # below the threshold: np.zeros
+    def mapped(a):  # whether the array's memory is an mmap (through views and a memoryview)
+        while isinstance(a, np.ndarray):
+            a = a.base
+        return isinstance(getattr(a, "obj", a), mmap.mmap)
+
+    assert not mapped(fresh_zeros((16, 2)))  # below the threshold: np.zeros
+    with monkeypatch.context() as m:  # NumPy advises no huge pages (NUMPY_MADVISE_HUGEPAGE=0): np.zeros
+        m.setattr(utils, "_numpy_huge_pages", lambda: False)
+        assert not mapped(fresh_zeros((FRESH_BYTES // 8,)))
+    linux = sys.platform.startswith("linux") and utils._numpy_huge_pages()
     for shape in [(FRESH_BYTES // 8,), (FRESH_BYTES // 16 + 3, 2)]:
         a = fresh_zeros(shape)
+        assert mapped(a) == linux
         assert a.shape == shape and a.dtype == np.int64 and a.flags.writeable and a.flags.c_contiguous
         assert not a.any()
         flat = a.reshape(-1)  # a view: the writes land in a
@@ -375,7 +386,7 @@ def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them():
         assert int(a.sum()) == 7 * flat[::4096].size
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(a)), a)
     # private: a write in a forked child is not seen here (a shared mapping would leak it)
-    if sys.platform.startswith("linux"):
+    if linux:
         a = fresh_zeros((FRESH_BYTES // 8,))
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
@@ -392,4 +403,4 @@ def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them():
         pos, new = ks.index(keys)
         assert int(new.sum()) == len(set(keys[:, 0].tolist())) == len(ks)
         np.testing.assert_array_equal(ks.keys[pos, 0], keys[:, 0])
-        assert ks._table.nbytes >= FRESH_BYTES
+        assert ks._table.nbytes >= FRESH_BYTES and mapped(ks._table) == linux
