@@ -160,16 +160,20 @@ def fresh_zeros(shape):
     reuses heap pages that ``calloc`` must clear, and after a fork (a parallel share,
     ``run_chunks(fork_safe=True)``) each of those pages is copied on its first write: 4,096 page
     faults, 40-110 ms when a share starts on a 2-vCPU Firecracker guest, against 1-10 ms for the
-    fresh mapping; in huge pages the random look-ups also miss the TLB less (``benchmarks/README.md``,
-    round thirteen).  The values are the same zeros either way, and the mapping is private: a fork
-    copies it like any other memory."""
+    fresh mapping (``benchmarks/maft_tables.py``; ``benchmarks/README.md``, round thirteen).  The
+    values are the same zeros either way, and the mapping is private: a fork copies it like any
+    other memory.  A mapping the system refuses falls back to ``np.zeros`` (whose ``MemoryError``
+    then says that memory ran out)."""
     shape = tuple(int(n) for n in np.atleast_1d(shape))
     nbytes = 8 * int(np.prod(shape))
     huge = getattr(mmap, "MADV_HUGEPAGE", None)
     flags = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
     if nbytes < FRESH_BYTES or huge is None or None in flags or not _numpy_huge_pages():
         return np.zeros(shape, dtype=np.int64)
-    buf = mmap.mmap(-1, nbytes + FRESH_BYTES, flags=flags[0] | flags[1])
+    try:
+        buf = mmap.mmap(-1, nbytes + FRESH_BYTES, flags=flags[0] | flags[1])
+    except OSError:  # refused (address space, map count): the ordinary allocation
+        return np.zeros(shape, dtype=np.int64)
     offset = -np.frombuffer(buf, dtype=np.uint8, count=1).ctypes.data % FRESH_BYTES
     try:
         buf.madvise(huge, offset, nbytes)

@@ -366,15 +366,21 @@ def test_fresh_zeros_are_private_writable_zeros_and_large_keysets_use_them(monke
     import fairlens.maft._utils as utils
     from fairlens.maft._utils import FRESH_BYTES, KeySet, fresh_zeros
 
+    mmap_type = mmap.mmap  # (patched below)
+
     def mapped(a):  # whether the array's memory is an mmap (through views and a memoryview)
         while isinstance(a, np.ndarray):
             a = a.base
-        return isinstance(getattr(a, "obj", a), mmap.mmap)
+        return isinstance(getattr(a, "obj", a), mmap_type)
 
     assert not mapped(fresh_zeros((16, 2)))  # below the threshold: np.zeros
     with monkeypatch.context() as m:  # NumPy advises no huge pages (NUMPY_MADVISE_HUGEPAGE=0): np.zeros
         m.setattr(utils, "_numpy_huge_pages", lambda: False)
         assert not mapped(fresh_zeros((FRESH_BYTES // 8,)))
+        m.setattr(utils, "_numpy_huge_pages", lambda: True)
+        m.setattr(utils.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError(12, "Cannot allocate memory")))
+        refused = fresh_zeros((FRESH_BYTES // 8,))  # a mapping the system refuses: np.zeros
+        assert not mapped(refused) and refused.shape == (FRESH_BYTES // 8,) and not refused.any()
     linux = sys.platform.startswith("linux") and utils._numpy_huge_pages()
     for shape in [(FRESH_BYTES // 8,), (FRESH_BYTES // 16 + 3, 2)]:
         a = fresh_zeros(shape)
