@@ -603,6 +603,7 @@ class _ForkTask:
         import warnings
 
         read, write = os.pipe()
+        shm = _answer_file()
         lock = _compiler_lock()
         collecting = gc.isenabled()
         # no garbage collection in the child: a cycle that was already garbage here would run its
@@ -624,22 +625,26 @@ class _ForkTask:
                     if lock is not None:
                         lock.release()  # in both processes: the child's one thread owned it
         except BaseException:
-            os.close(read)
-            os.close(write)
+            for fd in (read, write, shm):
+                if fd is not None:
+                    os.close(fd)
             if collecting:
                 gc.enable()
             raise
         if pid == 0:  # pragma: no cover - the child (coverage is not collected there)
-            _fork_child(read, write, func, payload, chunks)
+            _fork_child(read, write, shm, func, payload, chunks)
         if collecting:
             gc.enable()
         os.close(write)
-        self._pid, self._read, self._status = pid, read, None
+        self._pid, self._read, self._shm, self._status = pid, read, shm, None
 
     def _reap(self, kill):
         import os
         import signal
 
+        if self._shm is not None:
+            os.close(self._shm)
+            self._shm = None
         if self._status is None:
             if kill:
                 try:
@@ -661,28 +666,102 @@ class _ForkTask:
             if not part:
                 break
             parts.append(part)
-        status = self._reap(kill=False)
+        # the child closes the pipe once its answer is written, before it exits: the answer is
+        # read here while the child's memory is torn down, and the child is reaped after the
+        # caller has merged the answer (the generator resumes), not before
+        os.close(self._read)
+        self._read = None
         data = b"".join(parts)
         try:
-            ok, value, text = pickle.loads(data)
+            ok, value, text, spans = pickle.loads(data)
+            if spans is not None:
+                value = _load_answer(self._shm, value, spans)
         except Exception:
+            status = self._reap(kill=False)
             how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                    else f"exit status {os.WEXITSTATUS(status)}")
             raise RuntimeError(f"run_chunks: the process forked to work a share ended ({how}) without returning "
                                f"it ({len(data)} bytes received); if it ran out of memory, use fewer rows or "
                                f"n_jobs=1") from None
+        if self._shm is not None:
+            os.close(self._shm)  # the mapping, if any, holds the answer's pages
+            self._shm = None
         if not ok:
+            self._reap(kill=False)
             if hasattr(value, "add_note"):
                 value.add_note(f"raised in the process forked to work a share:\n{text}")
             raise value
         yield value
+        self._reap(kill=False)
 
     def close(self):
         self._reap(kill=True)
 
 
-def _fork_child(read, write, func, payload, chunks):  # pragma: no cover - runs in the forked child
-    """The forked child of :class:`_ForkTask`: work the share, send the answer, exit."""
+def _answer_file():
+    """A file in memory (``memfd_create``) for a forked child's answer, or None where there is none."""
+    import os
+
+    if not hasattr(os, "memfd_create"):  # pragma: no cover - Linux has it
+        return None
+    try:
+        return os.memfd_create("fairlens-share", os.MFD_CLOEXEC)
+    except OSError:  # pragma: no cover - a kernel or sandbox without it: the answer goes through the pipe
+        return None
+
+
+#: Offsets of the arrays a forked child writes into its answer file are multiples of this (the
+#: arrays loaded from it are aligned like NumPy's own, so that no kernel sees an unaligned array).
+ANSWER_ALIGN = 64
+
+
+def _dump_answer(answer, shm):  # pragma: no cover - runs in the forked child
+    """The bytes a forked child sends through its pipe: ``(ok, value, text, spans)``.  A result
+    (``ok``) whose arrays pickle out of band (protocol 5) is written into the file ``shm`` -- the
+    arrays' bytes at the offsets ``spans`` (``[(offset, length), ...]``) and ``value`` the pickle
+    that refers to them -- so that neither process copies them through the pipe; otherwise
+    ``value`` is the answer itself and ``spans`` None."""
+    import os
+
+    ok, value, text = answer
+    if ok and shm is not None:
+        try:
+            bufs = []
+            head = pickle.dumps(value, protocol=5, buffer_callback=bufs.append)
+            spans, end = [], 0
+            for buf in bufs:
+                raw = buf.raw()
+                off = -(-end // ANSWER_ALIGN) * ANSWER_ALIGN
+                n = raw.nbytes
+                done = 0
+                while done < n:
+                    done += os.pwrite(shm, raw[done:], off + done)
+                spans.append((off, n))
+                end = off + n
+            return pickle.dumps((True, head, "", spans), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            pass  # in band, through the pipe
+    return pickle.dumps((ok, value, text, None), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load_answer(shm, head, spans):
+    """The value a forked child wrote into its answer file ``shm`` (:func:`_dump_answer`): its
+    arrays are loaded in place, from a private (copy-on-write) mapping of the file."""
+    import mmap
+
+    views = [bytearray() for _ in spans]  # an empty array's buffer is written nowhere (it may lie past the file's end)
+    size = max((off + n for off, n in spans if n), default=0)
+    if size:
+        # private: the arrays are writable, and a write copies the page instead of changing the file;
+        # populated: the pages are mapped in one call instead of one fault each
+        flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+        mem = memoryview(mmap.mmap(shm, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE))
+        views = [mem[off:off + n] if n else views[i] for i, (off, n) in enumerate(spans)]
+    return pickle.loads(head, buffers=views)
+
+
+def _fork_child(read, write, shm, func, payload, chunks):  # pragma: no cover - runs in the forked child
+    """The forked child of :class:`_ForkTask`: work the share, send the answer, close the pipe, exit."""
     import os
     import traceback
 
@@ -694,13 +773,14 @@ def _fork_child(read, write, func, payload, chunks):  # pragma: no cover - runs 
         except BaseException as exc:
             answer = (False, exc, traceback.format_exc())
         try:
-            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+            data = _dump_answer(answer, shm)
         except Exception:  # an exception that does not pickle: its text
-            data = pickle.dumps((False, RuntimeError(answer[2] or repr(answer[1])), answer[2]),
+            data = pickle.dumps((False, RuntimeError(answer[2] or repr(answer[1])), answer[2], None),
                                 protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
         while view:
             view = view[os.write(write, view):]
+        os.close(write)  # the answer is complete: the parent reads it while this process exits
     except BaseException:
         code = 1
     finally:

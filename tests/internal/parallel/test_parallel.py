@@ -768,3 +768,81 @@ def test_the_fork_leaves_garbage_collection_on_here():
     got = run_chunks(_draw, p, fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True)
     np.testing.assert_array_equal(np.concatenate(got), _reference(8, 40, 10))
     assert gc.isenabled()
+
+
+def _arrays_answer(payload, chunk):
+    a = np.arange(chunk[0], chunk[1], dtype=np.float64) / 3
+    wide = np.arange(60, dtype=np.int64).reshape(6, 10) * (chunk[0] + 1)
+    return {"a": a, "keys": wide[:, ::2], "fortran": np.asfortranarray(wide), "mask": a > 5,
+            "empty": np.empty((0, 3)), "scalar": float(a.sum()), "text": f"chunk {chunk}"}
+
+
+def _mapped(arr):
+    import mmap
+
+    base = arr
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None) if not isinstance(base, memoryview) else base.obj
+    return base is not None
+
+
+@_linux_only
+def test_a_forked_share_sends_its_arrays_through_a_file_in_memory(monkeypatch):
+    """The forked child writes its answer's arrays into a file in memory and the pipe carries only
+    the pickle that refers to them: the same answers as in this process (any layout, dtype, an empty
+    array), loaded in place, writable without changing anything else, aligned; without such a file
+    (an old kernel) the answer comes through the pipe, equal."""
+    from fairlens import _parallel
+
+    p = Payload()
+    chunks = fixed_chunks(40, 10)
+    expected = [_arrays_answer(p, c) for c in chunks]
+    info = {}
+    got = run_chunks(_arrays_answer, p, chunks, n_jobs=2, share_here=True, fork_safe=True, info=info)
+    assert info["forked"]
+
+    def same(got):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert g.keys() == e.keys() and g["scalar"] == e["scalar"] and g["text"] == e["text"]
+            for name in ("a", "keys", "fortran", "mask", "empty"):
+                assert g[name].dtype == e[name].dtype and g[name].shape == e[name].shape
+                np.testing.assert_array_equal(g[name], e[name])
+
+    same(got)
+    sent = got[2:]  # the chunks of the second share, worked by the forked child
+    assert all(_mapped(g["a"]) and _mapped(g["fortran"]) for g in sent)
+    assert not any(_mapped(g["a"]) for g in got[:2])
+    for g in sent:
+        for name in ("a", "fortran", "mask"):
+            assert g[name].flags.writeable and g[name].ctypes.data % _parallel.ANSWER_ALIGN == 0
+        assert g["empty"].flags.writeable
+    sent[0]["a"][:] = -1.0  # a private mapping: the other arrays of the answer keep their values
+    np.testing.assert_array_equal(sent[1]["a"], expected[3]["a"])
+    monkeypatch.setattr(_parallel, "_answer_file", lambda: None)
+    got = run_chunks(_arrays_answer, p, chunks, n_jobs=2, share_here=True, fork_safe=True, info=info)
+    assert info["forked"] and not any(_mapped(g["a"]) for g in got)
+    same(got)
+
+
+@_linux_only
+def test_the_forked_child_is_reaped_after_its_answer_is_merged(monkeypatch):
+    """The child closes its pipe once the answer is written, so this process merges the answer
+    while the child exits, and reaps it afterwards (no zombie left)."""
+    import os
+
+    events = []
+    waitpid = os.waitpid
+
+    def recording(pid, options):
+        events.append("reap")
+        return waitpid(pid, options)
+
+    monkeypatch.setattr(os, "waitpid", recording)
+    p = Payload(seed=8, offset=np.arange(40, dtype=float), box=_NoPickle(0.0))
+    got = run_chunks(_inherited_draw, p, fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True,
+                     on_result=lambda i, r: events.append(i))
+    assert events == [0, 1, 2, 3, "reap"]
+    monkeypatch.undo()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(got[2][0], os.WNOHANG)
