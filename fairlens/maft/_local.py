@@ -21,12 +21,12 @@ from fairlens._parallel import blas_limit as _blas_limit
 from . import _kcall
 from ._plan import call_costs, cuts, own_share, plan_phase, run_shares
 from ._problem import score_similar
-from ._state import Finds, Live, LocalPhase, OwnShare, ShareOutcome, presize
-from ._utils import KeySet, stream_counter, stream_uniform
+from ._state import Finds, Live, LocalPhase, ModelCalls, OwnShare, ShareOutcome, presize
+from ._utils import CountingScorer, KeySet, stream_counter, stream_uniform
 
 __all__ = ["BLOCK_SIZE", "local_phase", "local_lockstep", "local_reference", "aequitas_local_lockstep",
            "aequitas_local_reference", "gradient_local_rows", "aequitas_local_rows",
-           "gradient_local_calls", "aequitas_local_calls", "local_task", "run_local"]
+           "gradient_local_calls", "aequitas_local_calls", "local_task", "load_local_kernels", "run_local"]
 
 #: The stream slots of one walker's iteration: the pair drawn at a refresh, the attribute, the
 #: direction, AEQUITAS's direction at a domain edge.
@@ -351,6 +351,47 @@ def local_task(payload, share):
                         found=found, tries=tries, found_set=finds.set if mine else None)
 
 
+class _StandIn:
+    """The model and gradient source of :func:`load_local_kernels`: of every ``C`` consecutive
+    rows (a row's similar set) the first scores 0.25 and the others 0.75, so that every row
+    discriminates; every gradient is ones."""
+
+    def __init__(self, C):
+        self.C = int(C)
+
+    def __call__(self, X):
+        return np.where(np.arange(X.shape[0]) % self.C == 0, 0.25, 0.75)
+
+    @staticmethod
+    def gradient(X):
+        return np.ones(X.shape)
+
+
+def load_local_kernels(spec, walkers, codec, key):
+    """Load (from numba's cache, or compile) every kernel the local phase of ``spec`` calls, by
+    walking one walker (``walkers[:1]``) one step through the same code on a stand-in model and
+    gradient source (:class:`_StandIn`): neither the user's model nor a gradient callable is
+    called, and nothing is counted.
+
+    A share forked from this process afterwards (``run_chunks(fork_safe=True)``) inherits the
+    kernels instead of loading them again: on a first call in a fresh process, the forked share
+    loaded the local kernels itself (about 70 ms of CPU on a 2-vCPU guest), while this process
+    loaded them for its own share.  Every later call finds them loaded."""
+    if walkers.shape[0] == 0 or spec.n_local == 0:
+        return
+    import dataclasses
+
+    stand_in = _StandIn(spec.problem.C)
+    one = dataclasses.replace(spec, n_local=1)
+    model = ModelCalls(CountingScorer(stand_in), None if spec.source is None else stand_in.gradient)
+    live = Live(codec, spec.track_explored, capacity=spec.problem.C)
+    finds = Finds(codec, spec.problem.prot_idx, capacity=1)
+    with _blas_limit(spec.blas_threads):
+        local_phase(one, model, np.array(walkers[:1]), 0, key, finds, live)
+    finds.pack()
+    live.explored_keys()
+
+
 def run_local(run, walkers, gkeys, key, rows):
     """Algorithm 4 for every unique global instance (``walkers``, keys ``gkeys``) of the run (a
     :class:`~fairlens.maft._state.RunState`; ``key``: its random streams' key): here, or in
@@ -376,6 +417,8 @@ def run_local(run, walkers, gkeys, key, rows):
         found = finds.pack()
         rows.add(found.keys, found.cp)
         return LocalPhase(found=[found], tries=tries)
+    if spec.replay is not None:  # the share sent is forked from this process (run_shares): it inherits them
+        load_local_kernels(spec, walkers, run.codec, key)
     payload = Payload(spec=spec.for_workers(), walkers=walkers, codec=run.codec, exclude=gkeys, key=key)
     # the share this process works stops with the run, adds its explored rows to the run's set
     # and hands over its found-row set (``local_task``, ``own_share``)

@@ -303,3 +303,69 @@ def test_a_replayed_model_shares_go_to_a_forked_process_any_other_model_to_a_wor
     _same(ref, got)
     assert not forks and "forked" not in got.params["parallel"]
     assert "local phase on 2 processes (this one works the first)" in got.params["parallel"]
+
+
+_LOADS_SCRIPT = r'''
+import os, warnings
+from sklearn.neural_network import MLPClassifier
+import fairlens.maft._plan as plan_mod
+import {local} as L
+from fairlens.maft import MAFT, _kernels, _rowkernels
+from tests._support.maft_toy import make_toy
+
+plan_mod.MIN_PARALLEL_ROWS = plan_mod.MIN_PARALLEL_GAIN = 0
+toy = make_toy()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    mlp = MLPClassifier((16, 8), max_iter=400, random_state=0).fit(toy.X, toy.y)
+
+
+def loaded():
+    return {(m.__name__, n, str(sig)) for m in (_kernels, _rowkernels) for n, f in vars(m).items()
+            if hasattr(f, "signatures") for sig in f.signatures}
+
+
+snaps, main = {}, os.getpid()
+run_shares, local_task = L.run_shares, L.local_task
+
+
+def at_fork(run, task, payload, *a, **k):
+    snaps["fork"] = loaded()
+    return run_shares(run, task, payload, *a, **k)
+
+
+def share(payload, chunk):
+    out = local_task(payload, chunk)
+    if os.getpid() == main:
+        snaps["own"] = loaded()
+    return out
+
+
+L.run_shares, L.local_task = at_fork, share
+r = MAFT(mlp, toy, protected=["sex", "race"], n_seeds=60, n_local=8, random_state=3).run(n_jobs=2)
+assert "the other forked from it" in r.params["parallel"], r.params["parallel"]
+print(len(snaps["fork"]), sorted(snaps["own"] - snaps["fork"]))
+'''
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="fork only on Linux")
+def test_the_local_kernels_are_loaded_before_a_share_is_forked():
+    """In a fresh process, the kernels of the local phase are loaded before the share is forked
+    (so the child inherits them): this process's own share, run afterwards, loads none."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fairlens.maft import _local
+
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") != "0":
+        pytest.skip("no kernels to load without numba's JIT")
+    script = _LOADS_SCRIPT.replace("{local}", _local.__name__)
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, env=env,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    n_loaded, new = out.stdout.split(" ", 1)
+    assert int(n_loaded) >= 10 and new.strip() == "[]"
