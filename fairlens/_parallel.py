@@ -674,8 +674,6 @@ class _ForkTask:
         data = b"".join(parts)
         try:
             ok, value, text, spans = pickle.loads(data)
-            if spans is not None:
-                value = _load_answer(self._shm, value, spans)
         except Exception:
             status = self._reap(kill=False)
             how = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
@@ -683,6 +681,13 @@ class _ForkTask:
             raise RuntimeError(f"run_chunks: the process forked to work a share ended ({how}) without returning "
                                f"it ({len(data)} bytes received); if it ran out of memory, use fewer rows or "
                                f"n_jobs=1") from None
+        if spans is not None:
+            try:
+                value = _load_answer(self._shm, value, spans)
+            except Exception as exc:  # out of memory or address space here: say so, not that the child died
+                self._reap(kill=False)
+                raise RuntimeError(f"run_chunks: the answer of the process forked to work a share could not be "
+                                   f"loaded here ({exc}); use fewer rows or n_jobs=1") from exc
         if self._shm is not None:
             os.close(self._shm)  # the mapping, if any, holds the answer's pages
             self._shm = None

@@ -386,8 +386,7 @@ def load_local_kernels(spec, walkers, codec, key):
     model = ModelCalls(CountingScorer(stand_in), None if spec.source is None else stand_in.gradient)
     live = Live(codec, spec.track_explored, capacity=spec.problem.C)
     finds = Finds(codec, spec.problem.prot_idx, capacity=1)
-    with _blas_limit(spec.blas_threads):
-        local_phase(one, model, np.array(walkers[:1]), 0, key, finds, live)
+    local_phase(one, model, np.array(walkers[:1]), 0, key, finds, live)
     finds.pack()
     live.explored_keys()
 

@@ -846,3 +846,29 @@ def test_the_forked_child_is_reaped_after_its_answer_is_merged(monkeypatch):
     monkeypatch.undo()
     with pytest.raises(ChildProcessError):
         os.waitpid(got[2][0], os.WNOHANG)
+
+
+@_linux_only
+def test_an_answer_that_cannot_be_loaded_here_says_so(monkeypatch):
+    """Mapping the forked child's answer fails here (out of memory): the error says the answer
+    could not be loaded, not that the child died; the child is reaped."""
+    import os
+
+    from fairlens import _parallel
+
+    def refuse(shm, head, spans):
+        raise MemoryError("mmap: Cannot allocate memory")
+
+    pids = []
+    init = _parallel._ForkTask.__init__
+
+    def recording(self, *args):
+        init(self, *args)
+        pids.append(self._pid)
+
+    monkeypatch.setattr(_parallel, "_load_answer", refuse)
+    monkeypatch.setattr(_parallel._ForkTask, "__init__", recording)
+    with pytest.raises(RuntimeError, match=r"could not be loaded here \(mmap: Cannot allocate memory\); use fewer"):
+        run_chunks(_arrays_answer, Payload(), fixed_chunks(40, 10), n_jobs=2, share_here=True, fork_safe=True)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)
