@@ -51,9 +51,11 @@ imports) and one at ``n_jobs=2`` on the same backend (worker start-up, imports a
 in the workers; the certification workloads warm up on a few rows), so the figures are those of a
 warm session.
 
-**As a user runs it** (``--as-user``, MAFT only): every sample is a fresh Python process that makes
-the first call (nothing warmed up: numba's cache, loky's worker start-up and its imports are in it)
-and then ``--calls`` more, at ``n_jobs=1`` and at ``n_jobs=2`` alternately; it prints the medians of
+**As a user runs it** (``--as-user``, MAFT only): every sample is a fresh Python process that imports
+``fairlens.maft`` (timed apart and printed, as a user imports the class in a line or a cell of its own;
+until round fifteen of ``benchmarks/README.md`` the first call's time included it, about 0.2 s), makes
+the first call (nothing warmed up: numba's set-up and cache, loky's worker start-up and its imports
+are in it) and then ``--calls`` more, at ``n_jobs=1`` and at ``n_jobs=2`` alternately; it prints the medians of
 the first calls and of the repeated calls, their speed-up and total CPU ratio (the process and
 every child: loky's worker, a share's forked child once it has ended, or the dask cluster's workers,
 started before the first call as a user starts a cluster), and whether every call gave the same
@@ -64,7 +66,12 @@ per call: its local phase stays in this process at ``n_jobs=2`` and the result s
 ``--paired K`` adds K pairs of calls to every fresh process, ``n_jobs=1`` then ``n_jobs=2`` back to
 back once it is warm, and prints the median of the pairs' speed-ups and CPU ratios: the host's speed
 drifts by up to a third between processes and minutes (``n_jobs=1`` calls of 3.9 s in one process,
-4.9 s in the next), and both calls of a pair see it at the same speed.
+4.9 s in the next), and both calls of a pair see it at the same speed.  Beside each speed-up it prints
+its **ceiling**: what ``n_jobs=2`` would reach if everything after the global phase of the ``n_jobs=1``
+calls halved at no cost (no fork, no answer to send, no merge, equal shares) while the rest stayed as
+it is (:func:`ceiling`; the global phase runs in this process at both ``n_jobs``).  On a first call the
+rest holds what every fresh process does once before its first search (numba's set-up, the imports of
+the seeds' clustering), so the ceiling is lower there than on the repeated calls.
 
 Beside the load average, every run prints two probes of the machine, at its start and its end: the
 CPU seconds per wall second that two busy loops get (2.00 on two free cores), and the speed of an MLP's
@@ -592,6 +599,25 @@ def _train_keras(census, path):
     model.save(path)
 
 
+def after_global(result):
+    """Seconds of a MAFT call after its global phase, read from the result: its ``elapsed`` less the
+    time of the first point of its ``timeline`` that counts an instance (the global instances, counted
+    when the global phase ends); None when the run found none."""
+    import numpy as np
+
+    tl = np.asarray(result.timeline)
+    hit = np.flatnonzero(tl[:, 1] > 0)
+    return None if hit.size == 0 else float(result.elapsed - tl[hit[0], 0])
+
+
+def ceiling(call):
+    """The speed-up ``n_jobs=2`` would reach on a call like ``call`` (a call at ``n_jobs=1``) if
+    everything after the global phase halved at no cost and the rest stayed as it is:
+    ``wall / (wall - after + after / 2)``; None when :func:`after_global` is None."""
+    after = call.get("after_global")
+    return None if after is None else call["wall"] / (call["wall"] - after / 2)
+
+
 def user_child(spec):
     """One fresh process of ``--as-user``: ``spec = "model_file:backend:n_jobs:calls:pairs"``; prints one
     ``RESULT {json}`` line with every call's wall time, CPU (this process, children) and answer: the
@@ -605,6 +631,10 @@ def user_child(spec):
 
     path, backend, n_jobs, calls, pairs = spec.rsplit(":", 4)
     census = datasets.load_adult(encoding="benchmark")
+    # a user imports the class before calling it (a line or a cell of its own): timed apart
+    t = time.perf_counter()
+    from fairlens.maft import MAFT  # noqa: F401
+    t_import = time.perf_counter() - t
     # written by the parent process of this benchmark
     model = KerasScorer(path) if path.endswith(".keras") else joblib.load(path)
     out = []
@@ -613,8 +643,18 @@ def user_child(spec):
             wall, cpu, r = timed(lambda nj=nj: _maft_call(model, census, nj))
             out.append({"wall": wall, "cpu": cpu, "here": LAST_SPLIT[0], "workers": LAST_SPLIT[1],
                         "key": hashlib.sha1(r.instances.tobytes()).hexdigest(), "n_walkers": r.params["n_walkers"],
-                        "parallel": r.params.get("parallel", "")})
+                        "parallel": r.params.get("parallel", ""), "after_global": after_global(r)})
+    out[0]["import"] = t_import
     print("RESULT " + json.dumps(out), flush=True)
+
+
+def _ceiling(calls):
+    tops = [t for t in (ceiling(c) for c in calls) if t is not None]
+    return _median(tops) if tops else None
+
+
+def _fmt_x(x):
+    return "n/a" if x is None else f"{x:.2f}x"
 
 
 def main_as_user(args):
@@ -677,14 +717,15 @@ def main_as_user(args):
                     res[n_jobs].append(calls)
                     walls = ", ".join(f"{c['wall']:.2f}" for c in calls)
                     cpus = ", ".join(f"{c['cpu']:.2f} ({c['workers']:.2f})" for c in calls)
-                    print(f"  {backend}: sample {i + 1}, n_jobs={n_jobs}: wall [{walls}] s, CPU (workers) [{cpus}] s "
-                          f"| {calls[-1]['parallel']} | load {os.getloadavg()[0]:.2f}", flush=True)
+                    print(f"  {backend}: sample {i + 1}, n_jobs={n_jobs}: import {calls[0]['import']:.2f} s, then wall "
+                          f"[{walls}] s, CPU (workers) [{cpus}] s | {calls[-1]['parallel']} "
+                          f"| load {os.getloadavg()[0]:.2f}", flush=True)
             keys = {c["key"] for runs in res.values() for calls in runs for c in calls}
             keys |= {c["key"] for p in pairs for c in p}
             if pairs:
                 ratios = [a["wall"] / b["wall"] for a, b in pairs]
                 paired.append((backend, len(pairs), _median(ratios), _median([b["cpu"] / a["cpu"] for a, b in pairs]),
-                               min(ratios), max(ratios), len(keys) == 1))
+                               min(ratios), max(ratios), len(keys) == 1, _ceiling([a for a, _ in pairs])))
 
             def med(n_jobs, first, field, res=res):
                 vals = [calls[0][field] if first else _median([c[field] for c in calls[1:]])
@@ -695,22 +736,25 @@ def main_as_user(args):
                 w1, w2 = med(1, first, "wall"), med(2, first, "wall")
                 c1, c2 = med(1, first, "cpu"), med(2, first, "cpu")
                 wk = med(2, first, "workers")
-                rows.append((backend, label, w1, w2, w1 / w2, c1, c2, c2 / c1, wk, len(keys) == 1))
+                top = _ceiling([c for calls in res[1] for c in (calls[:1] if first else calls[1:])])
+                rows.append((backend, label, w1, w2, w1 / w2, top, c1, c2, c2 / c1, wk, len(keys) == 1))
         load1 = os.getloadavg()
         cap1 = two_core_capacity()
         pair1 = pair_speed()
     print()
     what = "own MLP" if args.model == "mlp" else "a Keras MLP called eagerly"
     print(f"MAFT ({what}, census 1000x1000) as a user runs it: medians over {repeat} fresh process(es) per n_jobs")
-    print("| backend | calls | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | CPU n_jobs=1 -> 2 (s) | CPU ratio "
-          "| n_jobs=2 workers' CPU (s) | identical |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for backend, label, w1, w2, sp, c1, c2, cr, wk, same in rows:
-        print(f"| {backend} | {label} | {w1:.2f} | {w2:.2f} | {sp:.2f}x | {c1:.2f} -> {c2:.2f} | {cr:.2f}x | {wk:.2f} "
-              f"| {same} |")
-    for backend, n, sp, cr, lo, hi, same in paired:
+    print("| backend | calls | wall n_jobs=1 (s) | wall n_jobs=2 (s) | speed-up | ceiling | CPU n_jobs=1 -> 2 (s) "
+          "| CPU ratio | n_jobs=2 workers' CPU (s) | identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for backend, label, w1, w2, sp, top, c1, c2, cr, wk, same in rows:
+        print(f"| {backend} | {label} | {w1:.2f} | {w2:.2f} | {sp:.2f}x | {_fmt_x(top)} | {c1:.2f} -> {c2:.2f} "
+              f"| {cr:.2f}x | {wk:.2f} | {same} |")
+    for backend, n, sp, cr, lo, hi, same, top in paired:
         print(f"| {backend} | pairs of repeated calls, n_jobs=1 then 2 in one process ({n} pairs, speed-ups "
-              f"{lo:.2f}-{hi:.2f}x) | | | {sp:.2f}x | | {cr:.2f}x | | {same} |")
+              f"{lo:.2f}-{hi:.2f}x) | | | {sp:.2f}x | {_fmt_x(top)} | | {cr:.2f}x | | {same} |")
+    print("\nceiling: the speed-up if everything after the global phase of the n_jobs=1 calls halved at no cost "
+          "(median over those calls; see ceiling())")
     print(f"\nload average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; at the end: "
           f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; two busy processes got {cap0:.2f} (start) and "
           f"{cap1:.2f} (end) CPU s per wall s; an MLP's forward pass side by side ran at {pair0:.2f} (start) and "
