@@ -21,12 +21,13 @@ from fairlens._parallel import blas_limit as _blas_limit
 from . import _kcall
 from ._plan import call_costs, cuts, own_share, plan_phase, run_shares
 from ._problem import score_similar
-from ._state import Finds, Live, LocalPhase, ModelCalls, OwnShare, ShareOutcome, presize
+from ._state import PRESIZE_KEYS, Finds, Live, LocalPhase, ModelCalls, OwnShare, ShareOutcome, presize
 from ._utils import CountingScorer, KeySet, stream_counter, stream_uniform
 
 __all__ = ["BLOCK_SIZE", "local_phase", "local_lockstep", "local_reference", "aequitas_local_lockstep",
            "aequitas_local_reference", "gradient_local_rows", "aequitas_local_rows",
-           "gradient_local_calls", "aequitas_local_calls", "local_task", "load_local_kernels", "run_local"]
+           "gradient_local_calls", "aequitas_local_calls", "share_cap", "local_task", "load_local_kernels",
+           "run_local"]
 
 #: The stream slots of one walker's iteration: the pair drawn at a refresh, the attribute, the
 #: direction, AEQUITAS's direction at a domain edge.
@@ -329,6 +330,21 @@ def aequitas_local_calls(spec):
     return int(spec.n_local)
 
 
+def share_cap(mine, walkers, total):
+    """The most keys the new row sets of a share of ``walkers`` of the phase's ``total`` walkers are
+    pre-sized for: :data:`~fairlens.maft._state.PRESIZE_KEYS` for the share this process works
+    (``mine``: its found set becomes the run's, which every share's rows go into), that cap times
+    the share's fraction of the walkers for a worker's share, whose sets hold its own rows only.
+
+    A set that needs more grows (the same keys, in the same order).  Why: on a 2-vCPU Firecracker
+    guest a first touch of fresh memory costs about 0.8 ms per MB, and a forked share's two sets at
+    the full cap (16 MB and 8 MB) took 60-110 ms of its local phase in every call, as much as the
+    whole phase's sets in one process (``benchmarks/README.md``, round fifteen)."""
+    if mine or total <= 0:
+        return PRESIZE_KEYS
+    return max(1024, int(PRESIZE_KEYS * min(1.0, walkers / total)))
+
+
 def local_task(payload, share):
     """A parallel task: the local phase of the walkers ``share = (start, stop)``.
 
@@ -339,11 +355,13 @@ def local_task(payload, share):
     spec = payload.spec
     here = own_share(payload, share)
     mine = here is not None
+    cap = share_cap(mine, e - a, payload.walkers.shape[0])
     with _blas_limit(spec.blas_threads):
         model = spec.open_model()
         live = Live(payload.codec, spec.track_explored, capacity=(e - a) * spec.n_local * spec.problem.C,
-                    stop=here and here.stop, explored=here and here.explored)
-        finds = Finds(payload.codec, spec.problem.prot_idx, payload.exclude, capacity=(e - a) * spec.n_local)
+                    stop=here and here.stop, explored=here and here.explored, cap=cap)
+        finds = Finds(payload.codec, spec.problem.prot_idx, payload.exclude, capacity=(e - a) * spec.n_local,
+                      cap=cap)
         tries = local_phase(spec, model, payload.walkers[a:e], a, payload.key, finds, live)
     found = finds.pack()
     found.order = None  # already in order; the parent needs keys, counterparts and scores only

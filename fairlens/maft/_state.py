@@ -53,13 +53,13 @@ def counterpart(S, sc):
 PRESIZE_KEYS = 1 << 19
 
 
-def presize(bound, extra=0):
+def presize(bound, extra=0, cap=PRESIZE_KEYS):
     """Initial capacity of a row set: its upper bound of keys (``bound + extra``), capped at
-    :data:`PRESIZE_KEYS` (or at ``extra``, the keys inserted up front, if more)."""
+    ``cap`` (default :data:`PRESIZE_KEYS`; or at ``extra``, the keys inserted up front, if more)."""
     extra = int(extra)
     if bound is None:
         return 1024 + extra
-    return int(min(max(1024, float(bound) + extra), max(PRESIZE_KEYS, extra)))
+    return int(min(max(1024, float(bound) + extra), max(int(cap), extra)))
 
 
 class Grow:
@@ -118,14 +118,15 @@ class Finds:
     key* ``walker * n_local + iteration`` -- the smallest over its occurrences, i.e. the
     place Algorithm 4 (walker after walker) finds it first.  Rows in ``exclude`` (the run's
     global instances) are not kept.  Keys are one int64 per row on an integer grid
-    (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.
+    (:class:`~fairlens.maft._utils.RowCodec`), so the hash set stays off the hot path.  The set
+    is pre-sized for ``capacity`` keys, at most ``cap`` (:func:`presize`).
     """
 
-    def __init__(self, codec, prot_idx, exclude=None, capacity=None):
+    def __init__(self, codec, prot_idx, exclude=None, capacity=None, cap=PRESIZE_KEYS):
         self.codec = codec
         self.prot_idx = prot_idx
         n_ex = 0 if exclude is None else len(exclude)
-        self.set = KeySet(codec.k, presize(capacity, n_ex))
+        self.set = KeySet(codec.k, presize(capacity, n_ex, cap))
         if exclude is not None and len(exclude):
             self.set.index(exclude)
         self.n_pre = len(self.set)
@@ -241,10 +242,12 @@ class Live:
         Upper bound of the explored rows (pre-sizes a new set).
     explored : KeySet, optional
         A set to add to instead of a new one (the run's own, for the share this process works).
+    cap : int, optional
+        The most keys a new set is pre-sized for (:func:`presize`).
     """
 
     def __init__(self, codec, track_explored, *, callback=None, stop=None, t0=None, report=None, capacity=None,
-                 explored=None):
+                 explored=None, cap=PRESIZE_KEYS):
         self.codec = codec
         # membership only (8-byte slots) when a row is one int64 key: nobody asks where a row sits;
         # ``explored``: a set to add to (the run's own, for the share this process works)
@@ -253,7 +256,7 @@ class Live:
         elif explored is not None:
             self.explored = explored
         else:
-            self.explored = KeySet(codec.k, presize(capacity), positions=False)
+            self.explored = KeySet(codec.k, presize(capacity, cap=cap), positions=False)
         self.count = lambda: 0
         self.n_global = 0
         self.timeline = [(0.0, 0)]

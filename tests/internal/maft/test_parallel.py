@@ -369,3 +369,57 @@ def test_the_local_kernels_are_loaded_before_a_share_is_forked():
     assert out.returncode == 0, out.stderr[-3000:]
     n_loaded, new = out.stdout.split(" ", 1)
     assert int(n_loaded) >= 10 and new.strip() == "[]"
+
+
+def test_a_worker_share_presizes_its_sets_for_its_share_of_the_walkers(toy, toy_mlp, always_parallel, monkeypatch,
+                                                                        tmp_path):
+    """``share_cap``: the share this process works keeps the full cap (its found set becomes the
+    run's), a worker's share gets the cap times its fraction of the walkers, and the sets honour it.
+    Worker sets pre-sized far too small grow, in the forked share too, with the same answer."""
+    import os
+
+    from fairlens.maft import _local
+    from fairlens.maft._state import PRESIZE_KEYS, Finds, Live
+    from fairlens.maft._utils import RowCodec
+
+    assert _local.share_cap(True, 500, 1000) == PRESIZE_KEYS
+    assert _local.share_cap(False, 500, 1000) == PRESIZE_KEYS // 2
+    assert _local.share_cap(False, 250, 1000) == PRESIZE_KEYS // 4
+    assert _local.share_cap(False, 1, 10**9) == 1024
+    codec = RowCodec(np.zeros(3), np.full(3, 9.0), True)
+    assert Finds(codec, np.array([0]), capacity=10**6, cap=4096).set._store.shape[0] == 4096
+    assert Finds(codec, np.array([0]), capacity=10**6).set._store.shape[0] == PRESIZE_KEYS
+    assert Live(codec, True, capacity=10**6, cap=4096).explored._store.shape[0] == 4096
+
+    kw = dict(protected=["sex", "race"], n_seeds=200, n_local=60, random_state=3)
+    one = MAFT(toy_mlp, toy, **kw).run()
+    log = tmp_path / "caps.txt"
+    real = _local.share_cap
+
+    def tiny(mine, walkers, total):  # every worker's set starts at the smallest size
+        cap = real(mine, walkers, total) if mine else 1024
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()} {int(mine)} {cap}\n")
+        return cap
+
+    sizes = tmp_path / "sizes.txt"
+    phase = _local.local_phase
+
+    def recorded(spec, model, walkers, w0, key, finds, live):
+        out = phase(spec, model, walkers, w0, key, finds, live)
+        if os.getpid() != main:
+            with open(sizes, "a") as f:
+                f.write(f"{len(live.explored)} {len(finds.set)}\n")
+        return out
+
+    main = os.getpid()
+    monkeypatch.setattr(_local, "share_cap", tiny)
+    monkeypatch.setattr(_local, "local_phase", recorded)
+    two = MAFT(toy_mlp, toy, **kw).run(n_jobs=2)
+    assert "the other forked from it" in two.params["parallel"]
+    _same(one, two)
+    calls = [tuple(int(x) for x in ln.split()) for ln in log.read_text().splitlines()]
+    assert sorted((m, c) for _, m, c in calls) == [(0, 1024), (1, PRESIZE_KEYS)]
+    assert {p for p, m, _ in calls if not m} != {main}  # the worker's share ran in the forked child
+    explored, found = (int(x) for x in sizes.read_text().split())
+    assert explored > 1024  # the forked share's explored set outgrew its 1024 keys
