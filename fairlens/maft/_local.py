@@ -336,10 +336,11 @@ def share_cap(mine, walkers, total):
     (``mine``: its found set becomes the run's, which every share's rows go into), that cap times
     the share's fraction of the walkers for a worker's share, whose sets hold its own rows only.
 
-    A set that needs more grows (the same keys, in the same order).  Why: on a 2-vCPU Firecracker
-    guest a first touch of fresh memory costs about 0.8 ms per MB, and a forked share's two sets at
-    the full cap (16 MB and 8 MB) took 60-110 ms of its local phase in every call, as much as the
-    whole phase's sets in one process (``benchmarks/README.md``, round fifteen)."""
+    A set that needs more grows (the same keys, in the same order).  Why: a set's slot table is
+    fresh memory, whose first touch is costly on some virtual machines (about 0.8 ms per MB on a
+    2-vCPU Firecracker guest): a forked share's first inserts into its two sets at the full cap
+    (16 MB and 8 MB) took 6-111 ms, and census 1000 x 1000 at ``n_jobs=2`` ran 0.04-0.10 s faster
+    per call with the sets scaled to the share (``benchmarks/README.md``, round fifteen)."""
     if mine or total <= 0:
         return PRESIZE_KEYS
     return max(1024, int(PRESIZE_KEYS * min(1.0, walkers / total)))
