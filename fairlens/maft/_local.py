@@ -339,7 +339,7 @@ def share_cap(mine, walkers, total):
     A set that needs more grows (the same keys, in the same order).  Why: a set's slot table is
     fresh memory, whose first touch is costly on some virtual machines (about 0.8 ms per MB on a
     2-vCPU Firecracker guest): a forked share's first inserts into its two sets at the full cap
-    (16 MB and 8 MB) took 6-111 ms, and census 1000 x 1000 at ``n_jobs=2`` ran 0.04-0.10 s faster
+    (16 MB and 8 MB) took 6-81 ms, and census 1000 x 1000 at ``n_jobs=2`` ran 0.04-0.10 s faster
     per call with the sets scaled to the share (``benchmarks/README.md``, round fifteen)."""
     if mine or total <= 0:
         return PRESIZE_KEYS
