@@ -603,8 +603,6 @@ def after_global(result):
     """Seconds of a MAFT call after its global phase, read from the result: its ``elapsed`` less the
     time of the first point of its ``timeline`` that counts an instance (the global instances, counted
     when the global phase ends); None when the run found none."""
-    import numpy as np
-
     tl = np.asarray(result.timeline)
     hit = np.flatnonzero(tl[:, 1] > 0)
     return None if hit.size == 0 else float(result.elapsed - tl[hit[0], 0])
